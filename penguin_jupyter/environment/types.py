@@ -1,0 +1,90 @@
+"""Types shared by the Environment, its builtin tools and MCP tools.
+
+Owns the configuration models (ToolDefinitionConfig, ToolConfig, EnvironmentConfig) and the
+inner tool contract (BuiltinTool, ToolExecutionContext, ToolResult). The close-out algorithm
+that wraps every tool lives in `close_out.py`; the tools themselves in `tools/`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..interfaces import AbortSignal, ApproveFn, EnvironmentServices, MCPServerConfig, Permission
+from ..omni import OmniMessage, StopReason
+
+DEFAULT_TIMEOUT_MS = 120_000
+DEFAULT_MAX_OUTPUT_LENGTH = 16_000
+
+
+class ToolDefinitionConfig(BaseModel):
+    """One toolset entry (`tools.builtin[]` in system_config.yaml). Values <= 0 disable a limit."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    name: str
+    description: str
+    parameters: dict[str, Any] | None = None
+    permission: Permission | None = None
+    for_model: Literal["vision", "text-only"] | None = Field(default=None, alias="forModel")
+    timeout_ms: int = Field(default=DEFAULT_TIMEOUT_MS, alias="timeoutMs")
+    max_output_length: int = Field(default=DEFAULT_MAX_OUTPUT_LENGTH, alias="maxOutputLength")
+    call_description: bool | None = None
+
+
+class ToolConfig(BaseModel):
+    """The session toolset: `builtin=None` means `default_tool_config().builtin`."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, arbitrary_types_allowed=True)
+
+    builtin: list[ToolDefinitionConfig] | None = None
+    custom_tools: list[ToolDefinitionConfig] = Field(default_factory=list)
+    mcp_servers: list[MCPServerConfig] = Field(default_factory=list)
+
+
+@dataclass
+class EnvironmentConfig:
+    workspace_dir: str
+    tool_config: ToolConfig = field(default_factory=ToolConfig)
+    session_scratchpad_dir: str | None = None
+    services: EnvironmentServices | None = None
+    vault: dict[str, str] | None = None
+    # Tools built outside the registry (e.g. the notebook's kernel tools), assembled after
+    # the configured builtin entries with the same close-out.
+    extra_tools: list[BuiltinTool] = field(default_factory=list)
+    # "vision" or "text-only": selects entries whose for_model matches (None keeps both).
+    model_class: Literal["vision", "text-only"] | None = None
+
+
+@dataclass
+class ToolResult:
+    """The optional last item a tool yields: self-reported status, a terminal note, images."""
+
+    stop_reason: StopReason | None = None
+    note: str | None = None
+    images: list[str] | None = None
+
+
+@dataclass
+class ToolExecutionContext:
+    workspace_dir: str
+    tool_call_id: str
+    signal: AbortSignal | None = None
+    approve: ApproveFn | None = None
+    services: EnvironmentServices | None = None
+    vault: dict[str, str] | None = None
+    tool_name: str = ""
+
+
+@runtime_checkable
+class BuiltinTool(Protocol):
+    """A "loose" tool: yields `partial_tool_call_output` deltas (and origin-tagged messages),
+    optionally a final ToolResult. Framing, limits and errors are the Environment's job."""
+
+    name: str
+    definition: ToolDefinitionConfig
+
+    def execute(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]: ...

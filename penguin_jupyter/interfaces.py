@@ -1,0 +1,179 @@
+"""The contracts of interfaces.md, in Python: the three seams the context engine talks through.
+
+Owns the types only — LLMInterface, EnvironmentInterface, the Human boundary's RunOptions
+and ApproveFn, the subagent and vision services, and MCP server entries. Implementations
+live in `llm/`, `environment/` and the session layer. Two iron rules hold for every
+implementation: never raise into the engine, and stream start → delta → stop followed
+immediately by the complete message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from agenthub.abort_signal import AbortSignal
+
+from .omni import OmniMessage, StopReason
+
+ThinkingLevelName = Literal["none", "low", "medium", "high", "xhigh", "max"]
+THINKING_LEVELS: tuple[str, ...] = ("none", "low", "medium", "high", "xhigh", "max")
+ApprovalDecision = Literal["allow", "deny", "forbidden"]
+ApproveFn = Callable[[OmniMessage], Awaitable[ApprovalDecision]]
+Permission = Literal["r", "rw"]
+
+__all__ = [
+    "THINKING_LEVELS",
+    "AbortSignal",
+    "ApprovalDecision",
+    "ApproveFn",
+    "EnvironmentInterface",
+    "EnvironmentServices",
+    "GenerativeModelParameters",
+    "LLMInterface",
+    "LLMOutcome",
+    "MCPServerConfig",
+    "Permission",
+    "RunOptions",
+    "SubagentHandle",
+    "SubagentRunner",
+    "ThinkingLevelName",
+    "ToolDefinition",
+    "ToolExecutionRequest",
+    "VisionDescriberService",
+]
+
+
+# --- LLM side -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LLMOutcome:
+    """The terminal state of one `stream_generate`; always the stream's last item.
+
+    `permanent` marks a deterministic client-side rejection that retrying cannot fix.
+    """
+
+    status: StopReason
+    message: str | None = None
+    permanent: bool = False
+
+
+@dataclass
+class GenerativeModelParameters:
+    new_messages: list[OmniMessage]
+    signal: AbortSignal | None = None
+    thinking_level: ThinkingLevelName | None = None
+
+
+@runtime_checkable
+class LLMInterface(Protocol):
+    def stream_generate(self, parameters: GenerativeModelParameters) -> AsyncIterator[OmniMessage | LLMOutcome]:
+        """Yield partial fragments, complete messages and `token_usage` events, then exactly one
+        `LLMOutcome` as the last item. Never raises; never retries internally."""
+        ...
+
+
+# --- Environment side ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """What the model is told about a tool (the `tool_list_ready` entry shape)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any] | None = None
+
+    def to_spec(self) -> dict[str, Any]:
+        spec: dict[str, Any] = {"name": self.name, "description": self.description}
+        if self.parameters is not None:
+            spec["parameters"] = self.parameters
+        return spec
+
+
+@dataclass
+class ToolExecutionRequest:
+    tool_call: OmniMessage
+    signal: AbortSignal | None = None
+    approve: ApproveFn | None = None
+
+
+@runtime_checkable
+class EnvironmentInterface(Protocol):
+    async def list_tools(self) -> list[ToolDefinition]: ...
+
+    def execute_tool(self, request: ToolExecutionRequest) -> AsyncIterator[OmniMessage]:
+        """Partials, then exactly one complete `tool_call_output`; origin-tagged nested
+        messages pass through unchanged. Never raises."""
+        ...
+
+    def tool_permission(self, name: str) -> Permission | None: ...
+
+    def dispose(self) -> None:
+        """Release runtime resources; idempotent."""
+        ...
+
+
+# --- Human boundary ------------------------------------------------------------------------------
+
+
+@dataclass
+class RunOptions:
+    signal: AbortSignal | None = None
+    approve: ApproveFn | None = None
+    thinking_level: ThinkingLevelName | None = None
+
+
+# --- Subagents, vision, MCP -----------------------------------------------------------------------
+
+
+class SubagentHandle(Protocol):
+    session_id: str
+
+    def run(
+        self, prompt: str, *, signal: AbortSignal | None = None, approve: ApproveFn | None = None
+    ) -> AsyncIterator[OmniMessage]: ...
+
+    def dispose(self) -> None: ...
+
+
+class SubagentRunner(Protocol):
+    async def spawn(
+        self,
+        *,
+        agent_id: str | None = None,
+        provider: str | None = None,
+        model_id: str | None = None,
+        thinking_level: ThinkingLevelName | None = None,
+    ) -> SubagentHandle:
+        """Precheck errors (depth limit, unknown agent) are raised; the Environment turns them
+        into a failed output."""
+        ...
+
+
+@dataclass
+class VisionDescriberService:
+    """`model_id` is None when the project has no vision model; `create_llm` builds a one-shot
+    LLM for it (no tools, no system prompt)."""
+
+    model_id: str | None = None
+    create_llm: Callable[[], LLMInterface] | None = None
+
+
+@dataclass
+class EnvironmentServices:
+    subagent_runner: SubagentRunner | None = None
+    vision_describer: VisionDescriberService | None = None
+    command_sessions: Any = None
+    subagent_sessions: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class MCPServerConfig:
+    """One `tools.mcpServers` entry: `config` holds the transport fields as written."""
+
+    name: str
+    config: dict[str, Any] = field(default_factory=dict)

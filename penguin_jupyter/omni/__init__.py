@@ -1,0 +1,82 @@
+"""OmniMessage: the one message protocol every layer speaks (core-behavior.md §1).
+
+Re-exports the models, wire functions, builders, guards, the PartialAggregator and the
+marker helpers. Nothing here depends on any other penguin_jupyter module.
+"""
+
+from . import markers
+from .aggregator import PartialAggregator
+from .builders import (
+    abort,
+    add_token_counts,
+    approval_decision,
+    assistant_text,
+    compaction_begin,
+    compaction_end,
+    empty_token_counts,
+    goal_finished,
+    image_url,
+    inline_data,
+    inline_thinking,
+    mcp_connect_begin,
+    mcp_connect_end,
+    now_iso,
+    partial_text,
+    partial_thinking,
+    partial_tool_call,
+    partial_tool_call_output,
+    request_begin,
+    request_end,
+    session_meta,
+    subagent_event,
+    text_message,
+    thinking,
+    token_usage,
+    tool_call,
+    tool_call_output,
+    tool_list_ready,
+    user_text,
+    with_origin,
+)
+from .guards import (
+    is_complete_model_message,
+    is_event,
+    is_event_message,
+    is_model_message,
+    is_partial_payload,
+    is_session_meta,
+)
+from .models import (
+    STOP_REASONS,
+    AbortPayload,
+    ApprovalDecisionPayload,
+    CompactionBeginPayload,
+    CompactionEndPayload,
+    ImageUrlPayload,
+    InlineDataPayload,
+    InlineThinkingPayload,
+    McpConnectBeginPayload,
+    McpConnectEndPayload,
+    McpServerResult,
+    OmniMessage,
+    PartialTextPayload,
+    PartialThinkingPayload,
+    PartialToolCallOutputPayload,
+    PartialToolCallPayload,
+    RequestBeginPayload,
+    RequestEndPayload,
+    SessionMetaPayload,
+    StopReason,
+    SubagentPayload,
+    TextPayload,
+    ThinkingPayload,
+    TokenCounts,
+    TokenUsagePayload,
+    ToolCallOutputPayload,
+    ToolCallPayload,
+    ToolListReadyPayload,
+    ToolSpec,
+)
+from .wire import dumps_compact, from_dict, from_json, to_dict, to_json
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Create .venv and install penguin_jupyter editable. `--test` adds the test extra and chromium.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+. .venv/bin/activate
+python -m pip install -q --upgrade pip >/dev/null
+if [ "${1:-}" = "--test" ]; then
+  python -m pip install -q -e '.[test]'
+  if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+      || echo "chromium could not be installed; browser tests will skip"
+  fi
+else
+  python -m pip install -q -e .
+fi

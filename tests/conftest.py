@@ -1,0 +1,17 @@
+"""Shared pytest setup: every test gets a private HOME and PENGUIN_HOME so nothing touches
+the developer's real ~/.penguin, and login shells stay quiet. Area-specific fixtures live in
+`tests/support_<area>.py` modules owned by that area."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory, monkeypatch):
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PENGUIN_HOME", str(home / ".penguin" / "data"))
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "DEEPSEEK_API_KEY", "CLIENT_TYPE"):
+        monkeypatch.delenv(key, raising=False)
+    return home
