@@ -1,1 +1,30 @@
-"""placeholder: filled by its owner."""
+"""Traces: the append-only JSONL record of a session, and its replay (core-behavior.md §8).
+
+`TraceWriter` writes, `read_trace` reads tolerantly, `resume_trace` rebuilds resumable
+state, and `locate` finds shards on disk. Nothing here knows about engines or sessions.
+"""
+
+from .locate import TraceFile, find_latest_trace_file, latest_session_id, list_session_files
+from .reader import ParsedTrace, TraceParseError, parse_trace_lines, read_trace, skipped_lines_diagnostic
+from .replay import PROCESS_EXIT_PLACEHOLDER, DanglingCompaction, ReplayState, resume_trace
+from .writer import TraceWriter, is_recordable, shard_index, trace_file_path
+
+__all__ = [
+    "PROCESS_EXIT_PLACEHOLDER",
+    "DanglingCompaction",
+    "ParsedTrace",
+    "ReplayState",
+    "TraceFile",
+    "TraceParseError",
+    "TraceWriter",
+    "find_latest_trace_file",
+    "is_recordable",
+    "latest_session_id",
+    "list_session_files",
+    "parse_trace_lines",
+    "read_trace",
+    "resume_trace",
+    "shard_index",
+    "skipped_lines_diagnostic",
+    "trace_file_path",
+]

@@ -1,0 +1,213 @@
+"""Replay of one Trace file into resumable session state (core-behavior.md §8.4).
+
+Owns `resume_trace(records) -> ReplayState`: the committed history a fresh model receives
+via `set_history`, the carry-over the next run resends, the carried token counters and turn
+count, the render view, a closed-context summary and a dangling compaction span. It reads
+records only; locating files and appending the closing `compaction_end` is `resume.py`'s job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..omni import (
+    OmniMessage,
+    TokenCounts,
+    is_complete_model_message,
+    is_event,
+    is_event_message,
+    is_session_meta,
+    markers,
+    tool_call_output,
+    user_text,
+)
+
+PROCESS_EXIT_PLACEHOLDER = "[interrupted: process exited before the tool finished]"
+
+
+@dataclass
+class DanglingCompaction:
+    reason: str
+    mode: str
+
+
+@dataclass
+class ReplayState:
+    history: list[OmniMessage] = field(default_factory=list)
+    carry_over: list[OmniMessage] = field(default_factory=list)
+    context_closed: bool = False
+    pending_summary: OmniMessage | None = None
+    session_tokens: TokenCounts = field(default_factory=TokenCounts)
+    last_request_total: int = 0
+    session_turns: int = 0
+    render_messages: list[OmniMessage] = field(default_factory=list)
+    meta: OmniMessage | None = None
+    dangling_compaction: DanglingCompaction | None = None
+
+
+def _output_id(msg: OmniMessage) -> str | None:
+    payload: Any = msg.payload
+    return payload.tool_call_id if getattr(payload, "type", None) == "tool_call_output" else None
+
+
+def _role(msg: OmniMessage) -> str | None:
+    return getattr(msg.payload, "role", None)
+
+
+def _placeholder(tool_call_id: str) -> OmniMessage:
+    return tool_call_output(PROCESS_EXIT_PLACEHOLDER, tool_call_id, stop_reason="aborted")
+
+
+def _last_usage(records: list[OmniMessage]) -> Any:
+    for msg in reversed(records):
+        if is_event(msg, "token_usage"):
+            return msg.payload
+    return None
+
+
+def _last_completed_request_text(records: list[OmniMessage]) -> str:
+    """Concatenated assistant text of the last completed request (a textless one still wins)."""
+    result = ""
+    current: list[str] = []
+    in_request = False
+    for msg in records:
+        if is_event(msg, "request_begin"):
+            in_request, current = True, []
+        elif is_event(msg, "request_end"):
+            if msg.payload.status == "completed":
+                result = "".join(current)
+            in_request = False
+        elif in_request and is_complete_model_message(msg):
+            payload: Any = msg.payload
+            if payload.type == "text" and payload.role == "assistant":
+                current.append(payload.text)
+    return result
+
+
+def _closed_context(records: list[OmniMessage], state: ReplayState) -> ReplayState | None:
+    """The closed-context result when the file ends in a completed compaction, else None."""
+    last = records[-1] if records else None
+    if last is None or not is_event(last, "compaction_end") or last.payload.status != "completed":
+        return None
+    closed = ReplayState(
+        context_closed=True,
+        session_tokens=state.session_tokens,
+        meta=state.meta,
+    )
+    if last.payload.mode != "summarize":
+        return closed
+    summary = markers.extract_summary(_last_completed_request_text(records))
+    if not summary:
+        return None  # a textless closure is void: replay turn by turn
+    closed.pending_summary = user_text(markers.build_context_summary_text(summary))
+    return closed
+
+
+class _TurnReplayer:
+    """Walks the records once, attributing user-side messages to requests by position."""
+
+    def __init__(self) -> None:
+        self.history: list[OmniMessage] = []
+        self.pending: list[OmniMessage] = []
+        self.snapshot: list[OmniMessage] = []
+        self.outputs: list[OmniMessage] = []
+        self.in_request = False
+        self.in_compaction = False
+        self.dangling: Any = None
+        self.committed: list[str] = []  # insertion-ordered set of committed call ids
+        self.answered: set[str] = set()
+        self.turns = 0
+        self.render: list[OmniMessage] = []
+
+    def _pairs_open_call(self, msg: OmniMessage) -> bool:
+        call_id = _output_id(msg)
+        return call_id is None or (call_id in self.committed and call_id not in self.answered)
+
+    def _drop_request(self) -> None:
+        kept = (
+            [m for m in self.snapshot if _output_id(m) is not None] if self.in_compaction else self.snapshot
+        )
+        self.pending = [*kept, *self.pending]
+        self.snapshot, self.outputs, self.in_request = [], [], False
+
+    def _commit_request(self) -> None:
+        eligible = [m for m in self.snapshot if self._pairs_open_call(m)]
+        eligible_ids = {i for i in map(_output_id, eligible) if i is not None}
+        for call_id in self.committed:
+            if call_id not in self.answered and call_id not in eligible_ids:
+                self.history.append(_placeholder(call_id))
+                self.answered.add(call_id)
+        self.history.extend(eligible)
+        self.history.extend(self.outputs)
+        self.answered |= eligible_ids
+        for out in self.outputs:
+            payload: Any = out.payload
+            is_real_call = payload.type == "tool_call" and payload.stop_reason == "completed"
+            if is_real_call and payload.tool_call_id not in self.committed:
+                self.committed.append(payload.tool_call_id)
+        if not self.in_compaction:
+            self.turns += 1
+        self.snapshot, self.outputs, self.in_request = [], [], False
+
+    def feed(self, msg: OmniMessage) -> None:
+        if is_session_meta(msg):
+            return
+        if is_event(msg, "request_begin"):
+            if self.in_request:
+                self._drop_request()
+            self.in_request = True
+            self.snapshot, self.pending = self.pending, []
+        elif is_event(msg, "request_end"):
+            if msg.payload.status == "completed":
+                self._commit_request()
+            else:
+                self._drop_request()
+        elif is_complete_model_message(msg):
+            self.render.append(msg)
+            if _role(msg) == "user":
+                self.pending.append(msg)
+            elif self.in_request:
+                self.outputs.append(msg)
+        elif is_event_message(msg):
+            kind = msg.payload.type
+            if kind == "compaction_begin":
+                self.in_compaction, self.dangling = True, msg.payload
+            elif kind == "compaction_end":
+                self.in_compaction, self.dangling = False, None
+            elif kind == "abort" and not msg.origin:
+                self.render.append(msg)
+
+    def finish(self) -> list[OmniMessage]:
+        """Close an open request and return the carry-over."""
+        if self.in_request:
+            self._drop_request()
+        carry = [m for m in self.pending if self._pairs_open_call(m)]
+        paired = set(self.answered) | {i for i in map(_output_id, carry) if i is not None}
+        carry.extend(_placeholder(call_id) for call_id in self.committed if call_id not in paired)
+        return carry
+
+
+def resume_trace(records: list[OmniMessage]) -> ReplayState:
+    """Rebuild the resumable state of one Trace file (the latest shard of a session)."""
+    usage = _last_usage(records)
+    state = ReplayState(
+        meta=next((m for m in records if is_session_meta(m)), None),
+        session_tokens=usage.session if usage is not None else TokenCounts(),
+        last_request_total=usage.request.total if usage is not None else 0,
+    )
+    closed = _closed_context(records, state)
+    if closed is not None:
+        return closed
+    walker = _TurnReplayer()
+    for msg in records:
+        walker.feed(msg)
+    state.carry_over = walker.finish()
+    state.history = walker.history
+    state.session_turns = walker.turns
+    state.render_messages = walker.render
+    if walker.dangling is not None:
+        state.dangling_compaction = DanglingCompaction(
+            reason=walker.dangling.reason, mode=walker.dangling.mode
+        )
+    return state

@@ -1,0 +1,134 @@
+"""TraceWriter: the append-only JSONL sink of one session (core-behavior.md §8.1).
+
+Owns file naming (`<traces>/<yyyy-mm-dd>/<session_id>_<NNN>.jsonl`), which messages are
+recordable, the single-`os.write` append on an O_APPEND descriptor, serialization of
+concurrent writes and rotations, and torn-tail healing. Reading and replay live in
+`reader.py` and `replay.py`; deciding *what* to record is the engine's and session's job.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from datetime import date as Date
+from pathlib import Path
+
+from ..omni import OmniMessage, is_partial_payload, to_json
+
+_SHARD_RE = re.compile(r"^(?P<stem>.+)_(?P<index>\d{3,})\.jsonl$")
+
+
+def trace_file_path(traces_dir: str | os.PathLike[str], session_id: str, day: Date, index: int = 1) -> Path:
+    """`<traces>/<yyyy-mm-dd>/<session_id>_<NNN>.jsonl` (NNN zero-padded to 3 digits)."""
+    return Path(traces_dir) / day.strftime("%Y-%m-%d") / f"{session_id}_{index:03d}.jsonl"
+
+
+def shard_index(path: str | os.PathLike[str]) -> int:
+    """The NNN of a shard file name (1 when the name carries no index)."""
+    match = _SHARD_RE.match(Path(path).name)
+    return int(match.group("index")) if match else 1
+
+
+def is_recordable(msg: OmniMessage) -> bool:
+    """session_meta, complete model messages and events — never partials, never origin-tagged."""
+    if msg.origin:
+        return False
+    return not is_partial_payload(msg)
+
+
+class TraceWriter:
+    """Appends one JSON line per recordable message with a single `os.write`.
+
+    `write()` and `rotate()` are synchronous and serialized by a lock, so submission order is
+    file order (a rotation never splits a record). A failed write raises to its caller only;
+    later writes proceed. Satisfies the engine's trace sink protocol (`write(msg)`, `rotate()`).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._path = Path(path)
+        self._lock = threading.Lock()
+        self._fd: int | None = None
+        self._torn_tail = False
+        self._closed = False
+
+    @property
+    def path(self) -> Path:
+        """The shard currently written to."""
+        return self._path
+
+    # --- public sink ---------------------------------------------------------------------------
+
+    def write(self, msg: OmniMessage) -> None:
+        if not is_recordable(msg):
+            return
+        data = (to_json(msg) + "\n").encode("utf-8")
+        with self._lock:
+            self._append(data)
+
+    def rotate(self) -> Path:
+        """Switch to the next shard (`_002`, `_003`, …); the old file is left as is."""
+        with self._lock:
+            self._close_fd()
+            match = _SHARD_RE.match(self._path.name)
+            stem = match.group("stem") if match else self._path.stem
+            index = shard_index(self._path) + 1
+            self._path = self._path.with_name(f"{stem}_{index:03d}.jsonl")
+            self._torn_tail = False
+            return self._path
+
+    def close(self) -> None:
+        with self._lock:
+            self._close_fd()
+            self._closed = True
+
+    # --- internals ---------------------------------------------------------------------------
+
+    def _open(self) -> int:
+        if self._fd is not None:
+            return self._fd
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._torn_tail = _ends_torn(self._path)
+        self._fd = fd
+        self._closed = False
+        return fd
+
+    def _close_fd(self) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            finally:
+                self._fd = None
+
+    def _append(self, data: bytes) -> None:
+        fd = self._open()
+        if self._torn_tail:
+            data = b"\n" + data
+        written = 0
+        while written < len(data):
+            try:
+                n = os.write(fd, data[written:] if written else data)
+            except OSError:
+                if written:
+                    self._torn_tail = True
+                raise
+            if n <= 0:
+                if written:
+                    self._torn_tail = True
+                raise OSError(f"Trace append made no progress at byte {written} of {len(data)}")
+            written += n
+        self._torn_tail = False
+
+
+def _ends_torn(path: Path) -> bool:
+    """True when `path` is non-empty and its last byte is not a newline."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            if fh.tell() == 0:
+                return False
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) != b"\n"
+    except OSError:
+        return False
