@@ -1,0 +1,28 @@
+"""Kernel-aware tools for data work (notebook-design.md §5): `run_python`, `inspect_variables`,
+`propose_cell`, and the notebook note for the system prompt.
+
+Owns the tools that see the notebook's namespace. They are ordinary BuiltinTools handed to
+the session as `extra_tools`, so the Environment's close-out (timeouts, truncation,
+framing) applies to them exactly as to the builtin tools. Rendering is left to the widgets.
+"""
+
+from .expand import expand_variables
+from .inspect_variables import InspectVariablesTool
+from .notebook_prompt import notebook_prompt
+from .propose_cell import ProposeCellTool
+from .run_python import RunPythonTool
+
+
+def kernel_tools(shell) -> list:
+    """The three kernel tools bound to an IPython shell (its `user_ns` and `set_next_input`)."""
+    return [RunPythonTool(shell), InspectVariablesTool(shell), ProposeCellTool(shell)]
+
+
+__all__ = [
+    "InspectVariablesTool",
+    "ProposeCellTool",
+    "RunPythonTool",
+    "expand_variables",
+    "kernel_tools",
+    "notebook_prompt",
+]

@@ -1,0 +1,157 @@
+"""Execute a code string in a namespace on a worker thread, notebook-style.
+
+Owns splitting off the last expression (its repr is the result), trimming tracebacks to the
+agent's own code, collecting new matplotlib figures and PIL images as PNG data URLs,
+turning HTML-only reprs into text, and interrupting runaway code (an asynchronous exception
+injected into the worker thread) so the kernel and its namespace stay usable.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import ctypes
+import html
+import io
+import itertools
+import re
+import sys
+import threading
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+_counter = itertools.count(1)
+_exec_lock = threading.Lock()
+
+
+class RunPythonInterrupted(BaseException):
+    """Raised inside the worker thread when the tool is aborted or times out."""
+
+
+@dataclass
+class RunOutcome:
+    value_text: str | None = None
+    error: str | None = None
+    images: list[str] = field(default_factory=list)
+    interrupted: bool = False
+
+
+def _split_last_expression(code: str, filename: str) -> tuple[Any, Any]:
+    tree = ast.parse(code, filename=filename, mode="exec")
+    last_expr = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last_expr = ast.Expression(tree.body.pop().value)
+    body = compile(tree, filename, "exec")
+    expr = compile(last_expr, filename, "eval") if last_expr is not None else None
+    return body, expr
+
+
+def _trimmed_traceback(exc: BaseException, filename: str) -> str:
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+        tb = tb.tb_next
+    lines = traceback.format_exception(type(exc), exc, tb)
+    text = "".join(lines).rstrip()
+    if len(text) > 4000:
+        text = "…\n" + text[-4000:]
+    return text
+
+
+def _png_data_url(raw: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(raw).decode("ascii")
+
+
+def _figure_numbers() -> set[int]:
+    plt = sys.modules.get("matplotlib.pyplot")
+    return set(plt.get_fignums()) if plt is not None else set()
+
+
+def _collect_new_figures(before: set[int]) -> list[str]:
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None:
+        return []
+    images = []
+    for num in sorted(set(plt.get_fignums()) - before):
+        figure = plt.figure(num)
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+        images.append(_png_data_url(buffer.getvalue()))
+        plt.close(figure)
+    return images
+
+
+def _pil_png(value: Any) -> str | None:
+    pil = sys.modules.get("PIL.Image")
+    if pil is None or not isinstance(value, pil.Image):
+        return None
+    buffer = io.BytesIO()
+    value.save(buffer, format="PNG")
+    return _png_data_url(buffer.getvalue())
+
+
+_TAG = re.compile(r"<[^>]+>")
+_DEFAULT_REPR = re.compile(r"^<.* at 0x[0-9a-fA-F]+>$")
+
+
+def html_to_text(markup: str) -> str:
+    text = re.sub(r"(?i)<br\s*/?>|</(p|div|tr|h\d|li)>", "\n", markup)
+    text = re.sub(r"(?i)</t[dh]>", "\t", text)
+    text = html.unescape(_TAG.sub("", text))
+    return re.sub(r"\n\s*\n+", "\n", text).strip()
+
+
+def describe_value(value: Any) -> tuple[str, str | None]:
+    """(text for the model, optional PNG data URL) for the last expression's value."""
+    image = _pil_png(value)
+    if image is not None:
+        return f"<PIL image {value.size[0]}×{value.size[1]} {value.mode}>", image
+    text = repr(value)
+    html_repr = getattr(value, "_repr_html_", None)
+    if _DEFAULT_REPR.match(text) and callable(html_repr):
+        try:
+            markup = html_repr()
+            if markup:
+                text = html_to_text(markup)
+        except Exception:
+            pass
+    return text, None
+
+
+def run_code(code: str, namespace: dict[str, Any]) -> RunOutcome:
+    """Run `code` in `namespace` on the calling thread (the worker). Never raises."""
+    filename = f"<run_python-{next(_counter)}>"
+    outcome = RunOutcome()
+    with _exec_lock:
+        before = _figure_numbers()
+        try:
+            body, expr = _split_last_expression(code, filename)
+            exec(body, namespace)
+            if expr is not None:
+                value = eval(expr, namespace)
+                if value is not None:
+                    outcome.value_text, image = describe_value(value)
+                    if image:
+                        outcome.images.append(image)
+        except RunPythonInterrupted:
+            outcome.interrupted = True
+        except SyntaxError as exc:
+            outcome.error = "".join(traceback.format_exception_only(type(exc), exc)).rstrip()
+        except BaseException as exc:
+            outcome.error = _trimmed_traceback(exc, filename)
+        try:
+            outcome.images.extend(_collect_new_figures(before))
+        except Exception as exc:
+            outcome.error = (
+                outcome.error + "\n" if outcome.error else ""
+            ) + f"[figure capture failed: {exc}]"
+    return outcome
+
+
+def interrupt_thread(thread: threading.Thread) -> None:
+    """Raise RunPythonInterrupted inside `thread` at its next bytecode."""
+    if thread.ident is None or not thread.is_alive():
+        return
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread.ident), ctypes.py_object(RunPythonInterrupted)
+    )

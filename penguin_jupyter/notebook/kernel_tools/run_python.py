@@ -1,0 +1,118 @@
+"""The `run_python` tool (rw): run code in the notebook's own namespace.
+
+Owns the tool definition and the bridge between the worker thread (python_runner) and the
+tool stream: stdout/stderr stream as deltas while the code runs, then the last expression's
+repr, errors as `failed` with a trimmed traceback, figures as PNG images. On abort or the
+Environment's timeout the code is interrupted; the kernel and namespace stay usable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
+from ...omni import OmniMessage, partial_tool_call_output
+from .output_router import capture_current_thread, release_current_thread
+from .python_runner import RunOutcome, interrupt_thread, run_code
+
+_POLL_S = 0.05
+_INTERRUPT_GRACE_S = 2.0
+
+DEFINITION = ToolDefinitionConfig(
+    name="run_python",
+    description=(
+        "Run Python code inside the user's Jupyter kernel, in the same namespace as the notebook "
+        "cells: variables you create stay available to the user and to later calls. Returns "
+        "printed output, the repr of the last expression, errors with their traceback, and any "
+        "matplotlib figures as images. Prefer this over shell commands for data work."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "description": {
+                "type": "string",
+                "description": "One short sentence, in the user's language, saying what this code does.",
+            },
+            "code": {
+                "type": "string",
+                "description": "Python source to execute. The value of a final bare expression is returned.",
+            },
+        },
+        "required": ["description", "code"],
+        "additionalProperties": False,
+    },
+    permission="rw",
+    timeout_ms=120_000,
+    max_output_length=16_000,
+)
+
+
+class RunPythonTool:
+    name = "run_python"
+    definition = DEFINITION
+
+    def __init__(self, shell: Any) -> None:
+        self._shell = shell
+
+    async def execute(
+        self, args: dict[str, Any], ctx: ToolExecutionContext
+    ) -> AsyncIterator[OmniMessage | ToolResult]:
+        code = args.get("code")
+        if not isinstance(code, str) or not code.strip():
+            yield partial_tool_call_output(
+                "delta", "run_python needs a non-empty `code` string.", ctx.tool_call_id
+            )
+            yield ToolResult(stop_reason="failed")
+            return
+        loop = asyncio.get_running_loop()
+        chunks: asyncio.Queue[str] = asyncio.Queue()
+        done = loop.create_future()
+        result: list[RunOutcome] = []
+
+        def worker() -> None:
+            capture_current_thread(lambda text: loop.call_soon_threadsafe(chunks.put_nowait, text))
+            try:
+                result.append(run_code(code, self._shell.user_ns))
+            finally:
+                release_current_thread()
+                loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+
+        thread = threading.Thread(target=worker, name="penguin-run-python", daemon=True)
+        thread.start()
+        last_char = ""
+        interrupted = False
+        while not done.done() or not chunks.empty():
+            if ctx.signal is not None and ctx.signal.aborted and not interrupted:
+                interrupted = True
+                interrupt_thread(thread)
+                try:
+                    await asyncio.wait_for(asyncio.shield(done), _INTERRUPT_GRACE_S)
+                except TimeoutError:
+                    break  # stuck in native code: abandon the daemon thread
+            try:
+                text = await asyncio.wait_for(chunks.get(), _POLL_S)
+            except TimeoutError:
+                continue
+            last_char = text[-1:] or last_char
+            yield partial_tool_call_output("delta", text, ctx.tool_call_id)
+        outcome = result[0] if result else RunOutcome(interrupted=True)
+        if outcome.interrupted or interrupted:
+            yield ToolResult(stop_reason="aborted")
+            return
+        tail = []
+        if outcome.value_text is not None:
+            tail.append(outcome.value_text)
+        if outcome.error is not None:
+            tail.append(outcome.error)
+        if tail:
+            yield partial_tool_call_output(
+                "delta", ("\n" if last_char not in ("", "\n") else "") + "\n".join(tail), ctx.tool_call_id
+            )
+        images = outcome.images or None
+        if outcome.error is not None:
+            yield ToolResult(stop_reason="failed", images=images)
+        else:
+            yield ToolResult(stop_reason="completed", images=images)
