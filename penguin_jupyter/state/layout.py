@@ -1,0 +1,44 @@
+"""Creating and seeding an agent's directories on first use (core-behavior.md §9.1).
+
+Owns `ensure_agent_layout`: `agent_state/` with a default `system_config.yaml` and an empty
+`AGENTS.md`, `tools/`, `skills/`, plus `traces/`, `scratchpad/`, `shared_env/` and
+`workspaces/`. Existing files are never overwritten.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .paths import (
+    agent_state_dir,
+    agents_md_path,
+    scratchpad_dir,
+    shared_env_dir,
+    skills_dir,
+    system_config_path,
+    traces_dir,
+    workspaces_dir,
+)
+from .system_config import default_system_config_document, dump_system_config_document
+
+
+def ensure_agent_layout(root: Path, project_id: str, agent_id: str) -> None:
+    state = agent_state_dir(root, project_id, agent_id)
+    for directory in (
+        state,
+        state / "tools",
+        skills_dir(root, project_id, agent_id),
+        traces_dir(root, project_id, agent_id),
+        scratchpad_dir(root, project_id, agent_id),
+        shared_env_dir(root, project_id, agent_id),
+        workspaces_dir(root, project_id, agent_id),
+    ):
+        directory.mkdir(parents=True, exist_ok=True)
+    config = system_config_path(root, project_id, agent_id)
+    if not config.exists():
+        doc = default_system_config_document()
+        doc["name"] = agent_id
+        config.write_text(dump_system_config_document(doc), encoding="utf-8")
+    agents_md = agents_md_path(root, project_id, agent_id)
+    if not agents_md.exists():
+        agents_md.write_text("", encoding="utf-8")

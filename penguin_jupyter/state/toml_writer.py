@@ -1,0 +1,74 @@
+"""A small TOML writer for the files this package owns (`.project_config.toml`, `.vault.toml`).
+
+Owns serialization of plain values: strings, booleans, ints, floats, inline tables for
+`{provider, model_id}` references, `[table]`s and `[[array-of-tables]]`. Reading uses the
+standard `tomllib`. Files are written 0600 (they hold credentials).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _key(name: str) -> str:
+    return name if _BARE_KEY.match(name) else json.dumps(name, ensure_ascii=False)
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # JSON string escapes are valid TOML basic strings
+    if isinstance(value, list):
+        return "[" + ", ".join(_scalar(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {_scalar(v)}" for k, v in value.items() if v is not None) + " }"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def _is_table_array(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
+def dumps_toml(data: dict[str, Any], *, inline_keys: frozenset[str] = frozenset()) -> str:
+    """Top-level scalars (and `inline_keys` tables inline) first, then tables, then table arrays."""
+    head: list[str] = []
+    tables: list[str] = []
+    arrays: list[str] = []
+    for name, value in data.items():
+        if value is None:
+            continue
+        if isinstance(value, dict) and name not in inline_keys:
+            body = [f"{_key(k)} = {_scalar(v)}" for k, v in value.items() if v is not None]
+            tables.append("\n".join([f"[{_key(name)}]", *body]))
+        elif _is_table_array(value):
+            for item in value:
+                body = [f"{_key(k)} = {_scalar(v)}" for k, v in item.items() if v is not None]
+                arrays.append("\n".join([f"[[{_key(name)}]]", *body]))
+        else:
+            head.append(f"{_key(name)} = {_scalar(value)}")
+    blocks = ["\n".join(head)] if head else []
+    blocks.extend(tables)
+    blocks.extend(arrays)
+    return "\n\n".join(blocks) + "\n"
+
+
+def write_private_file(path: Path, text: str) -> None:
+    """Write `text` to `path` with mode 0600 (created or tightened), via a temp file + rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, text.encode("utf-8"))
+    finally:
+        os.close(fd)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
