@@ -1,0 +1,47 @@
+"""`python -m penguin_jupyter.testing --script FILE | --demo [--port N]`: serve until Ctrl-C.
+
+Owns the command line only; prints the base URL and model id to pass to a client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+
+from .demo import demo_entries
+from .script import ScriptError, load_script_file
+from .server import DEFAULT_MODEL, ScriptedModelServer
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m penguin_jupyter.testing",
+        description="Serve a scripted OpenAI-compatible streaming model on 127.0.0.1.",
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--script", metavar="FILE", help="JSON or YAML list of script entries")
+    source.add_argument("--demo", action="store_true", help="serve the bundled demo script")
+    parser.add_argument("--port", type=int, default=0, help="port to bind (default: any free port)")
+    parser.add_argument(
+        "--model", default=DEFAULT_MODEL, help=f"model id to report (default: {DEFAULT_MODEL})"
+    )
+    args = parser.parse_args(argv)
+    try:
+        entries = demo_entries() if args.demo else load_script_file(args.script)
+        server = ScriptedModelServer(entries, port=args.port, model=args.model).start()
+    except (ScriptError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"scripted model server: {server.url} (model {server.model}, {len(entries)} entries)", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""OpenAI Chat Completions streaming chunks for one script entry.
+
+Owns the wire shape of `chat.completion.chunk` objects and of the provider-shaped error body:
+reasoning deltas (`reasoning_content`), content deltas, tool-call deltas (the first fragment of
+each call carries index/id/name, later ones only argument text, calls one after another so a
+client that tracks one open call at a time reads them right), the finish chunk and the separate
+usage chunk (`stream_options.include_usage`). Faults and pacing are applied by `server.py`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from penguin_jupyter.omni import dumps_compact
+
+from .script import ScriptEntry
+
+_DEFAULT_ERRORS = {
+    400: ("invalid_request_error", None, "Invalid request."),
+    401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
+    403: ("permission_denied", None, "You are not allowed to use this model."),
+    404: ("invalid_request_error", "model_not_found", "The model does not exist."),
+    408: ("timeout", None, "Request timed out."),
+    429: ("requests", "rate_limit_exceeded", "Rate limit reached. Please try again later."),
+}
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count (4 chars a token), at least 1 for non-empty text."""
+    return math.ceil(len(text) / 4)
+
+
+def error_body(
+    status: int, message: str | None = None, error_type: str | None = None, code: str | None = None
+) -> dict:
+    """An OpenAI-shaped error object: `{"error": {"message", "type", "param", "code"}}`."""
+    if status >= 500:
+        default = ("server_error", None, "The server had an error while processing your request.")
+    else:
+        default = _DEFAULT_ERRORS.get(status, ("invalid_request_error", None, "Request failed."))
+    return {
+        "error": {
+            "message": message if message is not None else default[2],
+            "type": error_type if error_type is not None else default[0],
+            "param": None,
+            "code": code if code is not None else default[1],
+        }
+    }
+
+
+def usage_for(entry: ScriptEntry, request: dict[str, Any]) -> dict[str, Any]:
+    """The usage object: the entry's numbers, else a rough count of the request and the reply."""
+    given = entry.usage or {}
+    prompt = given.get("prompt_tokens")
+    if prompt is None:
+        prompt = max(1, estimate_tokens(dumps_compact(request.get("messages", []))))
+    reasoning = given.get("reasoning_tokens")
+    completion = given.get("completion_tokens")
+    if completion is None:
+        produced = (
+            "".join(entry.text) + "".join(entry.reasoning) + "".join(c.arguments for c in entry.tool_calls)
+        )
+        completion = max(1, estimate_tokens(produced))
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": given.get("cached_tokens", 0)},
+    }
+    if reasoning is not None:
+        usage["completion_tokens_details"] = {"reasoning_tokens": reasoning}
+    return usage
+
+
+class ChunkFactory:
+    """Builds the chunk objects of one response (shared id, creation time and model)."""
+
+    def __init__(self, completion_id: str, model: str) -> None:
+        self.completion_id = completion_id
+        self.model = model
+        self.created = int(time.time())
+        self._role_sent = False
+
+    def _chunk(self, choices: list[dict[str, Any]], usage: dict[str, Any] | None = None) -> dict[str, Any]:
+        chunk: dict[str, Any] = {
+            "id": self.completion_id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "system_fingerprint": "fp_scripted",
+            "choices": choices,
+        }
+        if usage is not None:
+            chunk["usage"] = usage
+        return chunk
+
+    def delta(self, **fields: Any) -> dict[str, Any]:
+        if not self._role_sent:
+            fields = {"role": "assistant", **fields}
+            self._role_sent = True
+        return self._chunk([{"index": 0, "delta": fields, "logprobs": None, "finish_reason": None}])
+
+    def finish(self, finish_reason: str) -> dict[str, Any]:
+        return self._chunk([{"index": 0, "delta": {}, "logprobs": None, "finish_reason": finish_reason}])
+
+    def usage(self, usage: dict[str, Any]) -> dict[str, Any]:
+        return self._chunk([], usage)
+
+
+def build_chunks(entry: ScriptEntry, request: dict[str, Any], completion_id: str) -> list[dict[str, Any]]:
+    """Every chunk of a well-behaved response to `request`, in send order."""
+    factory = ChunkFactory(completion_id, str(request.get("model") or "scripted-model"))
+    chunks = [factory.delta(reasoning_content=part) for part in entry.reasoning]
+    chunks += [factory.delta(content=part) for part in entry.text]
+    for index, call in enumerate(entry.tool_calls):
+        opening = {
+            "index": index,
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }
+        chunks.append(factory.delta(tool_calls=[opening]))
+        for start in range(0, len(call.arguments), entry.chunk):
+            fragment = call.arguments[start : start + entry.chunk]
+            chunks.append(factory.delta(tool_calls=[{"index": index, "function": {"arguments": fragment}}]))
+    chunks.append(factory.finish(entry.finish_reason))
+    include_usage = (request.get("stream_options") or {}).get("include_usage", False)
+    if entry.send_usage and include_usage:
+        chunks.append(factory.usage(usage_for(entry, request)))
+    return chunks
