@@ -1,0 +1,190 @@
+"""The static transcript bundle: what a finished `%%penguin` cell leaves in the notebook.
+
+Owns the bundle shape (`make_bundle`, version 1), the tolerant reader for older bundles
+(`read_bundle`), secret redaction (`redact`) and the display mimebundle
+(`transcript_mimebundle`: the JSON for the labextension, self-contained HTML, a plain summary).
+Grouping lives in `transcript_model.py`, markup in `transcript_html.py`/`transcript_text.py`; the
+live-notebook code decides when to display it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..omni import STOP_REASONS, OmniMessage, to_dict
+
+TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
+BUNDLE_VERSION = 1
+REDACTED = "[redacted]"
+MIN_SECRET_LENGTH = 4
+SESSION_KEYS = ("session_id", "provider", "model_id", "workspace", "approval_mode", "trace_path")
+TOKEN_KEYS = ("cache_read", "cache_write", "output", "total")
+
+
+def _message_dict(message: Any) -> dict[str, Any] | None:
+    if isinstance(message, OmniMessage):
+        data = to_dict(message)
+    elif isinstance(message, Mapping):
+        data = dict(message)
+    elif isinstance(message, str):
+        try:
+            data = json.loads(message)
+        except ValueError:
+            return None
+    else:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("payload"), Mapping):
+        return None
+    if str(data["payload"].get("type", "")).startswith("partial_"):
+        return None
+    return data
+
+
+def _token_counts(value: Any) -> dict[str, int]:
+    if hasattr(value, "model_dump"):
+        value = value.model_dump()
+    source = value if isinstance(value, Mapping) else {}
+    return {key: int(source.get(key) or 0) for key in TOKEN_KEYS}
+
+
+def _usage(value: Any) -> dict[str, dict[str, int]] | None:
+    if value is None:
+        return None
+    if isinstance(value, OmniMessage):
+        value = value.payload
+    if hasattr(value, "model_dump"):
+        value = value.model_dump()
+    if not isinstance(value, Mapping):
+        raise ValueError(
+            f"transcript usage must be a mapping with session/request counts, got {type(value).__name__}"
+        )
+    return {"session": _token_counts(value.get("session")), "request": _token_counts(value.get("request"))}
+
+
+def _session(info: Any) -> dict[str, Any]:
+    if info is None:
+        return {}
+    source = info if isinstance(info, Mapping) else {key: getattr(info, key, None) for key in SESSION_KEYS}
+    session = {key: source.get(key) for key in SESSION_KEYS if source.get(key) is not None}
+    return {key: str(value) for key, value in session.items()}
+
+
+def make_bundle(
+    messages: Iterable[Any],
+    *,
+    session_info: Any,
+    status: str,
+    usage: Any = None,
+    secrets: Iterable[str] = (),
+) -> dict[str, Any]:
+    """The version-1 bundle of a Task: complete messages/events in stream order, no partials.
+
+    `messages`: OmniMessages or wire dicts (origin-tagged child messages included).
+    `session_info`: a mapping (or object) with session_id, provider, model_id, workspace,
+    approval_mode, trace_path. `status`: one of the six stop reasons. `usage`: None, a mapping
+    `{"session": TokenCounts, "request": TokenCounts}`, or a `token_usage` message/payload.
+    `secrets` are replaced by `[redacted]` everywhere.
+    """
+    if status not in STOP_REASONS:
+        raise ValueError(f"transcript status must be one of {', '.join(STOP_REASONS)}, got {status!r}")
+    wire = [data for data in (_message_dict(m) for m in messages) if data is not None]
+    bundle = {
+        "version": BUNDLE_VERSION,
+        "session": _session(session_info),
+        "status": status,
+        "usage": _usage(usage),
+        "messages": wire,
+    }
+    return redact(bundle, list(secrets))
+
+
+def read_bundle(data: Any) -> dict[str, Any]:
+    """Normalize any bundle of version ≤ current (and best-effort newer ones) to the v1 shape.
+
+    Missing keys get defaults; messages given as JSON lines are decoded; unusable messages are
+    dropped. A non-mapping raises ValueError with a one-line reason.
+    """
+    if isinstance(data, str | bytes):
+        try:
+            data = json.loads(data)
+        except ValueError as exc:
+            raise ValueError(f"transcript bundle is not JSON: {exc}") from None
+    if not isinstance(data, Mapping):
+        raise ValueError(f"transcript bundle must be a JSON object, got {type(data).__name__}")
+    version = data.get("version", 0)
+    version = version if isinstance(version, int) else 0
+    status = data.get("status")
+    try:
+        usage = _usage(data.get("usage"))
+    except ValueError:
+        usage = None
+    raw_messages = data.get("messages")
+    messages = [m for m in (_message_dict(x) for x in raw_messages or []) if m is not None]
+    return {
+        "version": version,
+        "session": _session(data.get("session") if isinstance(data.get("session"), Mapping) else None),
+        "status": status if status in STOP_REASONS else "completed",
+        "usage": usage,
+        "messages": messages,
+    }
+
+
+def _secret_list(secrets: Iterable[str]) -> list[str]:
+    usable = {s for s in secrets if isinstance(s, str) and len(s) >= MIN_SECRET_LENGTH}
+    return sorted(usable, key=len, reverse=True)
+
+
+def _redact_text(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def redact(value: Any, secrets: Iterable[str]) -> Any:
+    """A copy of `value` with every secret (length ≥ 4) replaced by `[redacted]` in every string.
+
+    Recurses into dicts (keys and values), lists and tuples; other values are returned as-is.
+    """
+    usable = _secret_list(secrets)
+    if not usable:
+        return value
+    return _redact_value(value, usable)
+
+
+def _redact_value(value: Any, secrets: list[str]) -> Any:
+    if isinstance(value, str):
+        return _redact_text(value, secrets)
+    if isinstance(value, Mapping):
+        return {_redact_value(k, secrets): _redact_value(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redact_value(item, secrets) for item in value]
+    return value
+
+
+def redact_markup(text: str, secrets: Iterable[str]) -> str:
+    """Redact rendered output: the raw secret and its HTML-escaped and JSON-escaped forms."""
+    forms: set[str] = set()
+    for secret in _secret_list(secrets):
+        forms.update(
+            {secret, html.escape(secret), html.escape(secret, quote=False), json.dumps(secret)[1:-1]}
+        )
+    return _redact_text(text, _secret_list(forms))
+
+
+def transcript_mimebundle(bundle: Any, *, secrets: Iterable[str] = ()) -> dict[str, Any]:
+    """The display data of a bundle: the JSON (labextension), `text/html` and `text/plain`."""
+    from .transcript_html import render_html
+    from .transcript_text import render_text
+
+    secret_list = list(secrets)
+    normalized = redact(read_bundle(bundle), secret_list)
+    raw = redact(dict(bundle), secret_list) if isinstance(bundle, Mapping) else normalized
+    return {
+        TRANSCRIPT_MIME: raw,
+        "text/html": redact_markup(render_html(normalized), secret_list),
+        "text/plain": redact_markup(render_text(normalized), secret_list),
+    }

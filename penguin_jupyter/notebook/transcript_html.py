@@ -1,0 +1,187 @@
+"""Self-contained HTML for a transcript bundle (the `text/html` fallback).
+
+Owns the markup only: inline CSS scoped to `.penguin-transcript-html`, no scripts, no external
+URLs, every string escaped, Markdown through markdown-it-py with raw HTML and images disabled.
+It renders the blocks of `transcript_model.build_blocks`; it is readable without its CSS
+(GitHub strips styles) because it leans on `<details>`, `<pre>` and headings.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from typing import Any
+
+from markdown_it import MarkdownIt
+
+from .transcript_model import (
+    Block,
+    EventBlock,
+    ImageBlock,
+    SubagentGroup,
+    TextBlock,
+    ThinkingBlock,
+    ToolCard,
+    build_blocks,
+)
+
+OUTPUT_HEAD_LINES = 12
+ROOT_CLASS = "penguin-transcript-html"
+
+_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).disable("image")
+
+_CSS = f"""
+.{ROOT_CLASS} {{font-family: system-ui, sans-serif; font-size: 13px; line-height: 1.45;
+  border: 1px solid #8884; border-radius: 6px; padding: 8px 10px; max-width: 100%;}}
+.{ROOT_CLASS} .pg-header {{font-weight: 600; margin-bottom: 6px;}}
+.{ROOT_CLASS} .pg-meta {{color: #777; font-weight: 400; font-size: 12px;}}
+.{ROOT_CLASS} pre {{white-space: pre-wrap; word-break: break-word; margin: 4px 0; padding: 6px;
+  background: #8881; border-radius: 4px; font-size: 12px;}}
+.{ROOT_CLASS} details > summary {{cursor: pointer; color: #777;}}
+.{ROOT_CLASS} .pg-thinking {{color: #777; font-style: italic;}}
+.{ROOT_CLASS} .pg-user {{border-left: 3px solid #4a8; padding-left: 8px;}}
+.{ROOT_CLASS} .pg-tool {{border: 1px solid #8885; border-radius: 5px; padding: 4px 8px; margin: 6px 0;}}
+.{ROOT_CLASS} .pg-tool-title {{font-family: monospace; font-weight: 600;}}
+.{ROOT_CLASS} .pg-event {{color: #a60; font-size: 12px; margin: 4px 0;}}
+.{ROOT_CLASS} .pg-subagent {{border-left: 3px solid #68c; padding-left: 8px; margin: 6px 0;}}
+.{ROOT_CLASS} .pg-decision-allow {{color: #282;}}
+.{ROOT_CLASS} .pg-decision-deny, .{ROOT_CLASS} .pg-decision-forbidden,
+.{ROOT_CLASS} .pg-failed {{color: #c33;}}
+.{ROOT_CLASS} .pg-diff-add {{color: #282;}}
+.{ROOT_CLASS} .pg-diff-del {{color: #c33;}}
+.{ROOT_CLASS} .pg-usage {{color: #777; font-size: 12px; margin-top: 6px;}}
+"""
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def render_markdown(text: str) -> str:
+    """Markdown → HTML with raw HTML escaped and images off (no external loads)."""
+    return _MARKDOWN.render(text)
+
+
+def _collapsible_pre(text: str, *, css: str = "") -> str:
+    lines = text.split("\n")
+    cls = f' class="{css}"' if css else ""
+    if len(lines) <= OUTPUT_HEAD_LINES:
+        return f"<pre{cls}>{_e(text)}</pre>"
+    head, rest = "\n".join(lines[:OUTPUT_HEAD_LINES]), "\n".join(lines[OUTPUT_HEAD_LINES:])
+    more = len(lines) - OUTPUT_HEAD_LINES
+    return (
+        f"<pre{cls}>{_e(head)}</pre><details><summary>… {more} more line{'s' if more != 1 else ''}"
+        f"</summary><pre{cls}>{_e(rest)}</pre></details>"
+    )
+
+
+def _diff(text: str) -> str:
+    rows = []
+    for line in text.split("\n"):
+        if line.startswith(("+++", "---")):
+            css = "pg-diff-file"
+        else:
+            css = "pg-diff-add" if line.startswith("+") else "pg-diff-del" if line.startswith("-") else ""
+        rows.append(f'<span class="{css}">{_e(line)}</span>' if css else _e(line))
+    return '<pre class="pg-diff">' + "\n".join(rows) + "</pre>"
+
+
+def _image(src: str, mime: str | None = None) -> str:
+    if src.startswith("data:image/"):
+        return f'<img src="{_e(src)}" alt="image" style="max-width:100%">'
+    return (
+        f"<div>[image: {_e(src[:200])}]</div>" if not src.startswith("data:") else f"<div>[{_e(mime)}]</div>"
+    )
+
+
+def _tool_card(card: ToolCard) -> str:
+    parts = [f'<div class="pg-tool penguin-tool-card" data-tool-call-id="{_e(card.tool_call_id)}">']
+    title = card.title if card.has_call else f"(tool call {card.tool_call_id} not in transcript)"
+    parts.append(f'<div><span class="pg-tool-title">{_e(title)}</span>')
+    if card.description:
+        parts.append(f" — {_e(card.description)}")
+    parts.append("</div>")
+    if card.name == "exec_command" and card.command is not None:
+        where = f" <span class='pg-meta'>in {_e(card.workdir)}</span>" if card.workdir else ""
+        parts.append(f"<pre>$ {_e(card.command)}</pre>{where}")
+    elif card.diff:
+        parts.append(_diff(card.diff))
+    elif card.detail:
+        parts.append(f"<div class='pg-meta'>{_e(card.detail)}</div>")
+    if card.has_call:
+        parts.append(f"<details><summary>arguments</summary><pre>{_e(card.arguments)}</pre></details>")
+    if card.call_stop_reason and card.call_stop_reason != "completed":
+        parts.append(f"<div class='pg-failed'>call {_e(card.call_stop_reason)} (not executed)</div>")
+    if card.decision:
+        parts.append(f"<div class='pg-decision-{_e(card.decision)}'>approval: {_e(card.decision)}</div>")
+    if card.output is not None:
+        status = card.output_stop_reason or "completed"
+        label = "output" if status == "completed" else f"output ({status})"
+        css = "" if status == "completed" else "pg-failed"
+        parts.append(f"<div class='pg-meta {css}'>{_e(label)}</div>")
+        parts.append(_collapsible_pre(card.output))
+        parts.extend(_image(src) for src in card.images)
+    elif card.has_call:
+        parts.append("<div class='pg-meta'>no output</div>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _block(block: Block) -> str:
+    if isinstance(block, ThinkingBlock):
+        return (
+            "<details class='pg-thinking'><summary>thinking</summary>"
+            f"<pre>{_e(block.thinking)}</pre></details>"
+        )
+    if isinstance(block, TextBlock):
+        body = render_markdown(block.text)
+        if block.role == "user":
+            who = block.sender or "user"
+            return f"<div class='pg-user'><div class='pg-meta'>{_e(who)}</div>{body}</div>"
+        failed = (
+            ""
+            if block.stop_reason == "completed"
+            else f"<div class='pg-failed'>({_e(block.stop_reason)})</div>"
+        )
+        return f"<div class='pg-text'>{body}{failed}</div>"
+    if isinstance(block, ImageBlock):
+        return _image(block.source, block.mime_type)
+    if isinstance(block, ToolCard):
+        return _tool_card(block)
+    if isinstance(block, EventBlock):
+        return f"<div class='pg-event pg-event-{_e(block.event)}'>{_e(block.text)}</div>"
+    if isinstance(block, SubagentGroup):
+        model = f" · {block.provider}/{block.model_id}" if block.provider and block.model_id else ""
+        inner = "".join(_block(child) for child in block.blocks)
+        return (
+            f"<details class='pg-subagent' open><summary>subagent {_e(block.session_id)}{_e(model)}</summary>"
+            f"{inner}</details>"
+        )
+    return ""
+
+
+def _usage(usage: Mapping[str, Any] | None) -> str:
+    if not usage:
+        return ""
+    session, request = usage.get("session") or {}, usage.get("request") or {}
+    return (
+        f"<div class='pg-usage'>tokens: session {_e(session.get('total', 0))} total "
+        f"({_e(session.get('output', 0))} output, {_e(session.get('cache_read', 0))} cache read, "
+        f"{_e(session.get('cache_write', 0))} cache write) · last request {_e(request.get('total', 0))}</div>"
+    )
+
+
+def render_html(bundle: Mapping[str, Any]) -> str:
+    """The whole transcript of a normalized bundle (see `transcript_bundle.read_bundle`)."""
+    session = bundle.get("session") or {}
+    model = "/".join(str(session[k]) for k in ("provider", "model_id") if session.get(k)) or "unknown model"
+    meta = [f"workspace {session['workspace']}" if session.get("workspace") else ""]
+    meta.append(f"session {session['session_id']}" if session.get("session_id") else "")
+    meta.append(f"approve {session['approval_mode']}" if session.get("approval_mode") else "")
+    status = str(bundle.get("status") or "completed")
+    header = (
+        f"<div class='pg-header'>🐧 penguin · {_e(model)} · <span class='pg-status-{_e(status)}'>{_e(status)}</span>"
+        f"<div class='pg-meta'>{_e(' · '.join(m for m in meta if m))}</div></div>"
+    )
+    body = "".join(_block(block) for block in build_blocks(bundle.get("messages") or []))
+    return f'<div class="{ROOT_CLASS}"><style>{_CSS}</style>{header}{body}{_usage(bundle.get("usage"))}</div>'

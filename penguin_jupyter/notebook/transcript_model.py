@@ -1,0 +1,423 @@
+"""The one grouping logic for a finished Task: wire messages → display blocks.
+
+Owns `build_blocks` (thinking, text, tool cards joined by `tool_call_id`, events, subagent groups
+nested by `origin`) and the small helpers the live widgets reuse for card headers and diffs
+(`tool_card_summary`, `tool_description`, `diff_preview`, `parse_arguments`). Pure Python: no
+IPython, no HTML. Rendering lives in `transcript_html.py` / `transcript_text.py`; the
+labextension (`labextension/src/model.ts`) re-implements these rules in TypeScript — keep the
+two in step.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..omni import OmniMessage, to_dict
+
+MAX_TURNS_NOTICE = re.compile(r"^\[reached max turns \((-?\d+)\); stopping\]$")
+DETAIL_LIMIT = 200
+
+# Event payloads that carry nothing a reader of a finished transcript needs.
+SILENT_EVENTS = frozenset({"request_begin", "token_usage", "tool_list_ready", "subagent", "goal_finished"})
+
+
+@dataclass
+class TextBlock:
+    role: str
+    text: str
+    stop_reason: str = "completed"
+    sender: str | None = None
+    kind: str = "text"
+
+
+@dataclass
+class ThinkingBlock:
+    thinking: str
+    stop_reason: str = "completed"
+    kind: str = "thinking"
+
+
+@dataclass
+class ImageBlock:
+    source: str
+    mime_type: str | None = None
+    kind: str = "image"
+
+
+@dataclass
+class ToolCard:
+    """A tool call with its approval decision and output, joined by `tool_call_id`."""
+
+    tool_call_id: str
+    name: str = ""
+    arguments: str = ""
+    call_stop_reason: str | None = None
+    title: str = ""
+    detail: str = ""
+    description: str | None = None
+    command: str | None = None
+    workdir: str | None = None
+    diff: str | None = None
+    decision: str | None = None
+    output: str | None = None
+    images: list[str] = field(default_factory=list)
+    output_stop_reason: str | None = None
+    has_call: bool = False
+    kind: str = "tool"
+
+
+@dataclass
+class EventBlock:
+    """A notice: `event` is retry, request_error, compaction, mcp_connect, abort or max_turns."""
+
+    event: str
+    text: str
+    status: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    kind: str = "event"
+
+
+@dataclass
+class SubagentGroup:
+    session_id: str
+    provider: str | None = None
+    model_id: str | None = None
+    blocks: list[Block] = field(default_factory=list)
+    kind: str = "subagent"
+
+
+Block = TextBlock | ThinkingBlock | ImageBlock | ToolCard | EventBlock | SubagentGroup
+
+
+# --- small public helpers (shared with the live widgets) ----------------------------------
+
+
+def as_wire(message: Any) -> dict[str, Any]:
+    """A wire dict for an OmniMessage or an already-decoded wire dict."""
+    if isinstance(message, OmniMessage):
+        return to_dict(message)
+    if isinstance(message, Mapping):
+        return dict(message)
+    raise ValueError(f"transcript message must be an OmniMessage or a dict, got {type(message).__name__}")
+
+
+def _payload_of(tool_call: Any) -> dict[str, Any]:
+    data = as_wire(tool_call)
+    payload = data.get("payload")
+    return dict(payload) if isinstance(payload, Mapping) else data
+
+
+def parse_arguments(arguments: Any) -> dict[str, Any] | None:
+    """The tool-call arguments as an object, or None when they are not a JSON object."""
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    if not isinstance(arguments, str):
+        return None
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _string_arg(args: Mapping[str, Any] | None, key: str) -> str | None:
+    value = (args or {}).get(key)
+    return value if isinstance(value, str) else None
+
+
+def _shorten(text: str, limit: int = DETAIL_LIMIT) -> str:
+    text = " ".join(text.split()) if "\n" not in text else text.split("\n", 1)[0] + " …"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def tool_description(arguments: Any) -> str | None:
+    """The model's one-sentence `description` argument, if any."""
+    value = _string_arg(parse_arguments(arguments), "description")
+    return value.strip() or None if value is not None else None
+
+
+def tool_card_summary(tool_call: Any) -> tuple[str, str]:
+    """(title, detail) for a card header: the tool name and its key argument on one line.
+
+    Accepts a `tool_call` OmniMessage, its wire dict, or its payload dict.
+    """
+    payload = _payload_of(tool_call)
+    name = str(payload.get("name") or "tool")
+    raw = payload.get("arguments", "")
+    args = parse_arguments(raw)
+    if args is None:
+        return name, _shorten(raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False))
+    if name == "exec_command":
+        detail = "$ " + (_string_arg(args, "cmd") or "")
+        workdir = _string_arg(args, "workdir")
+        if workdir:
+            detail += f"  (in {workdir})"
+        if args.get("run_in_background") is True:
+            detail += "  [background]"
+        return name, _shorten(detail)
+    for key in ("file_path", "source", "process_id", "subagent_id"):
+        value = _string_arg(args, key)
+        if value:
+            extra = _string_arg(args, "chars") or _string_arg(args, "prompt")
+            return name, _shorten(value + (f": {extra}" if extra else ""))
+    prompt = _string_arg(args, "prompt")
+    if prompt:
+        return name, _shorten(prompt)
+    shown = {key: value for key, value in args.items() if key != "description"}
+    return name, _shorten(json.dumps(shown, ensure_ascii=False, separators=(",", ":"))) if shown else ""
+
+
+def diff_preview(name: str, arguments: Any) -> str | None:
+    """A unified diff computed from `edit_file`/`write_file` arguments; None for other tools.
+
+    `edit_file`: old_string → new_string. `write_file`: the whole content as added lines (the
+    previous content is unknown to the transcript).
+    """
+    if name not in ("edit_file", "write_file"):
+        return None
+    args = parse_arguments(arguments)
+    if args is None:
+        return None
+    path = _string_arg(args, "file_path") or "file"
+    if name == "edit_file":
+        old, new = _string_arg(args, "old_string"), _string_arg(args, "new_string")
+        if old is None or new is None:
+            return None
+        before, after = old.splitlines(), new.splitlines()
+    else:
+        content = _string_arg(args, "content")
+        if content is None:
+            return None
+        before, after = [], content.splitlines()
+    lines = list(difflib.unified_diff(before, after, f"a/{path}", f"b/{path}", lineterm="", n=3))
+    if name == "edit_file" and args.get("replace_all") is True and lines:
+        lines.append("(replace_all: every occurrence)")
+    return "\n".join(lines) if lines else None
+
+
+# --- grouping -----------------------------------------------------------------------------
+
+
+class _Scope:
+    """The blocks of one stream (main session or one subagent) and its open joins."""
+
+    def __init__(self, blocks: list[Block]) -> None:
+        self.blocks = blocks
+        self.cards: dict[str, list[ToolCard]] = {}
+        self.children: dict[str, tuple[SubagentGroup, _Scope]] = {}
+        self.open_compaction: EventBlock | None = None
+        self.open_mcp: EventBlock | None = None
+
+    def card_for(self, tool_call_id: str, *, wants: str) -> ToolCard:
+        """The first card for this id still missing `wants` (call/decision/output), else a new one."""
+        for card in self.cards.get(tool_call_id, []):
+            if wants == "call" and not card.has_call:
+                return card
+            if wants == "decision" and card.decision is None:
+                return card
+            if wants == "output" and card.output is None:
+                return card
+        card = ToolCard(tool_call_id=tool_call_id, title="tool", detail="")
+        self.cards.setdefault(tool_call_id, []).append(card)
+        self.blocks.append(card)
+        return card
+
+    def child(self, session_id: str) -> _Scope:
+        if session_id not in self.children:
+            group = SubagentGroup(session_id=session_id)
+            scope = _Scope(group.blocks)
+            self.children[session_id] = (group, scope)
+            self.blocks.append(group)
+        return self.children[session_id][1]
+
+    def group(self, session_id: str) -> SubagentGroup:
+        return self.children[session_id][0]
+
+
+def _fill_call(card: ToolCard, payload: Mapping[str, Any]) -> None:
+    name = str(payload.get("name") or "")
+    arguments = payload.get("arguments", "")
+    arguments = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    card.has_call = True
+    card.name = name
+    card.arguments = arguments
+    card.call_stop_reason = str(payload.get("stop_reason") or "completed")
+    card.title, card.detail = tool_card_summary(payload)
+    card.description = tool_description(arguments)
+    card.diff = diff_preview(name, arguments)
+    if name == "exec_command":
+        args = parse_arguments(arguments)
+        card.command = _string_arg(args, "cmd")
+        card.workdir = _string_arg(args, "workdir")
+
+
+def _retry_text(payload: Mapping[str, Any]) -> tuple[str, str]:
+    status = str(payload.get("status"))
+    error = payload.get("error_message")
+    attempt, wait_ms = payload.get("attempt"), payload.get("retry_in_ms")
+    head = f"Request {status}" + (f": {error}" if error else "")
+    if isinstance(attempt, int) and isinstance(wait_ms, int):
+        return "retry", f"{head} — retry {attempt} in {wait_ms / 1000:.1f} s"
+    if isinstance(attempt, int):
+        return "retry", f"{head} — retry {attempt}"
+    return "request_error", head
+
+
+def _compaction_text(begin: Mapping[str, Any] | None, end: Mapping[str, Any] | None) -> str:
+    source = begin or end or {}
+    text = f"Compaction ({source.get('reason')}, {source.get('mode')})"
+    if begin is not None:
+        text += f" at {begin.get('context')} context tokens, {begin.get('turns')} turns"
+    if end is not None:
+        text += f" — {end.get('status')}"
+        if end.get("error_message"):
+            text += f": {end.get('error_message')}"
+    return text
+
+
+def _mcp_text(begin: Mapping[str, Any] | None, end: Mapping[str, Any] | None) -> str:
+    servers = (begin or {}).get("servers") or [r.get("server") for r in (end or {}).get("results", [])]
+    text = "MCP connect: " + ", ".join(str(s) for s in servers)
+    if end is not None:
+        parts = []
+        for result in end.get("results", []):
+            part = f"{result.get('server')} {result.get('status')} in {result.get('duration_ms')} ms"
+            if result.get("tools") is not None:
+                part += f", {result.get('tools')} tools"
+            if result.get("error"):
+                part += f" ({result.get('error')})"
+            parts.append(part)
+        text += f" — {end.get('status')}" + (": " + "; ".join(parts) if parts else "")
+    return text
+
+
+def _add_event(scope: _Scope, payload: Mapping[str, Any]) -> None:
+    kind = payload.get("type")
+    if kind in SILENT_EVENTS:
+        return
+    if kind == "approval_decision":
+        card = scope.card_for(str(payload.get("tool_call_id", "")), wants="decision")
+        card.decision = str(payload.get("decision"))
+    elif kind == "request_end":
+        if payload.get("status") == "completed":
+            return
+        event, text = _retry_text(payload)
+        details = {k: payload[k] for k in ("error_message", "attempt", "retry_in_ms") if k in payload}
+        scope.blocks.append(EventBlock(event, text, str(payload.get("status")), details))
+    elif kind == "compaction_begin":
+        block = EventBlock("compaction", _compaction_text(payload, None), None, {"begin": dict(payload)})
+        scope.open_compaction = block
+        scope.blocks.append(block)
+    elif kind == "compaction_end":
+        block = scope.open_compaction
+        if block is None:
+            block = EventBlock("compaction", "", None, {})
+            scope.blocks.append(block)
+        block.details["end"] = dict(payload)
+        block.status = str(payload.get("status"))
+        block.text = _compaction_text(block.details.get("begin"), payload)
+        scope.open_compaction = None
+    elif kind == "mcp_connect_begin":
+        block = EventBlock("mcp_connect", _mcp_text(payload, None), None, {"begin": dict(payload)})
+        scope.open_mcp = block
+        scope.blocks.append(block)
+    elif kind == "mcp_connect_end":
+        block = scope.open_mcp
+        if block is None:
+            block = EventBlock("mcp_connect", "", None, {})
+            scope.blocks.append(block)
+        block.details["end"] = dict(payload)
+        block.status = str(payload.get("status"))
+        block.text = _mcp_text(block.details.get("begin"), payload)
+        scope.open_mcp = None
+    elif kind == "abort":
+        reason = payload.get("reason")
+        text = "Aborted" + (f": {reason}" if reason else "")
+        scope.blocks.append(EventBlock("abort", text, "aborted", {"reason": reason}))
+
+
+def _add_model(scope: _Scope, payload: Mapping[str, Any]) -> None:
+    kind = payload.get("type")
+    stop = str(payload.get("stop_reason") or "completed")
+    if kind == "text":
+        text = str(payload.get("text", ""))
+        role = str(payload.get("role", "assistant"))
+        match = MAX_TURNS_NOTICE.match(text) if role == "assistant" else None
+        if match:
+            scope.blocks.append(EventBlock("max_turns", text, stop, {"max_turns": int(match.group(1))}))
+            return
+        scope.blocks.append(TextBlock(role, text, stop, payload.get("sender")))
+    elif kind == "thinking":
+        scope.blocks.append(ThinkingBlock(str(payload.get("thinking", "")), stop))
+    elif kind == "inline_thinking":
+        scope.blocks.append(ThinkingBlock(f"[encrypted thinking, {payload.get('mime_type')}]", stop))
+    elif kind == "image_url":
+        scope.blocks.append(ImageBlock(str(payload.get("image_url", ""))))
+    elif kind == "inline_data":
+        mime = str(payload.get("mime_type", "application/octet-stream"))
+        scope.blocks.append(ImageBlock(f"data:{mime};base64,{payload.get('data', '')}", mime))
+    elif kind == "tool_call":
+        _fill_call(scope.card_for(str(payload.get("tool_call_id", "")), wants="call"), payload)
+    elif kind == "tool_call_output":
+        card = scope.card_for(str(payload.get("tool_call_id", "")), wants="output")
+        card.output = str(payload.get("output", ""))
+        card.images = [i for i in payload.get("images") or [] if isinstance(i, str)]
+        card.output_stop_reason = stop
+
+
+def build_blocks(messages: Iterable[Any]) -> list[Block]:
+    """Group a Task's complete messages and events (wire dicts or OmniMessages) into blocks.
+
+    Partials and unknown shapes are skipped; tool outputs and approval decisions join their call
+    by `tool_call_id` within the same origin; messages with an `origin` go into a
+    `SubagentGroup` (nested per hop) placed where that subagent first appeared.
+    """
+    blocks: list[Block] = []
+    root = _Scope(blocks)
+    for message in messages:
+        try:
+            data = as_wire(message)
+        except ValueError:
+            continue
+        payload = data.get("payload")
+        if not isinstance(payload, Mapping):
+            continue
+        scope = root
+        origin = data.get("origin")
+        for hop in origin if isinstance(origin, list) else []:
+            scope = scope.child(str(hop))
+        if data.get("type") == "session_meta":
+            if isinstance(origin, list) and origin:
+                group = _owner_group(root, [str(hop) for hop in origin])
+                group.provider = payload.get("provider") or group.provider
+                group.model_id = payload.get("model_id") or group.model_id
+            continue
+        if str(payload.get("type", "")).startswith("partial_"):
+            continue
+        if data.get("type") == "event_msg":
+            _add_event(scope, payload)
+        elif data.get("type") == "model_msg":
+            _add_model(scope, payload)
+    return blocks
+
+
+def _owner_group(root: _Scope, origin: list[str]) -> SubagentGroup:
+    scope = root
+    for hop in origin[:-1]:
+        scope = scope.child(hop)
+    scope.child(origin[-1])
+    return scope.group(origin[-1])
+
+
+def iter_tool_cards(blocks: Iterable[Block]) -> Iterable[ToolCard]:
+    """Every tool card, subagent groups included, in display order."""
+    for block in blocks:
+        if isinstance(block, ToolCard):
+            yield block
+        elif isinstance(block, SubagentGroup):
+            yield from iter_tool_cards(block.blocks)
