@@ -1,1 +1,35 @@
-"""placeholder: filled by its owner."""
+"""The LLM side: `GenerativeModel` over agenthub's stateful gateway (core-behavior.md §6–7).
+
+Re-exports the public names of python-api.md "Model" plus the pieces other layers and tests
+use (the translator, the outbound conversion, the side-LLM configs). Imports only `omni`,
+`interfaces` and agenthub.
+"""
+
+from .classify import classify_error, describe_error
+from .client import create_llm_client
+from .config import GenerativeModelConfig
+from .limits import effective_max_tokens, estimate_messages_tokens, estimate_text_tokens
+from .model import GenerativeModel
+from .outbound import group_history, merge_to_uni_message
+from .side import title_model_config, vision_model_config
+from .tool_call_ids import ToolCallIdAllocator, strip_tool_call_id_suffix
+from .translator import EventTranslator, usage_to_token_counts
+
+__all__ = [
+    "EventTranslator",
+    "GenerativeModel",
+    "GenerativeModelConfig",
+    "ToolCallIdAllocator",
+    "classify_error",
+    "create_llm_client",
+    "describe_error",
+    "effective_max_tokens",
+    "estimate_messages_tokens",
+    "estimate_text_tokens",
+    "group_history",
+    "merge_to_uni_message",
+    "strip_tool_call_id_suffix",
+    "title_model_config",
+    "usage_to_token_counts",
+    "vision_model_config",
+]

@@ -1,0 +1,60 @@
+"""Building the agenthub gateway client for a GenerativeModelConfig.
+
+Owns `create_llm_client` (an `AutoLLMClient` with the SDK's own retries switched off — the
+engine owns retrying) and `client_error_outcome` (what a request reports when the client cannot
+be built, e.g. no API key in the config or the environment). Provider protocols stay inside
+agenthub; credentials fall back to the provider environment variables exactly as agenthub reads them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agenthub import AutoLLMClient
+
+from ..interfaces import LLMOutcome
+from .classify import describe_error
+from .config import GenerativeModelConfig
+
+_CREDENTIAL_TEXT = re.compile(r"api[_ ]?key|credential|authenticat", re.IGNORECASE)
+
+
+def disable_sdk_retries(client: AutoLLMClient) -> bool:
+    """Swap the routed client's SDK object for a copy with `max_retries=0` where the SDK allows
+    it (openai, anthropic). Returns whether it did."""
+    routed = getattr(client, "_client", None)
+    sdk = getattr(routed, "_client", None)
+    with_options = getattr(sdk, "with_options", None)
+    if routed is None or with_options is None:
+        return False
+    try:
+        routed._client = with_options(max_retries=0)
+    except TypeError:
+        return False
+    return True
+
+
+def create_llm_client(config: GenerativeModelConfig) -> AutoLLMClient:
+    """The stateful gateway client. Raises ValueError for an unsupported model/client type and
+    whatever the SDK raises for missing credentials."""
+    client = AutoLLMClient(
+        model=config.model_id,
+        api_key=config.api_key,
+        base_url=config.base_url,
+        client_type=config.client_type,
+    )
+    disable_sdk_retries(client)
+    return client
+
+
+def is_unsupported_model_error(error: BaseException) -> bool:
+    return isinstance(error, ValueError) and "is not supported" in str(error)
+
+
+def client_error_outcome(error: BaseException) -> LLMOutcome:
+    """Missing or rejected credentials read as `auth` (hosts gate input until the key is set);
+    any other construction failure as `failed`."""
+    text = describe_error(error)
+    if _CREDENTIAL_TEXT.search(text):
+        return LLMOutcome("auth", text)
+    return LLMOutcome("failed", text)

@@ -1,0 +1,79 @@
+"""GenerativeModelConfig: what one GenerativeModel is built from (interfaces.md).
+
+Owns the config dataclass, its validation (one-line `ValueError`s) and the request-independent
+part of the gateway config (`base_uni_config`). Per-request pieces (thinking level, output cap)
+are resolved by `GenerativeModel`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agenthub.types import ToolSchema, UniConfig
+
+from ..interfaces import THINKING_LEVELS, ThinkingLevelName, ToolDefinition
+from .tool_call_ids import ToolCallIdAllocator
+
+DEFAULT_REQUEST_TIMEOUT_MS = 120000
+
+
+@dataclass
+class GenerativeModelConfig:
+    """`api_key`/`base_url` left None fall back to the provider's environment variables, as the
+    agenthub client for the model reads them (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, …).
+    `client_type` picks the gateway protocol (e.g. `openai-chat`); omitted, agenthub infers it
+    from `model_id`. `request_timeout_ms` ≤ 0 disables the idle timer. Pass the session's
+    `tool_call_ids` allocator so ids stay unique across model objects."""
+
+    model_id: str
+    api_key: str | None = None
+    base_url: str | None = None
+    client_type: str | None = None
+    tools: list[ToolDefinition] = field(default_factory=list)
+    system_prompt: str | None = None
+    context_window: int | None = None
+    max_tokens: int | None = None
+    thinking_level: ThinkingLevelName | None = None
+    request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
+    tool_call_ids: ToolCallIdAllocator | None = None
+    fast_mode: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model_id, str) or not self.model_id.strip():
+            raise ValueError("GenerativeModelConfig.model_id must be a non-empty string")
+        if self.thinking_level is not None and self.thinking_level not in THINKING_LEVELS:
+            raise ValueError(
+                f"unknown thinking level {self.thinking_level!r} (expected one of {', '.join(THINKING_LEVELS)})"
+            )
+        if self.max_tokens is not None and not isinstance(self.max_tokens, int):
+            raise ValueError(f"GenerativeModelConfig.max_tokens must be an integer, got {self.max_tokens!r}")
+        if not isinstance(self.request_timeout_ms, int | float):
+            raise ValueError(
+                f"GenerativeModelConfig.request_timeout_ms must be a number, got {self.request_timeout_ms!r}"
+            )
+        self.tools = list(self.tools or [])
+
+
+def tool_schema(tool: ToolDefinition | Mapping[str, Any]) -> ToolSchema:
+    """The gateway schema of one tool (`parameters` only when present)."""
+    spec = tool.to_spec() if isinstance(tool, ToolDefinition) else dict(tool)
+    schema: dict[str, Any] = {"name": spec["name"], "description": spec.get("description", "")}
+    if spec.get("parameters") is not None:
+        schema["parameters"] = spec["parameters"]
+    return schema  # type: ignore[return-value]
+
+
+def base_uni_config(config: GenerativeModelConfig) -> UniConfig:
+    """Tools (omitted when empty, never `tool_choice`), system prompt, positive cap, fast mode."""
+    uni: dict[str, Any] = {}
+    if config.tools:
+        uni["tools"] = [tool_schema(tool) for tool in config.tools]
+    if config.system_prompt is not None:
+        uni["system_prompt"] = config.system_prompt
+    if config.max_tokens is not None and config.max_tokens > 0:
+        uni["max_tokens"] = config.max_tokens
+    if config.fast_mode:
+        uni["fast_mode"] = True
+    return uni  # type: ignore[return-value]

@@ -1,0 +1,128 @@
+"""Outbound conversion: complete OmniMessages → agenthub UniMessages (core-behavior.md §7.1).
+
+Owns `merge_to_uni_message` (one request's new messages, one role) and `group_history`
+(resume replay, adjacent same-role runs). Fidelity payloads are passed back verbatim and
+tool_call ids lose their `#n` suffix. Inbound translation lives in `translator.py`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+from agenthub.types import ContentItem, UniMessage
+
+from ..omni import (
+    ImageUrlPayload,
+    InlineDataPayload,
+    InlineThinkingPayload,
+    OmniMessage,
+    TextPayload,
+    ThinkingPayload,
+    ToolCallOutputPayload,
+    ToolCallPayload,
+)
+from .tool_call_ids import strip_tool_call_id_suffix
+
+MIXED_ROLES_ERROR = (
+    "stream_generate does not accept mixed roles: all messages merged into one gateway message "
+    "must share the same role"
+)
+EMPTY_INPUT_ERROR = "stream_generate requires at least one input message"
+
+
+def _with_fidelity(item: dict[str, Any], fidelity: dict[str, Any] | None) -> Any:
+    if fidelity:
+        item["fidelity"] = fidelity
+    return item
+
+
+def _decode_base64(data: str, what: str) -> bytes:
+    try:
+        return base64.b64decode(data, validate=False)
+    except (binascii.Error, ValueError) as exc:
+        raise ValueError(f"{what} data is not valid base64: {exc}") from None
+
+
+def _parse_arguments(raw: str, tool_call_id: str) -> dict[str, Any]:
+    """A tool call's JSON-string arguments as an object: `""` and non-objects become `{}`."""
+    if not raw:
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"tool_call {tool_call_id} has arguments that are not JSON: {exc}") from None
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def to_content_item(msg: OmniMessage) -> ContentItem:
+    """The gateway content item for one complete model message; ValueError for anything else."""
+    p = msg.payload
+    if isinstance(p, TextPayload):
+        return _with_fidelity({"type": "text", "text": p.text}, p.fidelity)
+    if isinstance(p, ImageUrlPayload):
+        return {"type": "image_url", "image_url": p.image_url}
+    if isinstance(p, InlineDataPayload):
+        item = {
+            "type": "inline_data",
+            "data": _decode_base64(p.data, "inline_data"),
+            "mime_type": p.mime_type,
+        }
+        return _with_fidelity(item, p.fidelity)
+    if isinstance(p, ThinkingPayload):
+        return _with_fidelity({"type": "thinking", "thinking": p.thinking}, p.fidelity)
+    if isinstance(p, InlineThinkingPayload):
+        item = {
+            "type": "inline_thinking",
+            "data": _decode_base64(p.data, "inline_thinking"),
+            "mime_type": p.mime_type,
+        }
+        return _with_fidelity(item, p.fidelity)
+    if isinstance(p, ToolCallPayload):
+        item = {
+            "type": "tool_call",
+            "name": p.name,
+            "arguments": _parse_arguments(p.arguments, p.tool_call_id),
+            "tool_call_id": strip_tool_call_id_suffix(p.tool_call_id),
+        }
+        return _with_fidelity(item, p.fidelity)
+    if isinstance(p, ToolCallOutputPayload):
+        result: dict[str, Any] = {"type": "tool_result", "text": p.output}
+        if p.images:
+            result["images"] = list(p.images)
+        result["tool_call_id"] = strip_tool_call_id_suffix(p.tool_call_id)
+        return result  # type: ignore[return-value]
+    kind = getattr(p, "type", None) or msg.type
+    raise ValueError(f"stream_generate accepts only complete model messages, got {kind!r}")
+
+
+def merge_to_uni_message(messages: list[OmniMessage]) -> UniMessage:
+    """One gateway message from same-role complete messages; ValueError on empty or mixed input."""
+    if not messages:
+        raise ValueError(EMPTY_INPUT_ERROR)
+    role = getattr(messages[0].payload, "role", None)
+    items: list[ContentItem] = []
+    for msg in messages:
+        if getattr(msg.payload, "role", None) != role:
+            raise ValueError(MIXED_ROLES_ERROR)
+        items.append(to_content_item(msg))
+    if role not in ("user", "assistant"):
+        raise ValueError(f"stream_generate accepts only complete model messages, got {messages[0].type!r}")
+    return {"role": role, "content_items": items}
+
+
+def group_history(history: list[OmniMessage]) -> list[UniMessage]:
+    """Committed history as gateway messages: each run of adjacent same-role messages is one."""
+    groups: list[list[OmniMessage]] = []
+    current_role: str | None = None
+    for msg in history:
+        role = getattr(msg.payload, "role", None)
+        if role not in ("user", "assistant"):
+            raise ValueError(f"set_history accepts only complete model messages, got {msg.type!r}")
+        if role != current_role:
+            groups.append([])
+            current_role = role
+        groups[-1].append(msg)
+    return [merge_to_uni_message(group) for group in groups]
