@@ -1,0 +1,47 @@
+"""Best-effort Trace recording for the engine (§2.1 "Trace sink", §2.12.7 deferred rotation).
+
+Owns the filter (never partials, never origin-tagged messages), the deferred rotation
+(`rotate()`, then session_meta and the tool list, then the message) and the stderr logging
+of sink failures. The file format is the trace package's business.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..omni import OmniMessage, is_partial_payload
+from .protocols import TraceSink
+
+__all__ = ["Recorder"]
+
+
+class Recorder:
+    def __init__(
+        self,
+        sink: TraceSink | None,
+        *,
+        session_meta: OmniMessage | None = None,
+        tool_list: OmniMessage | None = None,
+        rotation_pending: bool = False,
+    ) -> None:
+        self.sink = sink
+        self.session_meta = session_meta
+        self.tool_list = tool_list
+        self.rotation_pending = rotation_pending
+
+    def record(self, msg: OmniMessage) -> None:
+        if self.sink is None or is_partial_payload(msg) or msg.origin:
+            return
+        if self.rotation_pending:
+            self.rotation_pending = False
+            try:
+                self.sink.rotate()
+                for head in (self.session_meta, self.tool_list):
+                    if head is not None:
+                        self.sink.write(head)
+            except Exception as exc:
+                print(f"[trace] rotate failed: {exc}", file=sys.stderr)
+        try:
+            self.sink.write(msg)
+        except Exception as exc:
+            print(f"[trace] write failed: {exc}", file=sys.stderr)

@@ -1,0 +1,119 @@
+"""Waits the engine performs, each raced against the run's abort signal (Appendix B "Signals").
+
+Owns the reconnect backoff ladder (`reconnect_delay_ms`), the backoff wait with its
+"retry now" hook (`Backoff`), `race_signal` for any other awaitable (approvals, stream
+pulls), and `SignalWatch`, which turns an abort into a plain callback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from typing import TypeVar
+
+from ..interfaces import AbortSignal
+
+__all__ = ["Backoff", "SignalWatch", "race_signal", "reconnect_delay_ms"]
+
+T = TypeVar("T")
+
+
+def reconnect_delay_ms(base_ms: int, cap_ms: int, attempt: int) -> int:
+    """`min(base × 2^(attempt−1), cap)` for the attempt-th reconnect (1-based)."""
+    return int(min(base_ms * 2 ** max(attempt - 1, 0), cap_ms))
+
+
+async def _cancel(task: asyncio.Future) -> None:
+    if not task.done():
+        task.cancel()
+    with suppress(asyncio.CancelledError, Exception):
+        await task
+
+
+async def race_signal(awaitable: Awaitable[T], signal: AbortSignal | None) -> tuple[bool, T | None]:
+    """Await `awaitable` unless the signal fires first: `(True, result)` when it finished,
+    `(False, None)` when the signal won (the awaitable is then cancelled). Exceptions of the
+    awaitable propagate."""
+    task = asyncio.ensure_future(awaitable)
+    if signal is None:
+        return True, await task
+    if signal.aborted:
+        await _cancel(task)
+        return False, None
+    watcher = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        await _cancel(watcher)
+        if not task.done():
+            await _cancel(task)
+    if task.cancelled():
+        return False, None
+    return True, task.result()
+
+
+class SignalWatch:
+    """Calls `on_abort` once when `signal` fires (no-op without a signal); `close()` stops it."""
+
+    def __init__(self, signal: AbortSignal | None, on_abort: Callable[[], None]) -> None:
+        self._task: asyncio.Future | None = None
+        if signal is not None:
+            self._task = asyncio.ensure_future(signal.wait())
+            self._task.add_done_callback(lambda t: None if t.cancelled() else on_abort())
+
+    async def close(self) -> None:
+        if self._task is not None:
+            await _cancel(self._task)
+
+
+class Backoff:
+    """The reconnect wait shared by turn retries and compaction retries (§2.3).
+
+    `wait(n, signal)` sleeps `delay(n)` and answers True ("proceed"), or False at once if the
+    signal is or becomes aborted; `skip()` ends a wait in progress early as "proceed" and
+    answers whether one was in progress. The three wake sources settle exactly once.
+    """
+
+    def __init__(self, base_ms: int, cap_ms: int) -> None:
+        self.base_ms = base_ms
+        self.cap_ms = cap_ms
+        self._wake: asyncio.Future[bool] | None = None
+
+    def delay_ms(self, attempt: int) -> int:
+        return reconnect_delay_ms(self.base_ms, self.cap_ms, attempt)
+
+    def skip(self) -> bool:
+        wake = self._wake
+        if wake is None or wake.done():
+            return False
+        loop = wake.get_loop()
+        try:
+            same_thread = asyncio.get_running_loop() is loop
+        except RuntimeError:
+            same_thread = False
+        if same_thread:
+            _settle(wake, True)
+        else:
+            loop.call_soon_threadsafe(_settle, wake, True)
+        return True
+
+    async def wait(self, attempt: int, signal: AbortSignal | None) -> bool:
+        if signal is not None and signal.aborted:
+            return False
+        loop = asyncio.get_running_loop()
+        wake: asyncio.Future[bool] = loop.create_future()
+        self._wake = wake
+        timer = loop.call_later(self.delay_ms(attempt) / 1000, _settle, wake, True)
+        watch = SignalWatch(signal, lambda: _settle(wake, False))
+        try:
+            return await wake
+        finally:
+            timer.cancel()
+            self._wake = None
+            await watch.close()
+
+
+def _settle(future: asyncio.Future[bool], value: bool) -> None:
+    if not future.done():
+        future.set_result(value)
