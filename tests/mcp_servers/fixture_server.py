@@ -1,0 +1,104 @@
+"""A real MCP server for the MCP tests, written with the SDK's `MCPServer` (ex-FastMCP).
+
+Tools cover what the client bridge must map: text (`echo`, read-only), a tool-level error
+(`fail`), image content (`pic`), a slow call (`slow`), env/cwd probing (`probe`), long
+output (`spam`) and a name unusable for LLM APIs (`dot.name`).
+
+Modes (argv): none = stdio; `--crash` writes to stderr and exits before the handshake;
+`--hang` never answers; `--http PORT` / `--sse PORT` serve on 127.0.0.1, appending the
+`x-penguin-test` request header of every request to the file named by `--header-log PATH`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
+
+PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+server = MCPServer(name="penguin-test-fixture", version="1.0.0", log_level="ERROR")
+
+
+@server.tool(description="Echoes back the input text.", annotations=ToolAnnotations(read_only_hint=True))
+def echo(text: str) -> str:
+    return f"echo: {text}"
+
+
+@server.tool(description="Always reports a tool-level error.")
+def fail() -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text="boom")], is_error=True)
+
+
+@server.tool(description="Returns a 1x1 PNG plus a caption.")
+def pic() -> CallToolResult:
+    return CallToolResult(
+        content=[
+            TextContent(type="text", text="a tiny image"),
+            ImageContent(type="image", data=PNG_1X1, mime_type="image/png"),
+        ]
+    )
+
+
+@server.tool(description="Waits the requested milliseconds.")
+async def slow(ms: float) -> str:
+    await anyio.sleep(ms / 1000)
+    return "done"
+
+
+@server.tool(description="Reports FIXTURE_SECRET and the process cwd.")
+def probe() -> str:
+    return f"{os.environ.get('FIXTURE_SECRET', '')}|{os.getcwd()}"
+
+
+@server.tool(description="Returns 500 characters.")
+def spam() -> str:
+    return "x" * 500
+
+
+@server.tool(name="dot.name", description="Unusable as an LLM tool name.")
+def dot_name() -> str:
+    return "never callable"
+
+
+def _header_logging(app, path: str):
+    async def logged(scope, receive, send):
+        if scope.get("type") == "http":
+            headers = dict(scope.get("headers") or [])
+            with open(path, "a", encoding="utf-8") as log:
+                log.write(headers.get(b"x-penguin-test", b"<missing>").decode() + "\n")
+        await app(scope, receive, send)
+
+    return logged
+
+
+def _serve(kind: str, port: int, header_log: str) -> None:
+    import uvicorn
+
+    app = server.streamable_http_app() if kind == "--http" else server.sse_app()
+    config = uvicorn.Config(_header_logging(app, header_log), host="127.0.0.1", port=port, log_level="error")
+    uvicorn.Server(config).run()
+
+
+def main(argv: list[str]) -> None:
+    if "--crash" in argv:
+        print("fixture exploding on purpose", file=sys.stderr, flush=True)
+        sys.exit(3)
+    if "--hang" in argv:
+        while True:
+            time.sleep(3600)
+    for kind in ("--http", "--sse"):
+        if kind in argv:
+            port = int(argv[argv.index(kind) + 1])
+            header_log = argv[argv.index("--header-log") + 1]
+            _serve(kind, port, header_log)
+            return
+    server.run("stdio")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
