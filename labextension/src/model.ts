@@ -1,0 +1,631 @@
+/**
+ * Transcript model: wire messages -> display blocks.
+ *
+ * A faithful TypeScript re-implementation of penguin_jupyter/notebook/transcript_model.py
+ * (build_blocks, tool_card_summary, diff_preview) and of the tolerant bundle reader
+ * (transcript_bundle.read_bundle). Same block order, same grouping: tool outputs and approval
+ * decisions join their call by tool_call_id within one origin; origin-tagged messages go into
+ * nested subagent groups placed where the subagent first appeared. Keep the two in step.
+ */
+
+export type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+export const BUNDLE_VERSION = 1;
+export const STOP_REASONS = ['completed', 'failed', 'aborted', 'timeout', 'malformed', 'auth'];
+const MAX_TURNS_NOTICE = /^\[reached max turns \((-?\d+)\); stopping\]$/;
+const DETAIL_LIMIT = 200;
+const SILENT_EVENTS = new Set(['request_begin', 'token_usage', 'tool_list_ready', 'subagent', 'goal_finished']);
+
+export interface TokenCounts {
+  cache_read: number;
+  cache_write: number;
+  output: number;
+  total: number;
+}
+
+export interface Bundle {
+  version: number;
+  session: { [key: string]: string };
+  status: string;
+  usage: { session: TokenCounts; request: TokenCounts } | null;
+  messages: Json[];
+}
+
+export interface TextBlock {
+  kind: 'text';
+  role: string;
+  text: string;
+  stop_reason: string;
+  sender: string | null;
+}
+
+export interface ThinkingBlock {
+  kind: 'thinking';
+  thinking: string;
+  stop_reason: string;
+}
+
+export interface ImageBlock {
+  kind: 'image';
+  source: string;
+  mime_type: string | null;
+}
+
+export interface ToolCard {
+  kind: 'tool';
+  tool_call_id: string;
+  name: string;
+  arguments: string;
+  call_stop_reason: string | null;
+  title: string;
+  detail: string;
+  description: string | null;
+  command: string | null;
+  workdir: string | null;
+  diff: string | null;
+  decision: string | null;
+  output: string | null;
+  images: string[];
+  output_stop_reason: string | null;
+  has_call: boolean;
+}
+
+export interface EventBlock {
+  kind: 'event';
+  event: string;
+  text: string;
+  status: string | null;
+  details: { [key: string]: Json };
+}
+
+export interface SubagentGroup {
+  kind: 'subagent';
+  session_id: string;
+  provider: string | null;
+  model_id: string | null;
+  blocks: Block[];
+}
+
+export type Block = TextBlock | ThinkingBlock | ImageBlock | ToolCard | EventBlock | SubagentGroup;
+
+// --- tolerant bundle reader ----------------------------------------------------------------
+
+function isObject(value: Json): boolean {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function messageDict(message: Json): Json | null {
+  let data = message;
+  if (typeof data === 'string') {
+    try {
+      data = JSON.parse(data);
+    } catch {
+      return null;
+    }
+  }
+  if (!isObject(data) || !isObject(data.payload)) {
+    return null;
+  }
+  if (String(data.payload.type ?? '').startsWith('partial_')) {
+    return null;
+  }
+  return data;
+}
+
+function tokenCounts(value: Json): TokenCounts {
+  const source = isObject(value) ? value : {};
+  const num = (v: Json) => (typeof v === 'number' && isFinite(v) ? Math.trunc(v) : 0);
+  return {
+    cache_read: num(source.cache_read),
+    cache_write: num(source.cache_write),
+    output: num(source.output),
+    total: num(source.total)
+  };
+}
+
+/** Any bundle of version <= current (and best effort newer ones) in the v1 shape. */
+export function readBundle(data: Json): Bundle {
+  if (typeof data === 'string') {
+    data = JSON.parse(data);
+  }
+  if (!isObject(data)) {
+    throw new Error('transcript bundle must be a JSON object');
+  }
+  const session: { [key: string]: string } = {};
+  if (isObject(data.session)) {
+    for (const key of ['session_id', 'provider', 'model_id', 'workspace', 'approval_mode', 'trace_path']) {
+      const value = data.session[key];
+      if (value !== undefined && value !== null) {
+        session[key] = String(value);
+      }
+    }
+  }
+  const usage = isObject(data.usage)
+    ? { session: tokenCounts(data.usage.session), request: tokenCounts(data.usage.request) }
+    : null;
+  const messages = (Array.isArray(data.messages) ? data.messages : [])
+    .map(messageDict)
+    .filter((m: Json) => m !== null);
+  return {
+    version: typeof data.version === 'number' ? data.version : 0,
+    session,
+    status: STOP_REASONS.includes(data.status) ? data.status : 'completed',
+    usage,
+    messages
+  };
+}
+
+// --- small helpers (same as the Python ones) ------------------------------------------------
+
+export function parseArguments(args: Json): { [key: string]: Json } | null {
+  if (isObject(args)) {
+    return args;
+  }
+  if (typeof args !== 'string') {
+    return null;
+  }
+  try {
+    const value = JSON.parse(args);
+    return isObject(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+function stringArg(args: Json, key: string): string | null {
+  const value = (args ?? {})[key];
+  return typeof value === 'string' ? value : null;
+}
+
+function shorten(text: string, limit = DETAIL_LIMIT): string {
+  text = text.includes('\n') ? text.split('\n', 1)[0] + ' …' : text.split(/\s+/).filter(Boolean).join(' ');
+  return [...text].length <= limit ? text : [...text].slice(0, limit - 1).join('') + '…';
+}
+
+/** Python-compatible compact JSON (json.dumps with ensure_ascii=False, separators=(",", ":")). */
+function compactJson(value: Json): string {
+  return JSON.stringify(value);
+}
+
+export function toolDescription(args: Json): string | null {
+  const value = stringArg(parseArguments(args), 'description');
+  return value === null ? null : value.trim() || null;
+}
+
+/** [title, detail] for a card header: the tool name and its key argument on one line. */
+export function toolCardSummary(payload: Json): [string, string] {
+  const name = String(payload.name || 'tool');
+  const raw = payload.arguments ?? '';
+  const args = parseArguments(raw);
+  if (args === null) {
+    return [name, shorten(typeof raw === 'string' ? raw : compactJson(raw))];
+  }
+  if (name === 'exec_command') {
+    let detail = '$ ' + (stringArg(args, 'cmd') ?? '');
+    const workdir = stringArg(args, 'workdir');
+    if (workdir) {
+      detail += `  (in ${workdir})`;
+    }
+    if (args.run_in_background === true) {
+      detail += '  [background]';
+    }
+    return [name, shorten(detail)];
+  }
+  for (const key of ['file_path', 'source', 'process_id', 'subagent_id']) {
+    const value = stringArg(args, key);
+    if (value) {
+      const extra = stringArg(args, 'chars') || stringArg(args, 'prompt');
+      return [name, shorten(value + (extra ? `: ${extra}` : ''))];
+    }
+  }
+  const prompt = stringArg(args, 'prompt');
+  if (prompt) {
+    return [name, shorten(prompt)];
+  }
+  const shown: { [key: string]: Json } = {};
+  for (const [key, value] of Object.entries(args)) {
+    if (key !== 'description') {
+      shown[key] = value;
+    }
+  }
+  return [name, Object.keys(shown).length ? shorten(compactJson(shown)) : ''];
+}
+
+function splitLines(text: string): string[] {
+  // Python str.splitlines() for the common separators: no trailing empty line.
+  const lines = text.split(/\r\n|\r|\n/);
+  if (lines.length && lines[lines.length - 1] === '') {
+    lines.pop();
+  }
+  return lines;
+}
+
+type Op = ['equal' | 'delete' | 'insert', number, number, number, number];
+
+function lineOps(a: string[], b: string[]): Op[] {
+  const n = a.length;
+  const m = b.length;
+  const lcs: number[][] = Array.from({ length: n + 1 }, () => new Array(m + 1).fill(0));
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) {
+      lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+    }
+  }
+  const ops: Op[] = [];
+  const push = (tag: Op[0], i1: number, i2: number, j1: number, j2: number) => {
+    const last = ops[ops.length - 1];
+    if (last && last[0] === tag && last[2] === i1 && last[4] === j1) {
+      last[2] = i2;
+      last[4] = j2;
+    } else {
+      ops.push([tag, i1, i2, j1, j2]);
+    }
+  };
+  let i = 0;
+  let j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && a[i] === b[j]) {
+      push('equal', i, i + 1, j, j + 1);
+      i++;
+      j++;
+    } else if (j < m && (i >= n || lcs[i][j + 1] > lcs[i + 1][j])) {
+      push('insert', i, i, j, j + 1);
+      j++;
+    } else {
+      push('delete', i, i + 1, j, j);
+      i++;
+    }
+  }
+  return ops;
+}
+
+function formatRange(start: number, stop: number): string {
+  let beginning = start + 1;
+  const length = stop - start;
+  if (length === 1) {
+    return `${beginning}`;
+  }
+  if (!length) {
+    beginning -= 1;
+  }
+  return `${beginning},${length}`;
+}
+
+/** A unified diff in the style of Python's difflib.unified_diff (3 lines of context). */
+export function unifiedDiff(a: string[], b: string[], fromFile: string, toFile: string, context = 3): string[] {
+  let ops = lineOps(a, b);
+  if (!ops.some(op => op[0] !== 'equal')) {
+    return [];
+  }
+  if (!ops.length) {
+    ops = [['equal', 0, 1, 0, 1]];
+  }
+  // Trim leading/trailing context, then split on long equal runs (difflib get_grouped_opcodes).
+  const first = ops[0];
+  if (first[0] === 'equal') {
+    ops[0] = ['equal', Math.max(first[1], first[2] - context), first[2], Math.max(first[3], first[4] - context), first[4]];
+  }
+  const lastOp = ops[ops.length - 1];
+  if (lastOp[0] === 'equal') {
+    ops[ops.length - 1] = ['equal', lastOp[1], Math.min(lastOp[2], lastOp[1] + context), lastOp[3], Math.min(lastOp[4], lastOp[3] + context)];
+  }
+  const groups: Op[][] = [];
+  let group: Op[] = [];
+  for (const [tag, i1, i2, j1, j2] of ops) {
+    if (tag === 'equal' && i2 - i1 > context * 2) {
+      group.push([tag, i1, Math.min(i2, i1 + context), j1, Math.min(j2, j1 + context)]);
+      groups.push(group);
+      group = [[tag, Math.max(i1, i2 - context), i2, Math.max(j1, j2 - context), j2]];
+    } else {
+      group.push([tag, i1, i2, j1, j2]);
+    }
+  }
+  if (group.length && !(group.length === 1 && group[0][0] === 'equal')) {
+    groups.push(group);
+  }
+  const lines = [`--- ${fromFile}`, `+++ ${toFile}`];
+  for (const g of groups) {
+    const head = g[0];
+    const tail = g[g.length - 1];
+    lines.push(`@@ -${formatRange(head[1], tail[2])} +${formatRange(head[3], tail[4])} @@`);
+    for (const [tag, i1, i2, j1, j2] of g) {
+      if (tag === 'equal') {
+        a.slice(i1, i2).forEach(line => lines.push(' ' + line));
+      } else {
+        a.slice(i1, i2).forEach(line => lines.push('-' + line));
+        b.slice(j1, j2).forEach(line => lines.push('+' + line));
+      }
+    }
+  }
+  return lines;
+}
+
+/** A unified diff computed from edit_file / write_file arguments; null for other tools. */
+export function diffPreview(name: string, args: Json): string | null {
+  if (name !== 'edit_file' && name !== 'write_file') {
+    return null;
+  }
+  const parsed = parseArguments(args);
+  if (parsed === null) {
+    return null;
+  }
+  const path = stringArg(parsed, 'file_path') || 'file';
+  let before: string[];
+  let after: string[];
+  if (name === 'edit_file') {
+    const oldText = stringArg(parsed, 'old_string');
+    const newText = stringArg(parsed, 'new_string');
+    if (oldText === null || newText === null) {
+      return null;
+    }
+    before = splitLines(oldText);
+    after = splitLines(newText);
+  } else {
+    const content = stringArg(parsed, 'content');
+    if (content === null) {
+      return null;
+    }
+    before = [];
+    after = splitLines(content);
+  }
+  const lines = unifiedDiff(before, after, `a/${path}`, `b/${path}`);
+  if (name === 'edit_file' && parsed.replace_all === true && lines.length) {
+    lines.push('(replace_all: every occurrence)');
+  }
+  return lines.length ? lines.join('\n') : null;
+}
+
+// --- grouping -------------------------------------------------------------------------------
+
+class Scope {
+  cards = new Map<string, ToolCard[]>();
+  children = new Map<string, [SubagentGroup, Scope]>();
+  openCompaction: EventBlock | null = null;
+  openMcp: EventBlock | null = null;
+
+  constructor(public blocks: Block[]) {}
+
+  cardFor(toolCallId: string, wants: 'call' | 'decision' | 'output'): ToolCard {
+    for (const card of this.cards.get(toolCallId) ?? []) {
+      if (wants === 'call' && !card.has_call) {
+        return card;
+      }
+      if (wants === 'decision' && card.decision === null) {
+        return card;
+      }
+      if (wants === 'output' && card.output === null) {
+        return card;
+      }
+    }
+    const card: ToolCard = {
+      kind: 'tool',
+      tool_call_id: toolCallId,
+      name: '',
+      arguments: '',
+      call_stop_reason: null,
+      title: 'tool',
+      detail: '',
+      description: null,
+      command: null,
+      workdir: null,
+      diff: null,
+      decision: null,
+      output: null,
+      images: [],
+      output_stop_reason: null,
+      has_call: false
+    };
+    if (!this.cards.has(toolCallId)) {
+      this.cards.set(toolCallId, []);
+    }
+    this.cards.get(toolCallId)!.push(card);
+    this.blocks.push(card);
+    return card;
+  }
+
+  child(sessionId: string): Scope {
+    if (!this.children.has(sessionId)) {
+      const group: SubagentGroup = { kind: 'subagent', session_id: sessionId, provider: null, model_id: null, blocks: [] };
+      this.children.set(sessionId, [group, new Scope(group.blocks)]);
+      this.blocks.push(group);
+    }
+    return this.children.get(sessionId)![1];
+  }
+
+  group(sessionId: string): SubagentGroup {
+    return this.children.get(sessionId)![0];
+  }
+}
+
+function fillCall(card: ToolCard, payload: Json): void {
+  const name = String(payload.name || '');
+  const args = typeof payload.arguments === 'string' ? payload.arguments : compactJson(payload.arguments ?? '');
+  card.has_call = true;
+  card.name = name;
+  card.arguments = args;
+  card.call_stop_reason = String(payload.stop_reason || 'completed');
+  [card.title, card.detail] = toolCardSummary(payload);
+  card.description = toolDescription(args);
+  card.diff = diffPreview(name, args);
+  if (name === 'exec_command') {
+    const parsed = parseArguments(args);
+    card.command = stringArg(parsed, 'cmd');
+    card.workdir = stringArg(parsed, 'workdir');
+  }
+}
+
+function pyFixed1(ms: number): string {
+  return (ms / 1000).toFixed(1);
+}
+
+function retryText(payload: Json): [string, string] {
+  const status = String(payload.status);
+  const error = payload.error_message;
+  const attempt = payload.attempt;
+  const waitMs = payload.retry_in_ms;
+  const head = `Request ${status}` + (error ? `: ${error}` : '');
+  if (Number.isInteger(attempt) && Number.isInteger(waitMs)) {
+    return ['retry', `${head} — retry ${attempt} in ${pyFixed1(waitMs)} s`];
+  }
+  if (Number.isInteger(attempt)) {
+    return ['retry', `${head} — retry ${attempt}`];
+  }
+  return ['request_error', head];
+}
+
+function compactionText(begin: Json | null, end: Json | null): string {
+  const source = begin ?? end ?? {};
+  let text = `Compaction (${source.reason}, ${source.mode})`;
+  if (begin) {
+    text += ` at ${begin.context} context tokens, ${begin.turns} turns`;
+  }
+  if (end) {
+    text += ` — ${end.status}`;
+    if (end.error_message) {
+      text += `: ${end.error_message}`;
+    }
+  }
+  return text;
+}
+
+function mcpText(begin: Json | null, end: Json | null): string {
+  const results: Json[] = Array.isArray(end?.results) ? end.results : [];
+  const servers: Json[] = begin?.servers?.length ? begin.servers : results.map(r => r.server);
+  let text = 'MCP connect: ' + servers.map(String).join(', ');
+  if (end) {
+    const parts = results.map(r => {
+      let part = `${r.server} ${r.status} in ${r.duration_ms} ms`;
+      if (r.tools !== undefined && r.tools !== null) {
+        part += `, ${r.tools} tools`;
+      }
+      if (r.error) {
+        part += ` (${r.error})`;
+      }
+      return part;
+    });
+    text += ` — ${end.status}` + (parts.length ? ': ' + parts.join('; ') : '');
+  }
+  return text;
+}
+
+function addEvent(scope: Scope, payload: Json): void {
+  const kind = payload.type;
+  if (SILENT_EVENTS.has(kind)) {
+    return;
+  }
+  if (kind === 'approval_decision') {
+    scope.cardFor(String(payload.tool_call_id ?? ''), 'decision').decision = String(payload.decision);
+  } else if (kind === 'request_end') {
+    if (payload.status === 'completed') {
+      return;
+    }
+    const [event, text] = retryText(payload);
+    const details: { [key: string]: Json } = {};
+    for (const key of ['error_message', 'attempt', 'retry_in_ms']) {
+      if (key in payload) {
+        details[key] = payload[key];
+      }
+    }
+    scope.blocks.push({ kind: 'event', event, text, status: String(payload.status), details });
+  } else if (kind === 'compaction_begin') {
+    const block: EventBlock = { kind: 'event', event: 'compaction', text: compactionText(payload, null), status: null, details: { begin: payload } };
+    scope.openCompaction = block;
+    scope.blocks.push(block);
+  } else if (kind === 'compaction_end') {
+    let block = scope.openCompaction;
+    if (!block) {
+      block = { kind: 'event', event: 'compaction', text: '', status: null, details: {} };
+      scope.blocks.push(block);
+    }
+    block.details.end = payload;
+    block.status = String(payload.status);
+    block.text = compactionText(block.details.begin ?? null, payload);
+    scope.openCompaction = null;
+  } else if (kind === 'mcp_connect_begin') {
+    const block: EventBlock = { kind: 'event', event: 'mcp_connect', text: mcpText(payload, null), status: null, details: { begin: payload } };
+    scope.openMcp = block;
+    scope.blocks.push(block);
+  } else if (kind === 'mcp_connect_end') {
+    let block = scope.openMcp;
+    if (!block) {
+      block = { kind: 'event', event: 'mcp_connect', text: '', status: null, details: {} };
+      scope.blocks.push(block);
+    }
+    block.details.end = payload;
+    block.status = String(payload.status);
+    block.text = mcpText(block.details.begin ?? null, payload);
+    scope.openMcp = null;
+  } else if (kind === 'abort') {
+    const reason = payload.reason ?? null;
+    scope.blocks.push({ kind: 'event', event: 'abort', text: 'Aborted' + (reason ? `: ${reason}` : ''), status: 'aborted', details: { reason } });
+  }
+}
+
+function addModel(scope: Scope, payload: Json): void {
+  const kind = payload.type;
+  const stop = String(payload.stop_reason || 'completed');
+  if (kind === 'text') {
+    const text = String(payload.text ?? '');
+    const role = String(payload.role ?? 'assistant');
+    const match = role === 'assistant' ? MAX_TURNS_NOTICE.exec(text) : null;
+    if (match) {
+      scope.blocks.push({ kind: 'event', event: 'max_turns', text, status: stop, details: { max_turns: Number(match[1]) } });
+      return;
+    }
+    scope.blocks.push({ kind: 'text', role, text, stop_reason: stop, sender: payload.sender ?? null });
+  } else if (kind === 'thinking') {
+    scope.blocks.push({ kind: 'thinking', thinking: String(payload.thinking ?? ''), stop_reason: stop });
+  } else if (kind === 'inline_thinking') {
+    scope.blocks.push({ kind: 'thinking', thinking: `[encrypted thinking, ${payload.mime_type}]`, stop_reason: stop });
+  } else if (kind === 'image_url') {
+    scope.blocks.push({ kind: 'image', source: String(payload.image_url ?? ''), mime_type: null });
+  } else if (kind === 'inline_data') {
+    const mime = String(payload.mime_type ?? 'application/octet-stream');
+    scope.blocks.push({ kind: 'image', source: `data:${mime};base64,${payload.data ?? ''}`, mime_type: mime });
+  } else if (kind === 'tool_call') {
+    fillCall(scope.cardFor(String(payload.tool_call_id ?? ''), 'call'), payload);
+  } else if (kind === 'tool_call_output') {
+    const card = scope.cardFor(String(payload.tool_call_id ?? ''), 'output');
+    card.output = String(payload.output ?? '');
+    card.images = (Array.isArray(payload.images) ? payload.images : []).filter((i: Json) => typeof i === 'string');
+    card.output_stop_reason = stop;
+  }
+}
+
+/** Group a Task's complete messages and events (wire dicts) into display blocks. */
+export function buildBlocks(messages: Json[]): Block[] {
+  const blocks: Block[] = [];
+  const root = new Scope(blocks);
+  for (const data of messages) {
+    if (!isObject(data) || !isObject(data.payload)) {
+      continue;
+    }
+    const payload = data.payload;
+    const origin: string[] = Array.isArray(data.origin) ? data.origin.map(String) : [];
+    let scope = root;
+    for (const hop of origin) {
+      scope = scope.child(hop);
+    }
+    if (data.type === 'session_meta') {
+      if (origin.length) {
+        let owner = root;
+        for (const hop of origin.slice(0, -1)) {
+          owner = owner.child(hop);
+        }
+        const group = owner.group(origin[origin.length - 1]);
+        group.provider = payload.provider || group.provider;
+        group.model_id = payload.model_id || group.model_id;
+      }
+      continue;
+    }
+    if (String(payload.type ?? '').startsWith('partial_')) {
+      continue;
+    }
+    if (data.type === 'event_msg') {
+      addEvent(scope, payload);
+    } else if (data.type === 'model_msg') {
+      addModel(scope, payload);
+    }
+  }
+  return blocks;
+}

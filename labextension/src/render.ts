@@ -1,0 +1,217 @@
+/**
+ * DOM rendering of transcript blocks inside JupyterLab.
+ *
+ * Mirrors the HTML fallback (penguin_jupyter/notebook/transcript_html.py): header, collapsed
+ * thinking, Markdown text (JupyterLab's parser + sanitizer), tool cards with command / diff /
+ * arguments / approval / output (long output collapsed, expandable), events, nested subagents,
+ * usage. Every model string goes in through textContent unless it passed the sanitizer.
+ */
+
+import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import { Widget } from '@lumino/widgets';
+import { Block, Bundle, buildBlocks, BUNDLE_VERSION, readBundle, ToolCard } from './model';
+
+export const OUTPUT_HEAD_LINES = 12;
+
+type Child = Node | string | null | undefined | false;
+
+function el(tag: string, className?: string, ...children: Child[]): HTMLElement {
+  const node = document.createElement(tag);
+  if (className) {
+    node.className = className;
+  }
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) {
+      continue;
+    }
+    node.appendChild(typeof child === 'string' ? document.createTextNode(child) : child);
+  }
+  return node;
+}
+
+function details(summary: string, className: string, open: boolean, ...children: Child[]): HTMLElement {
+  const node = el('details', className, el('summary', '', summary), ...children);
+  (node as HTMLDetailsElement).open = open;
+  return node;
+}
+
+function collapsiblePre(text: string): HTMLElement {
+  const lines = text.split('\n');
+  if (lines.length <= OUTPUT_HEAD_LINES) {
+    return el('pre', 'pg-output', text);
+  }
+  const more = lines.length - OUTPUT_HEAD_LINES;
+  return el(
+    'div',
+    'pg-output-long',
+    el('pre', 'pg-output', lines.slice(0, OUTPUT_HEAD_LINES).join('\n')),
+    details(`… ${more} more line${more !== 1 ? 's' : ''}`, 'pg-output-more', false,
+      el('pre', 'pg-output', lines.slice(OUTPUT_HEAD_LINES).join('\n')))
+  );
+}
+
+function diffPre(text: string): HTMLElement {
+  const pre = el('pre', 'pg-diff');
+  text.split('\n').forEach((line, index) => {
+    if (index) {
+      pre.appendChild(document.createTextNode('\n'));
+    }
+    let css = '';
+    if (line.startsWith('+++') || line.startsWith('---')) {
+      css = 'pg-diff-file';
+    } else if (line.startsWith('+')) {
+      css = 'pg-diff-add';
+    } else if (line.startsWith('-')) {
+      css = 'pg-diff-del';
+    } else if (line.startsWith('@@')) {
+      css = 'pg-diff-hunk';
+    }
+    pre.appendChild(css ? el('span', css, line) : document.createTextNode(line));
+  });
+  return pre;
+}
+
+function image(src: string, mime: string | null): HTMLElement {
+  if (src.startsWith('data:image/')) {
+    const img = document.createElement('img');
+    img.src = src;
+    img.alt = 'image';
+    img.className = 'pg-image';
+    return img;
+  }
+  return el('div', 'pg-meta', src.startsWith('data:') ? `[${mime}]` : `[image: ${src.slice(0, 200)}]`);
+}
+
+export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
+  constructor(private options: IRenderMime.IRendererOptions) {
+    super();
+    this.addClass('penguin-transcript');
+  }
+
+  async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    const data = model.data[this.options.mimeType];
+    this.node.textContent = '';
+    let bundle: Bundle;
+    try {
+      bundle = readBundle(data);
+    } catch (error) {
+      this.node.appendChild(el('div', 'pg-failed', `Cannot render this penguin transcript: ${error}`));
+      return;
+    }
+    this.node.appendChild(this.header(bundle));
+    const body = el('div', 'pg-body');
+    this.node.appendChild(body);
+    for (const block of buildBlocks(bundle.messages)) {
+      body.appendChild(await this.block(block));
+    }
+    if (bundle.usage) {
+      const s = bundle.usage.session;
+      this.node.appendChild(el('div', 'pg-usage',
+        `tokens: session ${s.total} total (${s.output} output, ${s.cache_read} cache read, ` +
+        `${s.cache_write} cache write) · last request ${bundle.usage.request.total}`));
+    }
+  }
+
+  private header(bundle: Bundle): HTMLElement {
+    const s = bundle.session;
+    const model = [s.provider, s.model_id].filter(Boolean).join('/') || 'unknown model';
+    const meta = [
+      s.workspace ? `workspace ${s.workspace}` : '',
+      s.session_id ? `session ${s.session_id}` : '',
+      s.approval_mode ? `approve ${s.approval_mode}` : ''
+    ].filter(Boolean).join(' · ');
+    const header = el('div', 'pg-header',
+      el('span', 'pg-title', `🐧 penguin · ${model} · `),
+      el('span', `pg-status pg-status-${bundle.status}`, bundle.status),
+      el('div', 'pg-meta', meta));
+    if (bundle.version > BUNDLE_VERSION) {
+      header.appendChild(el('div', 'pg-meta',
+        `bundle version ${bundle.version} is newer than this renderer (${BUNDLE_VERSION}); some parts may be missing`));
+    }
+    return header;
+  }
+
+  private async markdown(text: string): Promise<HTMLElement> {
+    const node = el('div', 'pg-markdown');
+    const parser = this.options.markdownParser;
+    if (parser) {
+      try {
+        node.innerHTML = this.options.sanitizer.sanitize(await parser.render(text));
+        return node;
+      } catch {
+        // fall through to plain text
+      }
+    }
+    node.classList.add('pg-plain');
+    node.textContent = text;
+    return node;
+  }
+
+  private async block(block: Block): Promise<HTMLElement> {
+    switch (block.kind) {
+      case 'thinking':
+        return details('thinking', 'pg-thinking', false, el('pre', '', block.thinking));
+      case 'text': {
+        const body = await this.markdown(block.text);
+        if (block.role === 'user') {
+          return el('div', 'pg-user', el('div', 'pg-meta', block.sender || 'user'), body);
+        }
+        return el('div', 'pg-text', body,
+          block.stop_reason !== 'completed' && el('div', 'pg-failed', `(${block.stop_reason})`));
+      }
+      case 'image':
+        return image(block.source, block.mime_type);
+      case 'tool':
+        return this.toolCard(block);
+      case 'event':
+        return el('div', `pg-event pg-event-${block.event}`, block.text);
+      case 'subagent': {
+        const model = block.provider && block.model_id ? ` · ${block.provider}/${block.model_id}` : '';
+        const group = details(`subagent ${block.session_id}${model}`, 'pg-subagent', true);
+        for (const child of block.blocks) {
+          group.appendChild(await this.block(child));
+        }
+        return group;
+      }
+    }
+  }
+
+  private toolCard(card: ToolCard): HTMLElement {
+    const node = el('div', 'pg-tool penguin-tool-card');
+    node.dataset.toolCallId = card.tool_call_id;
+    node.dataset.toolName = card.name;
+    const title = card.has_call ? card.title : `(tool call ${card.tool_call_id} not in transcript)`;
+    node.appendChild(el('div', 'pg-tool-header',
+      el('span', 'pg-tool-title', title),
+      card.description && el('span', 'pg-tool-description', ` — ${card.description}`)));
+    if (card.name === 'exec_command' && card.command !== null) {
+      node.appendChild(el('pre', 'pg-command', `$ ${card.command}`));
+      if (card.workdir) {
+        node.appendChild(el('div', 'pg-meta', `in ${card.workdir}`));
+      }
+    } else if (card.diff) {
+      node.appendChild(diffPre(card.diff));
+    } else if (card.detail) {
+      node.appendChild(el('div', 'pg-meta', card.detail));
+    }
+    if (card.has_call) {
+      node.appendChild(details('arguments', 'pg-arguments', false, el('pre', '', card.arguments)));
+    }
+    if (card.call_stop_reason && card.call_stop_reason !== 'completed') {
+      node.appendChild(el('div', 'pg-failed', `call ${card.call_stop_reason} (not executed)`));
+    }
+    if (card.decision) {
+      node.appendChild(el('div', `pg-decision pg-decision-${card.decision}`, `approval: ${card.decision}`));
+    }
+    if (card.output !== null) {
+      const status = card.output_stop_reason || 'completed';
+      node.appendChild(el('div', status === 'completed' ? 'pg-meta' : 'pg-meta pg-failed',
+        status === 'completed' ? 'output' : `output (${status})`));
+      node.appendChild(collapsiblePre(card.output));
+      card.images.forEach(src => node.appendChild(image(src, null)));
+    } else if (card.has_call) {
+      node.appendChild(el('div', 'pg-meta', 'no output'));
+    }
+    return node;
+  }
+}
