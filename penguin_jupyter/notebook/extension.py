@@ -1,0 +1,80 @@
+"""IPython extension hooks: `%%penguin` / `%penguin` and the input transformer behind them.
+
+Owns registration only. A cell whose first line is `%%penguin …` is rewritten (before IPython's
+own magic handling) into a top-level `await` of `runner.run_cell`, and a line `%penguin …`
+into `await line_commands.run_line(…)`, so the cell shows `[*]` until the Task ends while
+widget clicks keep arriving (ipykernel ≥ 7.4). The registered magics are a fallback for
+direct `run_cell_magic` / `run_line_magic` calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+from typing import Any
+
+CELL_MAGIC = re.compile(r"^%%penguin(?=\s|$)(.*)$")
+LINE_MAGIC = re.compile(r"^(\s*)%penguin(?=\s|$)(.*)$")
+RUNNER = "__import__('penguin_jupyter.notebook.runner', fromlist=['run_cell']).run_cell"
+LINER = "__import__('penguin_jupyter.notebook.line_commands', fromlist=['run_line']).run_line"
+
+
+def transform_penguin_cell(lines: list[str]) -> list[str]:
+    """IPython cleanup transform: `%%penguin` cells and `%penguin` lines become awaits."""
+    if not lines:
+        return lines
+    first = CELL_MAGIC.match(lines[0].rstrip("\n"))
+    if first is not None:
+        body = "".join(lines[1:])
+        return [f"await {RUNNER}({first.group(1).strip()!r}, {body!r})\n"]
+    out = []
+    for line in lines:
+        match = LINE_MAGIC.match(line.rstrip("\n"))
+        out.append(f"{match.group(1)}await {LINER}({match.group(2).strip()!r})\n" if match else line)
+    return out
+
+
+def _run_sync(coro: Any) -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(coro)
+        return
+    coro.close()
+    print(
+        "penguin: put %%penguin / %penguin at the start of a cell line (it must be awaited)", file=sys.stderr
+    )
+
+
+def _cell_magic(line: str, cell: str) -> None:
+    from .runner import run_cell
+
+    _run_sync(run_cell(line, cell or ""))
+
+
+def _line_magic(line: str) -> None:
+    from .line_commands import run_line
+
+    _run_sync(run_line(line))
+
+
+def load_ipython_extension(ip: Any) -> None:
+    transforms = ip.input_transformers_cleanup
+    if transform_penguin_cell not in transforms:
+        transforms.append(transform_penguin_cell)
+    ip.register_magic_function(_cell_magic, magic_kind="cell", magic_name="penguin")
+    ip.register_magic_function(_line_magic, magic_kind="line", magic_name="penguin")
+
+
+def unload_ipython_extension(ip: Any) -> None:
+    transforms = ip.input_transformers_cleanup
+    while transform_penguin_cell in transforms:
+        transforms.remove(transform_penguin_cell)
+    magics = ip.magics_manager.magics
+    magics["cell"].pop("penguin", None)
+    magics["line"].pop("penguin", None)
+    state = getattr(ip, "_penguin_sessions", None)
+    if state is not None:
+        state.drop_session()
+        ip._penguin_sessions = None

@@ -1,0 +1,143 @@
+"""The notebook's current Session and its per-kernel settings.
+
+Owns which Session a cell talks to: the Agent (created once per kernel), the current Session
+(continued across cells), `--new` / `--session` / `%penguin new|resume|model|approve`, the
+per-session "always allow" sets and the last token usage. Creating and resuming sessions is the
+Agent's job; turning a start failure into the "configure a model" paragraph happens here.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+from .options import CellOptions
+
+NO_MODEL_PARAGRAPH = (
+    "penguin: could not start a session ({reason}), so nothing was run. To configure a model, edit "
+    "the project config "
+    "{config_path} (PENGUIN_HOME, default ~/.penguin/data): add a [[models]] entry with provider, "
+    "model_id and, for a custom endpoint, base_url and api_key — or from Python: "
+    'penguin_jupyter.state.add_model(None, "default_project", provider="openai", model_id="gpt-4.1", '
+    "default=True). Credentials may also come from provider environment variables (OPENAI_API_KEY, "
+    "ANTHROPIC_API_KEY, GEMINI_API_KEY, DEEPSEEK_API_KEY, …) or a .env file in the workspace. Then pick "
+    "a model with `%%penguin --model PROVIDER/MODEL_ID` or `%penguin model PROVIDER/MODEL_ID`; "
+    "`%penguin models` lists what is configured."
+)
+
+
+class SessionStartError(Exception):
+    """A session could not be created or resumed; `str()` is the paragraph to show."""
+
+
+def config_path_text() -> str:
+    from ..state import paths
+
+    return str(paths.project_config_path(paths.resolve_root(None), paths.DEFAULT_PROJECT_ID))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text
+
+
+@dataclass
+class NotebookSessions:
+    """Per-kernel state; `shell` is the IPython shell (its namespace feeds the kernel tools)."""
+
+    shell: Any = None
+    approval_mode: str = "ask"
+    model: tuple[str, str] | None = None
+    start_new: bool = False
+    resume_id: str | None = None
+    agent: Any = None
+    session: Any = None
+    always_allowed: dict[str, set[str]] = field(default_factory=dict)
+    last_usage: Any = None
+
+    async def get_agent(self) -> Any:
+        if self.agent is None:
+            from ..agent import create_agent
+
+            self.agent = await create_agent()
+        return self.agent
+
+    def allowed_for(self, session: Any) -> set[str]:
+        return self.always_allowed.setdefault(str(getattr(session, "session_id", "")), set())
+
+    def _session_kwargs(self, agent: Any) -> dict[str, Any]:
+        """Kernel tools and the notebook prompt note, when the agent accepts them."""
+        try:
+            accepted = inspect.signature(agent.create_session).parameters
+        except (TypeError, ValueError):
+            return {}
+        kwargs: dict[str, Any] = {}
+        if self.shell is not None and "extra_tools" in accepted:
+            from .kernel_tools import kernel_tools
+
+            kwargs["extra_tools"] = kernel_tools(self.shell)
+        if self.shell is not None and "system_prompt_extra" in accepted:
+            from .kernel_tools import notebook_prompt
+
+            kwargs["system_prompt_extra"] = notebook_prompt(self.shell.user_ns)
+        return kwargs
+
+    def drop_session(self) -> None:
+        if self.session is not None:
+            try:
+                self.session.dispose()
+            except Exception:
+                pass
+        self.session = None
+
+    async def session_for(self, opts: CellOptions, workspace: str) -> Any:
+        """The Session this cell runs in (created, resumed or continued)."""
+        resume_id = opts.session_id or (None if opts.new else self.resume_id)
+        wanted_model = opts.model or self.model
+        current = self.session
+        if resume_id:
+            if current is not None and str(current.session_id) == resume_id:
+                self.resume_id = None
+                return current
+            return await self._start(resume_id=resume_id)
+        if opts.new or self.start_new or current is None:
+            return await self._start(workspace=workspace, model=wanted_model)
+        if opts.workspace and str(current.workspace_dir) != workspace:
+            return await self._start(workspace=workspace, model=wanted_model)
+        if wanted_model and (current.provider, current.model_id) != wanted_model:
+            return await self._start(workspace=workspace, model=wanted_model)
+        return current
+
+    async def _start(
+        self,
+        *,
+        workspace: str | None = None,
+        model: tuple[str, str] | None = None,
+        resume_id: str | None = None,
+    ) -> Any:
+        try:
+            agent = await self.get_agent()
+            if resume_id:
+                session = await agent.resume_session(resume_id)
+            else:
+                provider, model_id = model if model else (None, None)
+                session = await agent.create_session(
+                    workspace_dir=workspace,
+                    provider=provider,
+                    model_id=model_id,
+                    **self._session_kwargs(agent),
+                )
+        except Exception as exc:
+            if resume_id:
+                raise SessionStartError(
+                    f"penguin: cannot resume session {resume_id}: {_one_line(exc)}"
+                ) from None
+            raise SessionStartError(
+                NO_MODEL_PARAGRAPH.format(config_path=config_path_text(), reason=_one_line(exc))
+            ) from None
+        self.drop_session()
+        self.session = session
+        self.start_new = False
+        self.resume_id = None
+        return session

@@ -1,0 +1,172 @@
+"""`%penguin <command>`: status, new, sessions, resume, model, models, approve, compact, usage,
+trace, config, help (notebook-design.md §1).
+
+Owns the command handlers and their printed text. Parsing lives in `options.py`; the session
+bookkeeping in `kernel_sessions.py`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+from typing import Any
+
+from .kernel_sessions import NotebookSessions, config_path_text
+from .options import LINE_COMMANDS, OptionError, parse_line_command, parse_model_pair
+
+
+def _current(state: NotebookSessions) -> Any:
+    if state.session is None:
+        print("penguin: no session yet — the next %%penguin cell starts one")
+    return state.session
+
+
+def help_text() -> str:
+    width = max(len(key) for key in LINE_COMMANDS)
+    lines = ["%penguin commands:"] + [f"  {key.ljust(width)}  {text}" for key, text in LINE_COMMANDS.items()]
+    lines.append(
+        "%%penguin [options] — run the cell body as a task; %%penguin --help-like usage: see `%penguin help`"
+    )
+    return "\n".join(lines)
+
+
+def _describe_session(item: Any) -> str:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict):
+        sid = item.get("session_id") or item.get("id")
+        rest = {k: v for k, v in item.items() if k not in ("session_id", "id")}
+    else:
+        sid = getattr(item, "session_id", None) or getattr(item, "id", None)
+        rest = (
+            {k: v for k, v in vars(item).items() if k not in ("session_id", "id")}
+            if hasattr(item, "__dict__")
+            else {}
+        )
+    extra = ", ".join(f"{k}={v}" for k, v in rest.items() if v not in (None, ""))
+    return f"{sid}" + (f"  ({extra})" if extra else "")
+
+
+async def run_line(line: str) -> None:
+    """What `%penguin …` executes (via the input transformer, so async commands can await)."""
+    from .runner import _shell, notebook_state
+
+    state = notebook_state(_shell())
+    try:
+        command = parse_line_command(line)
+    except OptionError as exc:
+        print(str(exc), file=sys.stderr)
+        return
+    name, arg = command.name, command.arg
+    if name == "help":
+        print(help_text())
+    elif name == "status":
+        session = state.session
+        print(f"approval mode: {state.approval_mode}")
+        if state.model:
+            print(f"model for new sessions: {state.model[0]}/{state.model[1]}")
+        if session is None:
+            print("session: none yet (the next %%penguin cell starts one)")
+        else:
+            print(f"session: {session.session_id}")
+            print(f"model: {session.provider}/{session.model_id}")
+            print(f"workspace: {session.workspace_dir}")
+            print(f"trace: {session.trace_path}")
+        if state.start_new:
+            print("the next cell starts a new session")
+        if state.resume_id:
+            print(f"the next cell resumes session {state.resume_id}")
+    elif name == "new":
+        state.drop_session()
+        state.start_new, state.resume_id = True, None
+        print("penguin: the next %%penguin cell starts a new session")
+    elif name == "resume":
+        state.resume_id, state.start_new = arg, False
+        print(f"penguin: the next %%penguin cell continues session {arg}")
+    elif name == "model":
+        state.model = parse_model_pair(arg or "")
+        print(f"penguin: new sessions use {state.model[0]}/{state.model[1]} (from the next cell)")
+    elif name == "approve":
+        state.approval_mode = arg or "ask"
+        print(f"penguin: approval mode is now {state.approval_mode}")
+    elif name == "sessions":
+        await _sessions(state)
+    elif name == "models":
+        _models()
+    elif name == "compact":
+        session = _current(state)
+        if session is not None:
+            result = session.compact()
+            if inspect.isawaitable(result):
+                result = await result
+            print(f"penguin: compaction finished{': ' + str(result) if result not in (None, True) else ''}")
+    elif name == "usage":
+        usage = state.last_usage
+        if usage is None:
+            print("penguin: no token usage yet")
+        else:
+            s, r = usage.payload.session, usage.payload.request
+            print(
+                f"session: total {s.total}, output {s.output}, cache read {s.cache_read}, cache write {s.cache_write}"
+            )
+            print(
+                f"last request: total {r.total}, output {r.output}, cache read {r.cache_read}, cache write {r.cache_write}"
+            )
+    elif name == "trace":
+        session = _current(state)
+        if session is not None:
+            print(session.trace_path)
+    elif name == "config":
+        _config()
+
+
+async def _sessions(state: NotebookSessions) -> None:
+    try:
+        agent = await state.get_agent()
+        listed = agent.list_sessions()
+        if inspect.isawaitable(listed):
+            listed = await listed
+    except Exception as exc:
+        print(f"penguin: cannot list sessions: {exc}", file=sys.stderr)
+        return
+    if not listed:
+        print("penguin: no sessions yet")
+    for item in listed:
+        print(_describe_session(item))
+
+
+def _models() -> None:
+    from ..state import ConfigError, load_project_config, paths
+
+    try:
+        cfg = load_project_config(None, paths.DEFAULT_PROJECT_ID)
+    except ConfigError as exc:
+        print(f"penguin: {exc}", file=sys.stderr)
+        return
+    if not cfg.models:
+        print(f"penguin: no models configured in {config_path_text()}")
+        return
+    default = cfg.default_model
+    for entry in cfg.models:
+        mark = (
+            " (default)"
+            if default and (default.provider, default.model_id) == (entry.provider, entry.model_id)
+            else ""
+        )
+        endpoint = f"  {entry.base_url}" if entry.base_url else ""
+        print(f"{entry.provider}/{entry.model_id}{mark}{endpoint}")
+
+
+def _config() -> None:
+    from ..state import paths
+
+    root = paths.resolve_root(None)
+    print(
+        f"data root: {root} ({'PENGUIN_HOME' if os.environ.get('PENGUIN_HOME') else 'default ~/.penguin/data'})"
+    )
+    print(f"models and credentials: {config_path_text()}")
+    print(
+        "also read: provider environment variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, "
+        "DEEPSEEK_API_KEY, …) and a .env file in the workspace"
+    )

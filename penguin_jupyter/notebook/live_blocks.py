@@ -1,0 +1,91 @@
+"""Streaming text blocks for the live view: growing text split into frozen widgets.
+
+Owns the split rule of notebook-design.md §4: a block's text lives in a run of HTML widgets;
+once the open widget holds more than `chunk_chars`, its text up to the last paragraph (or line)
+boundary is sent one final time and frozen, and a fresh widget takes the rest, so an update never
+re-sends finished text. Every widget update goes through a `ThrottledSetter`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import ipywidgets as widgets
+
+from .live_throttle import ThrottledSetter
+
+Render = Callable[[str], str]
+
+
+class SplitTextBlock:
+    """A growing text rendered into `container` (a Box) as a run of HTML widgets."""
+
+    def __init__(
+        self,
+        container: widgets.Box,
+        render: Render,
+        *,
+        boundary: str = "\n\n",
+        chunk_chars: int = 2000,
+        redact: Callable[[str], str] = lambda s: s,
+    ) -> None:
+        self.container = container
+        self.render = render
+        self.boundary = boundary
+        self.chunk_chars = chunk_chars
+        self.redact = redact
+        self.frozen: list[str] = []
+        self.open_text = ""
+        self.widgets: list[widgets.HTML] = []
+        self._setter: ThrottledSetter | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.frozen) + self.open_text
+
+    def _new_widget(self) -> None:
+        widget = widgets.HTML()
+        self.widgets.append(widget)
+        self._setter = ThrottledSetter(widget)
+        self.container.children = (*self.container.children, widget)
+
+    def _split_point(self) -> int:
+        """Index just after the last safe boundary in the open text, or -1."""
+        text = self.open_text
+        index = text.rfind(self.boundary)
+        while index > 0:
+            cut = index + len(self.boundary)
+            if self.boundary != "\n\n" or text[:cut].count("```") % 2 == 0:
+                return cut
+            index = text.rfind(self.boundary, 0, index)
+        return -1
+
+    def append(self, delta: str) -> None:
+        if not delta:
+            return
+        if self._setter is None:
+            self._new_widget()
+        self.open_text += delta
+        if len(self.open_text) > self.chunk_chars:
+            cut = self._split_point()
+            if cut > 0:
+                head, self.open_text = self.open_text[:cut], self.open_text[cut:]
+                assert self._setter is not None
+                self._setter.set(self.render(self.redact(head)))
+                self._setter.flush()
+                self.frozen.append(head)
+                self._new_widget()
+        assert self._setter is not None
+        self._setter.set(self.render(self.redact(self.open_text)))
+
+    def replace(self, text: str) -> None:
+        """Make the block show exactly `text` (used when the complete message disagrees)."""
+        if text == self.text:
+            return
+        self.container.children = tuple(c for c in self.container.children if c not in self.widgets)
+        self.frozen, self.open_text, self.widgets, self._setter = [], "", [], None
+        self.append(text)
+
+    def flush(self) -> None:
+        if self._setter is not None:
+            self._setter.flush()

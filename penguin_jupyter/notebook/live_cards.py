@@ -1,0 +1,116 @@
+"""Live tool-call cards: header, diff preview, approval row, streamed output, final status.
+
+Owns one card's widgets. The header text and the diff come from `transcript_model`
+(`tool_card_summary`, `tool_description`, `diff_preview`) so live and static cards read alike.
+Output streams into line-batch widgets (never re-sending finished lines); a long output is
+collapsed at the end to head and tail lines with the full text one click away.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+
+import ipywidgets as widgets
+
+from ..omni import OmniMessage
+from .live_blocks import SplitTextBlock
+from .live_render import head_tail, muted_html, pre_html
+from .transcript_model import diff_preview, tool_card_summary, tool_description
+
+COLLAPSE_LINES = 40
+STATUS_COLORS = {"completed": "#2e7d32", "failed": "#c62828", "aborted": "#b26a00", "timeout": "#b26a00"}
+DECISION_TEXT = {"allow": "approved", "deny": "denied", "forbidden": "forbidden by policy"}
+CARD_STYLE = {"border": "1px solid #d0d7de", "padding": "4px 8px", "margin": "4px 0"}
+
+
+class ToolCardWidget:
+    """One tool call, its approval and its output, joined by `tool_call_id`."""
+
+    def __init__(
+        self, tool_call_id: str, name: str = "", *, quiet: bool = False, redact: Callable[[str], str]
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.name = name
+        self.quiet = quiet
+        self.redact = redact
+        self.title = widgets.HTML(self._title_html(name or "tool", ""))
+        self.detail = widgets.HTML("")
+        self.approval_box = widgets.HBox([])
+        self.output_box = widgets.VBox([], layout=widgets.Layout(max_height="24em", overflow="auto"))
+        self.status = widgets.HTML("")
+        self.output = SplitTextBlock(
+            self.output_box, pre_html, boundary="\n", chunk_chars=4000, redact=redact
+        )
+        children = [self.title, self.detail, self.approval_box, self.status]
+        if quiet:
+            self.output_accordion = widgets.Accordion(children=[self.output_box], selected_index=None)
+            self.output_accordion.set_title(0, "Output")
+            children.insert(3, self.output_accordion)
+        else:
+            children.insert(3, self.output_box)
+        self.widget = widgets.VBox(children, layout=widgets.Layout(**CARD_STYLE))
+        self.images: list[str] = []
+
+    def _title_html(self, name: str, detail: str) -> str:
+        text = f"<b>🔧 {html.escape(name)}</b>"
+        if detail:
+            text += f' <code style="font-size:12px">{html.escape(self.redact(detail))}</code>'
+        return text
+
+    def set_call(self, tool_call: OmniMessage) -> None:
+        payload = tool_call.payload
+        self.name = payload.name
+        title, detail = tool_card_summary(tool_call)
+        self.title.value = self._title_html(title, detail)
+        parts = []
+        description = tool_description(payload.arguments)
+        if description:
+            parts.append(muted_html(self.redact(description)))
+        diff = diff_preview(payload.name, payload.arguments)
+        if diff:
+            parts.append(pre_html(self.redact(diff)))
+        if payload.stop_reason != "completed":
+            parts.append(muted_html(f"(call {payload.stop_reason}; not executed)"))
+        self.detail.value = "".join(parts)
+
+    def show_approval_row(self, row_widget: widgets.Widget | None, note: str = "") -> None:
+        self.approval_box.children = (
+            (row_widget,) if row_widget is not None else (widgets.HTML(muted_html(note)),)
+        )
+
+    def set_decision(self, decision: str) -> None:
+        text = DECISION_TEXT.get(decision, decision)
+        self.approval_box.children = (widgets.HTML(muted_html(f"Approval: {text}")),)
+
+    def append_output(self, delta: str) -> None:
+        self.output.append(delta)
+
+    def add_images(self, images: list[str] | None) -> None:
+        for url in images or []:
+            if url not in self.images and url.startswith("data:image/"):
+                self.images.append(url)
+                img = widgets.HTML(f'<img src="{html.escape(url)}" style="max-width:100%">')
+                self.output_box.children = (*self.output_box.children, img)
+
+    def finish(self, output: OmniMessage) -> None:
+        payload = output.payload
+        self.output.replace(payload.output)
+        self.output.flush()
+        self.add_images(payload.images)
+        lines = payload.output.count("\n") + 1
+        if lines > COLLAPSE_LINES and not self.quiet:
+            short, _hidden = head_tail(self.redact(payload.output))
+            full = widgets.Accordion(
+                children=[widgets.VBox(list(self.output_box.children))], selected_index=None
+            )
+            full.set_title(0, f"Full output ({lines} lines)")
+            self.output_box.layout = widgets.Layout()
+            self.output_box.children = (widgets.HTML(pre_html(short)), full)
+        color = STATUS_COLORS.get(payload.stop_reason, "#555")
+        self.status.value = (
+            f'<span style="color:{color};font-size:12px">{html.escape(payload.stop_reason)}</span>'
+        )
+
+    def flush(self) -> None:
+        self.output.flush()

@@ -1,0 +1,54 @@
+"""The live header: model pair, workspace, session id, approval mode, Stop button, usage.
+
+Owns the header widgets only; what Stop does is the runner's callback.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as widgets
+
+from .live_throttle import ThrottledSetter
+
+
+def usage_text(session_total: int, request_total: int, output: int) -> str:
+    return f"tokens: {session_total} total, last request {request_total} ({output} out)"
+
+
+class HeaderWidget:
+    def __init__(self, info: dict[str, Any], on_stop: Callable[[], None]) -> None:
+        self.info = info
+        self.label = widgets.HTML(self._label_html())
+        self.usage = widgets.HTML("")
+        self.status = widgets.HTML("<i>running…</i>")
+        self.stop_button = widgets.Button(description="Stop", button_style="warning", icon="stop")
+        self.stop_button.on_click(lambda _b: on_stop())
+        self._usage_setter = ThrottledSetter(self.usage)
+        self.widget = widgets.VBox(
+            [widgets.HBox([self.label, self.stop_button]), widgets.HBox([self.status, self.usage])],
+            layout=widgets.Layout(border_bottom="1px solid #d0d7de", margin="0 0 4px 0"),
+        )
+
+    def _label_html(self) -> str:
+        i = self.info
+        parts = [
+            f"<b>🐧 {html.escape(str(i.get('provider', '?')))}/{html.escape(str(i.get('model_id', '?')))}</b>",
+            f"workspace <code>{html.escape(str(i.get('workspace', '')))}</code>",
+            f"session <code>{html.escape(str(i.get('session_id', '')))}</code>",
+            f"approve: {html.escape(str(i.get('approval_mode', '')))}",
+        ]
+        return " · ".join(parts)
+
+    def set_usage(self, text: str) -> None:
+        self._usage_setter.set(f'<span style="font-size:12px"> · {html.escape(text)}</span>')
+
+    def set_status(self, text: str) -> None:
+        self.status.value = f"<i>{html.escape(text)}</i>"
+
+    def finish(self, text: str) -> None:
+        self._usage_setter.flush()
+        self.stop_button.disabled = True
+        self.set_status(text)

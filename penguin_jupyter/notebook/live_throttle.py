@@ -1,0 +1,55 @@
+"""Rate-limited widget updates (notebook-design.md §4 cost limits).
+
+Owns the update budget: one `ThrottledSetter` per active widget attribute sends at most
+`MAX_UPDATES_PER_SECOND` values; values set in between are coalesced, and a flush timer on the
+event loop guarantees the last value is always sent. Knows nothing about what the value means.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+MAX_UPDATES_PER_SECOND = 20
+MIN_INTERVAL_S = 1.0 / MAX_UPDATES_PER_SECOND
+
+
+class ThrottledSetter:
+    """`set(value)` → the widget's `attr` gets it now, or at most 50 ms later (coalesced)."""
+
+    def __init__(
+        self, widget: Any, attr: str = "value", loop: asyncio.AbstractEventLoop | None = None
+    ) -> None:
+        self.widget = widget
+        self.attr = attr
+        self.sent_count = 0
+        self._pending: Any = None
+        self._has_pending = False
+        self._last_sent = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        try:
+            self._loop = loop or asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
+
+    def set(self, value: Any) -> None:
+        self._pending = value
+        self._has_pending = True
+        wait = self._last_sent + MIN_INTERVAL_S - time.monotonic()
+        if wait <= 0 or self._loop is None:
+            self.flush()
+        elif self._timer is None:
+            self._timer = self._loop.call_later(wait, self.flush)
+
+    def flush(self) -> None:
+        """Send the pending value now (no-op when nothing is pending)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._has_pending:
+            return
+        value, self._pending, self._has_pending = self._pending, None, False
+        self._last_sent = time.monotonic()
+        self.sent_count += 1
+        setattr(self.widget, self.attr, value)

@@ -1,0 +1,251 @@
+"""The live widget view of one Task: routes each OmniMessage to the widget it belongs to.
+
+Owns the routing rules of notebook-design.md §4: one widget per message segment (thinking,
+assistant text, tool card, event), tool outputs joined to their call by `tool_call_id`,
+subagent messages nested by `origin`, retry countdowns and notices. The header, cards, blocks
+and throttling live in their own `live_*` modules; the runner owns the Task lifecycle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as widgets
+
+from ..omni import OmniMessage
+from .approval import ApprovalRow
+from .live_blocks import SplitTextBlock
+from .live_cards import ToolCardWidget
+from .live_header import HeaderWidget, usage_text
+from .live_render import markdown_html, muted_html, note_html, pre_html
+
+
+def _event_text(payload: Any) -> tuple[str, str] | None:
+    """(text, color) for the notices a reader should see, None for silent events."""
+    kind = payload.type
+    if kind == "request_end" and payload.status != "completed":
+        detail = f": {payload.error_message}" if payload.error_message else ""
+        if payload.retry_in_ms is not None:
+            return None  # handled by the countdown
+        return f"request {payload.status}{detail}", "#c62828"
+    if kind == "compaction_begin":
+        return f"compacting context ({payload.reason}, {payload.mode})…", "#555"
+    if kind == "compaction_end":
+        detail = f": {payload.error_message}" if payload.error_message else ""
+        return f"compaction {payload.status}{detail}", "#555" if payload.status == "completed" else "#c62828"
+    if kind == "mcp_connect_begin":
+        return f"connecting MCP servers: {', '.join(payload.servers)}…", "#555"
+    if kind == "mcp_connect_end":
+        parts = [
+            f"{r.server} {r.status}" + (f" ({r.tools} tools)" if r.tools is not None else "")
+            for r in payload.results
+        ]
+        return f"MCP connect {payload.status}" + (": " + ", ".join(parts) if parts else ""), "#555"
+    if kind == "abort":
+        return f"interrupted ({payload.reason})" if payload.reason else "interrupted", "#b26a00"
+    return None
+
+
+class LiveScope:
+    """The widgets of one session scope (the main Session or one subagent)."""
+
+    def __init__(self, container: widgets.Box, *, quiet: bool, redact: Callable[[str], str]) -> None:
+        self.container = container
+        self.quiet = quiet
+        self.redact = redact
+        self.text: SplitTextBlock | None = None
+        self.thinking: SplitTextBlock | None = None
+        self.thinking_box: widgets.Accordion | None = None
+        self.cards: dict[str, ToolCardWidget] = {}
+        self.children: dict[str, LiveScope] = {}
+        self.countdown: asyncio.Task | None = None
+        self.blocks: list[Any] = []
+
+    def add(self, widget: widgets.Widget) -> None:
+        self.container.children = (*self.container.children, widget)
+
+    def note(self, text: str, color: str = "#555") -> widgets.HTML:
+        widget = widgets.HTML(note_html(self.redact(text), color))
+        self.add(widget)
+        return widget
+
+    # --- segments ---------------------------------------------------------------------
+    def _open_text(self) -> SplitTextBlock:
+        if self.text is None:
+            box = widgets.VBox([])
+            self.add(box)
+            self.text = SplitTextBlock(box, markdown_html, redact=self.redact)
+            self.blocks.append(self.text)
+        return self.text
+
+    def _open_thinking(self) -> SplitTextBlock:
+        if self.thinking is None:
+            box = widgets.VBox([])
+            self.thinking_box = widgets.Accordion(children=[box], selected_index=None)
+            self.thinking_box.set_title(0, "Thinking…")
+            self.add(self.thinking_box)
+            self.thinking = SplitTextBlock(box, pre_html, boundary="\n", redact=self.redact)
+            self.blocks.append(self.thinking)
+        return self.thinking
+
+    def card(self, tool_call_id: str, name: str = "") -> ToolCardWidget:
+        card = self.cards.get(tool_call_id)
+        if card is None:
+            card = ToolCardWidget(tool_call_id, name, quiet=self.quiet, redact=self.redact)
+            self.cards[tool_call_id] = card
+            self.blocks.append(card)
+            self.add(card.widget)
+        return card
+
+    def child(self, hop: str) -> LiveScope:
+        scope = self.children.get(hop)
+        if scope is None:
+            box = widgets.VBox([])
+            accordion = widgets.Accordion(children=[box], selected_index=0)
+            accordion.set_title(0, f"Subagent {hop}")
+            self.add(accordion)
+            scope = LiveScope(box, quiet=self.quiet, redact=self.redact)
+            self.children[hop] = scope
+        return scope
+
+    # --- routing ----------------------------------------------------------------------
+    def handle(self, msg: OmniMessage, origin: list[str]) -> None:
+        if origin:
+            self.child(origin[0]).handle(msg, origin[1:])
+            return
+        payload = msg.payload
+        kind = msg.kind
+        if kind == "session_meta":
+            return
+        if kind != "request_end":
+            self._stop_countdown()
+        if kind == "partial_text":
+            if payload.event_type == "start":
+                self.text = None
+            self._open_text().append(payload.text)
+        elif kind == "text":
+            if payload.role == "assistant":
+                self._open_text().replace(payload.text)
+                self._open_text().flush()
+                self.text = None
+            else:
+                self.add(widgets.HTML(muted_html(self.redact("▸ " + payload.text))))
+        elif kind == "partial_thinking":
+            if payload.event_type == "start":
+                self.thinking = None
+            self._open_thinking().append(payload.thinking)
+        elif kind == "thinking":
+            if payload.thinking:
+                self._open_thinking().replace(payload.thinking)
+                self._open_thinking().flush()
+            if self.thinking_box is not None:
+                self.thinking_box.set_title(0, "Thinking")
+            self.thinking = None
+        elif kind == "partial_tool_call":
+            self.text = None
+            if payload.event_type == "start":
+                self.card(payload.tool_call_id, payload.name)
+        elif kind == "tool_call":
+            self.text = None
+            self.card(payload.tool_call_id, payload.name).set_call(msg)
+        elif kind == "partial_tool_call_output":
+            card = self.card(payload.tool_call_id)
+            card.append_output(payload.output)
+            card.add_images(payload.images)
+        elif kind == "tool_call_output":
+            self.card(payload.tool_call_id).finish(msg)
+        elif kind == "approval_decision":
+            self.card(payload.tool_call_id).set_decision(payload.decision)
+        elif kind in ("image_url", "inline_data"):
+            self.add(widgets.HTML(muted_html(f"[{kind}]")))
+        elif kind == "request_end" and payload.status != "completed" and payload.retry_in_ms is not None:
+            self._start_countdown(payload)
+        else:
+            shown = _event_text(payload)
+            if shown is not None:
+                self.note(*shown)
+
+    def _start_countdown(self, payload: Any) -> None:
+        self._stop_countdown()
+        detail = f": {payload.error_message}" if payload.error_message else ""
+        prefix = f"request {payload.status}{detail} — attempt {payload.attempt}, retrying"
+        label = self.note(f"{prefix} in {payload.retry_in_ms / 1000:.0f}s", "#b26a00")
+
+        async def tick() -> None:
+            left = payload.retry_in_ms / 1000
+            while left > 0:
+                await asyncio.sleep(min(1.0, left))
+                left -= 1.0
+                label.value = note_html(self.redact(f"{prefix} in {max(left, 0):.0f}s"), "#b26a00")
+            label.value = note_html(self.redact(f"{prefix} now"), "#b26a00")
+
+        try:
+            self.countdown = asyncio.get_running_loop().create_task(tick())
+        except RuntimeError:
+            self.countdown = None
+
+    def _stop_countdown(self) -> None:
+        if self.countdown is not None:
+            self.countdown.cancel()
+            self.countdown = None
+
+    def flush(self) -> None:
+        self._stop_countdown()
+        for block in self.blocks:
+            block.flush()
+        for child in self.children.values():
+            child.flush()
+
+
+class LiveView:
+    """Header + body for one Task; implements the approval surface for `NotebookApprover`."""
+
+    def __init__(
+        self,
+        info: dict[str, Any],
+        on_stop: Callable[[], None],
+        *,
+        quiet: bool = False,
+        redact: Callable[[str], str],
+    ) -> None:
+        self.header = HeaderWidget(info, on_stop)
+        self.body = widgets.VBox([])
+        self.scope = LiveScope(self.body, quiet=quiet, redact=redact)
+        self.root = widgets.VBox([self.header.widget, self.body])
+
+    def handle(self, msg: OmniMessage) -> None:
+        if msg.kind == "token_usage":
+            p = msg.payload
+            self.header.set_usage(usage_text(p.session.total, p.request.total, p.request.output))
+            return
+        if msg.kind == "request_begin" and not msg.origin:
+            self.header.set_status("waiting for the model…")
+        elif msg.kind in ("partial_text", "partial_thinking", "partial_tool_call") and not msg.origin:
+            self.header.set_status("model responding…")
+        elif msg.kind == "tool_call" and not msg.origin:
+            self.header.set_status(f"running {msg.payload.name}…")
+        self.scope.handle(msg, list(msg.origin or []))
+
+    def show_approval(self, tool_call: OmniMessage, row: ApprovalRow | None) -> None:
+        scope = self.scope
+        for hop in tool_call.origin or []:
+            scope = scope.child(hop)
+        card = scope.card(tool_call.payload.tool_call_id, tool_call.payload.name)
+        card.set_call(tool_call)
+        if row is not None:
+            self.header.set_status(f"waiting for approval of {tool_call.payload.name}")
+            card.show_approval_row(row.widget)
+        else:
+            card.show_approval_row(None, "approval requested")
+
+    def show_note(self, text: str) -> None:
+        self.scope.note(text, "#b26a00")
+
+    def finish(self, status_text: str) -> None:
+        self.scope.flush()
+        self.header.finish(status_text)
+
+    def display_object(self) -> Any:
+        return self.root

@@ -1,0 +1,155 @@
+"""Parse `%%penguin` cell options and `%penguin` line commands into plain values.
+
+Owns the option grammar of notebook-design.md §1 and its one-line error messages. It runs
+nothing: the runner and the line-command handler act on what is returned here.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from ..interfaces import THINKING_LEVELS
+
+APPROVAL_MODES: tuple[str, ...] = ("ask", "read-only", "allow-all", "deny-all")
+CELL_USAGE = (
+    "usage: %%penguin [--model PROVIDER/MODEL_ID] [--new] [--session ID] "
+    "[--approve ask|read-only|allow-all|deny-all] [--thinking none|low|medium|high|xhigh|max] "
+    "[--max-turns N] [--workspace DIR] [--quiet]"
+)
+
+
+class OptionError(ValueError):
+    """A user's option mistake; its message is the one line shown in the cell."""
+
+
+@dataclass
+class CellOptions:
+    model: tuple[str, str] | None = None
+    new: bool = False
+    session_id: str | None = None
+    approve: str | None = None
+    thinking: str | None = None
+    max_turns: int | None = None
+    workspace: str | None = None
+    quiet: bool = False
+
+
+def parse_model_pair(value: str) -> tuple[str, str]:
+    """`PROVIDER/MODEL_ID` → (provider, model_id); a half pair is an error."""
+    provider, sep, model_id = value.partition("/")
+    if not sep or not provider.strip() or not model_id.strip():
+        raise OptionError(f"penguin: --model needs PROVIDER/MODEL_ID (both halves), got {value!r}")
+    return provider.strip(), model_id.strip()
+
+
+def parse_approval_mode(value: str) -> str:
+    if value not in APPROVAL_MODES:
+        raise OptionError(
+            f"penguin: unknown approval mode {value!r} (choose from {', '.join(APPROVAL_MODES)})"
+        )
+    return value
+
+
+def _split(line: str) -> list[str]:
+    try:
+        return shlex.split(line)
+    except ValueError as exc:
+        raise OptionError(f"penguin: cannot parse options ({exc})") from None
+
+
+def parse_cell_options(line: str) -> CellOptions:
+    """Parse the text after `%%penguin`; raises OptionError with a one-line message."""
+    tokens = _split(line)
+    opts = CellOptions()
+    i = 0
+
+    def take_value(flag: str) -> str:
+        nonlocal i
+        if "=" in tokens[i] and tokens[i].startswith("--"):
+            return tokens[i].split("=", 1)[1]
+        if i + 1 >= len(tokens) or tokens[i + 1].startswith("--"):
+            raise OptionError(f"penguin: option {flag} needs a value")
+        i += 1
+        return tokens[i]
+
+    while i < len(tokens):
+        token = tokens[i]
+        flag = token.split("=", 1)[0] if token.startswith("--") else token
+        if flag == "--new":
+            opts.new = True
+        elif flag == "--quiet":
+            opts.quiet = True
+        elif flag == "--model":
+            opts.model = parse_model_pair(take_value(flag))
+        elif flag == "--session":
+            opts.session_id = take_value(flag)
+        elif flag == "--approve":
+            opts.approve = parse_approval_mode(take_value(flag))
+        elif flag == "--thinking":
+            value = take_value(flag)
+            if value not in THINKING_LEVELS:
+                raise OptionError(
+                    f"penguin: unknown thinking level {value!r} (choose from {', '.join(THINKING_LEVELS)})"
+                )
+            opts.thinking = value
+        elif flag == "--max-turns":
+            value = take_value(flag)
+            try:
+                opts.max_turns = int(value)
+            except ValueError:
+                raise OptionError(f"penguin: --max-turns needs an integer, got {value!r}") from None
+            if opts.max_turns == 0 or opts.max_turns < -1:
+                raise OptionError(f"penguin: --max-turns must be a positive integer or -1, got {value!r}")
+        elif flag == "--workspace":
+            opts.workspace = take_value(flag)
+        else:
+            raise OptionError(f"penguin: unknown option {token!r}; {CELL_USAGE}")
+        i += 1
+    if opts.new and opts.session_id:
+        raise OptionError("penguin: --new and --session cannot be used together")
+    return opts
+
+
+LINE_COMMANDS: dict[str, str] = {
+    "status": "show the current session, model, workspace and approval mode",
+    "new": "start a new session for the next cell",
+    "sessions": "list this agent's sessions",
+    "resume ID": "continue session ID in the next cell",
+    "model PROVIDER/MODEL_ID": "use this model for new sessions",
+    "models": "list the configured models",
+    "approve MODE": "set the approval mode (ask, read-only, allow-all, deny-all)",
+    "compact": "compact the current session's context now",
+    "usage": "show the token usage of the current session",
+    "trace": "show the path of the current trace file",
+    "config": "show where models and credentials are read from",
+    "help": "show this help",
+}
+
+
+@dataclass
+class LineCommand:
+    name: str
+    arg: str | None = None
+
+
+def parse_line_command(line: str) -> LineCommand:
+    tokens = _split(line)
+    if not tokens:
+        return LineCommand("help")
+    name, args = tokens[0], tokens[1:]
+    needs_arg = {"resume": "resume ID", "model": "model PROVIDER/MODEL_ID", "approve": "approve MODE"}
+    known = {key.split()[0] for key in LINE_COMMANDS}
+    if name not in known:
+        raise OptionError(f"penguin: unknown command {name!r}; try %penguin help")
+    if name in needs_arg:
+        if len(args) != 1:
+            raise OptionError(f"penguin: usage: %penguin {needs_arg[name]}")
+        if name == "model":
+            parse_model_pair(args[0])
+        if name == "approve":
+            parse_approval_mode(args[0])
+        return LineCommand(name, args[0])
+    if args:
+        raise OptionError(f"penguin: %penguin {name} takes no arguments")
+    return LineCommand(name)

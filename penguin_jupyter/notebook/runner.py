@@ -1,0 +1,246 @@
+"""The `%%penguin` runner: one cell = one Task of the notebook's current Session.
+
+Owns the Task lifecycle inside the kernel: options → workspace → Session → live view →
+`session.run(...)` consumed in a task that the cell awaits in ≤0.25 s slices → interrupt/Stop
+handling (abort signal, disabled buttons, killed command process groups) → the live view
+replaced by the static transcript bundle. The input transformer in `extension.py` rewrites a
+`%%penguin` cell into `await run_cell(line, body)`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import sys
+from typing import Any
+
+from ..interfaces import AbortSignal
+from ..omni import OmniMessage, is_partial_payload, user_text
+from .approval import NotebookApprover, approval_channel
+from .kernel_sessions import NotebookSessions, SessionStartError
+from .options import CellOptions, OptionError, parse_cell_options
+from .transcript_bundle import make_bundle, redact, transcript_mimebundle
+from .waits import wait_sliced
+from .workspace import resolve_workspace
+
+INTERRUPT_GRACE_S = 15.0
+EMPTY_CELL = "penguin: the cell has no task — write what the agent should do below the %%penguin line"
+
+
+class TaskInterrupted(KeyboardInterrupt):
+    """Raised after an interrupted Task is cleaned up; IPython shows one line, not a traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return ["penguin: task interrupted — the next %%penguin cell continues the session"]
+
+
+def _shell() -> Any:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    return get_ipython()
+
+
+def notebook_state(shell: Any) -> NotebookSessions:
+    """The per-kernel NotebookSessions (stored on the shell)."""
+    state = getattr(shell, "_penguin_sessions", None) if shell is not None else None
+    if state is None:
+        state = NotebookSessions(shell=shell)
+        if shell is not None:
+            shell._penguin_sessions = state
+    return state
+
+
+def _error_line(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def _secrets(session: Any) -> list[str]:
+    try:
+        return [s for s in (session.secrets() or []) if isinstance(s, str)]
+    except Exception:
+        return []
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+class CellTask:
+    """One `%%penguin` execution against `session`."""
+
+    def __init__(
+        self, shell: Any, state: NotebookSessions, session: Any, opts: CellOptions, body: str
+    ) -> None:
+        self.shell = shell
+        self.state = state
+        self.session = session
+        self.opts = opts
+        self.body = body
+        self.signal = AbortSignal()
+        self.mode = opts.approve or state.approval_mode
+        self.secrets = _secrets(session)
+        self.messages: list[OmniMessage] = []
+        self.usage: OmniMessage | None = None
+        self.aborted = False
+        self.failed: str | None = None
+        self.interrupted = False
+        self.loop = asyncio.get_running_loop()
+        self.info = {
+            "session_id": str(session.session_id),
+            "provider": str(getattr(session, "provider", "") or ""),
+            "model_id": str(getattr(session, "model_id", "") or ""),
+            "workspace": str(getattr(session, "workspace_dir", "") or ""),
+            "approval_mode": self.mode,
+            "trace_path": str(getattr(session, "trace_path", "") or ""),
+        }
+        self.view = self._make_view()
+        self.approver = NotebookApprover(
+            mode=self.mode,
+            permission_of=session.tool_permission,
+            always_allowed=state.allowed_for(session),
+            surface=self.view,
+            channel=approval_channel(shell),
+            signal=self.signal,
+        )
+
+    def redact_text(self, text: str) -> str:
+        return redact(text, self.secrets)
+
+    def _make_view(self) -> Any:
+        if getattr(self.shell, "kernel", None) is not None:
+            from .live_view import LiveView
+
+            return LiveView(self.info, self.stop_from_button, quiet=self.opts.quiet, redact=self.redact_text)
+        from .plain_view import PlainView
+
+        return PlainView(self.info, quiet=self.opts.quiet, redact=self.redact_text)
+
+    # --- stopping ---------------------------------------------------------------------
+    def stop_from_button(self) -> None:
+        """Stop button: may be called on a comm thread; hop onto the loop."""
+        self.loop.call_soon_threadsafe(self.stop)
+
+    def stop(self) -> None:
+        if self.signal.aborted:
+            return
+        self.signal.abort("user")
+        self.approver.close_pending("interrupted")
+        self.view.show_note("interrupted — stopping the task")
+        environment = getattr(self.session, "environment", None)
+        killer = getattr(environment, "kill_all_commands", None)
+        if killer is not None:
+            try:
+                result = killer()
+                if inspect.isawaitable(result):
+                    self.loop.create_task(result)
+            except Exception as exc:
+                self.view.show_note(f"penguin: could not kill running commands: {exc}")
+
+    # --- running ----------------------------------------------------------------------
+    def _run_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"approve": self.approver, "signal": self.signal}
+        if self.opts.thinking:
+            kwargs["thinking_level"] = self.opts.thinking
+        if self.opts.max_turns is not None:
+            try:
+                accepted = inspect.signature(self.session.run).parameters
+            except (TypeError, ValueError):
+                accepted = {}
+            if "max_turns" in accepted:
+                kwargs["max_turns"] = self.opts.max_turns
+            else:
+                self.view.show_note("penguin: --max-turns is not supported by this session; ignored")
+        return kwargs
+
+    async def _consume(self) -> None:
+        try:
+            async for msg in self.session.run([user_text(self.body)], **self._run_kwargs()):
+                if not is_partial_payload(msg):
+                    self.messages.append(msg)
+                if not msg.origin:
+                    if msg.kind == "token_usage":
+                        self.usage = msg
+                        self.state.last_usage = msg
+                    elif msg.kind == "abort":
+                        self.aborted = True
+                try:
+                    self.view.handle(msg)
+                except Exception as exc:  # a rendering bug must never lose the run
+                    self.view.show_note(f"penguin: could not render a {msg.kind} message: {exc}")
+        except Exception as exc:
+            self.failed = f"{type(exc).__name__}: {exc}"
+            self.view.show_note(f"penguin: the task failed: {self.failed}")
+
+    def _status(self) -> str:
+        if self.aborted or self.interrupted:
+            return "aborted"
+        if self.failed:
+            return "failed"
+        for msg in reversed(self.messages):
+            if msg.kind == "text" and not msg.origin and msg.payload.role == "assistant":
+                return msg.payload.stop_reason
+        return "completed"
+
+    async def run(self) -> None:
+        from IPython.display import display
+
+        handle = None
+        shown = self.view.display_object()
+        if shown is not None:
+            handle = display(shown, display_id=True)
+        consumer = asyncio.ensure_future(self._consume())
+        try:
+            await wait_sliced(consumer)
+        except asyncio.CancelledError:
+            self.interrupted = True
+            self.stop()
+            try:
+                await wait_sliced(consumer, timeout_s=INTERRUPT_GRACE_S)
+            except asyncio.CancelledError:
+                pass
+            if not consumer.done():
+                consumer.cancel()
+        status = self._status()
+        self.view.finish("interrupted" if status == "aborted" else status)
+        self._show_final(handle, status)
+        if self.interrupted:
+            raise TaskInterrupted()
+
+    def _show_final(self, handle: Any, status: str) -> None:
+        from IPython.display import display
+
+        bundle = make_bundle(
+            self.messages, session_info=self.info, status=status, usage=self.usage, secrets=self.secrets
+        )
+        mimebundle = transcript_mimebundle(bundle, secrets=self.secrets)
+        if handle is not None:
+            handle.update(mimebundle, raw=True)
+        else:
+            display(mimebundle, raw=True)
+
+
+async def run_cell(line: str, body: str) -> None:
+    """What a `%%penguin` cell executes (via the input transformer)."""
+    shell = _shell()
+    state = notebook_state(shell)
+    try:
+        opts = parse_cell_options(line)
+    except OptionError as exc:
+        _error_line(str(exc))
+        return
+    if not body.strip():
+        _error_line(EMPTY_CELL)
+        return
+    namespace = getattr(shell, "user_ns", {}) if shell is not None else {}
+    workspace = resolve_workspace(opts.workspace, namespace)
+    try:
+        session = await state.session_for(opts, workspace)
+    except SessionStartError as exc:
+        _error_line(str(exc))
+        return
+    from .kernel_tools import expand_variables
+
+    task = CellTask(shell, state, session, opts, expand_variables(body, namespace))
+    await task.run()
