@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 from collections import deque
 from collections.abc import Iterable
@@ -138,8 +139,7 @@ class ScriptedModelServer:
         if self._httpd is not None:
             return self
         self._stopping.clear()
-        httpd = ThreadingHTTPServer((self.host, self._port), _Handler)
-        httpd.daemon_threads = True
+        httpd = _QuietThreadingHTTPServer((self.host, self._port), _Handler)
         httpd.scripted = self  # type: ignore[attr-defined]
         self._httpd = httpd
         self._thread = threading.Thread(
@@ -179,6 +179,16 @@ class ScriptedModelServer:
     def __repr__(self) -> str:
         where = self.url if self._httpd is not None else "stopped"
         return f"<ScriptedModelServer {where} served={self.served} remaining={len(self._pending)}>"
+
+
+class _QuietThreadingHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client hanging up mid-request is routine here; anything else is still reported."""
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
 
 
 class _StreamClosed(Exception):
