@@ -300,3 +300,56 @@ def test_abort_events_are_kept_in_render_view():
     records = [meta(), U("hello"), BEGIN(), A("hi there"), END("completed"), omni.abort("aborted by user")]
     state = resume_trace(records)
     assert types(state.render_messages) == ["text", "text", "abort"]
+
+
+# --- engine-written traces round-trip (83b) ---------------------------------------------------
+
+
+async def test_engine_written_two_turn_trace_replays(tmp_path):
+    from fakes import FakeEnv, ScriptedLLM, allow, collect
+
+    from penguin_jupyter.engine import ContextEngine
+    from penguin_jupyter.trace import TraceWriter, read_trace
+
+    llm = ScriptedLLM(
+        [omni.tool_call("exec_command", {"cmd": "ls"}, "c1"), usage(10, 10)],
+        [A("done"), usage(20, 30)],
+    )
+    writer = TraceWriter(tmp_path / "s_001.jsonl")
+    writer.write(meta())
+    engine = ContextEngine(llm, FakeEnv(), trace=writer)
+    await collect(engine.run([U("go")], approve=allow))
+    records = read_trace(writer.path)
+    requests = [
+        m.payload.type
+        for m in records
+        if getattr(m.payload, "type", None) in ("request_begin", "request_end")
+    ]
+    assert requests == ["request_begin", "request_end", "request_begin", "request_end"]
+    state = resume_trace(records)
+    assert types(state.history) == ["text", "tool_call", "tool_call_output", "text"]
+    assert state.session_turns == 2
+    assert state.carry_over == []
+    assert state.session_tokens.total == 30
+
+
+async def test_engine_aborted_mid_stream_replays_raw_input(tmp_path):
+    from fakes import FakeEnv, ScriptedLLM, collect, reply
+
+    from penguin_jupyter.engine import ContextEngine
+    from penguin_jupyter.interfaces import AbortSignal, LLMOutcome
+    from penguin_jupyter.trace import TraceWriter, read_trace
+
+    signal = AbortSignal()
+    llm = ScriptedLLM(
+        reply(omni.assistant_text("half", stop_reason="aborted"), signal.abort, outcome=LLMOutcome("aborted"))
+    )
+    writer = TraceWriter(tmp_path / "s_001.jsonl")
+    writer.write(meta())
+    engine = ContextEngine(llm, FakeEnv(), trace=writer)
+    out = await collect(engine.run([U("go")], signal=signal))
+    assert out[-1].payload.type == "abort"
+    state = resume_trace(read_trace(writer.path))
+    assert state.history == []
+    assert texts(state.carry_over) == ["go"]
+    assert "[turn_aborted]" not in writer.path.read_text()
