@@ -65,10 +65,10 @@ def build_carry_over(attempt_input: list[OmniMessage], turn: TurnResult) -> list
             if call.payload.tool_call_id not in answered
         ]
         return [*turn.tool_outputs, *placeholders]
-    paired = [m for m in attempt_input if m.payload.type == "tool_call_output"]
+    paired = [m for m in attempt_input if getattr(m.payload, "type", None) == "tool_call_output"]
     lines: list[str] = []
     for msg in attempt_input:
-        if msg.payload.type != "text":
+        if getattr(msg.payload, "type", None) != "text":
             continue
         inner = markers.unwrap_synthetic_block(msg.payload.text)
         if inner is None:

@@ -214,7 +214,7 @@ class CompactionMixin:
                     outcome = item
                     break
                 record(item)
-                kind = item.payload.type
+                kind = getattr(item.payload, "type", None)
                 if item.type == "event_msg" and kind == "token_usage":
                     self._observe_usage(item)
                     attempt.usage = item

@@ -380,7 +380,9 @@ class ContextEngine(CompactionMixin):
         if self._compaction is None or self._create_llm is None or self._session_turns == 0:
             return
         if self._compaction.mode == "discard":
-            self._carry_over = [m for m in self._carry_over if m.payload.type != "tool_call_output"]
+            self._carry_over = [
+                m for m in self._carry_over if getattr(m.payload, "type", None) != "tool_call_output"
+            ]
             async for msg in self._discard("manual"):
                 yield msg
             return
