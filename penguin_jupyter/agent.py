@@ -1,0 +1,405 @@
+"""Agent: one agent's state on disk and the factory of its Sessions (python-api.md).
+
+Owns `create_agent`, model selection (the (provider, model_id) pair, or the project default),
+session creation (id, Trace path, assembled system prompt, Environment, model config),
+resume (locate the latest shard, replay it, close a dangling compaction, re-check workspace
+and model) and the session list. State files are read through `penguin_jupyter.state`;
+the conversation itself runs in `session.py`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from .engine import CompactionSettings, effective_context_threshold
+from .environment.types import BuiltinTool, EnvironmentConfig, ToolConfig
+from .interfaces import EnvironmentServices, VisionDescriberService
+from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator, vision_model_config
+from .omni import OmniMessage, compaction_end, session_meta
+from .session import Session, SessionSetup
+from .state import (
+    ModelEntry,
+    ProjectConfig,
+    PromptContext,
+    SystemConfig,
+    assemble_system_prompt,
+    ensure_agent_layout,
+    list_skills,
+    load_project_config,
+    load_system_config,
+    load_vault,
+    paths,
+)
+from .state.project_config import HOW_TO_ADD_MODEL
+from .trace import (
+    TraceWriter,
+    find_latest_trace_file,
+    latest_session_id,
+    list_session_files,
+    read_trace,
+    resume_trace,
+)
+from .trace.writer import trace_file_path
+
+__all__ = ["Agent", "SessionInfo", "create_agent"]
+
+_DEFAULT_THINKING_LEVEL = "medium"
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One entry of `Agent.list_sessions()` (the latest shard of the session)."""
+
+    session_id: str
+    trace_path: Path
+    date: str
+    provider: str | None
+    model_id: str | None
+    workspace: str | None
+    records: int
+    first_prompt: str | None
+
+
+async def create_agent(
+    agent_id: str = paths.DEFAULT_AGENT_ID,
+    *,
+    project_id: str | None = None,
+    root: str | os.PathLike[str] | None = None,
+) -> Agent:
+    """Open (and on first use seed) `<root>/<project>/agents/<agent_id>`."""
+    if not agent_id or "/" in agent_id or agent_id in (".", ".."):
+        raise ValueError(f"invalid agent id {agent_id!r}")
+    agent = Agent(agent_id, project_id=project_id or paths.DEFAULT_PROJECT_ID, root=paths.resolve_root(root))
+    ensure_agent_layout(agent.root, agent.project_id, agent.agent_id)
+    agent.load_system_config()  # fail early on a broken system_config.yaml
+    return agent
+
+
+class Agent:
+    def __init__(self, agent_id: str, *, project_id: str, root: Path) -> None:
+        self.agent_id = agent_id
+        self.project_id = project_id
+        self.root = root
+
+    # --- paths and state -----------------------------------------------------------------------
+
+    @property
+    def agent_dir(self) -> Path:
+        return paths.agent_dir(self.root, self.project_id, self.agent_id)
+
+    @property
+    def agent_state_dir(self) -> Path:
+        return paths.agent_state_dir(self.root, self.project_id, self.agent_id)
+
+    @property
+    def traces_dir(self) -> Path:
+        return paths.traces_dir(self.root, self.project_id, self.agent_id)
+
+    @property
+    def project_config_path(self) -> Path:
+        return paths.project_config_path(self.root, self.project_id)
+
+    def load_system_config(self) -> SystemConfig:
+        return load_system_config(paths.system_config_path(self.root, self.project_id, self.agent_id))
+
+    def load_project_config(self) -> ProjectConfig:
+        return load_project_config(self.root, self.project_id)
+
+    def new_temp_workspace(self) -> Path:
+        return paths.new_temp_workspace(self.root, self.project_id, self.agent_id)
+
+    # --- model selection -----------------------------------------------------------------------
+
+    def resolve_model(self, provider: str | None, model_id: str | None) -> ModelEntry:
+        """The configured entry for the pair, or the project default when both are None."""
+        if (provider is None) != (model_id is None):
+            given = f"provider={provider!r}" if provider is not None else f"model_id={model_id!r}"
+            raise ValueError(f"provider and model_id must be given together (got only {given})")
+        cfg = self.load_project_config()
+        if provider is not None and model_id is not None:
+            entry = cfg.get_model(provider, model_id)
+            if entry is None:
+                known = ", ".join(f"{m.provider}/{m.model_id}" for m in cfg.models) or "none"
+                raise ValueError(
+                    f"Model (provider={provider}, model_id={model_id}) is not configured in "
+                    f"{self.project_config_path} (configured: {known})"
+                )
+            return entry
+        if cfg.default_model is not None:
+            entry = cfg.get_model(cfg.default_model.provider, cfg.default_model.model_id)
+            if entry is None:
+                raise ValueError(
+                    f"default_model {cfg.default_model} in {self.project_config_path} is not in models; "
+                    + HOW_TO_ADD_MODEL
+                    + str(self.project_config_path)
+                )
+            return entry
+        if cfg.models:
+            return cfg.models[0]
+        raise ValueError(
+            f"No model is configured for project {self.project_id!r}: {HOW_TO_ADD_MODEL}{self.project_config_path}"
+        )
+
+    # --- sessions ------------------------------------------------------------------------------
+
+    async def create_session(
+        self,
+        *,
+        workspace_dir: str | os.PathLike[str],
+        provider: str | None = None,
+        model_id: str | None = None,
+        extra_tools: list[BuiltinTool] | None = None,
+        system_prompt_extra: str | None = None,
+        source: str | None = None,
+    ) -> Session:
+        """A new session in `workspace_dir` on the given model pair (or the project default)."""
+        workspace = _existing_workspace(workspace_dir)
+        entry = self.resolve_model(provider, model_id)
+        config = self.load_system_config()
+        now = datetime.now()
+        session_id = paths.new_session_id(now)
+        prompt = self._system_prompt(config, entry, session_id, workspace)
+        if system_prompt_extra:
+            prompt = f"{prompt}\n\n{system_prompt_extra.strip()}"
+        meta = session_meta(
+            session_id=session_id,
+            provider=entry.provider,
+            model_id=entry.model_id,
+            model_context_window=entry.context_window or "unknown",
+            system_prompt=prompt,
+            agent_state=str(self.agent_state_dir),
+            workspace=workspace,
+            source=source,
+        )
+        trace = TraceWriter(trace_file_path(self.traces_dir, session_id, now.date()))
+        return self._build_session(
+            session_id,
+            entry,
+            config,
+            workspace,
+            prompt,
+            meta,
+            trace,
+            extra_tools,
+            replay=None,
+            meta_recorded=False,
+        )
+
+    async def resume_session(
+        self, session_id: str, *, extra_tools: list[BuiltinTool] | None = None
+    ) -> Session:
+        """Continue a recorded session from its latest Trace shard (§8.3)."""
+        located = find_latest_trace_file(self.traces_dir, session_id)
+        if located is None:
+            raise ValueError(
+                f"Session does not exist: {session_id} (no matching Trace file found under {self.traces_dir})."
+            )
+        records = read_trace(located.path)
+        replay = resume_trace(records)
+        if replay.meta is None:
+            raise ValueError(
+                f"Cannot resume {session_id}: its Trace has no session_meta record ({located.path})."
+            )
+        meta: Any = replay.meta.payload
+        if not getattr(meta, "provider", None):
+            raise ValueError(
+                f"Cannot resume {session_id}: its Trace was written by an older version "
+                "(session_meta has no provider); start a new session."
+            )
+        workspace = meta.workspace
+        if not Path(workspace).is_dir():
+            raise ValueError(
+                f"The original Session's Workspace no longer exists: {workspace}; cannot resume."
+            )
+        entry = self.resolve_model(meta.provider, meta.model_id)
+        config = self.load_system_config()
+        trace = TraceWriter(located.path)
+        if replay.dangling_compaction is not None:
+            dangling = replay.dangling_compaction
+            trace.write(compaction_end(dangling.reason, dangling.mode, "failed"))  # type: ignore[arg-type]
+        return self._build_session(
+            session_id,
+            entry,
+            config,
+            workspace,
+            meta.system_prompt,
+            replay.meta,
+            trace,
+            extra_tools,
+            replay=replay,
+            meta_recorded=True,
+        )
+
+    def list_sessions(self) -> list[SessionInfo]:
+        """Every recorded session of this agent, newest first (from each latest shard)."""
+        infos: list[SessionInfo] = []
+        for file in list_session_files(self.traces_dir):
+            try:
+                records = read_trace(file.path)
+            except OSError:
+                continue
+            meta: Any = next((m.payload for m in records if m.type == "session_meta"), None)
+            infos.append(
+                SessionInfo(
+                    session_id=file.session_id,
+                    trace_path=file.path,
+                    date=file.date_dir,
+                    provider=getattr(meta, "provider", None),
+                    model_id=getattr(meta, "model_id", None),
+                    workspace=getattr(meta, "workspace", None),
+                    records=len(records),
+                    first_prompt=_first_prompt(records),
+                )
+            )
+        return infos
+
+    def latest_session_id(self) -> str | None:
+        return latest_session_id(self.traces_dir)
+
+    # --- assembly ------------------------------------------------------------------------------
+
+    def _system_prompt(self, config: SystemConfig, entry: ModelEntry, session_id: str, workspace: str) -> str:
+        agents_md = paths.agents_md_path(self.root, self.project_id, self.agent_id)
+        vault = load_vault(paths.vault_path(self.root, self.project_id, self.agent_id))
+        ctx = PromptContext(
+            agent_id=self.agent_id,
+            project_dir=str(paths.project_dir(self.root, self.project_id)),
+            session_id=session_id,
+            cwd=workspace,
+            provider=entry.provider,
+            model_id=entry.model_id,
+            agents_md=agents_md.read_text(encoding="utf-8") if agents_md.exists() else "",
+            vault_keys=tuple(sorted(vault)),
+            skills=tuple(list_skills(paths.skills_dir(self.root, self.project_id, self.agent_id))),
+            today=date.today(),
+        )
+        return assemble_system_prompt(config, ctx)
+
+    def _thinking_level(self, config: SystemConfig) -> Any:
+        project_level = self.load_project_config().default_chat.get("thinking_level")
+        return config.thinking_level or project_level or _DEFAULT_THINKING_LEVEL
+
+    def _vision_service(self) -> VisionDescriberService:
+        cfg = self.load_project_config()
+        ref = cfg.vision_model
+        entry = cfg.get_model(ref.provider, ref.model_id) if ref is not None else None
+        if entry is None:
+            return VisionDescriberService(model_id=None)
+        base = _model_config(
+            entry, system_prompt=None, max_tokens=None, thinking_level=None, timeout_ms=120000
+        )
+        return VisionDescriberService(
+            model_id=entry.model_id, create_llm=lambda: GenerativeModel(vision_model_config(base))
+        )
+
+    def _build_session(
+        self,
+        session_id: str,
+        entry: ModelEntry,
+        config: SystemConfig,
+        workspace: str,
+        prompt: str,
+        meta: OmniMessage,
+        trace: TraceWriter,
+        extra_tools: list[BuiltinTool] | None,
+        *,
+        replay: Any,
+        meta_recorded: bool,
+    ) -> Session:
+        from .environment import Environment
+
+        vault = (
+            load_vault(paths.vault_path(self.root, self.project_id, self.agent_id))
+            if config.vault.enabled
+            else {}
+        )
+        scratchpad = paths.session_scratchpad_dir(self.root, self.project_id, self.agent_id, session_id)
+        environment = Environment(
+            EnvironmentConfig(
+                workspace_dir=workspace,
+                tool_config=ToolConfig(builtin=config.builtin_tools, mcp_servers=config.mcp_servers),
+                session_scratchpad_dir=str(scratchpad),
+                services=EnvironmentServices(vision_describer=self._vision_service()),
+                vault=vault or None,
+                extra_tools=list(extra_tools or []),
+                model_class="vision" if entry.is_vision else "text-only",
+            )
+        )
+        compaction = CompactionSettings(
+            max_context_length=effective_context_threshold(
+                config.compaction.max_context_length, entry.context_window
+            ),
+            max_session_turns=config.compaction.max_session_turns,
+            mode=config.compaction.mode,  # type: ignore[arg-type]
+            prompt=config.compaction.prompt,
+        )
+        model_config = _model_config(
+            entry,
+            system_prompt=prompt,
+            max_tokens=entry.max_tokens or config.max_tokens,
+            thinking_level=self._thinking_level(config),
+            timeout_ms=config.request_timeout_ms,
+        )
+        model_config.tool_call_ids = ToolCallIdAllocator()
+        cfg = self.load_project_config()
+        return Session(
+            SessionSetup(
+                session_id=session_id,
+                provider=entry.provider,
+                model_id=entry.model_id,
+                workspace_dir=workspace,
+                scratchpad_dir=scratchpad,
+                trace=trace,
+                meta=meta,
+                model_config=model_config,
+                environment=environment,
+                vision=entry.is_vision,
+                max_turns=config.max_turns,
+                compaction=compaction,
+                mcp_server_names=[s.name for s in config.mcp_servers],
+                command_policy=cfg.command_policy,
+                secrets=[v for v in (entry.resolved_api_key(), *vault.values()) if v],
+                replay=replay,
+                meta_recorded=meta_recorded,
+            )
+        )
+
+
+def _model_config(
+    entry: ModelEntry,
+    *,
+    system_prompt: str | None,
+    max_tokens: int | None,
+    thinking_level: Any,
+    timeout_ms: int,
+) -> GenerativeModelConfig:
+    return GenerativeModelConfig(
+        model_id=entry.model_id,
+        api_key=entry.resolved_api_key(),
+        base_url=entry.resolved_base_url(),
+        client_type=entry.client_type,
+        system_prompt=system_prompt,
+        context_window=entry.context_window,
+        max_tokens=max_tokens,
+        thinking_level=thinking_level,
+        request_timeout_ms=timeout_ms,
+    )
+
+
+def _existing_workspace(workspace_dir: str | os.PathLike[str]) -> str:
+    path = Path(workspace_dir).expanduser()
+    if not path.is_dir():
+        raise ValueError(f"Workspace does not exist or is not a directory: {path}")
+    return str(path.resolve())
+
+
+def _first_prompt(records: list[OmniMessage]) -> str | None:
+    for msg in records:
+        payload: Any = msg.payload
+        if getattr(payload, "type", None) == "text" and payload.role == "user" and payload.sender is None:
+            return payload.text
+    return None

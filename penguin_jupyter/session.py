@@ -1,0 +1,343 @@
+"""Session: one conversation of an agent, wrapping the context engine (core-behavior.md §11).
+
+Owns what happens around the engine: the command-policy wrapper on `approve`, image folding
+for text-only models, `session_meta` recorded once, the first-run bootstrap (MCP connect
+events, tool discovery, model construction racing the abort signal, `tool_list_ready`),
+resume state (replayed history injected into the first model), background completion
+notices, and `dispose`. Building a session from agent state is `agent.py`'s job; the loop
+itself is the engine's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .engine import CompactionSettings, ContextEngine, EngineState, NoticeQueue, compactability_of
+from .interfaces import AbortSignal, ApproveFn, Permission, ThinkingLevelName, ToolDefinition
+from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator
+from .omni import OmniMessage, TokenCounts, abort, mcp_connect_begin, mcp_connect_end, tool_list_ready
+from .session_images import fold_images
+from .trace import ReplayState, TraceWriter
+
+RESUME_INJECT_FAILED = (
+    "Resume failed: the Trace history could not be injected "
+    "(records may be corrupted, e.g. invalid tool-argument JSON): {detail}"
+)
+
+
+@dataclass
+class SessionSetup:
+    """Everything a Session needs, resolved by the Agent from agent state and project config."""
+
+    session_id: str
+    provider: str
+    model_id: str
+    workspace_dir: str
+    scratchpad_dir: Path
+    trace: TraceWriter
+    meta: OmniMessage
+    model_config: GenerativeModelConfig  # tools are filled in at bootstrap
+    environment: Any  # penguin_jupyter.environment.Environment (EnvironmentInterface)
+    vision: bool
+    max_turns: int = -1
+    compaction: CompactionSettings | None = None
+    mcp_server_names: list[str] = field(default_factory=list)
+    command_policy: dict[str, Any] | None = None
+    secrets: list[str] = field(default_factory=list)
+    replay: ReplayState | None = None  # set for a resumed session
+    meta_recorded: bool = False
+
+
+class Session:
+    """A running conversation: `run` streams OmniMessages; see python-api.md "Agent and Session"."""
+
+    def __init__(self, setup: SessionSetup) -> None:
+        self._setup = setup
+        self.session_id = setup.session_id
+        self.provider = setup.provider
+        self.model_id = setup.model_id
+        self.workspace_dir = setup.workspace_dir
+        self.environment = setup.environment
+        self.system_prompt = setup.model_config.system_prompt or ""
+        self._trace = setup.trace
+        self._meta_recorded = setup.meta_recorded
+        self._engine: ContextEngine | None = None
+        self._tool_call_ids = setup.model_config.tool_call_ids or ToolCallIdAllocator()
+        self._bootstrap_carry: list[OmniMessage] = []
+        self._notices = NoticeQueue()
+        self._disposed = False
+        self.on_background_notice: Callable[[], None] | None = None
+        self._attach_background_listener()
+
+    # --- identity ------------------------------------------------------------------------------
+
+    @property
+    def trace_path(self) -> Path:
+        """The Trace shard currently written (changes after a compaction rotates it)."""
+        return self._trace.path
+
+    @property
+    def engine(self) -> ContextEngine | None:
+        return self._engine
+
+    @property
+    def render_messages(self) -> list[OmniMessage]:
+        """The replayed view of a resumed session (empty for a new one)."""
+        return list(self._setup.replay.render_messages) if self._setup.replay else []
+
+    @property
+    def task_running(self) -> bool:
+        return self._engine is not None and self._engine.task_running
+
+    def tool_permission(self, name: str) -> Permission | None:
+        return self.environment.tool_permission(name)
+
+    def secrets(self) -> list[str]:
+        """The API key and vault values in use, for redaction by a front end."""
+        return [s for s in self._setup.secrets if s]
+
+    # --- background notices (§2.11, §4.10) -----------------------------------------------------
+
+    def _attach_background_listener(self) -> None:
+        attach = getattr(self.environment, "set_background_listener", None)
+        if attach is not None:
+            attach(self._on_background_event)
+
+    def _on_background_event(self, event: Any) -> None:
+        from .environment.notices import background_notice_message
+
+        self._notices.push(background_notice_message(event))
+        if self.on_background_notice is not None and not self.task_running:
+            with contextlib.suppress(Exception):
+                self.on_background_notice()
+
+    def take_background_notices(self) -> list[OmniMessage]:
+        """Queued harness notices (a host that starts its own run with them takes them here)."""
+        return self._notices.drain()
+
+    def pending_background_notices(self) -> int:
+        return self._notices.pending()
+
+    # --- run -----------------------------------------------------------------------------------
+
+    async def run(
+        self,
+        new_messages: list[OmniMessage],
+        *,
+        approve: ApproveFn | None = None,
+        signal: AbortSignal | None = None,
+        thinking_level: ThinkingLevelName | None = None,
+    ) -> AsyncIterator[OmniMessage]:
+        """One task: policy-wrapped approval, folded images, bootstrap on the first run, engine."""
+        if self._disposed:
+            raise RuntimeError(f"Session {self.session_id} is disposed")
+        if approve is not None:
+            approve = self._policy_wrapped(approve)
+        messages = list(new_messages)
+        if not self._setup.vision:
+            messages = fold_images(messages, self._setup.scratchpad_dir)
+        self._ensure_meta_recorded()
+        if self._engine is None:
+            engine = None
+            async for item in self._bootstrap(messages, signal):
+                if isinstance(item, ContextEngine):
+                    engine = item
+                else:
+                    yield item
+            if engine is None:
+                return
+        async for msg in self._engine_or_fail().run(
+            messages, approve=approve, signal=signal, thinking_level=thinking_level
+        ):
+            yield msg
+
+    def steer(self, messages: list[OmniMessage]) -> bool:
+        return self._engine.steer(messages) if self._engine is not None else False
+
+    def unsteer(self, messages: list[OmniMessage]) -> bool:
+        return self._engine.unsteer(messages) if self._engine is not None else False
+
+    def skip_reconnect_wait(self) -> bool:
+        return self._engine.skip_reconnect_wait() if self._engine is not None else False
+
+    def compactability(self) -> str:
+        if self._engine is not None:
+            return self._engine.compactability()
+        replay = self._setup.replay
+        configured = self._setup.compaction is not None
+        if replay is None:
+            return compactability_of(configured, 0, False)
+        return compactability_of(configured, replay.session_turns, replay.context_closed)
+
+    async def compact(self, *, signal: AbortSignal | None = None) -> list[OmniMessage]:
+        """Manual compaction between runs; a never-run session with nothing to compact is a
+        strict no-op (no bootstrap, no records)."""
+        if self._engine is None:
+            if self.compactability() != "ok":
+                return []
+            self._ensure_meta_recorded()
+            async for _ in self._bootstrap([], signal, emit=False):
+                pass
+            if self._engine is None:
+                return []
+        return await self._engine.compact(signal=signal)
+
+    def dispose(self) -> None:
+        """Kill background commands and subagents, close MCP clients, close the Trace. Idempotent."""
+        if self._disposed:
+            return
+        self._disposed = True
+        try:
+            self.environment.dispose()
+        finally:
+            self._trace.close()
+
+    # --- internals -----------------------------------------------------------------------------
+
+    def _engine_or_fail(self) -> ContextEngine:
+        if self._engine is None:  # pragma: no cover - guarded by run()
+            raise RuntimeError("session engine is not ready")
+        return self._engine
+
+    def _policy_wrapped(self, approve: ApproveFn) -> ApproveFn:
+        from .environment import wrap_approve_with_command_policy
+
+        return wrap_approve_with_command_policy(approve, self._setup.command_policy)
+
+    def _ensure_meta_recorded(self) -> None:
+        if not self._meta_recorded:
+            self._trace.write(self._setup.meta)
+            self._meta_recorded = True
+
+    def _new_model(self, tools: list[ToolDefinition], session_tokens: TokenCounts | None) -> GenerativeModel:
+        config = self._setup.model_config
+        config.tools = list(tools)
+        config.tool_call_ids = self._tool_call_ids
+        model = GenerativeModel(config)
+        if session_tokens is not None:
+            model.session_tokens = session_tokens
+        return model
+
+    def _first_model(self, tools: list[ToolDefinition]) -> GenerativeModel:
+        replay = self._setup.replay
+        model = self._new_model(tools, replay.session_tokens if replay else None)
+        if replay is not None and replay.history:
+            try:
+                model.set_history(list(replay.history))
+            except Exception as exc:
+                raise ValueError(RESUME_INJECT_FAILED.format(detail=exc)) from None
+        return model
+
+    def _initial_state(self) -> EngineState:
+        replay = self._setup.replay
+        state = EngineState()
+        if replay is not None:
+            state = EngineState(
+                carry_over=list(replay.carry_over),
+                pending_summary=replay.pending_summary,
+                session_turns=replay.session_turns,
+                from_compaction=replay.context_closed,
+                session_tokens=replay.session_tokens,
+                last_request_total=replay.last_request_total,
+                pending_trace_rotation=replay.context_closed,
+            )
+        state.carry_over = [*state.carry_over, *self._bootstrap_carry]
+        self._bootstrap_carry = []
+        return state
+
+    async def _discover(self) -> tuple[list[ToolDefinition], list[Any] | None]:
+        tools = await self.environment.list_tools()
+        results_of = getattr(self.environment, "mcp_connect_results", None)
+        results = results_of() if callable(results_of) else None
+        return tools, results
+
+    async def _bootstrap(
+        self, messages: list[OmniMessage], signal: AbortSignal | None, *, emit: bool = True
+    ) -> AsyncIterator[OmniMessage | ContextEngine]:
+        """First run only (§11 step 5): yields the bootstrap events, then the built engine."""
+        servers = list(self._setup.mcp_server_names)
+        begin = mcp_connect_begin(servers) if servers else None
+        if begin is not None and emit:
+            yield begin
+        discovery = asyncio.ensure_future(self._discover())
+        aborted = await _race_abort(discovery, signal)
+        if aborted:
+            end = mcp_connect_end("aborted", []) if servers else None
+            stop = abort("user")
+            for msg in (end, stop):
+                if msg is not None and emit:
+                    yield msg
+            for msg in (*messages, begin, end, stop):
+                if msg is not None:
+                    self._trace.write(msg)
+            self._bootstrap_carry.extend(messages)
+            reset = getattr(self.environment, "reset_mcp", None)
+            if callable(reset):
+                reset()
+            return
+        tools, results = discovery.result()
+        records: list[OmniMessage] = []
+        if begin is not None:
+            results = results or []
+            status = "completed" if all(_result_status(r) == "completed" for r in results) else "failed"
+            end = mcp_connect_end(status, results)
+            records = [begin, end]
+            if emit:
+                yield end
+        tool_list = tool_list_ready([t.to_spec() for t in tools])
+        if emit:
+            yield tool_list
+        model = self._first_model(tools)
+        self._engine = ContextEngine(
+            model,
+            self.environment,
+            trace=self._trace,
+            max_turns=self._setup.max_turns,
+            compaction=self._setup.compaction,
+            create_llm=(lambda tokens: self._new_model(tools, tokens)) if self._setup.compaction else None,
+            session_meta=self._setup.meta,
+            tool_list=tool_list,
+            bootstrap_records=records,
+            fold_input_images=None if self._setup.vision else self._fold_async,
+            background_notices=self._notices,
+            initial_state=self._initial_state(),
+        )
+        yield self._engine
+
+    async def _fold_async(self, messages: list[OmniMessage]) -> list[OmniMessage]:
+        return fold_images(messages, self._setup.scratchpad_dir)
+
+
+def _result_status(result: Any) -> str:
+    return result.get("status") if isinstance(result, dict) else getattr(result, "status", "failed")
+
+
+async def _race_abort(task: asyncio.Future[Any], signal: AbortSignal | None) -> bool:
+    """Wait for `task`; True (and the task cancelled) if `signal` aborts first."""
+    if signal is None:
+        await asyncio.wait([task])
+        return False
+    if signal.aborted:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+        return True
+    waiter = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+    if task.done():
+        return False
+    task.cancel()
+    with contextlib.suppress(BaseException):
+        await task
+    return True
+
+
+__all__ = ["Session", "SessionSetup"]
