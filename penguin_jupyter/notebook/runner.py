@@ -242,5 +242,5 @@ async def run_cell(line: str, body: str) -> None:
         return
     from .kernel_tools import expand_variables
 
-    task = CellTask(shell, state, session, opts, expand_variables(body, namespace))
+    task = CellTask(shell, state, session, opts, expand_variables(body.strip(), namespace))
     await task.run()
