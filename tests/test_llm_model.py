@@ -421,7 +421,7 @@ async def test_set_history_replays_committed_history_in_the_next_request():
     with ScriptedModelServer([{"text": "resumed"}]) as s:
         model = scripted_model(s)
         model.set_history(history)
-        messages, outcome = await collect(model, [user_text("and now?")])
+        _, outcome = await collect(model, [user_text("and now?")])
     assert outcome.status == "completed"
     sent = s.requests[0]["messages"]
     assert sent[0] == {"role": "user", "content": [{"type": "text", "text": "list files"}]}
