@@ -104,7 +104,7 @@ class Session:
     # --- background notices (§2.11, §4.10) -----------------------------------------------------
 
     def _attach_background_listener(self) -> None:
-        attach = getattr(self.environment, "set_background_listener", None)
+        attach = getattr(self.environment, "set_notice_listener", None)
         if attach is not None:
             attach(self._on_background_event)
 
@@ -250,12 +250,6 @@ class Session:
         self._bootstrap_carry = []
         return state
 
-    async def _discover(self) -> tuple[list[ToolDefinition], list[Any] | None]:
-        tools = await self.environment.list_tools()
-        results_of = getattr(self.environment, "mcp_connect_results", None)
-        results = results_of() if callable(results_of) else None
-        return tools, results
-
     async def _bootstrap(
         self, messages: list[OmniMessage], signal: AbortSignal | None, *, emit: bool = True
     ) -> AsyncIterator[OmniMessage | ContextEngine]:
@@ -264,8 +258,16 @@ class Session:
         begin = mcp_connect_begin(servers) if servers else None
         if begin is not None and emit:
             yield begin
-        discovery = asyncio.ensure_future(self._discover())
-        aborted = await _race_abort(discovery, signal)
+        results: list[Any] = []
+        if servers:
+            results = list(await self.environment.connect_mcp(signal))
+        tools: list[ToolDefinition] = []
+        aborted = signal is not None and signal.aborted
+        if not aborted:
+            listing = asyncio.ensure_future(self.environment.list_tools())
+            aborted = await _race_abort(listing, signal)
+            if not aborted:
+                tools = listing.result()
         if aborted:
             end = mcp_connect_end("aborted", []) if servers else None
             stop = abort("user")
@@ -276,14 +278,9 @@ class Session:
                 if msg is not None:
                     self._trace.write(msg)
             self._bootstrap_carry.extend(messages)
-            reset = getattr(self.environment, "reset_mcp", None)
-            if callable(reset):
-                reset()
             return
-        tools, results = discovery.result()
         records: list[OmniMessage] = []
         if begin is not None:
-            results = results or []
             status = "completed" if all(_result_status(r) == "completed" for r in results) else "failed"
             end = mcp_connect_end(status, results)
             records = [begin, end]
