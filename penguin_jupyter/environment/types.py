@@ -87,4 +87,6 @@ class BuiltinTool(Protocol):
     name: str
     definition: ToolDefinitionConfig
 
-    def execute(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]: ...
+    def execute(
+        self, args: dict[str, Any], ctx: ToolExecutionContext
+    ) -> AsyncIterator[OmniMessage | ToolResult]: ...

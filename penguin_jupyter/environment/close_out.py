@@ -1,0 +1,332 @@
+"""The uniform close-out every tool call goes through (core-behavior.md §3.2).
+
+Owns framing (start → delta* → stop → complete), argument parsing, the merged user/timer
+cancellation token, front-keep truncation with the optional archive (§3.4), the note order and
+the stop_reason priority. Tools only yield content deltas and an optional ToolResult; resolving a
+name to a tool is the Environment's job (it hands in a resolver).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..interfaces import AbortSignal, ApproveFn, EnvironmentServices
+from ..omni import OmniMessage, StopReason, partial_tool_call_output, tool_call_output
+from ..omni.models import PartialToolCallOutputPayload, ToolCallOutputPayload
+from .archive import ArchiveCapture, ArchiveFailed, ArchiveSaved, archive_budget_mib, archive_directory
+from .types import BuiltinTool, ToolExecutionContext, ToolResult
+
+# How long a tool may keep running after its token fired before it is cancelled outright, so
+# a tool that ignores cancellation cannot hang the run.
+CANCEL_GRACE_S = 5.0
+
+ToolResolver = Callable[[], Awaitable[BuiltinTool | None]]
+
+
+@dataclass
+class CallSetting:
+    """What the close-out needs to know about the call besides the tool itself."""
+
+    name: str
+    arguments: str
+    tool_call_id: str
+    signal: AbortSignal | None = None
+    approve: ApproveFn | None = None
+    workspace_dir: str = "."
+    services: EnvironmentServices | None = None
+    vault: dict[str, str] | None = None
+    scratchpad_dir: str | None = None
+
+
+@dataclass
+class _RunState:
+    streamed: list[str] = field(default_factory=list)
+    streamed_len: int = 0
+    content_len: int = 0
+    complete_output: str | None = None
+    complete_status: StopReason | None = None
+    result: ToolResult | None = None
+    thrown: BaseException | None = None
+    capture: ArchiveCapture | None = None
+
+    @property
+    def streamed_text(self) -> str:
+        return "".join(self.streamed)
+
+
+def upfront_failure_message(name: str, arguments: str) -> tuple[dict[str, Any] | None, str | None]:
+    """Parse the call's JSON arguments: (args, None) or (None, the model-facing failure text)."""
+    if not arguments.strip():
+        return None, (
+            f'Tool call "{name}" failed: the arguments field is empty. '
+            "Re-issue the call with a complete JSON object."
+        )
+    try:
+        parsed = json.loads(arguments)
+    except (ValueError, RecursionError) as exc:
+        return None, (
+            f'Tool call "{name}" failed: the arguments are not valid JSON ({exc}). '
+            "Re-issue the call with one complete, valid JSON object."
+        )
+    return (parsed if isinstance(parsed, dict) else {}), None
+
+
+def _is_cancellation(exc: BaseException | None) -> bool:
+    return isinstance(exc, asyncio.CancelledError)
+
+
+async def run_with_close_out(setting: CallSetting, resolve: ToolResolver) -> AsyncIterator[OmniMessage]:
+    """Execute one tool call end to end; yields partials then exactly one complete output.
+
+    Never raises (apart from the consumer cancelling the stream)."""
+    call_id = setting.tool_call_id
+    yield partial_tool_call_output("start", "", call_id)
+    try:
+        tool = await resolve()
+    except Exception as exc:  # a resolver failure (e.g. MCP connect) reads like an unknown tool
+        print(f"[penguin] resolving tool {setting.name!r} failed: {exc}", file=sys.stderr)
+        tool = None
+    if tool is None:
+        for msg in _upfront_failure(f"Unknown tool: {setting.name}", call_id):
+            yield msg
+        return
+    args, failure = upfront_failure_message(setting.name, setting.arguments)
+    if failure is not None or args is None:
+        for msg in _upfront_failure(failure or "", call_id):
+            yield msg
+        return
+    async for msg in _execute(tool, args, setting):
+        yield msg
+
+
+def _upfront_failure(message: str, call_id: str) -> list[OmniMessage]:
+    return [
+        partial_tool_call_output("delta", message, call_id),
+        partial_tool_call_output("stop", "", call_id, stop_reason="failed"),
+        tool_call_output(message, call_id, stop_reason="failed"),
+    ]
+
+
+class _Token:
+    """The internal cancellation token: fires on the user's signal or on the timer."""
+
+    def __init__(self, user_signal: AbortSignal | None, timeout_ms: int):
+        self.signal = AbortSignal()
+        self.timed_out = False
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._timer: asyncio.TimerHandle | None = None
+        loop = asyncio.get_running_loop()
+        if user_signal is not None:
+            if user_signal.aborted:
+                self.signal.abort("user")
+            else:
+                self._tasks.append(loop.create_task(self._follow(user_signal)))
+        if timeout_ms > 0 and not self.signal.aborted:
+            self._timer = loop.call_later(timeout_ms / 1000, self._fire_timer)
+
+    async def _follow(self, user_signal: AbortSignal) -> None:
+        await user_signal.wait()
+        self.signal.abort("user")
+
+    def _fire_timer(self) -> None:
+        if not self.signal.aborted:
+            self.timed_out = True
+            self.signal.abort("timeout")
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        for task in self._tasks:
+            task.cancel()
+
+
+async def _execute(
+    tool: BuiltinTool, args: dict[str, Any], setting: CallSetting
+) -> AsyncIterator[OmniMessage]:
+    definition = tool.definition
+    limit = definition.max_output_length
+    call_id = setting.tool_call_id
+    token = _Token(setting.signal, definition.timeout_ms)
+    state = _RunState()
+    ctx = ToolExecutionContext(
+        workspace_dir=setting.workspace_dir,
+        tool_call_id=call_id,
+        signal=token.signal,
+        approve=setting.approve,
+        services=setting.services,
+        vault=setting.vault,
+        tool_name=definition.name,
+    )
+    queue: asyncio.Queue[OmniMessage | None] = asyncio.Queue()
+    pump = asyncio.create_task(_pump(tool, args, ctx, setting, state, limit, queue))
+    watchdog = asyncio.create_task(_watchdog(token.signal, pump))
+    try:
+        while True:
+            item = await queue.get()
+            if item is None:
+                break
+            yield item
+    finally:
+        watchdog.cancel()
+        token.stop()
+        if not pump.done():
+            pump.cancel()
+    for msg in _close_out(setting, definition.name, limit, definition.timeout_ms, token, state):
+        yield msg
+
+
+async def _watchdog(signal: AbortSignal, pump: asyncio.Task[Any]) -> None:
+    await signal.wait()
+    await asyncio.sleep(CANCEL_GRACE_S)
+    if not pump.done():
+        print("[penguin] a tool ignored cancellation; cancelling it", file=sys.stderr)
+        pump.cancel()
+
+
+async def _pump(
+    tool: BuiltinTool,
+    args: dict[str, Any],
+    ctx: ToolExecutionContext,
+    setting: CallSetting,
+    state: _RunState,
+    limit: int,
+    queue: asyncio.Queue[OmniMessage | None],
+) -> None:
+    generator = tool.execute(args, ctx)
+    try:
+        async for item in generator:
+            if isinstance(item, ToolResult):
+                state.result = item
+                continue
+            for forwarded in _absorb(item, setting, state, limit, tool.definition.name):
+                queue.put_nowait(forwarded)
+    except asyncio.CancelledError as exc:
+        state.thrown = exc
+    except Exception as exc:
+        state.thrown = exc
+    finally:
+        with contextlib.suppress(BaseException):
+            await generator.aclose()  # type: ignore[attr-defined]
+        queue.put_nowait(None)
+
+
+def _absorb(
+    item: Any, setting: CallSetting, state: _RunState, limit: int, tool_name: str
+) -> list[OmniMessage]:
+    """Apply one yielded message to the run state; returns what to forward to the consumer."""
+    if not isinstance(item, OmniMessage):
+        print(f"[penguin] tool {tool_name!r} yielded a non-message item; ignored", file=sys.stderr)
+        return []
+    if item.origin:
+        return [item]
+    payload = item.payload
+    if isinstance(payload, PartialToolCallOutputPayload):
+        if payload.event_type != "delta" or not payload.output:
+            return []
+        text = payload.output
+        before = state.content_len
+        state.content_len += len(text)
+        if state.capture is not None:
+            state.capture.append(text)
+        elif limit > 0 and state.content_len > limit and setting.scratchpad_dir:
+            state.capture = ArchiveCapture(
+                archive_directory(setting.scratchpad_dir), tool_name, setting.tool_call_id
+            )
+            state.capture.append(state.streamed_text)
+            state.capture.append(text)
+        room = len(text) if limit <= 0 else max(0, limit - before)
+        visible = text[:room]
+        if not visible:
+            return []
+        state.streamed.append(visible)
+        state.streamed_len += len(visible)
+        return [partial_tool_call_output("delta", visible, setting.tool_call_id)]
+    if isinstance(payload, ToolCallOutputPayload):
+        state.complete_output = payload.output
+        state.complete_status = payload.stop_reason
+        if state.capture is not None:
+            state.capture.replace(payload.output)
+        elif limit > 0 and len(payload.output) > limit and setting.scratchpad_dir:
+            state.capture = ArchiveCapture(
+                archive_directory(setting.scratchpad_dir), tool_name, setting.tool_call_id
+            )
+            state.capture.append(payload.output)
+        return []
+    print(
+        f"[penguin] tool {tool_name!r} yielded an unexpected {payload.type!r} message; ignored",
+        file=sys.stderr,
+    )
+    return []
+
+
+def _close_out(
+    setting: CallSetting, tool_name: str, limit: int, timeout_ms: int, token: _Token, state: _RunState
+) -> list[OmniMessage]:
+    call_id = setting.tool_call_id
+    streamed = state.streamed_text
+    used_complete = state.complete_output is not None
+    content = state.complete_output if used_complete else streamed
+    assert content is not None
+    capped = content[:limit] if limit > 0 and len(content) > limit else content
+    truncated = len(capped) < len(content) or state.content_len > len(streamed)
+
+    # Freeze the terminal facts before any archive I/O.
+    result = state.result or ToolResult()
+    self_reported = result.stop_reason if result.stop_reason is not None else state.complete_status
+    user_aborted = setting.signal is not None and setting.signal.aborted
+    aborted = user_aborted or (
+        not token.timed_out and (self_reported == "aborted" or _is_cancellation(state.thrown))
+    )
+    if aborted:
+        status_marker, stop_reason = "[interrupted: tool aborted by user]", "aborted"
+    elif token.timed_out:
+        status_marker, stop_reason = f"[tool timeout: exceeded {timeout_ms}ms]", "failed"
+    elif state.thrown is not None:
+        status_marker, stop_reason = f"[tool error] {state.thrown}", "failed"
+    else:
+        status_marker, stop_reason = None, self_reported or "completed"
+
+    notes: list[str] = []
+    if truncated:
+        notes.append(f"[output truncated: exceeded {limit} chars]")
+    if truncated and state.capture is not None:
+        saved = state.capture.save()
+        if isinstance(saved, ArchiveSaved) and saved.archive_truncated:
+            notes.append(
+                f"[output archived ({archive_budget_mib()} MiB limit; head and tail kept): {saved.path}]"
+            )
+        elif isinstance(saved, ArchiveSaved):
+            notes.append(f"[output archived: {saved.path}]")
+        elif isinstance(saved, ArchiveFailed):
+            notes.append(f"[output archive failed: {saved.code}]")
+    elif state.capture is not None:
+        state.capture.cancel()
+    if result.note:
+        notes.append(result.note)
+    if status_marker:
+        notes.append(status_marker)
+    if not capped and not notes:
+        notes.append("[no output]")
+    note_text = "\n".join(notes)
+    full_output = capped + ("\n" if capped and notes else "") + note_text
+
+    messages: list[OmniMessage] = []
+    if not streamed:
+        if capped:
+            messages.append(partial_tool_call_output("delta", capped, call_id))
+    elif used_complete and capped.startswith(streamed) and len(capped) > len(streamed):
+        messages.append(partial_tool_call_output("delta", capped[len(streamed) :], call_id))
+    if notes:
+        messages.append(partial_tool_call_output("delta", ("\n" if capped else "") + note_text, call_id))
+    images = result.images if stop_reason == "completed" and result.images else None
+    if images:
+        messages.append(partial_tool_call_output("delta", "", call_id, images=list(images)))
+    messages.append(partial_tool_call_output("stop", "", call_id, stop_reason=stop_reason))
+    messages.append(tool_call_output(full_output, call_id, stop_reason=stop_reason, images=images))
+    return messages

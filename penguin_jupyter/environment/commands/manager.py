@@ -1,0 +1,150 @@
+"""The per-Environment registry of long-running command sessions (core-behavior.md §4.8).
+
+Owns spawning (refused after dispose), `proc-<8 hex>` ids, the cap of 64 with eviction (first
+exited session, else the least-recently-used running one, killed), idle reaping, kill-all, and a
+process-exit hook that hard-kills whatever is still alive. Background completion reports are
+armed here and delivered through the Environment's NoticeHub.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import secrets
+import time
+import weakref
+from collections import OrderedDict
+
+from ..child_env import build_child_env
+from ..notices import BackgroundEvent, NoticeHub, report_label, report_output
+from .session import CommandSession
+
+COMMAND_SESSION_CAP = 64
+IDLE_REAP_S = 10 * 24 * 3600
+IDLE_SWEEP_EVERY_S = 3600
+
+_LIVE_MANAGERS: weakref.WeakSet[CommandSessionManager] = weakref.WeakSet()
+
+
+class ManagerDisposedError(RuntimeError):
+    def __init__(self) -> None:
+        super().__init__("command session manager disposed")
+
+
+class CommandSessionManager:
+    def __init__(
+        self,
+        notices: NoticeHub | None = None,
+        vault: dict[str, str] | None = None,
+        cap: int = COMMAND_SESSION_CAP,
+    ):
+        self.notices = notices
+        self.vault = vault
+        self.cap = cap
+        self._sessions: OrderedDict[str, CommandSession] = OrderedDict()
+        self._live: set[CommandSession] = set()
+        self._disposed = False
+        self._last_sweep = time.monotonic()
+        _LIVE_MANAGERS.add(self)
+
+    @property
+    def disposed(self) -> bool:
+        return self._disposed
+
+    def spawn(self, cmd: str, cwd: str) -> CommandSession:
+        if self._disposed:
+            raise ManagerDisposedError()
+        session = CommandSession(cmd, cwd, build_child_env(self.vault))
+        self._live = {s for s in self._live if not s.exited}
+        self._live.add(session)
+        return session
+
+    def register(self, session: CommandSession) -> str:
+        self._sweep_idle()
+        if len(self._sessions) >= self.cap:
+            self._evict_one()
+        while True:
+            process_id = f"proc-{secrets.token_hex(4)}"
+            if process_id not in self._sessions:
+                break
+        self._sessions[process_id] = session
+        session.last_used = time.monotonic()
+        return process_id
+
+    def _evict_one(self) -> None:
+        for process_id, session in self._sessions.items():
+            if session.exited:
+                self.remove(process_id)
+                return
+        lru_id = min(self._sessions, key=lambda pid: self._sessions[pid].last_used)
+        victim = self._sessions[lru_id]
+        victim.disarm_report()
+        victim.kill()
+        self.remove(lru_id)
+
+    def get(self, process_id: str) -> CommandSession | None:
+        self._sweep_idle()
+        session = self._sessions.get(process_id)
+        if session is not None:
+            session.last_used = time.monotonic()
+        return session
+
+    def remove(self, process_id: str) -> CommandSession | None:
+        return self._sessions.pop(process_id, None)
+
+    def ids(self) -> list[str]:
+        return list(self._sessions)
+
+    def arm_report(self, process_id: str, session: CommandSession) -> None:
+        label = report_label(session.cmd)
+
+        def settled(done: CommandSession) -> None:
+            if self._disposed or self.notices is None:
+                return
+            output = report_output(done.take_output())
+            event = BackgroundEvent(
+                kind="command",
+                id=process_id,
+                label=label,
+                status="failed" if done.exit_failed() else "completed",
+                detail=done.exit_description(),
+                output=output,
+            )
+            self.notices.emit(event)
+
+        session.arm_report(settled)
+
+    def _sweep_idle(self) -> None:
+        now = time.monotonic()
+        if now - self._last_sweep < IDLE_SWEEP_EVERY_S:
+            return
+        self._last_sweep = now
+        for process_id, session in list(self._sessions.items()):
+            if now - session.last_used >= IDLE_REAP_S:
+                session.disarm_report()
+                session.kill()
+                self.remove(process_id)
+
+    def kill_all(self) -> None:
+        """Kill every running process group (registered or in flight), without disposing."""
+        for session in list(self._live) + list(self._sessions.values()):
+            session.disarm_report()
+            session.kill()  # also reaps background children of an already-exited shell
+        self._sessions.clear()
+
+    def dispose(self) -> None:
+        if self._disposed:
+            return
+        self._disposed = True
+        self.kill_all()
+
+    def hard_kill_all(self) -> None:
+        for session in list(self._live) + list(self._sessions.values()):
+            with contextlib.suppress(Exception):
+                session.hard_kill()
+
+
+@atexit.register
+def _kill_everything_at_exit() -> None:
+    for manager in list(_LIVE_MANAGERS):
+        manager.hard_kill_all()

@@ -1,0 +1,293 @@
+"""One command session: a `bash -lc` child in its own process group, read through pipes.
+
+Owns the bounded unread-output buffer (1 MiB chars, oldest dropped with a marker), completion
+on the foreground shell's exit (not pipe EOF), the SIGTERM-then-SIGKILL group kill, and the
+async `collect(yield_ms)` window. Threads do the blocking I/O so a session works from any event
+loop (the notebook may drive successive runs from different loops).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import signal as signal_module
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+
+from ...interfaces import AbortSignal
+
+OUTPUT_BUFFER_CAP = 1024 * 1024
+POST_EXIT_DRAIN_S = 0.05
+KILL_GRACE_S = 1.0
+# A background child that keeps writing after the shell exited must not hold the call forever.
+MAX_TRAILING_DRAIN_S = 2.0
+_READ_CHUNK = 65536
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal_module.Signals(number).name
+    except ValueError:
+        return f"SIG{number}"
+
+
+class CommandSession:
+    def __init__(self, cmd: str, cwd: str, env: dict[str, str]):
+        self.cmd = cmd
+        self._lock = threading.Lock()
+        self._chunks: deque[str] = deque()
+        self._buffered = 0
+        self._dropped = 0
+        self._wakers: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
+        self._exited = threading.Event()
+        self.exit_code: int | None = None
+        self.exit_signal: str | None = None
+        self._killed = False
+        self._kill_timer: threading.Timer | None = None
+        self._on_settled: Callable[[CommandSession], None] | None = None
+        self.last_output_at = time.monotonic()
+        self.last_used = time.monotonic()
+        self.proc = subprocess.Popen(
+            ["bash", "-lc", cmd],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            bufsize=0,
+        )
+        self.pid = self.proc.pid
+        self._readers = [
+            threading.Thread(target=self._read_pipe, args=(self.proc.stdout,), daemon=True),
+            threading.Thread(target=self._read_pipe, args=(self.proc.stderr,), daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
+        threading.Thread(target=self._wait_exit, daemon=True).start()
+
+    # --- state -----------------------------------------------------------------------------
+
+    @property
+    def exited(self) -> bool:
+        return self._exited.is_set()
+
+    def exit_description(self) -> str:
+        """`exit code N` or `terminated by signal S` (only meaningful once exited)."""
+        if self.exit_signal is not None:
+            return f"terminated by signal {self.exit_signal}"
+        return f"exit code {self.exit_code}"
+
+    def exit_failed(self) -> bool:
+        return self.exit_signal is not None or (self.exit_code or 0) != 0
+
+    def exit_note(self) -> str | None:
+        if self.exit_signal is not None:
+            return f"[terminated by signal {self.exit_signal}]"
+        if self.exit_code:
+            return f"[exit code: {self.exit_code}]"
+        return None
+
+    # --- threads ---------------------------------------------------------------------------
+
+    def _read_pipe(self, pipe) -> None:  # type: ignore[no-untyped-def]
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        fd = pipe.fileno()
+        try:
+            while True:
+                try:
+                    data = os.read(fd, _READ_CHUNK)
+                except OSError:
+                    break
+                if not data:
+                    break
+                self._push(decoder.decode(data))
+            self._push(decoder.decode(b"", final=True))
+        finally:
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+    def _push(self, text: str) -> None:
+        if not text:
+            return
+        with self._lock:
+            self._chunks.append(text)
+            self._buffered += len(text)
+            overflow = self._buffered - OUTPUT_BUFFER_CAP
+            while overflow > 0 and self._chunks:
+                first = self._chunks[0]
+                if len(first) <= overflow:
+                    self._chunks.popleft()
+                    cut = len(first)
+                else:
+                    self._chunks[0] = first[overflow:]
+                    cut = overflow
+                self._buffered -= cut
+                self._dropped += cut
+                overflow -= cut
+            self.last_output_at = time.monotonic()
+        self._wake()
+
+    def _wait_exit(self) -> None:
+        code = self.proc.wait()
+        if code < 0:
+            self.exit_signal = signal_name(-code)
+        else:
+            self.exit_code = code
+        self._exited.set()
+        self._wake()
+        callback = self._on_settled
+        if callback is not None:
+            self._wait_quiet(max_wait_s=2.0)
+            if self._on_settled is not None:
+                self._on_settled = None
+                callback(self)
+
+    def _wait_quiet(self, max_wait_s: float) -> None:
+        """Let trailing output land: wait until no output arrived for the drain window."""
+        give_up = time.monotonic() + max_wait_s
+        while time.monotonic() < give_up:
+            quiet_for = time.monotonic() - self.last_output_at
+            if quiet_for >= POST_EXIT_DRAIN_S:
+                return
+            time.sleep(POST_EXIT_DRAIN_S - quiet_for)
+
+    def _wake(self) -> None:
+        with self._lock:
+            wakers = list(self._wakers)
+        for loop, event in wakers:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(event.set)
+
+    # --- control ---------------------------------------------------------------------------
+
+    def arm_report(self, callback: Callable[[CommandSession], None]) -> None:
+        """One-shot: `callback(session)` runs (on a worker thread) once the command settled."""
+        self._on_settled = callback
+        if self.exited:
+            # Exited before arming: the waiter may already be past its check.
+            def late() -> None:
+                self._wait_quiet(max_wait_s=2.0)
+                if self._on_settled is callback:
+                    self._on_settled = None
+                    callback(self)
+
+            threading.Thread(target=late, daemon=True).start()
+
+    def disarm_report(self) -> None:
+        self._on_settled = None
+
+    def take_output(self) -> str:
+        with self._lock:
+            text = "".join(self._chunks)
+            self._chunks.clear()
+            self._buffered = 0
+            dropped, self._dropped = self._dropped, 0
+        if dropped:
+            text = f"[... {dropped} chars of earlier output dropped ...]\n" + text
+        return text
+
+    def has_output(self) -> bool:
+        with self._lock:
+            return self._buffered > 0 or self._dropped > 0
+
+    def write(self, chars: str) -> None:
+        """Write to stdin on a worker thread; errors (closed stdin) are ignored."""
+        stdin = self.proc.stdin
+        if stdin is None:
+            return
+        data = chars.encode("utf-8", "replace")
+
+        def write() -> None:
+            with contextlib.suppress(OSError, ValueError):
+                stdin.write(data)
+                stdin.flush()
+
+        threading.Thread(target=write, daemon=True).start()
+
+    def _signal_group(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)
+
+    def interrupt(self) -> None:
+        self._signal_group(signal_module.SIGINT)
+
+    def kill(self) -> None:
+        """SIGTERM to the process group, unconditional SIGKILL after the grace; idempotent."""
+        if self._killed:
+            return
+        self._killed = True
+        self._signal_group(signal_module.SIGTERM)
+        self._kill_timer = threading.Timer(KILL_GRACE_S, self._signal_group, args=(signal_module.SIGKILL,))
+        self._kill_timer.daemon = True
+        self._kill_timer.start()
+
+    def hard_kill(self) -> None:
+        self._killed = True
+        self._signal_group(signal_module.SIGKILL)
+
+    # --- async collection --------------------------------------------------------------------
+
+    async def collect(self, yield_ms: float, signal: AbortSignal | None) -> AsyncIterator[str]:
+        """Yield buffered output as it arrives until the shell exited (then drain trailing
+        output until 50 ms of quiet), the signal aborted, or `yield_ms` elapsed."""
+        self.last_used = time.monotonic()
+        loop = asyncio.get_running_loop()
+        event = asyncio.Event()
+        waker = (loop, event)
+        with self._lock:
+            self._wakers.add(waker)
+        deadline = loop.time() + yield_ms / 1000
+        try:
+            while True:
+                event.clear()
+                if self.has_output():
+                    yield self.take_output()
+                    continue
+                if signal is not None and signal.aborted:
+                    return
+                if self.exited:
+                    async for text in self._drain_trailing(event, signal):
+                        yield text
+                    return
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    return
+                await _wait_any(event, signal, remaining)
+        finally:
+            with self._lock:
+                self._wakers.discard(waker)
+            self.last_used = time.monotonic()
+
+    async def _drain_trailing(self, event: asyncio.Event, signal: AbortSignal | None) -> AsyncIterator[str]:
+        give_up = asyncio.get_running_loop().time() + MAX_TRAILING_DRAIN_S
+        while asyncio.get_running_loop().time() < give_up:
+            event.clear()
+            if self.has_output():
+                yield self.take_output()
+                continue
+            if signal is not None and signal.aborted:
+                return
+            if not await _wait_any(event, signal, POST_EXIT_DRAIN_S) and not self.has_output():
+                return
+
+
+async def _wait_any(event: asyncio.Event, signal: AbortSignal | None, timeout_s: float) -> bool:
+    """Wait for `event`, the signal, or the timeout; True when the event fired."""
+    waiters = [asyncio.ensure_future(event.wait())]
+    if signal is not None:
+        waiters.append(asyncio.ensure_future(signal.wait()))
+    try:
+        await asyncio.wait(waiters, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+        for waiter in waiters:
+            with contextlib.suppress(asyncio.CancelledError):
+                await waiter
+    return event.is_set()

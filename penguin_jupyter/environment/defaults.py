@@ -1,0 +1,222 @@
+"""The default builtin toolset (core-behavior.md §4 table): one ToolDefinitionConfig per tool
+with its JSON Schema, permission and limits, plus the `description` argument toggle."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from .types import ToolConfig, ToolDefinitionConfig
+
+DESCRIPTION_ARGUMENT = "description"
+_DESCRIPTION_PROPERTY = {
+    "type": "string",
+    "description": "One short sentence, in the user's language, saying what this call does and why. Emit it first.",
+}
+
+
+def _schema(properties: dict[str, Any], required: list[str], *, describe: bool = False) -> dict[str, Any]:
+    if describe:
+        properties = {DESCRIPTION_ARGUMENT: dict(_DESCRIPTION_PROPERTY), **properties}
+        required = [DESCRIPTION_ARGUMENT, *required]
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def _str(text: str) -> dict[str, Any]:
+    return {"type": "string", "description": text}
+
+
+def _int(text: str) -> dict[str, Any]:
+    return {"type": "integer", "description": text}
+
+
+def _bool(text: str) -> dict[str, Any]:
+    return {"type": "boolean", "description": text}
+
+
+def _entry(name: str, description: str, parameters: dict[str, Any], permission: str, timeout_ms: int,
+           max_output_length: int = 16000, for_model: str | None = None) -> ToolDefinitionConfig:  # fmt: skip
+    return ToolDefinitionConfig(
+        name=name,
+        description=description,
+        parameters=parameters,
+        permission=permission,  # type: ignore[arg-type]
+        for_model=for_model,  # type: ignore[arg-type]
+        timeout_ms=timeout_ms,
+        max_output_length=max_output_length,
+    )
+
+
+def _builtin_entries() -> list[ToolDefinitionConfig]:
+    yield_ms = _int("How long to wait for output before returning, in milliseconds.")
+    return [
+        _entry(
+            "read_file",
+            "Read a text file as numbered lines (cat -n style). Reads up to 2000 lines from `offset`; "
+            "call again with a later offset to continue. Relative paths resolve against the workspace.",
+            _schema(
+                {
+                    "file_path": _str("Path of the file (absolute, or relative to the workspace)."),
+                    "offset": _int("1-based line number to start from (default 1)."),
+                    "limit": _int("Maximum number of lines to return (default 2000)."),
+                },
+                ["file_path"],
+            ),
+            "r",
+            30000,
+            64000,
+        ),
+        _entry(
+            "edit_file",
+            "Replace an exact string in an existing file and show the resulting diff. `old_string` must "
+            "match the file exactly (whitespace included) and be unique unless `replace_all` is true.",
+            _schema(
+                {
+                    "file_path": _str("Path of the file to edit."),
+                    "old_string": _str("The exact text to replace."),
+                    "new_string": _str("The replacement text."),
+                    "replace_all": _bool("Replace every occurrence instead of requiring a unique match."),
+                },
+                ["file_path", "old_string", "new_string"],
+            ),
+            "rw",
+            30000,
+        ),
+        _entry(
+            "write_file",
+            "Create a file or overwrite it with the given content (parent directories are created).",
+            _schema(
+                {
+                    "file_path": _str("Path of the file to write."),
+                    "content": _str("The complete new content of the file."),
+                },
+                ["file_path", "content"],
+            ),
+            "rw",
+            30000,
+        ),
+        _entry(
+            "exec_command",
+            "Run a shell command (bash -lc) in the workspace without a TTY. Output streams back; a command "
+            "still running after the yield window keeps running and returns a process_id for input_command / "
+            "kill_command. Set run_in_background for long jobs: their completion arrives as a message.",
+            _schema(
+                {
+                    "cmd": _str("The shell command to run."),
+                    "workdir": _str("Working directory (default: the workspace)."),
+                    "yield_time_ms": yield_ms,
+                    "run_in_background": _bool("Start the command and return immediately with a process_id."),
+                },
+                ["cmd"],
+                describe=True,
+            ),
+            "rw",
+            120000,
+        ),
+        _entry(
+            "input_command",
+            "Send characters to a running command's stdin (or poll it with empty chars) and return new "
+            'output. Send "\\u0003" alone to interrupt it with Ctrl-C.',
+            _schema(
+                {
+                    "process_id": _str("The process_id returned by exec_command."),
+                    "chars": _str("Text to write to stdin; empty to just poll for output."),
+                    "yield_time_ms": yield_ms,
+                },
+                ["process_id"],
+                describe=True,
+            ),
+            "rw",
+            130000,
+        ),
+        _entry(
+            "kill_command",
+            "Stop a running command session (its whole process group) and return its pending output.",
+            _schema({"process_id": _str("The process_id to stop.")}, ["process_id"], describe=True),
+            "rw",
+            30000,
+        ),
+        _entry(
+            "run_subagent",
+            "Delegate a self-contained task to a subagent that works in the same workspace and reports back.",
+            _schema(
+                {
+                    "prompt": _str("The complete task for the subagent."),
+                    "agent_id": _str("Which agent to run (default: this agent)."),
+                    "yield_time_ms": yield_ms,
+                    "run_in_background": _bool(
+                        "Start the subagent and return immediately with a subagent_id."
+                    ),
+                },
+                ["prompt"],
+                describe=True,
+            ),
+            "rw",
+            600000,
+        ),
+        _entry(
+            "input_subagent",
+            "Send a follow-up prompt to a running subagent, or poll it with an empty prompt.",
+            _schema(
+                {
+                    "subagent_id": _str("The subagent_id returned by run_subagent."),
+                    "prompt": _str("Follow-up instructions; empty to poll."),
+                    "yield_time_ms": yield_ms,
+                },
+                ["subagent_id"],
+                describe=True,
+            ),
+            "rw",
+            600000,
+        ),
+        _entry(
+            "kill_subagent",
+            "Stop a running subagent and release it.",
+            _schema({"subagent_id": _str("The subagent_id to stop.")}, ["subagent_id"], describe=True),
+            "rw",
+            30000,
+        ),
+        _entry(
+            "read_image",
+            "Look at an image file or http(s) URL (png, jpeg, gif or webp, up to 5 MB).",
+            _schema({"source": _str("Image path or http(s) URL.")}, ["source"]),
+            "r",
+            60000,
+            for_model="vision",
+        ),
+        _entry(
+            "describe_image",
+            "Have the project's vision model describe an image file or http(s) URL (png, jpeg, gif or webp, "
+            "up to 5 MB) and return the description as text.",
+            _schema(
+                {
+                    "source": _str("Image path or http(s) URL."),
+                    "prompt": _str("What to look for (default: a detailed description)."),
+                },
+                ["source"],
+            ),
+            "r",
+            90000,
+            for_model="text-only",
+        ),
+    ]
+
+
+def default_tool_config() -> ToolConfig:
+    """A fresh ToolConfig holding the full builtin toolset (callers may mutate it freely)."""
+    return ToolConfig(builtin=_builtin_entries())
+
+
+def model_facing_parameters(entry: ToolDefinitionConfig) -> dict[str, Any] | None:
+    """The schema handed to the model: without the `description` argument when the entry sets
+    `call_description: false` (the entry itself is left untouched)."""
+    if entry.parameters is None or entry.call_description is not False:
+        return entry.parameters
+    schema = copy.deepcopy(entry.parameters)
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        properties.pop(DESCRIPTION_ARGUMENT, None)
+    required = schema.get("required")
+    if isinstance(required, list):
+        schema["required"] = [r for r in required if r != DESCRIPTION_ARGUMENT]
+    return schema

@@ -1,0 +1,206 @@
+"""The Environment (core-behavior.md §3): assembles the toolset, dispatches calls through the
+uniform close-out, owns the command-session registry, the background-report hub and the MCP
+manager, and releases all of them on dispose.
+
+Tool behaviour lives in `tools/`, framing in `close_out.py`, MCP in `mcp/`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ..interfaces import AbortSignal, EnvironmentServices, Permission, ToolDefinition, ToolExecutionRequest
+from ..omni import OmniMessage, partial_tool_call_output, tool_call_output
+from ..omni.models import ToolCallPayload
+from .close_out import CallSetting, run_with_close_out
+from .commands import CommandSessionManager
+from .defaults import default_tool_config, model_facing_parameters
+from .notices import BackgroundEvent, BackgroundListener, NoticeHub
+from .registry import BUILTIN_TOOL_FACTORIES
+from .types import BuiltinTool, EnvironmentConfig, ToolDefinitionConfig
+
+MCP_PREFIX = "mcp__"
+
+
+class Environment:
+    """Implements EnvironmentInterface. Never raises out of `execute_tool`."""
+
+    def __init__(self, config: EnvironmentConfig):
+        self.config = config
+        self.notices = NoticeHub()
+        self.command_sessions = CommandSessionManager(self.notices, vault=config.vault)
+        services = config.services or EnvironmentServices()
+        if services.command_sessions is None:
+            services = dataclasses.replace(services, command_sessions=self.command_sessions)
+        self.services = services
+        self._tools: dict[str, BuiltinTool] = {}
+        self._assemble()
+        self._mcp: Any = None
+        if config.tool_config.mcp_servers:
+            from .mcp import McpManager
+
+            self._mcp = McpManager(
+                list(config.tool_config.mcp_servers), workspace_dir=config.workspace_dir, vault=config.vault
+            )
+        self._disposed = False
+
+    # --- assembly ----------------------------------------------------------------------------
+
+    def _entries(self) -> list[ToolDefinitionConfig]:
+        tool_config = self.config.tool_config
+        builtin = tool_config.builtin if tool_config.builtin is not None else default_tool_config().builtin
+        return [*(builtin or []), *tool_config.custom_tools]
+
+    def _assemble(self) -> None:
+        model_class = self.config.model_class
+        for entry in self._entries():
+            if model_class is not None and entry.for_model is not None and entry.for_model != model_class:
+                continue
+            factory = BUILTIN_TOOL_FACTORIES.get(entry.name)
+            if factory is None or entry.name in self._tools:
+                continue
+            self._tools[entry.name] = factory(entry, self.services)
+        for tool in self.config.extra_tools:
+            if tool.name not in self._tools:
+                self._tools[tool.name] = tool
+
+    # --- EnvironmentInterface ----------------------------------------------------------------
+
+    async def list_tools(self) -> list[ToolDefinition]:
+        tools = [
+            ToolDefinition(t.name, t.definition.description, model_facing_parameters(t.definition))
+            for t in self._tools.values()
+        ]
+        if self._mcp is not None:
+            await self.connect_mcp()
+            tools += [
+                ToolDefinition(t.name, t.definition.description, t.definition.parameters)
+                for t in self._mcp.tools
+            ]
+        return tools
+
+    def tool_permission(self, name: str) -> Permission | None:
+        tool = self._tools.get(name)
+        if tool is not None:
+            return tool.definition.permission
+        if self._mcp is not None:
+            return self._mcp.tool_permission(name)
+        return None
+
+    async def execute_tool(self, request: ToolExecutionRequest) -> AsyncIterator[OmniMessage]:
+        payload = request.tool_call.payload
+        if not isinstance(payload, ToolCallPayload):
+            call_id = getattr(payload, "tool_call_id", "") or ""
+            message = "Unknown tool: (not a tool_call message)"
+            yield partial_tool_call_output("start", "", call_id)
+            yield partial_tool_call_output("delta", message, call_id)
+            yield partial_tool_call_output("stop", "", call_id, stop_reason="failed")
+            yield tool_call_output(message, call_id, stop_reason="failed")
+            return
+        setting = CallSetting(
+            name=payload.name,
+            arguments=payload.arguments,
+            tool_call_id=payload.tool_call_id,
+            signal=request.signal,
+            approve=request.approve,
+            workspace_dir=self.config.workspace_dir,
+            services=self.services,
+            vault=self.config.vault,
+            scratchpad_dir=self.config.session_scratchpad_dir,
+        )
+
+        async def resolve() -> BuiltinTool | None:
+            return await self._resolve(payload.name, request.signal)
+
+        async for msg in run_with_close_out(setting, resolve):
+            yield msg
+
+    async def _resolve(self, name: str, signal: AbortSignal | None) -> BuiltinTool | None:
+        tool = self._tools.get(name)
+        if tool is not None:
+            return tool
+        if self._mcp is None or not name.startswith(MCP_PREFIX):
+            return None
+        await self._mcp.connect(signal)
+        for mcp_tool in self._mcp.tools:
+            if mcp_tool.name == name:
+                return mcp_tool
+        return None
+
+    # --- MCP ---------------------------------------------------------------------------------
+
+    @property
+    def has_mcp_servers(self) -> bool:
+        return self._mcp is not None
+
+    @property
+    def mcp_server_names(self) -> list[str]:
+        return [server.name for server in self.config.tool_config.mcp_servers]
+
+    async def connect_mcp(self, signal: AbortSignal | None = None) -> list[Any]:
+        """Connect every MCP server (lazy, idempotent); the per-server results. [] without servers."""
+        if self._mcp is None:
+            return []
+        return await self._mcp.connect(signal)
+
+    # --- background completion reports ---------------------------------------------------------
+
+    def set_notice_listener(self, listener: BackgroundListener | None) -> None:
+        """Attach the single listener for BackgroundEvents; buffered events are flushed to it."""
+        self.notices.set_listener(listener)
+
+    def drain_notices(self) -> list[BackgroundEvent]:
+        """Take the events buffered while no listener is attached."""
+        return self.notices.drain()
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def kill_all_commands(self) -> None:
+        """Kill every running command process group without disposing the Environment."""
+        self.command_sessions.kill_all()
+
+    def dispose(self) -> None:
+        if self._disposed:
+            return
+        self._disposed = True
+        self.notices.dispose()
+        self.command_sessions.dispose()
+        subagents = self.services.subagent_sessions
+        if subagents is not None and hasattr(subagents, "dispose"):
+            try:
+                subagents.dispose()
+            except Exception as exc:
+                print(f"[penguin] disposing subagent sessions failed: {exc}", file=sys.stderr)
+        if self._mcp is not None:
+            self._close_mcp_soon()
+
+    def _close_mcp_soon(self) -> None:
+        """Close the MCP clients: on the running loop when there is one, else right here."""
+        mcp = self._mcp
+        close = getattr(mcp, "close", None)
+        if callable(close):
+            with contextlib.suppress(Exception):
+                close()
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is not None:
+            self._mcp_close_task = loop.create_task(mcp.aclose())
+            return
+        with contextlib.suppress(Exception):
+            asyncio.run(mcp.aclose())
+
+    async def aclose(self) -> None:
+        """`dispose()` plus an awaited MCP shutdown (preferred from async code)."""
+        self.dispose()
+        task = getattr(self, "_mcp_close_task", None)
+        if task is not None:
+            with contextlib.suppress(Exception):
+                await task

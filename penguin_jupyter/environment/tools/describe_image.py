@@ -1,0 +1,87 @@
+"""describe_image (core-behavior.md §4.11): the text-only-model variant of read_image; one
+request to the project's vision model, whose streamed text becomes the tool output."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ...interfaces import GenerativeModelParameters, LLMOutcome, VisionDescriberService
+from ...omni import OmniMessage, image_url, user_text
+from ...omni.models import PartialTextPayload
+from ..types import ToolExecutionContext, ToolResult
+from .common import ToolBase, delta, missing_argument
+from .image_loader import ImageLoadAborted, ImageLoadError, load_image
+
+DESCRIBE_IMAGE_NAME = "describe_image"
+DEFAULT_PROMPT = "Describe this image in detail, including any visible text, numbers, UI elements and layout."
+NO_VISION_MODEL = (
+    "No vision model is configured for this project. The current model does not accept images; ask the "
+    "user to pick a vision model in the model settings (vision_model) to enable image reading."
+)
+
+
+class DescribeImageTool(ToolBase):
+    def _describer(self, ctx: ToolExecutionContext) -> VisionDescriberService | None:
+        services = ctx.services or self.services
+        return services.vision_describer if services is not None else None
+
+    async def execute(
+        self, args: dict[str, Any], ctx: ToolExecutionContext
+    ) -> AsyncIterator[OmniMessage | ToolResult]:
+        source = args.get("source")
+        if not isinstance(source, str) or not source:
+            yield delta(ctx, missing_argument("source", self.name))
+            yield ToolResult(stop_reason="failed")
+            return
+        describer = self._describer(ctx)
+        if describer is None or describer.model_id is None or describer.create_llm is None:
+            yield delta(ctx, NO_VISION_MODEL)
+            yield ToolResult(stop_reason="failed")
+            return
+        try:
+            image = await load_image(source, ctx.workspace_dir, ctx.signal)
+        except ImageLoadAborted:
+            yield ToolResult(stop_reason="aborted")
+            return
+        except ImageLoadError as exc:
+            yield delta(ctx, str(exc))
+            yield ToolResult(stop_reason="failed")
+            return
+        prompt = args.get("prompt")
+        prompt = prompt if isinstance(prompt, str) and prompt.strip() else DEFAULT_PROMPT
+        llm = describer.create_llm()
+        stream = llm.stream_generate(
+            GenerativeModelParameters(
+                new_messages=[user_text(prompt), image_url(image.data_url)],
+                signal=ctx.signal,
+                thinking_level="none",
+            )
+        )
+        yield delta(ctx, f"{image.mime}, {image.size_text} — described by {describer.model_id}:\n")
+        streamed_any = False
+        outcome: LLMOutcome | None = None
+        async for item in stream:
+            if isinstance(item, LLMOutcome):
+                outcome = item
+                continue
+            payload = item.payload
+            if isinstance(payload, PartialTextPayload) and payload.event_type == "delta" and payload.text:
+                streamed_any = True
+                yield delta(ctx, payload.text)
+        if ctx.signal is not None and ctx.signal.aborted:
+            yield ToolResult(stop_reason="aborted")
+            return
+        if outcome is None or outcome.status != "completed":
+            status = outcome.status if outcome is not None else "failed"
+            detail = f": {outcome.message}" if outcome is not None and outcome.message else ""
+            prefix = "\n" if streamed_any else ""
+            yield delta(ctx, f"{prefix}Vision model ({describer.model_id}) request {status}{detail}")
+            yield ToolResult(stop_reason="failed")
+            return
+        if not streamed_any:
+            yield delta(ctx, "[vision model returned no text]")
+
+
+def create_describe_image_tool(definition, services=None) -> DescribeImageTool:  # type: ignore[no-untyped-def]
+    return DescribeImageTool(definition, services)

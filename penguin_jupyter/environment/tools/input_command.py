@@ -1,0 +1,77 @@
+"""input_command (core-behavior.md §4.6): write to (or Ctrl-C, or just poll) a running command
+session, then collect its output for the yield window."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ...omni import OmniMessage
+from ..types import ToolExecutionContext, ToolResult
+from .common import ToolBase, clamp_yield_ms, command_manager, delta, missing_argument
+from .exec_command import exit_result, unavailable
+
+INPUT_COMMAND_NAME = "input_command"
+INTERRUPT = "\u0003"
+WRITE_YIELD_MS = 250
+POLL_YIELD_MS = 120000
+
+
+def unknown_process(tool_name: str, process_id: str) -> str:
+    return (
+        f"[{tool_name} error: unknown process_id {process_id} (the session may have exited and been cleared)]"
+    )
+
+
+class InputCommandTool(ToolBase):
+    async def execute(
+        self, args: dict[str, Any], ctx: ToolExecutionContext
+    ) -> AsyncIterator[OmniMessage | ToolResult]:
+        manager = command_manager(ctx)
+        if manager is None:
+            yield delta(ctx, unavailable(self.name))
+            yield ToolResult(stop_reason="failed")
+            return
+        process_id = args.get("process_id")
+        if not isinstance(process_id, str) or not process_id:
+            yield delta(ctx, missing_argument("process_id", self.name))
+            yield ToolResult(stop_reason="failed")
+            return
+        session = manager.get(process_id)
+        if session is None:
+            yield delta(ctx, unknown_process(self.name, process_id))
+            yield ToolResult(stop_reason="failed")
+            return
+        chars = args.get("chars")
+        chars = chars if isinstance(chars, str) else ""
+        if chars == INTERRUPT:
+            session.interrupt()
+        elif INTERRUPT in chars:
+            yield delta(
+                ctx,
+                f"[{self.name} error: chars mixes U+0003 (Ctrl-C) with other content; "
+                'send "\\u0003" alone to interrupt]',
+            )
+            yield ToolResult(stop_reason="failed")
+            return
+        elif chars:
+            session.write(chars)
+        default = WRITE_YIELD_MS if chars else POLL_YIELD_MS
+        yield_ms = clamp_yield_ms(args.get("yield_time_ms"), default, self.definition.timeout_ms)
+        async for text in session.collect(yield_ms, ctx.signal):
+            yield delta(ctx, text)
+        if ctx.signal is not None and ctx.signal.aborted:
+            yield ToolResult(stop_reason="aborted")
+            return
+        if not session.exited:
+            yield ToolResult(
+                stop_reason="completed", note=f"[process still running with process_id {process_id}]"
+            )
+            return
+        manager.remove(process_id)
+        session.disarm_report()
+        yield exit_result(session)
+
+
+def create_input_command_tool(definition, services=None) -> InputCommandTool:  # type: ignore[no-untyped-def]
+    return InputCommandTool(definition, services)

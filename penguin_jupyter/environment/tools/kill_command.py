@@ -1,0 +1,56 @@
+"""kill_command (core-behavior.md §4.7): disarm the completion report, hand over pending output,
+kill the process group and drop the session."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ...omni import OmniMessage
+from ..types import ToolExecutionContext, ToolResult
+from .common import ToolBase, command_manager, delta, missing_argument
+from .exec_command import unavailable
+from .input_command import unknown_process
+
+KILL_COMMAND_NAME = "kill_command"
+
+
+class KillCommandTool(ToolBase):
+    async def execute(
+        self, args: dict[str, Any], ctx: ToolExecutionContext
+    ) -> AsyncIterator[OmniMessage | ToolResult]:
+        manager = command_manager(ctx)
+        if manager is None:
+            yield delta(ctx, unavailable(self.name))
+            yield ToolResult(stop_reason="failed")
+            return
+        process_id = args.get("process_id")
+        if not isinstance(process_id, str) or not process_id:
+            yield delta(ctx, missing_argument("process_id", self.name))
+            yield ToolResult(stop_reason="failed")
+            return
+        session = manager.get(process_id)
+        if session is None:
+            yield delta(ctx, unknown_process(self.name, process_id))
+            yield ToolResult(stop_reason="failed")
+            return
+        session.disarm_report()
+        pending = session.take_output()
+        if pending:
+            yield delta(ctx, pending)
+        was_running = not session.exited
+        session.kill()
+        manager.remove(process_id)
+        if was_running:
+            note = (
+                f"[process {process_id} killed (SIGTERM to the process group, SIGKILL after a grace period)]"
+            )
+        else:
+            note = (
+                f"[process {process_id} had already exited ({session.exit_description()}); session removed]"
+            )
+        yield ToolResult(stop_reason="completed", note=note)
+
+
+def create_kill_command_tool(definition, services=None) -> KillCommandTool:  # type: ignore[no-untyped-def]
+    return KillCommandTool(definition, services)

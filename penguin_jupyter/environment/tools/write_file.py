@@ -1,0 +1,92 @@
+"""write_file (core-behavior.md §4.4): create or atomically overwrite a file (parents created,
+mode preserved) and report line/byte counts plus a line diff against the previous content."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ...omni import OmniMessage
+from ..types import ToolExecutionContext, ToolResult
+from .common import ToolBase, delta, missing_argument, plural, resolve_path
+from .diff import line_diff, split_lines
+from .file_utils import atomic_write, os_error_text
+
+WRITE_FILE_NAME = "write_file"
+DIFFABLE_PREVIOUS_BYTES = 1024 * 1024
+MAX_DIFF_LINES = 60
+DEFAULT_BUDGET = 16000
+BUDGET_RESERVE = 120
+
+
+def _too_large(added: int, removed: int) -> str:
+    return f"+{added}/−{removed} lines vs the previous content (diff too large to show)"
+
+
+def overwrite_diff(previous: str, content: str, first_line: str, budget_limit: int) -> str | None:
+    if previous == content:
+        return "(content unchanged)"
+    old, new = split_lines(previous), split_lines(content)
+    result = line_diff(old, new)
+    if result is None:
+        prefix = 0
+        while prefix < len(old) and prefix < len(new) and old[prefix] == new[prefix]:
+            prefix += 1
+        suffix = 0
+        while (
+            suffix < len(old) - prefix and suffix < len(new) - prefix and old[-1 - suffix] == new[-1 - suffix]
+        ):
+            suffix += 1
+        return _too_large(len(new) - prefix - suffix, len(old) - prefix - suffix)
+    budget = (budget_limit if budget_limit > 0 else DEFAULT_BUDGET) - BUDGET_RESERVE
+    size = len(first_line) + sum(len(h) + 1 for h in result.hunks)
+    if result.rendered_lines > MAX_DIFF_LINES or size > budget:
+        return _too_large(result.added, result.removed)
+    return "\n".join(result.hunks) if result.hunks else None
+
+
+class WriteFileTool(ToolBase):
+    async def execute(
+        self, args: dict[str, Any], ctx: ToolExecutionContext
+    ) -> AsyncIterator[OmniMessage | ToolResult]:
+        text, ok = self._write(args, ctx.workspace_dir)
+        yield delta(ctx, text)
+        if not ok:
+            yield ToolResult(stop_reason="failed")
+
+    def _write(self, args: dict[str, Any], workspace_dir: str) -> tuple[str, bool]:
+        file_path, content = args.get("file_path"), args.get("content")
+        if not isinstance(file_path, str) or not file_path:
+            return missing_argument("file_path", self.name), False
+        if not isinstance(content, str):
+            return missing_argument("content", self.name), False
+        abs_path = resolve_path(workspace_dir, file_path)
+        if os.path.isdir(abs_path):
+            return f'Cannot write "{file_path}": it is a directory.', False
+        previous: bytes | None = None
+        existed = os.path.lexists(abs_path)
+        try:
+            if existed and os.path.getsize(abs_path) <= DIFFABLE_PREVIOUS_BYTES:
+                with open(abs_path, "rb") as handle:
+                    previous = handle.read()
+        except OSError:
+            previous = None
+        data = content.encode("utf-8", "surrogatepass")
+        try:
+            os.makedirs(os.path.dirname(abs_path), exist_ok=True)
+            atomic_write(abs_path, data)
+        except OSError as exc:
+            return f'Failed to write "{file_path}": {os_error_text(exc)}', False
+        counts = f"({plural(len(split_lines(content)), 'line')}, {plural(len(data), 'byte')})"
+        first_line = f'{"Overwrote" if existed else "Created"} "{file_path}" {counts}.'
+        if not existed or previous is None or b"\0" in previous:
+            return first_line, True
+        diff = overwrite_diff(
+            previous.decode("utf-8", "replace"), content, first_line, self.definition.max_output_length
+        )
+        return (first_line + "\n" + diff if diff else first_line), True
+
+
+def create_write_file_tool(definition, services=None) -> WriteFileTool:  # type: ignore[no-untyped-def]
+    return WriteFileTool(definition, services)
