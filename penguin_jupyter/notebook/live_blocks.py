@@ -74,6 +74,9 @@ class SplitTextBlock:
                 self._setter.set(self.render(self.redact(head)))
                 self._setter.flush()
                 self.frozen.append(head)
+                self._setter = None
+                if not self.open_text:
+                    return
                 self._new_widget()
         assert self._setter is not None
         self._setter.set(self.render(self.redact(self.open_text)))

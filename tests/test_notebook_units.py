@@ -1,0 +1,295 @@
+"""Unit tests of the notebook layer's pure parts: options, workspace, transformer, throttle,
+split blocks, approval modes, live routing and the plain-text view (real ipywidgets objects,
+no kernel)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import re
+
+import pytest
+
+from penguin_jupyter.notebook.approval import NO_STDIN_NOTE, NotebookApprover, auto_decision
+from penguin_jupyter.notebook.extension import transform_penguin_cell
+from penguin_jupyter.notebook.live_blocks import SplitTextBlock
+from penguin_jupyter.notebook.live_render import pre_html
+from penguin_jupyter.notebook.live_throttle import MAX_UPDATES_PER_SECOND, ThrottledSetter
+from penguin_jupyter.notebook.live_view import LiveView
+from penguin_jupyter.notebook.options import OptionError, parse_cell_options, parse_line_command
+from penguin_jupyter.notebook.plain_view import PlainView
+from penguin_jupyter.notebook.workspace import resolve_workspace
+from penguin_jupyter.omni import (
+    partial_text,
+    partial_tool_call_output,
+    tool_call,
+    tool_call_output,
+    user_text,
+    with_origin,
+)
+
+# --- options ------------------------------------------------------------------------------
+
+
+def test_cell_options_parse_every_flag():
+    opts = parse_cell_options(
+        "--model openai/gpt-4.1 --approve read-only --thinking high --max-turns 5 --workspace /tmp/w --quiet"
+    )
+    assert opts.model == ("openai", "gpt-4.1")
+    assert (opts.approve, opts.thinking, opts.max_turns, opts.workspace, opts.quiet) == (
+        "read-only",
+        "high",
+        5,
+        "/tmp/w",
+        True,
+    )
+    assert parse_cell_options("--new").new and parse_cell_options("--session abc").session_id == "abc"
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("--model gpt-4.1", "penguin: --model needs PROVIDER/MODEL_ID (both halves), got 'gpt-4.1'"),
+        (
+            "--approve maybe",
+            "penguin: unknown approval mode 'maybe' (choose from ask, read-only, allow-all, deny-all)",
+        ),
+        (
+            "--thinking lots",
+            "penguin: unknown thinking level 'lots' (choose from none, low, medium, high, xhigh, max)",
+        ),
+        ("--max-turns x", "penguin: --max-turns needs an integer, got 'x'"),
+        ("--session", "penguin: option --session needs a value"),
+        ("--new --session s1", "penguin: --new and --session cannot be used together"),
+    ],
+)
+def test_bad_cell_options_are_one_line(line, message):
+    with pytest.raises(OptionError) as info:
+        parse_cell_options(line)
+    assert str(info.value) == message
+    assert "\n" not in str(info.value)
+
+
+def test_unknown_option_mentions_usage():
+    with pytest.raises(OptionError, match=r"^penguin: unknown option '--fast'; usage: %%penguin"):
+        parse_cell_options("--fast")
+
+
+def test_line_commands():
+    assert parse_line_command("").name == "help"
+    assert (parse_line_command("resume s-1").name, parse_line_command("resume s-1").arg) == ("resume", "s-1")
+    with pytest.raises(OptionError, match="usage: %penguin approve MODE"):
+        parse_line_command("approve")
+    with pytest.raises(OptionError, match="unknown command 'fly'"):
+        parse_line_command("fly")
+
+
+# --- workspace ------------------------------------------------------------------------------
+
+
+def test_workspace_resolution_order(tmp_path):
+    nb_dir = tmp_path / "nbs"
+    nb_dir.mkdir()
+    notebook = str(nb_dir / "analysis.ipynb")
+    explicit = tmp_path / "explicit"
+    assert resolve_workspace(str(explicit), {}, {"JPY_SESSION_NAME": notebook}) == str(explicit)
+    assert resolve_workspace(None, {}, {"JPY_SESSION_NAME": notebook}) == str(nb_dir)
+    assert resolve_workspace(None, {"__session__": notebook}, {}) == str(nb_dir)
+    assert resolve_workspace(None, {"__vsc_ipynb_file__": notebook}, {}) == str(nb_dir)
+    assert resolve_workspace(None, {}, {}) == str(__import__("pathlib").Path.cwd().resolve())
+
+
+# --- transformer ----------------------------------------------------------------------------
+
+
+def test_transformer_rewrites_cells_into_awaits():
+    out = transform_penguin_cell(["%%penguin --new\n", "List files\n", "and 'quote'\n"])
+    assert len(out) == 1 and out[0].startswith("await __import__('penguin_jupyter.notebook.runner'")
+    assert "run_cell('--new', \"List files\\nand 'quote'\\n\")" in out[0]
+    assert transform_penguin_cell(["x = 1\n", "%penguin status\n"])[1].startswith("await __import__(")
+    assert transform_penguin_cell(["%%penguinx\n"]) == ["%%penguinx\n"]
+    assert transform_penguin_cell(["print('%%penguin')\n"]) == ["print('%%penguin')\n"]
+
+
+# --- throttle and split blocks --------------------------------------------------------------
+
+
+class _Sink:
+    def __init__(self):
+        self.values = []
+
+    @property
+    def value(self):
+        return self.values[-1] if self.values else None
+
+    @value.setter
+    def value(self, v):
+        self.values.append(v)
+
+
+async def test_throttle_coalesces_and_always_sends_the_last_value():
+    sink = _Sink()
+    setter = ThrottledSetter(sink)
+    for i in range(500):
+        setter.set(i)
+        if i % 50 == 0:
+            await asyncio.sleep(0)
+    await asyncio.sleep(0.2)
+    assert sink.values[-1] == 499
+    assert len(sink.values) <= 3
+    assert MAX_UPDATES_PER_SECOND == 20
+
+
+async def test_throttle_rate_over_time():
+    sink = _Sink()
+    setter = ThrottledSetter(sink)
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 0.5
+    n = 0
+    while loop.time() < end:
+        setter.set(n)
+        n += 1
+        await asyncio.sleep(0.001)
+    await asyncio.sleep(0.2)
+    assert sink.values[-1] == n - 1
+    assert len(sink.values) <= 0.7 * MAX_UPDATES_PER_SECOND + 2
+
+
+async def test_split_block_freezes_finished_text():
+    import ipywidgets as widgets
+
+    box = widgets.VBox([])
+    block = SplitTextBlock(box, pre_html, boundary="\n", chunk_chars=100)
+    lines = [f"line {i:03d}\n" for i in range(60)]
+    for line in lines:
+        block.append(line)
+    block.flush()
+    await asyncio.sleep(0.1)
+    assert block.text == "".join(lines)
+    assert len(block.widgets) > 4
+    # every widget holds only its own chunk: no update re-sends finished text
+    shown = [re.sub(r"<[^>]+>", "", w.value) for w in block.widgets]
+    assert "".join(shown) == "".join(lines)
+    assert all(0 < len(chunk) <= 110 for chunk in shown)
+
+
+# --- approval -------------------------------------------------------------------------------
+
+
+def test_auto_decisions():
+    assert auto_decision("deny-all", "read_file", "r", set()) == "deny"
+    assert auto_decision("allow-all", "exec_command", "rw", set()) == "allow"
+    assert auto_decision("read-only", "read_file", "r", set()) == "allow"
+    assert auto_decision("read-only", "exec_command", "rw", set()) is None
+    assert auto_decision("ask", "read_file", "r", set()) is None
+    assert auto_decision("ask", "exec_command", "rw", {"exec_command"}) == "allow"
+
+
+class _Surface:
+    def __init__(self):
+        self.notes, self.asked = [], []
+
+    def show_approval(self, tool_call, row):
+        self.asked.append((tool_call.payload.name, row))
+
+    def show_note(self, text):
+        self.notes.append(text)
+
+
+async def test_no_stdin_denies_with_a_visible_note():
+    surface = _Surface()
+    approver = NotebookApprover(
+        mode="ask", permission_of=lambda n: "rw", always_allowed=set(), surface=surface, channel="none"
+    )
+    assert await approver(tool_call("exec_command", {"cmd": "ls"}, "c1")) == "deny"
+    assert surface.notes == [NO_STDIN_NOTE]
+
+
+async def test_stdin_fallback_always_allows_for_the_session():
+    surface = _Surface()
+    allowed: set[str] = set()
+    answers = iter(["a"])
+    approver = NotebookApprover(
+        mode="ask",
+        permission_of=lambda n: "rw",
+        always_allowed=allowed,
+        surface=surface,
+        channel="stdin",
+        input_fn=lambda prompt: next(answers),
+    )
+    assert await approver(tool_call("exec_command", {"cmd": "ls"}, "c1")) == "allow"
+    assert allowed == {"exec_command"}
+    assert await approver(tool_call("exec_command", {"cmd": "pwd"}, "c2")) == "allow"
+
+
+async def test_buttons_resolve_via_click_and_abort_closes_them():
+    from penguin_jupyter.interfaces import AbortSignal
+
+    surface = _Surface()
+    signal = AbortSignal()
+    approver = NotebookApprover(
+        mode="ask",
+        permission_of=lambda n: "rw",
+        always_allowed=set(),
+        surface=surface,
+        channel="buttons",
+        signal=signal,
+    )
+    pending = asyncio.ensure_future(approver(tool_call("exec_command", {"cmd": "ls"}, "c1")))
+    await asyncio.sleep(0.05)
+    row = surface.asked[0][1]
+    row.approve_button.click()
+    assert await asyncio.wait_for(pending, 2) == "allow"
+    assert row.approve_button.disabled
+
+    pending = asyncio.ensure_future(approver(tool_call("exec_command", {"cmd": "ls"}, "c2")))
+    await asyncio.sleep(0.05)
+    signal.abort("user")
+    assert await asyncio.wait_for(pending, 2) == "deny"
+    assert surface.asked[1][1].deny_button.disabled
+    assert "interrupted" in surface.asked[1][1].status.value
+
+
+# --- live routing ----------------------------------------------------------------------------
+
+
+async def test_outputs_route_by_tool_call_id_and_subagents_nest():
+    view = LiveView({"session_id": "s"}, lambda: None, redact=lambda s: s.replace("SECRET", "[redacted]"))
+    view.handle(tool_call("exec_command", {"cmd": "a"}, "A"))
+    view.handle(tool_call("exec_command", {"cmd": "b"}, "B"))
+    view.handle(partial_tool_call_output("delta", "from B SECRET\n", "B"))
+    view.handle(partial_tool_call_output("delta", "from A\n", "A"))
+    view.handle(tool_call_output("from B SECRET\n", "B"))
+    child = with_origin(tool_call("read_file", {"file_path": "x"}, "C"), "sub-1")
+    view.handle(child)
+    view.handle(partial_text("delta", "hello"))
+    view.finish("completed")
+    cards = view.scope.cards
+    assert set(cards) == {"A", "B"}
+    assert cards["A"].output.text == "from A\n" and cards["B"].output.text == "from B SECRET\n"
+    assert "SECRET" not in cards["B"].output.widgets[0].value
+    assert "[redacted]" in cards["B"].output.widgets[0].value
+    assert set(view.scope.children) == {"sub-1"} and set(view.scope.children["sub-1"].cards) == {"C"}
+    assert view.header.stop_button.disabled
+
+
+def test_plain_view_streams_text():
+    out = io.StringIO()
+    view = PlainView(
+        {"provider": "p", "model_id": "m", "workspace": "/w", "session_id": "s", "approval_mode": "ask"},
+        redact=lambda s: s,
+        stream=out,
+    )
+    view.handle(user_text("ignored"))
+    view.handle(partial_text("delta", "Hello "))
+    view.handle(partial_text("delta", "world"))
+    view.handle(tool_call("exec_command", {"cmd": "ls"}, "c1"))
+    view.handle(tool_call_output("a.txt", "c1"))
+    view.finish("completed")
+    assert out.getvalue().splitlines() == [
+        "🐧 p/m · workspace /w · session s · approve: ask",
+        "Hello world",
+        "🔧 exec_command $ ls",
+        "  → completed",
+        "— completed",
+    ]
