@@ -56,3 +56,18 @@ def request_messages(request: dict[str, Any]) -> list[tuple[str, str]]:
             content = json.dumps([c["function"]["name"] for c in message["tool_calls"]])
         out.append((message["role"], content or ""))
     return out
+
+
+async def crafted_session(agent: Any, workspace: Path, records: list[OmniMessage]) -> tuple[str, Path]:
+    """A session whose Trace holds its real session_meta followed by `records` (never run)."""
+    from penguin_jupyter.trace import TraceWriter
+
+    session = await agent.create_session(workspace_dir=workspace)
+    path = session.trace_path
+    session.dispose()
+    writer = TraceWriter(path)
+    writer.write(session._setup.meta)
+    for record in records:
+        writer.write(record)
+    writer.close()
+    return session.session_id, path

@@ -353,3 +353,19 @@ async def test_engine_aborted_mid_stream_replays_raw_input(tmp_path):
     assert state.history == []
     assert texts(state.carry_over) == ["go"]
     assert "[turn_aborted]" not in writer.path.read_text()
+
+
+def test_closed_dangling_span_keeps_prompt_out_of_carry_over():
+    records = [
+        meta(),
+        *[U("hello"), BEGIN(), A("hi"), END("completed")],
+        omni.compaction_begin("context", "summarize", 10, 1),
+        U("COMPACT NOW"),
+        BEGIN(),
+        A("[summary]half"),
+        omni.compaction_end("context", "summarize", "failed"),  # appended by a resume
+    ]
+    state = resume_trace(records)
+    assert state.dangling_compaction is None
+    assert state.carry_over == []
+    assert texts(state.history) == ["hello", "hi"]

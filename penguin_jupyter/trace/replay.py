@@ -174,6 +174,8 @@ class _TurnReplayer:
             if kind == "compaction_begin":
                 self.in_compaction, self.dangling = True, msg.payload
             elif kind == "compaction_end":
+                if self.in_request and self.in_compaction:
+                    self._drop_request()  # a request cut off inside the span (resume closed it)
                 self.in_compaction, self.dangling = False, None
             elif kind == "abort" and not msg.origin:
                 self.render.append(msg)
