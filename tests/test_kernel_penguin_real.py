@@ -1,0 +1,188 @@
+"""Kernel-level tests against the real stack: a real ipykernel running `%%penguin` cells, a real
+Agent/Session/Environment, and the ScriptedModelServer over loopback HTTP. Button clicks are the
+comm messages a widget frontend sends (notebook-design.md §7)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from penguin_jupyter.testing import ScriptedModelServer
+from tests.support_kernel import KernelHarness, kernel_env
+from tests.support_session import configure_model, request_messages
+
+pytestmark = pytest.mark.kernel
+API_KEY = "sk-test-secret"
+TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
+
+
+@pytest.fixture
+def notebook_dir(tmp_path):
+    path = tmp_path / "project" / "notebooks"
+    path.mkdir(parents=True)
+    return path
+
+
+def _start(tmp_path, notebook_dir, server):
+    configure_model(Path(os.environ["PENGUIN_HOME"]), server)
+    kernel_cwd = tmp_path / "elsewhere"
+    kernel_cwd.mkdir()
+    env = kernel_env({"JPY_SESSION_NAME": str(notebook_dir / "analysis.ipynb")})
+    harness = KernelHarness(str(kernel_cwd), env)
+    assert harness.execute("%load_ext penguin_jupyter").reply["content"]["status"] == "ok"
+    return harness
+
+
+def _clicker(harness, description):
+    clicked: list[str] = []
+
+    def on_message(msg, result):
+        if msg["msg_type"] == "comm_open":
+            for comm_id in result.buttons(description):
+                if comm_id not in clicked:
+                    clicked.append(comm_id)
+                    harness.click(comm_id)
+
+    return on_message, clicked
+
+
+def _final_bundle(result):
+    bundles = result.final_bundles()
+    assert bundles, "the live view was not replaced by the static transcript"
+    assert result.of_type("update_display_data"), (
+        "the transcript must replace the live widget (display update)"
+    )
+    return bundles[-1]
+
+
+def test_approve_click_runs_the_tool_in_the_notebook_directory(tmp_path, notebook_dir):
+    script = [
+        {
+            "tool_calls": [
+                {"name": "exec_command", "id": "call_1", "arguments": {"cmd": "printf hi > hello.txt"}}
+            ]
+        },
+        {"text": "Created hello.txt."},
+    ]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, notebook_dir, server)
+        try:
+            on_message, clicked = _clicker(kernel, "Approve")
+            result = kernel.execute("%%penguin\nCreate hello.txt", on_message=on_message, timeout=120)
+        finally:
+            kernel.close()
+        assert result.reply["content"]["status"] == "ok", result.stderr
+        assert len(clicked) == 1
+        assert (notebook_dir / "hello.txt").read_text() == "hi"
+        bundle = _final_bundle(result)
+        data = bundle[TRANSCRIPT_MIME]
+        assert data["session"]["workspace"] == str(notebook_dir)
+        kinds = [m["payload"].get("type") for m in data["messages"]]
+        assert "approval_decision" in kinds and "tool_call_output" in kinds
+        decision = next(
+            m["payload"] for m in data["messages"] if m["payload"].get("type") == "approval_decision"
+        )
+        assert decision == {"type": "approval_decision", "decision": "allow", "tool_call_id": "call_1"}
+        assert "Created hello.txt." in bundle["text/html"]
+        everything = json.dumps(bundle) + json.dumps(result.messages, default=str)
+        assert API_KEY not in everything
+        assert len(server.requests) == 2
+
+
+def test_deny_click_sends_the_denial_to_the_model(tmp_path, notebook_dir):
+    script = [
+        {
+            "tool_calls": [
+                {"name": "exec_command", "id": "call_1", "arguments": {"cmd": "printf hi > hello.txt"}}
+            ]
+        },
+        {"text": "Understood, I did not create it."},
+    ]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, notebook_dir, server)
+        try:
+            on_message, clicked = _clicker(kernel, "Deny")
+            result = kernel.execute("%%penguin\nCreate hello.txt", on_message=on_message, timeout=120)
+        finally:
+            kernel.close()
+        assert result.reply["content"]["status"] == "ok", result.stderr
+        assert clicked
+        assert not (notebook_dir / "hello.txt").exists()
+        assert len(server.requests) == 2
+        assert ("tool", "Tool call denied by user.") in request_messages(server.requests[1])
+        data = _final_bundle(result)[TRANSCRIPT_MIME]
+        decision = next(
+            m["payload"] for m in data["messages"] if m["payload"].get("type") == "approval_decision"
+        )
+        assert decision["decision"] == "deny"
+
+
+def _sleep_processes(marker: str) -> list[str]:
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if marker in line and "ps -eo" not in line]
+
+
+def test_interrupt_during_exec_command_kills_the_command_and_carries_over(tmp_path, notebook_dir):
+    marker = "sleep 30.25"
+    script = [
+        {"tool_calls": [{"name": "exec_command", "id": "call_sleep", "arguments": {"cmd": marker}}]},
+        {"text": "Picking up after the interruption."},
+    ]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, notebook_dir, server)
+        try:
+            state = {"interrupted_at": None}
+
+            def on_message(msg, result):
+                if state["interrupted_at"] is None and _sleep_processes(marker):
+                    state["interrupted_at"] = time.monotonic()
+                    kernel.interrupt()
+
+            result = kernel.execute(
+                "%%penguin --approve allow-all\nSleep for a while", on_message=on_message, timeout=90
+            )
+            assert state["interrupted_at"] is not None, "the sleep command never started"
+            ended_after = time.monotonic() - state["interrupted_at"]
+            assert ended_after < 20, f"cell took {ended_after:.1f}s to end after the interrupt"
+            assert result.reply["content"]["status"] == "error"
+            assert result.reply["content"]["ename"] == "TaskInterrupted"
+            tracebacks = result.of_type("error")
+            assert tracebacks and tracebacks[0]["content"]["traceback"] == [
+                "penguin: task interrupted — the next %%penguin cell continues the session"
+            ]
+            deadline = time.monotonic() + 10
+            while _sleep_processes(marker) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert _sleep_processes(marker) == []
+            data = _final_bundle(result)[TRANSCRIPT_MIME]
+            assert data["status"] == "aborted"
+            assert any(m["payload"].get("type") == "abort" for m in data["messages"])
+
+            follow = kernel.execute("%%penguin --approve allow-all\nContinue", timeout=90)
+        finally:
+            kernel.close()
+        assert follow.reply["content"]["status"] == "ok", follow.stderr
+        assert len(server.requests) == 2
+        sent = request_messages(server.requests[1])
+        assert ("tool", "[interrupted: tool aborted by user]") in sent
+        assert sent[-1] == ("user", "Continue")
+
+
+def test_no_model_configured_prints_one_paragraph(tmp_path, notebook_dir):
+    kernel = KernelHarness(str(tmp_path), kernel_env({"JPY_SESSION_NAME": str(notebook_dir / "a.ipynb")}))
+    try:
+        kernel.execute("%load_ext penguin_jupyter")
+        result = kernel.execute("%%penguin\nhello", timeout=60)
+    finally:
+        kernel.close()
+    assert result.reply["content"]["status"] == "ok"
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("penguin: could not start a session (No model is configured for project")
+    assert "%penguin model PROVIDER/MODEL_ID" in lines[0]
+    assert not result.of_type("error")
