@@ -204,10 +204,10 @@ export function toolCardSummary(payload: Json): [string, string] {
     let detail = '$ ' + (stringArg(args, 'cmd') ?? '');
     const workdir = stringArg(args, 'workdir');
     if (workdir) {
-      detail += `  (in ${workdir})`;
+      detail += ` (in ${workdir})`;
     }
     if (args.run_in_background === true) {
-      detail += '  [background]';
+      detail += ' [background]';
     }
     return [name, shorten(detail)];
   }

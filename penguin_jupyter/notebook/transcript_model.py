@@ -156,9 +156,9 @@ def tool_card_summary(tool_call: Any) -> tuple[str, str]:
         detail = "$ " + (_string_arg(args, "cmd") or "")
         workdir = _string_arg(args, "workdir")
         if workdir:
-            detail += f"  (in {workdir})"
+            detail += f" (in {workdir})"
         if args.get("run_in_background") is True:
-            detail += "  [background]"
+            detail += " [background]"
         return name, _shorten(detail)
     for key in ("file_path", "source", "process_id", "subagent_id"):
         value = _string_arg(args, key)
