@@ -3,6 +3,7 @@ and the exception each fault kind produces (the table the LLM layer maps to outc
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -137,6 +138,7 @@ async def test_recorded_request_body_has_everything_the_model_was_sent():
     ]
     assert server.remaining == []
     assert server.served == 2
+    assert [h["authorization"] for h in server.request_headers] == ["Bearer test", "Bearer test"]
 
 
 async def test_entries_added_while_running_are_served_in_order():
@@ -276,9 +278,6 @@ async def test_stalled_stream_ends_when_the_server_stops():
     server = ScriptedModelServer([{"text": "never", "fault": {"kind": "stall", "after": 1, "seconds": 600}}])
     server.start()
     client = openai_chat_client(server)
-
-    import asyncio
-
     task = asyncio.create_task(collect(client))
     await asyncio.to_thread(server.wait_for_requests, 1)
     await asyncio.sleep(0.2)

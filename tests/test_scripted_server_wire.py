@@ -167,6 +167,14 @@ def test_drop_fault_cuts_the_body():
         assert _post(server, STREAM_REQUEST).status_code == 200
 
 
+def test_request_headers_are_recorded():
+    with ScriptedModelServer(["a"]) as server:
+        _post(server, STREAM_REQUEST, headers={"Authorization": "Bearer sk-test"})
+        (headers,) = server.request_headers
+    assert headers["authorization"] == "Bearer sk-test"
+    assert headers["content-length"] == str(len(json.dumps(STREAM_REQUEST).encode()))
+
+
 def test_concurrent_requests_each_get_exactly_one_entry():
     count = 12
     with ScriptedModelServer([f"answer {i}" for i in range(count)]) as server:
@@ -317,12 +325,14 @@ def _spawn_cli(*args: str) -> subprocess.Popen:
     )
 
 
-def test_cli_demo_serves_until_interrupted():
-    proc = _spawn_cli("--demo")
+def test_cli_demo_serves_until_interrupted(tmp_path):
+    proc = _spawn_cli("--demo", "--workspace", str(tmp_path / "ws"))
     try:
         line = proc.stdout.readline()
         assert line.startswith("scripted model server: http://127.0.0.1:")
         assert line.rstrip().endswith("(model scripted-model, 4 entries)")
+        assert proc.stdout.readline() == f"demo data: {tmp_path / 'ws' / 'sales.csv'}\n"
+        assert (tmp_path / "ws" / "sales.csv").read_bytes() == DEMO_SALES_CSV.read_bytes()
         url = line.split()[3]
         response = httpx.post(f"{url}/chat/completions", json=STREAM_REQUEST, timeout=30)
         assert response.status_code == 200
@@ -349,6 +359,13 @@ def test_cli_script_file_and_port(tmp_path):
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
+
+
+def test_cli_workspace_needs_demo(tmp_path):
+    proc = _spawn_cli("--script", "x.json", "--workspace", str(tmp_path))
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert err.rstrip().endswith("error: --workspace only goes with --demo")
 
 
 def test_cli_bad_script_is_a_one_line_error(tmp_path):

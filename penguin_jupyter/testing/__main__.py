@@ -1,4 +1,4 @@
-"""`python -m penguin_jupyter.testing --script FILE | --demo [--port N]`: serve until Ctrl-C.
+"""`python -m penguin_jupyter.testing --script FILE | --demo [--workspace DIR] [--port N]`: serve until Ctrl-C.
 
 Owns the command line only; prints the base URL and model id to pass to a client.
 """
@@ -9,7 +9,7 @@ import argparse
 import sys
 import threading
 
-from .demo import demo_entries
+from .demo import copy_demo_data, demo_entries
 from .script import ScriptError, load_script_file
 from .server import DEFAULT_MODEL, ScriptedModelServer
 
@@ -23,17 +23,23 @@ def main(argv: list[str] | None = None) -> int:
     source.add_argument("--script", metavar="FILE", help="JSON or YAML list of script entries")
     source.add_argument("--demo", action="store_true", help="serve the bundled demo script")
     parser.add_argument("--port", type=int, default=0, help="port to bind (default: any free port)")
+    parser.add_argument("--workspace", metavar="DIR", help="with --demo: copy the demo sales.csv into DIR")
     parser.add_argument(
         "--model", default=DEFAULT_MODEL, help=f"model id to report (default: {DEFAULT_MODEL})"
     )
     args = parser.parse_args(argv)
+    if args.workspace and not args.demo:
+        parser.error("--workspace only goes with --demo")
     try:
         entries = demo_entries() if args.demo else load_script_file(args.script)
+        copied = copy_demo_data(args.workspace) if args.workspace else None
         server = ScriptedModelServer(entries, port=args.port, model=args.model).start()
     except (ScriptError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"scripted model server: {server.url} (model {server.model}, {len(entries)} entries)", flush=True)
+    if copied is not None:
+        print(f"demo data: {copied}", flush=True)
     try:
         threading.Event().wait()
     except KeyboardInterrupt:

@@ -50,6 +50,7 @@ class ScriptedModelServer:
         self._lock = threading.Condition()
         self._pending: deque[ScriptEntry] = deque()
         self._requests: list[dict[str, Any]] = []
+        self._headers: list[dict[str, str]] = []
         self._added = 0
         self._tool_calls_named = 0
         self._served = 0
@@ -98,6 +99,12 @@ class ScriptedModelServer:
             return list(self._requests)
 
     @property
+    def request_headers(self) -> list[dict[str, str]]:
+        """The HTTP headers of each entry in `requests` (lower-cased names), same order."""
+        with self._lock:
+            return [dict(headers) for headers in self._headers]
+
+    @property
     def served(self) -> int:
         """How many script entries have been handed to a request."""
         with self._lock:
@@ -108,18 +115,18 @@ class ScriptedModelServer:
         with self._lock:
             return self._lock.wait_for(lambda: len(self._requests) >= count, timeout)
 
-    def _take(self, body: dict[str, Any]) -> ScriptEntry | None:
+    def _take(self, body: dict[str, Any], headers: dict[str, str]) -> ScriptEntry | None:
         with self._lock:
-            self._requests.append(body)
-            self._lock.notify_all()
+            self._record(body, headers)
             if not self._pending:
                 return None
             self._served += 1
             return self._pending.popleft()
 
-    def _record_only(self, body: dict[str, Any]) -> None:
+    def _record(self, body: dict[str, Any], headers: dict[str, str]) -> None:
         with self._lock:
             self._requests.append(body)
+            self._headers.append(headers)
             self._lock.notify_all()
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -263,12 +270,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error_json(400, f"scripted model server: request body is not a JSON object: {exc}")
             return
         if body.get("stream") is not True:
-            self.scripted._record_only(body)
+            self.scripted._record(body, self._header_dict())
             self._send_error_json(
                 400, 'scripted model server: only streaming requests ("stream": true) are served'
             )
             return
-        entry = self.scripted._take(body)
+        entry = self.scripted._take(body, self._header_dict())
         if entry is None:
             self._send_error_json(500, EXHAUSTED_MESSAGE)
             return
@@ -278,6 +285,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(fault.status, error, fault.headers)
             return
         self._stream(entry, body)
+
+    def _header_dict(self) -> dict[str, str]:
+        return {key.lower(): value for key, value in self.headers.items()}
 
     def _drain_body(self) -> bytes:
         length = int(self.headers.get("Content-Length") or 0)
