@@ -66,10 +66,10 @@ class NotebookSessions:
     def allowed_for(self, session: Any) -> set[str]:
         return self.always_allowed.setdefault(str(getattr(session, "session_id", "")), set())
 
-    def _session_kwargs(self, agent: Any) -> dict[str, Any]:
-        """Kernel tools and the notebook prompt note, when the agent accepts them."""
+    def _session_kwargs(self, method: Any) -> dict[str, Any]:
+        """Kernel tools and the notebook prompt note, for those `method` accepts."""
         try:
-            accepted = inspect.signature(agent.create_session).parameters
+            accepted = inspect.signature(method).parameters
         except (TypeError, ValueError):
             return {}
         kwargs: dict[str, Any] = {}
@@ -119,14 +119,14 @@ class NotebookSessions:
         try:
             agent = await self.get_agent()
             if resume_id:
-                session = await agent.resume_session(resume_id)
+                session = await agent.resume_session(resume_id, **self._session_kwargs(agent.resume_session))
             else:
                 provider, model_id = model if model else (None, None)
                 session = await agent.create_session(
                     workspace_dir=workspace,
                     provider=provider,
                     model_id=model_id,
-                    **self._session_kwargs(agent),
+                    **self._session_kwargs(agent.create_session),
                 )
         except Exception as exc:
             if resume_id:
