@@ -266,3 +266,47 @@ async def test_unreachable_http_server_fails_without_blocking(tmp_path):
         assert results[0].error
     finally:
         await manager.aclose()
+
+
+async def test_more_result_shapes_over_the_wire(tmp_path):
+    manager = McpManager([fixture_entry("fx", "--extra")], workspace_dir=str(tmp_path))
+    try:
+        results = await manager.connect()
+        assert (results[0].status, results[0].tools) == ("completed", 10)
+        assert await run_tool(manager, "mcp__fx__quiet_fail", {}) == (
+            "[tool reported an error with no message]",
+            ToolResult("failed"),
+        )
+        assert await run_tool(manager, "mcp__fx__structured", {}) == (
+            '{\n  "a": 1,\n  "b": [\n    "x"\n  ]\n}',
+            ToolResult("completed"),
+        )
+        assert await run_tool(manager, "mcp__fx__mixed", {}) == (
+            "[audio content: audio/wav]\n[resource: file:///x] a file\nembedded\n[resource: mem://b (binary)]",
+            ToolResult("completed"),
+        )
+        # a server writing to stderr after connecting is drained, never blocks or leaks
+        for i in range(3):
+            assert await run_tool(manager, "mcp__fx__noisy", {"text": "z" * 5000 + str(i)}) == (
+                "z" * 5000 + str(i),
+                ToolResult("completed"),
+            )
+    finally:
+        await manager.aclose()
+
+
+async def test_cancelled_sole_caller_cancels_the_attempt(tmp_path):
+    manager = McpManager([fixture_entry()], workspace_dir=str(tmp_path))
+    try:
+        caller = asyncio.ensure_future(manager.connect())
+        assert await asyncio.to_thread(wait_until, lambda: len(fixture_children()) == 1, 20)
+        caller.cancel()
+        try:
+            await caller
+        except asyncio.CancelledError:
+            pass
+        assert await asyncio.to_thread(wait_until, lambda: fixture_children() == [], 15)
+        assert not manager.connected
+        assert [r.status for r in await manager.connect()] == ["completed"]
+    finally:
+        await manager.aclose()

@@ -4,7 +4,7 @@ Tools cover what the client bridge must map: text (`echo`, read-only), a tool-le
 (`fail`), image content (`pic`), a slow call (`slow`), env/cwd probing (`probe`), long
 output (`spam`) and a name unusable for LLM APIs (`dot.name`).
 
-Modes (argv): none = stdio; `--crash` writes to stderr and exits before the handshake;
+Modes (argv): none = stdio; `--extra` adds more result shapes; `--crash` writes to stderr and exits before the handshake;
 `--hang` never answers; `--http PORT` / `--sse PORT` serve on 127.0.0.1, appending the
 `x-penguin-test` request header of every request to the file named by `--header-log PATH`.
 """
@@ -17,7 +17,17 @@ import time
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
+from mcp_types import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+    ToolAnnotations,
+)
 
 PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
@@ -65,6 +75,39 @@ def dot_name() -> str:
     return "never callable"
 
 
+def _register_extra_tools() -> None:
+    """`--extra`: result shapes beyond the six scenario tools (counts then differ)."""
+
+    @server.tool(description="Fails with no content at all.")
+    def quiet_fail() -> CallToolResult:
+        return CallToolResult(content=[], is_error=True)
+
+    @server.tool(description="Structured content only.")
+    def structured() -> CallToolResult:
+        return CallToolResult(content=[], structured_content={"a": 1, "b": ["x"]})
+
+    @server.tool(description="Audio, a resource link and embedded resources.")
+    def mixed() -> CallToolResult:
+        return CallToolResult(
+            content=[
+                AudioContent(type="audio", data="QUFB", mime_type="audio/wav"),
+                ResourceLink(type="resource_link", uri="file:///x", name="x", description="a file"),
+                EmbeddedResource(
+                    type="resource", resource=TextResourceContents(uri="mem://t", text="embedded")
+                ),
+                EmbeddedResource(
+                    type="resource", resource=BlobResourceContents(uri="mem://b", blob="Q0NDQw==")
+                ),
+            ]
+        )
+
+    @server.tool(description="Writes the text 30 times to stderr (more than a pipe holds), then echoes.")
+    def noisy(text: str) -> str:
+        for _ in range(30):
+            print(f"noisy: {text}", file=sys.stderr, flush=True)
+        return text
+
+
 def _header_logging(app, path: str):
     async def logged(scope, receive, send):
         if scope.get("type") == "http":
@@ -91,6 +134,8 @@ def main(argv: list[str]) -> None:
     if "--hang" in argv:
         while True:
             time.sleep(3600)
+    if "--extra" in argv:
+        _register_extra_tools()
     for kind in ("--http", "--sse"):
         if kind in argv:
             port = int(argv[argv.index(kind) + 1])

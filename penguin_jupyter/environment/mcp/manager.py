@@ -68,6 +68,7 @@ class McpManager:
             self._entries.append(resolved)
         self._attempt: asyncio.Task[list[McpServerResult]] | None = None
         self._attempt_connections: list[McpConnection] = []
+        self._waiters = 0
         self._connections: list[McpConnection] = []
         self._results: list[McpServerResult] = []
         self._tools: dict[str, McpTool] = {}
@@ -124,17 +125,25 @@ class McpManager:
             self._warn_config_once()
             self._attempt = asyncio.create_task(self._connect_all(), name="mcp-connect")
         attempt = self._attempt
-        if signal is None:
-            return list(await asyncio.shield(attempt))
-        waiter = asyncio.ensure_future(signal.wait())
+        self._waiters += 1
         try:
-            await asyncio.wait({attempt, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            if signal is None:
+                return list(await asyncio.shield(attempt))
+            aborted = asyncio.ensure_future(signal.wait())
+            try:
+                await asyncio.wait({attempt, aborted}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                aborted.cancel()
+            if not attempt.done():
+                self._cancel_attempt()
+            return list(await asyncio.shield(attempt))
+        except asyncio.CancelledError:
+            # The last caller gave up (e.g. a kernel interrupt): nobody wants this attempt.
+            if self._waiters == 1 and not attempt.done():
+                self._cancel_attempt()
+            raise
         finally:
-            waiter.cancel()
-        if attempt.done():
-            return list(attempt.result())
-        self._cancel_attempt()
-        return list(await asyncio.shield(attempt))
+            self._waiters -= 1
 
     async def aclose(self) -> None:
         """Close every client session and stdio child process; idempotent."""
