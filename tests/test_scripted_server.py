@@ -50,6 +50,17 @@ async def test_text_reasoning_and_usage_reach_the_client():
     }
 
 
+async def test_reasoning_field_can_be_the_openrouter_spelling():
+    with ScriptedModelServer(
+        [{"reasoning": ["a", "b"], "reasoning_field": "reasoning", "text": "t"}]
+    ) as server:
+        events = await collect(openai_chat_client(server))
+    assert [(i["thinking"], i["fidelity"]) for i in items(events, "thinking")] == [
+        ("a", {"reasoning_field": "reasoning"}),
+        ("b", {"reasoning_field": "reasoning"}),
+    ]
+
+
 async def test_explicit_delta_lists_and_chunk_size():
     entries = [{"text": ["one ", "two ", "three"]}, {"text": "abcdefghij", "chunk": 3}]
     with ScriptedModelServer(entries) as server:

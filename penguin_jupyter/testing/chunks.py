@@ -112,7 +112,7 @@ class ChunkFactory:
 def build_chunks(entry: ScriptEntry, request: dict[str, Any], completion_id: str) -> list[dict[str, Any]]:
     """Every chunk of a well-behaved response to `request`, in send order."""
     factory = ChunkFactory(completion_id, str(request.get("model") or "scripted-model"))
-    chunks = [factory.delta(reasoning_content=part) for part in entry.reasoning]
+    chunks = [factory.delta(**{entry.reasoning_field: part}) for part in entry.reasoning]
     chunks += [factory.delta(content=part) for part in entry.text]
     for index, call in enumerate(entry.tool_calls):
         opening = {

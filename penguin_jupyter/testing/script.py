@@ -19,7 +19,18 @@ DEFAULT_CHUNK_CHARS = 8
 FINISH_REASONS = ("stop", "tool_calls", "length", "content_filter")
 FAULT_KINDS = ("http", "drop", "malformed", "stall")
 
-_ENTRY_KEYS = ("reasoning", "text", "tool_calls", "usage", "finish_reason", "delay_ms", "fault", "chunk")
+_ENTRY_KEYS = (
+    "reasoning",
+    "text",
+    "tool_calls",
+    "usage",
+    "finish_reason",
+    "delay_ms",
+    "fault",
+    "chunk",
+    "reasoning_field",
+)
+REASONING_FIELDS = ("reasoning_content", "reasoning")
 _TOOL_CALL_KEYS = ("name", "arguments", "id")
 _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens")
 _FAULT_KEYS = {
@@ -64,6 +75,7 @@ class ScriptEntry:
     finish_reason: str = "stop"
     delay_ms: int = 0
     fault: Fault | None = None
+    reasoning_field: str = "reasoning_content"  # the delta key carrying reasoning (OpenRouter: "reasoning")
     chunk: int = DEFAULT_CHUNK_CHARS  # argument fragment size (text/reasoning are split at parse time)
     source: Mapping[str, Any] = field(default_factory=dict)  # the entry as written, for `remaining`
 
@@ -193,6 +205,12 @@ def parse_entry(raw: Any, position: int) -> ScriptEntry:
         raise _fail(
             f"{where}.finish_reason", f"must be one of {', '.join(FINISH_REASONS)}, got {finish_reason!r}"
         )
+    reasoning_field = raw.get("reasoning_field", "reasoning_content")
+    if reasoning_field not in REASONING_FIELDS:
+        raise _fail(
+            f"{where}.reasoning_field",
+            f"must be one of {', '.join(REASONING_FIELDS)}, got {reasoning_field!r}",
+        )
     send_usage = "usage" not in raw or raw["usage"] is not None
     usage = _usage(raw["usage"], where) if raw.get("usage") is not None else None
     return ScriptEntry(
@@ -204,6 +222,7 @@ def parse_entry(raw: Any, position: int) -> ScriptEntry:
         finish_reason=finish_reason,
         delay_ms=_int(raw.get("delay_ms", 0), f"{where}.delay_ms"),
         fault=_fault(raw.get("fault"), where),
+        reasoning_field=reasoning_field,
         chunk=chunk,
         source=dict(raw),
     )
