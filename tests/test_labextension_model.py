@@ -1,0 +1,120 @@
+"""The labextension's TypeScript grouping (labextension/src/model.ts) matches build_blocks.
+
+Runs the compiled `lib/model.js` under real Node on the same wire messages and compares the
+block trees field by field with the Python `build_blocks` (same order, same grouping, same
+card headers and diffs). Compiles `lib/` with tsc first when it is missing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from support_transcript import REPO, child, sample_messages
+
+from penguin_jupyter.notebook.transcript_bundle import make_bundle, read_bundle
+from penguin_jupyter.notebook.transcript_model import build_blocks, diff_preview
+from penguin_jupyter.omni import assistant_text, to_dict, tool_call, tool_call_output
+
+LABEXT = REPO / "labextension"
+RUNNER = """
+import { buildBlocks, diffPreview, readBundle } from './model.mjs';
+let input = '';
+process.stdin.on('data', chunk => (input += chunk));
+process.stdin.on('end', () => {
+  const request = JSON.parse(input);
+  const result = {
+    blocks: buildBlocks(request.messages),
+    bundle: readBundle(request.bundle),
+    diffs: request.diffs.map(([name, args]) => diffPreview(name, args)),
+  };
+  process.stdout.write(JSON.stringify(result));
+});
+"""
+
+
+@pytest.fixture(scope="module")
+def node_model(tmp_path_factory) -> Path:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    compiled = LABEXT / "lib" / "model.js"
+    source = LABEXT / "src" / "model.ts"
+    if not compiled.exists() or compiled.stat().st_mtime < source.stat().st_mtime:
+        tsc = LABEXT / "node_modules" / "typescript" / "bin" / "tsc"
+        if not tsc.exists():
+            pytest.skip("labextension/node_modules is missing: run `jlpm install` in labextension/")
+        subprocess.run([node, str(tsc)], cwd=LABEXT, check=True, timeout=120)
+    work = tmp_path_factory.mktemp("tsmodel")
+    shutil.copy(compiled, work / "model.mjs")
+    (work / "run.mjs").write_text(RUNNER)
+    return work
+
+
+def run_ts(work: Path, request: dict) -> dict:
+    done = subprocess.run(
+        ["node", str(work / "run.mjs")],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def py_blocks(messages) -> list[dict]:
+    return [dataclasses.asdict(block) for block in build_blocks(messages)]
+
+
+EDIT_CASES = [
+    ("edit_file", {"file_path": "a.py", "old_string": "x = 1\ny = 2\n", "new_string": "x = 1\ny = 20\n"}),
+    ("edit_file", {"file_path": "a.py", "old_string": "const b = 2;", "new_string": "const b = 20;"}),
+    (
+        "edit_file",
+        {
+            "file_path": "long.txt",
+            "old_string": "\n".join(f"l{i}" for i in range(20)),
+            "new_string": "\n".join(("L0" if i == 0 else "L19" if i == 19 else f"l{i}") for i in range(20)),
+            "replace_all": True,
+        },
+    ),
+    ("edit_file", {"file_path": "e.txt", "old_string": "abc", "new_string": ""}),
+    ("write_file", {"file_path": "n.txt", "content": "one\ntwo\n"}),
+    ("write_file", {"file_path": "empty.txt", "content": ""}),
+    ("exec_command", {"cmd": "ls"}),
+]
+
+
+def test_ts_blocks_equal_python_blocks(node_model):
+    messages = [to_dict(m) for m in sample_messages()]
+    extra = [
+        to_dict(tool_call_output("early", "x1")),
+        to_dict(tool_call("read_file", {"file_path": "f", "description": "Read it"}, "x1")),
+        to_dict(child(assistant_text("deep"), "s1", "s2")),
+        to_dict(tool_call("custom", '{"a":[1,2],"description":"d"}', "q1")),
+        to_dict(tool_call("broken", "{not json", "q2")),
+    ]
+    bundle = make_bundle(messages + extra, session_info={"session_id": "s"}, status="completed", usage=None)
+    result = run_ts(node_model, {"messages": bundle["messages"], "bundle": bundle, "diffs": []})
+    assert result["blocks"] == py_blocks(bundle["messages"])
+
+
+def test_ts_diffs_equal_difflib(node_model):
+    result = run_ts(node_model, {"messages": [], "bundle": {}, "diffs": EDIT_CASES})
+    assert result["diffs"] == [diff_preview(name, args) for name, args in EDIT_CASES]
+
+
+def test_ts_reads_older_bundles_like_python(node_model):
+    old = {
+        "version": 0,
+        "session": {"session_id": "old-1", "model_id": "m", "extra": "x"},
+        "usage": {"session": {"total": 5}},
+        "messages": [json.dumps(to_dict(assistant_text("old"))), "garbage", {"no": "payload"}],
+    }
+    result = run_ts(node_model, {"messages": [], "bundle": old, "diffs": []})
+    assert result["bundle"] == read_bundle(old)
