@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 from penguin_jupyter.omni import dumps_compact
 
 from .chunks import build_chunks, error_body
-from .script import ScriptEntry, load_script_file, parse_entry
+from .script import Fault, ScriptEntry, load_script_file, parse_entry
 
 EXHAUSTED_MESSAGE = "scripted model server: script exhausted"
 DEFAULT_MODEL = "scripted-model"
@@ -334,7 +334,7 @@ class _Handler(BaseHTTPRequestHandler):
         except _StreamClosed:
             self._drop()
 
-    def _inject(self, fault: Any) -> bool:
+    def _inject(self, fault: Fault) -> bool:
         """Apply `fault` at its position; True when the response ends here."""
         if fault.kind == "drop":
             self._drop()
