@@ -186,3 +186,106 @@ def test_no_model_configured_prints_one_paragraph(tmp_path, notebook_dir):
     assert lines[0].startswith("penguin: could not start a session (No model is configured for project")
     assert "%penguin model PROVIDER/MODEL_ID" in lines[0]
     assert not result.of_type("error")
+
+
+def test_stop_button_aborts_the_task_and_kills_the_command(tmp_path, notebook_dir):
+    marker = "sleep 30.5"
+    script = [{"tool_calls": [{"name": "exec_command", "id": "call_s", "arguments": {"cmd": marker}}]}]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, notebook_dir, server)
+        try:
+            stopped: list[str] = []
+
+            def on_message(msg, result):
+                if not stopped and _sleep_processes(marker):
+                    stop_ids = result.buttons("Stop")
+                    assert stop_ids
+                    stopped.append(stop_ids[0])
+                    kernel.click(stop_ids[0])
+
+            result = kernel.execute("%%penguin --approve allow-all\nSleep", on_message=on_message, timeout=90)
+        finally:
+            kernel.close()
+        assert stopped
+        assert result.reply["content"]["status"] == "ok", result.stderr
+        deadline = time.monotonic() + 10
+        while _sleep_processes(marker) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _sleep_processes(marker) == []
+        data = _final_bundle(result)[TRANSCRIPT_MIME]
+        assert data["status"] == "aborted"
+        output = next(
+            m["payload"] for m in data["messages"] if m["payload"].get("type") == "tool_call_output"
+        )
+        assert output["stop_reason"] == "aborted"
+
+
+def test_line_commands_new_and_resume(tmp_path, notebook_dir):
+    script = [{"text": "first answer"}, {"text": "second answer"}, {"text": "third answer"}]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, notebook_dir, server)
+        try:
+            first = kernel.execute("%%penguin\nfirst question")
+            sid = _final_bundle(first)[TRANSCRIPT_MIME]["session"]["session_id"]
+            status = kernel.execute("%penguin status").stdout
+            trace = kernel.execute("%penguin trace").stdout.strip()
+            sessions = kernel.execute("%penguin sessions").stdout
+            approve = kernel.execute("%penguin approve read-only").stdout
+            bad = kernel.execute("%penguin approve sometimes")
+            kernel.execute("%penguin new")
+            second = kernel.execute("%%penguin\nsecond question")
+            kernel.execute(f"%penguin resume {sid}")
+            third = kernel.execute("%%penguin\nthird question")
+        finally:
+            kernel.close()
+        assert f"session: {sid}" in status and f"workspace: {notebook_dir}" in status
+        assert Path(trace).is_file() and sid in trace
+        assert sessions.splitlines()[0].startswith(sid)
+        assert approve.strip() == "penguin: approval mode is now read-only"
+        assert bad.stderr.strip() == (
+            "penguin: unknown approval mode 'sometimes' (choose from ask, read-only, allow-all, deny-all)"
+        )
+        second_sid = _final_bundle(second)[TRANSCRIPT_MIME]["session"]["session_id"]
+        assert second_sid != sid
+        third_data = _final_bundle(third)[TRANSCRIPT_MIME]
+        assert third_data["session"]["session_id"] == sid
+        assert third_data["session"]["approval_mode"] == "read-only"
+        assert request_messages(server.requests[1])[-1] == ("user", "second question")
+        assert ("user", "first question") not in request_messages(server.requests[1])
+        resumed = request_messages(server.requests[2])
+        assert ("user", "first question") in resumed and ("assistant", "first answer") in resumed
+        assert ("user", "second question") not in resumed
+
+
+def test_streaming_respects_the_update_budget_and_sends_final_text(tmp_path, notebook_dir):
+    paragraphs = [f"Paragraph {i:02d}: " + ("lorem ipsum dolor " * 16).strip() + "." for i in range(24)]
+    text = "\n\n".join(paragraphs)
+    script = [{"text": text, "chunk": 24, "delay_ms": 4}]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, notebook_dir, server)
+        try:
+            result = kernel.execute("%%penguin\nWrite a lot", timeout=120)
+        finally:
+            kernel.close()
+        assert result.reply["content"]["status"] == "ok", result.stderr
+        assert server.requests
+        updates: dict[str, list[tuple[float, str]]] = {}
+        for msg in result.of_type("comm_msg"):
+            data = msg["content"]["data"]
+            value = data.get("state", {}).get("value")
+            if data.get("method") == "update" and isinstance(value, str) and "Paragraph" in value:
+                stamp = msg["header"]["date"]
+                seconds = stamp.timestamp() if hasattr(stamp, "timestamp") else 0.0
+                updates.setdefault(msg["content"]["comm_id"], []).append((seconds, value))
+        assert len(updates) >= 3, "a long text must be split into several widgets"
+        for series in updates.values():
+            times = [t for t, _ in series]
+            worst = max(sum(1 for u in times if t <= u < t + 1.0) for t in times)
+            assert worst <= 21, f"a widget got {worst} updates within one second"
+        finals = [series[-1][1] for series in updates.values()]
+        for paragraph in paragraphs:
+            holders = [v for v in finals if paragraph in v]
+            assert len(holders) == 1, f"{paragraph[:13]} is not in exactly one final widget value"
+        for series in updates.values():
+            for _, value in series:
+                assert not (paragraphs[0] in value and paragraphs[-1] in value), "finished text was re-sent"
