@@ -313,3 +313,21 @@ async def test_notice_text_and_label():
         "Background command finished: `sleep 1` (process_id proc-11aa22bb) — exit code 0\n\ndone!"
     )
     assert report_label("x" * 200 + "\nsecond") == "x" * 119 + "…"
+
+
+async def test_proxy_policy_is_read_at_every_spawn(tmp_path, monkeypatch):
+    from penguin_jupyter.environment.child_env import ProxyPolicy
+    from penguin_jupyter.interfaces import EnvironmentServices
+
+    monkeypatch.setenv("https_proxy", "http://host-proxy:1")
+    monkeypatch.setenv("NO_PROXY", "keep.me")
+    current: list[ProxyPolicy | None] = [ProxyPolicy("strip")]
+    services = EnvironmentServices(extra={"proxy_policy": lambda: current[0]})
+    env = make_env(tmp_path, tool_entry("exec_command"), services=services)
+    show = {"cmd": 'echo "[$https_proxy|$HTTP_PROXY|$NO_PROXY|$no_proxy]"'}
+    assert final(await run_call(env, "exec_command", show)).output == "[||keep.me|]\n"
+    current[0] = ProxyPolicy("inject", url="http://127.0.0.1:9", no_proxy="localhost")
+    assert final(await run_call(env, "exec_command", show)).output == (
+        "[http://127.0.0.1:9|http://127.0.0.1:9|localhost|localhost]\n"
+    )
+    env.dispose()

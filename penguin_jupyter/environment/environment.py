@@ -25,6 +25,10 @@ from .registry import BUILTIN_TOOL_FACTORIES
 from .types import BuiltinTool, EnvironmentConfig, ToolDefinitionConfig
 
 MCP_PREFIX = "mcp__"
+# Keys in EnvironmentServices.extra: the NoticeHub (set by the Environment) and an optional
+# `() -> ProxyPolicy | None` callable (set by the host; re-read at every command spawn).
+NOTICES_KEY = "notices"
+PROXY_POLICY_KEY = "proxy_policy"
 
 
 class Environment:
@@ -33,11 +37,18 @@ class Environment:
     def __init__(self, config: EnvironmentConfig):
         self.config = config
         self.notices = NoticeHub()
-        self.command_sessions = CommandSessionManager(self.notices, vault=config.vault)
         services = config.services or EnvironmentServices()
-        if services.command_sessions is None:
-            services = dataclasses.replace(services, command_sessions=self.command_sessions)
-        self.services = services
+        proxy_policy = services.extra.get(PROXY_POLICY_KEY)
+        self.command_sessions = CommandSessionManager(
+            self.notices, vault=config.vault, proxy_policy=proxy_policy if callable(proxy_policy) else None
+        )
+        # Tools reach runtime services through this object: the command registry, and the
+        # notice hub for tools that arm background reports of their own (subagents).
+        self.services = dataclasses.replace(
+            services,
+            command_sessions=services.command_sessions or self.command_sessions,
+            extra={**services.extra, NOTICES_KEY: self.notices},
+        )
         self._tools: dict[str, BuiltinTool] = {}
         self._assemble()
         self._mcp: Any = None

@@ -14,8 +14,9 @@ import secrets
 import time
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 
-from ..child_env import build_child_env
+from ..child_env import ProxyPolicy, build_child_env
 from ..notices import BackgroundEvent, NoticeHub, report_label, report_output
 from .session import CommandSession
 
@@ -37,9 +38,11 @@ class CommandSessionManager:
         notices: NoticeHub | None = None,
         vault: dict[str, str] | None = None,
         cap: int = COMMAND_SESSION_CAP,
+        proxy_policy: Callable[[], ProxyPolicy | None] | None = None,
     ):
         self.notices = notices
         self.vault = vault
+        self.proxy_policy = proxy_policy  # re-read at every spawn
         self.cap = cap
         self._sessions: OrderedDict[str, CommandSession] = OrderedDict()
         self._live: set[CommandSession] = set()
@@ -54,7 +57,8 @@ class CommandSessionManager:
     def spawn(self, cmd: str, cwd: str) -> CommandSession:
         if self._disposed:
             raise ManagerDisposedError()
-        session = CommandSession(cmd, cwd, build_child_env(self.vault))
+        policy = self.proxy_policy() if self.proxy_policy is not None else None
+        session = CommandSession(cmd, cwd, build_child_env(self.vault, policy))
         self._live = {s for s in self._live if not s.exited}
         self._live.add(session)
         return session

@@ -35,7 +35,7 @@ class ExecCommandTool(ToolBase):
             yield ToolResult(stop_reason="failed")
             return
         cmd = args.get("cmd")
-        if not isinstance(cmd, str) or not cmd.strip():
+        if not isinstance(cmd, str) or not cmd:
             yield delta(ctx, missing_argument("cmd", self.name))
             yield ToolResult(stop_reason="failed")
             return
