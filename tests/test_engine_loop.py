@@ -21,7 +21,7 @@ from fakes import (
     types,
     usage,
 )
-from support_engine import ShellEnv
+from support_engine import real_env
 
 from penguin_jupyter.engine import ContextEngine
 from penguin_jupyter.interfaces import AbortSignal, LLMOutcome
@@ -60,7 +60,7 @@ def payloads(msgs, kind):
 
 async def test_a1_approved_call_executes_and_trace_is_clean(tmp_path: Path):
     llm, trace = scenario1_llm(), MemoryTrace()
-    engine = ContextEngine(llm, ShellEnv(str(tmp_path)), trace=trace)
+    engine = ContextEngine(llm, real_env(tmp_path), trace=trace)
     out = await collect(engine.run([user_text("Create hello.txt saying Hello, Penguin")], approve=allow))
     assert len(llm.calls) == 2
     assert "tool_call_output" in types(llm.calls[1])
@@ -76,7 +76,7 @@ async def test_a1_approved_call_executes_and_trace_is_clean(tmp_path: Path):
 
 async def test_a2a_denial_feeds_synthetic_aborted_output(tmp_path: Path):
     llm = scenario1_llm()
-    out = await collect(ContextEngine(llm, ShellEnv(str(tmp_path))).run([user_text("go")], approve=deny))
+    out = await collect(ContextEngine(llm, real_env(tmp_path)).run([user_text("go")], approve=deny))
     assert not (tmp_path / "hello.txt").exists()
     assert [p.decision for p in payloads(out, "approval_decision")] == ["deny"]
     denied = payloads(out, "tool_call_output")
@@ -89,7 +89,7 @@ async def test_a2a_denial_feeds_synthetic_aborted_output(tmp_path: Path):
 
 async def test_a2b_forbidden_reads_denied_by_policy(tmp_path: Path):
     llm = scenario1_llm()
-    out = await collect(ContextEngine(llm, ShellEnv(str(tmp_path))).run([user_text("go")], approve=forbid))
+    out = await collect(ContextEngine(llm, real_env(tmp_path)).run([user_text("go")], approve=forbid))
     assert [p.decision for p in payloads(out, "approval_decision")] == ["forbidden"]
     fed = [m.payload for m in llm.calls[1] if m.payload.type == "tool_call_output"]
     assert [(p.output, p.stop_reason) for p in fed] == [("Tool call denied by policy.", "aborted")]
@@ -97,14 +97,14 @@ async def test_a2b_forbidden_reads_denied_by_policy(tmp_path: Path):
 
 async def test_no_approve_denies_everything_and_throwing_approve_denies(tmp_path: Path, capsys):
     llm = scenario1_llm()
-    out = await collect(ContextEngine(llm, ShellEnv(str(tmp_path))).run([user_text("go")]))
+    out = await collect(ContextEngine(llm, real_env(tmp_path)).run([user_text("go")]))
     assert [p.decision for p in payloads(out, "approval_decision")] == ["deny"]
 
     async def broken(_call):
         raise RuntimeError("approval UI crashed")
 
     llm2 = scenario1_llm()
-    out2 = await collect(ContextEngine(llm2, ShellEnv(str(tmp_path))).run([user_text("go")], approve=broken))
+    out2 = await collect(ContextEngine(llm2, real_env(tmp_path)).run([user_text("go")], approve=broken))
     assert [p.decision for p in payloads(out2, "approval_decision")] == ["deny"]
     assert payloads(out2, "tool_call_output")[0].output == "Tool call denied by user."
     assert "[penguin] approve callback threw: approval UI crashed; denying." in capsys.readouterr().err
@@ -131,7 +131,7 @@ async def test_a4a_sequential_approvals_overlapping_execution(tmp_path: Path):
 
     seen: dict[str, float] = {}
     out = []
-    async for msg in ContextEngine(llm, ShellEnv(str(tmp_path))).run([user_text("go")], approve=stamp):
+    async for msg in ContextEngine(llm, real_env(tmp_path)).run([user_text("go")], approve=stamp):
         out.append(msg)
         if msg.payload.type == "tool_call_output":
             seen[msg.payload.tool_call_id] = time.monotonic()
@@ -403,7 +403,7 @@ async def test_b11_abort_during_tool_execution_is_case_a(tmp_path: Path):
         [assistant_text("resumed"), usage(6)],
     )
     signal = AbortSignal()
-    engine = ContextEngine(llm, ShellEnv(str(tmp_path)))
+    engine = ContextEngine(llm, real_env(tmp_path))
     asyncio.get_running_loop().call_later(0.2, signal.abort, "user")
     start = time.monotonic()
     out = await collect(engine.run([user_text("go")], approve=allow, signal=signal))
@@ -412,7 +412,8 @@ async def test_b11_abort_during_tool_execution_is_case_a(tmp_path: Path):
     await collect(engine.run([user_text("next")], approve=allow))
     first = llm.calls[1]
     assert [(m.payload.type, m.payload.tool_call_id) for m in first[:1]] == [("tool_call_output", "slow")]
-    assert first[0].payload.output == "[interrupted: tool aborted by user]"
+    assert "[interrupted: tool aborted by user]" in first[0].payload.output
+    assert first[0].payload.stop_reason == "aborted"
     assert not any(t.startswith("[turn_aborted]") for t in texts(first))
 
 
@@ -575,3 +576,39 @@ async def test_signal_fired_mid_stream_stops_dispatching():
     out = await collect(ContextEngine(llm, env).run([user_text("go")], approve=allow, signal=signal))
     assert [r.tool_call.payload.tool_call_id for r in env.requests] == ["c1"]
     assert out[-1].payload.type == "abort"
+
+
+async def test_a4c_engine_arms_no_timers_on_the_success_path(monkeypatch):
+    import inspect
+
+    loop = asyncio.get_running_loop()
+    engine_timers: list[str] = []
+    original_call_at = loop.call_at
+
+    def spying_call_at(when, callback, *args, **kwargs):
+        # the first caller outside asyncio is who armed the timer
+        for frame in inspect.stack()[1:]:
+            if "/asyncio/" in frame.filename:
+                continue
+            if "penguin_jupyter/engine/" in frame.filename:
+                engine_timers.append(f"{frame.filename}:{frame.lineno}")
+            break
+        return original_call_at(when, callback, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_at", spying_call_at)  # call_later goes through call_at
+
+    async def slow(request):
+        await asyncio.sleep(0.3)
+        yield tool_call_output("wrote hello.txt", request.tool_call.payload.tool_call_id)
+
+    llm = scenario1_llm()
+    signal = AbortSignal()  # a live signal too: watching it must not arm timers
+    await collect(
+        ContextEngine(llm, FakeEnv(handler=slow)).run([user_text("go")], approve=allow, signal=signal)
+    )
+    assert len(llm.calls) == 2
+    assert engine_timers == []
+    # the spy does see the engine's one timer, the reconnect backoff
+    retrying = ScriptedLLM(reply(outcome=LLMOutcome("timeout")), [assistant_text("ok"), usage(3)])
+    await collect(ContextEngine(retrying, FakeEnv(), backoff_base_ms=1).run([user_text("go")]))
+    assert len(engine_timers) == 1 and "waits.py" in engine_timers[0]

@@ -28,6 +28,7 @@ from ..omni import (
 )
 from .settings import SUMMARY_RETRY_GUIDANCE
 from .turn import ABORT_GRACE_S, request_end_for
+from .waits import cancel_task
 
 if TYPE_CHECKING:
     from .context_engine import ContextEngine
@@ -64,11 +65,11 @@ async def _next_item(stream: AsyncIterator, signal: AbortSignal | None) -> objec
     if signal is not None and not task.done():
         watcher = asyncio.ensure_future(signal.wait())
         await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
-        watcher.cancel()
+        await cancel_task(watcher)
         if not task.done():
             done, _ = await asyncio.wait({task}, timeout=ABORT_GRACE_S)
             if not done:
-                task.cancel()
+                await cancel_task(task)
                 return LLMOutcome("aborted")
     return await task
 
@@ -200,13 +201,14 @@ class CompactionMixin:
         record(request_begin())
         params = GenerativeModelParameters(new_messages=list(request_input), signal=signal)
         streamed_partial = False
-        outcome: object = None
+        outcome: LLMOutcome = LLMOutcome("aborted")  # if the consumer walks away mid-request
         stream = self._llm.stream_generate(params)
         try:
             while True:
                 try:
                     item = await _next_item(stream, signal)
                 except StopAsyncIteration:
+                    outcome = LLMOutcome("failed", "LLM stream ended without an outcome")
                     break
                 except Exception as exc:
                     item = LLMOutcome("failed", f"LLM stream raised: {exc}")
@@ -232,11 +234,7 @@ class CompactionMixin:
                 ):
                     attempt.tool_calls.append(item)
         finally:
-            attempt.outcome = (
-                outcome
-                if isinstance(outcome, LLMOutcome)
-                else LLMOutcome("failed", "LLM stream ended without an outcome")
-            )
+            attempt.outcome = outcome
             record(
                 request_end_for(
                     attempt.outcome, reconnects, self._compaction_max_reconnects, self._backoff.delay_ms

@@ -14,7 +14,7 @@ import asyncio
 import sys
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from contextlib import aclosing, suppress
+from contextlib import suppress
 from dataclasses import dataclass
 
 from ..interfaces import (
@@ -39,7 +39,7 @@ from ..omni import (
 )
 from .carry_over import TurnResult
 from .recorder import Recorder
-from .waits import SignalWatch, race_signal
+from .waits import SignalWatch, closing_stream, race_signal
 
 __all__ = ["ABORT_GRACE_S", "RETRY_STATUSES", "TurnContext", "denial_text", "request_end_for", "run_turn"]
 
@@ -122,7 +122,7 @@ async def run_turn(
         produced = False
         try:
             request = ToolExecutionRequest(tool_call=call, signal=signal, approve=ctx.approve)
-            async with aclosing(ctx.environment.execute_tool(request)) as stream:
+            async with closing_stream(ctx.environment.execute_tool(request)) as stream:
                 async for out in stream:
                     queue.push(out)
                     if out.origin:
@@ -186,7 +186,7 @@ async def run_turn(
                 new_messages=list(attempt_input), signal=signal, thinking_level=ctx.thinking_level
             )
             try:
-                async with aclosing(ctx.llm.stream_generate(params)) as stream:
+                async with closing_stream(ctx.llm.stream_generate(params)) as stream:
                     async for item in stream:
                         if isinstance(item, LLMOutcome):
                             outcome = item

@@ -8,13 +8,13 @@ pulls), and `SignalWatch`, which turns an abort into a plain callback.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from contextlib import suppress
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, suppress
 from typing import TypeVar
 
 from ..interfaces import AbortSignal
 
-__all__ = ["Backoff", "SignalWatch", "race_signal", "reconnect_delay_ms"]
+__all__ = ["Backoff", "SignalWatch", "cancel_task", "closing_stream", "race_signal", "reconnect_delay_ms"]
 
 T = TypeVar("T")
 
@@ -24,11 +24,28 @@ def reconnect_delay_ms(base_ms: int, cap_ms: int, attempt: int) -> int:
     return int(min(base_ms * 2 ** max(attempt - 1, 0), cap_ms))
 
 
-async def _cancel(task: asyncio.Future) -> None:
+async def cancel_task(task: asyncio.Future) -> None:
+    """Cancel `task` (if still running) and wait until it has settled."""
     if not task.done():
         task.cancel()
     with suppress(asyncio.CancelledError, Exception):
         await task
+
+
+_cancel = cancel_task
+
+
+@asynccontextmanager
+async def closing_stream(stream: AsyncIterator[T]) -> AsyncIterator[AsyncIterator[T]]:
+    """Like `contextlib.aclosing`, for any async iterator: `aclose()` it on exit when it has one
+    (a failure to close is ignored: the stream's owner already reported its outcome)."""
+    try:
+        yield stream
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            with suppress(Exception):
+                await aclose()
 
 
 async def race_signal(awaitable: Awaitable[T], signal: AbortSignal | None) -> tuple[bool, T | None]:
