@@ -427,3 +427,29 @@ async def test_dispose_is_idempotent(tmp_path):
     env.dispose()
     env.dispose()
     assert isinstance(env.config.tool_config, ToolConfig)
+
+
+async def test_a_tool_ignoring_cancellation_is_cancelled_after_the_grace(tmp_path, monkeypatch):
+    from penguin_jupyter.environment import close_out
+
+    monkeypatch.setattr(close_out, "CANCEL_GRACE_S", 0.2)
+
+    async def stubborn(args, ctx):
+        yield out(ctx, "ignoring you")
+        await asyncio.sleep(60)
+
+    env = scripted_env(tmp_path, ScriptedTool("stubborn", stubborn, timeout_ms=200))
+    msgs = await asyncio.wait_for(run_call(env, "stubborn", {}), timeout=10)
+    assert final(msgs).output == "ignoring you\n[tool timeout: exceeded 200ms]"
+    assert final(msgs).stop_reason == "failed"
+
+
+async def test_command_tools_without_a_manager_explain_themselves(tmp_path):
+    from penguin_jupyter.environment import BUILTIN_TOOL_FACTORIES, ToolExecutionContext
+
+    for name in ("exec_command", "input_command", "kill_command"):
+        tool = BUILTIN_TOOL_FACTORIES[name](tool_entry(name))
+        ctx = ToolExecutionContext(workspace_dir=str(tmp_path), tool_call_id="c")
+        items = [item async for item in tool.execute({"cmd": "true", "process_id": "p"}, ctx)]
+        assert items[0].payload.output == f"[{name} unavailable: no command session manager configured]"
+        assert items[-1] == ToolResult(stop_reason="failed")
