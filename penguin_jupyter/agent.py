@@ -35,6 +35,7 @@ from .state import (
     paths,
 )
 from .state.project_config import HOW_TO_ADD_MODEL
+from .subagent_runner import MAX_SUBAGENT_DEPTH, SUBAGENT_TOOL_NAMES, AgentSubagentRunner, ParentContext
 from .trace import (
     TraceWriter,
     find_latest_trace_file,
@@ -157,6 +158,47 @@ class Agent:
         source: str | None = None,
     ) -> Session:
         """A new session in `workspace_dir` on the given model pair (or the project default)."""
+        return self._open_session(
+            workspace_dir=workspace_dir,
+            provider=provider,
+            model_id=model_id,
+            extra_tools=extra_tools,
+            system_prompt_extra=system_prompt_extra,
+            source=source,
+        )
+
+    async def open_child_session(
+        self,
+        *,
+        workspace_dir: str,
+        provider: str,
+        model_id: str,
+        thinking_level: Any,
+        depth: int,
+    ) -> Session:
+        """A subagent session (used by the SubagentRunner): `source: "subagent"`, no subagent
+        tools once the depth cap is reached."""
+        return self._open_session(
+            workspace_dir=workspace_dir,
+            provider=provider,
+            model_id=model_id,
+            source="subagent",
+            depth=depth,
+            thinking_level=thinking_level,
+        )
+
+    def _open_session(
+        self,
+        *,
+        workspace_dir: str | os.PathLike[str],
+        provider: str | None,
+        model_id: str | None,
+        extra_tools: list[BuiltinTool] | None = None,
+        system_prompt_extra: str | None = None,
+        source: str | None = None,
+        depth: int = 0,
+        thinking_level: Any = None,
+    ) -> Session:
         workspace = _existing_workspace(workspace_dir)
         entry = self.resolve_model(provider, model_id)
         config = self.load_system_config()
@@ -187,6 +229,8 @@ class Agent:
             extra_tools,
             replay=None,
             meta_recorded=False,
+            depth=depth,
+            thinking_level=thinking_level,
         )
 
     async def resume_session(
@@ -232,6 +276,7 @@ class Agent:
             extra_tools,
             replay=replay,
             meta_recorded=True,
+            depth=1 if meta.source == "subagent" else 0,
         )
 
     def list_sessions(self) -> list[SessionInfo]:
@@ -309,8 +354,21 @@ class Agent:
         *,
         replay: Any,
         meta_recorded: bool,
+        depth: int = 0,
+        thinking_level: Any = None,
     ) -> Session:
-        from .environment import Environment
+        from .environment import Environment, default_tool_config
+
+        level = thinking_level or self._thinking_level(config)
+        builtin = config.builtin_tools
+        runner = None
+        if depth >= MAX_SUBAGENT_DEPTH:
+            entries = builtin if builtin is not None else list(default_tool_config().builtin or [])
+            builtin = [t for t in entries if t.name not in SUBAGENT_TOOL_NAMES]
+        else:
+            runner = AgentSubagentRunner(
+                ParentContext(self, entry.provider, entry.model_id, workspace, level, depth)
+            )
 
         vault = (
             load_vault(paths.vault_path(self.root, self.project_id, self.agent_id))
@@ -321,9 +379,9 @@ class Agent:
         environment = Environment(
             EnvironmentConfig(
                 workspace_dir=workspace,
-                tool_config=ToolConfig(builtin=config.builtin_tools, mcp_servers=config.mcp_servers),
+                tool_config=ToolConfig(builtin=builtin, mcp_servers=config.mcp_servers),
                 session_scratchpad_dir=str(scratchpad),
-                services=EnvironmentServices(vision_describer=self._vision_service()),
+                services=EnvironmentServices(subagent_runner=runner, vision_describer=self._vision_service()),
                 vault=vault or None,
                 extra_tools=list(extra_tools or []),
                 model_class="vision" if entry.is_vision else "text-only",
@@ -341,7 +399,7 @@ class Agent:
             entry,
             system_prompt=prompt,
             max_tokens=entry.max_tokens or config.max_tokens,
-            thinking_level=self._thinking_level(config),
+            thinking_level=level,
             timeout_ms=config.request_timeout_ms,
         )
         model_config.tool_call_ids = ToolCallIdAllocator()

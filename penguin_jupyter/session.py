@@ -82,6 +82,11 @@ class Session:
         return self._trace.path
 
     @property
+    def meta(self) -> OmniMessage:
+        """This session's `session_meta` record."""
+        return self._setup.meta
+
+    @property
     def engine(self) -> ContextEngine | None:
         return self._engine
 
