@@ -24,6 +24,10 @@ from .omni import OmniMessage, TokenCounts, abort, mcp_connect_begin, mcp_connec
 from .session_images import fold_images
 from .trace import ReplayState, TraceWriter
 
+TITLE_PROMPT = (
+    "Write a short title (at most eight words) for a conversation that starts with the message "
+    "below. Reply with the title only, no quotes.\n\n{prompt}"
+)
 RESUME_INJECT_FAILED = (
     "Resume failed: the Trace history could not be injected "
     "(records may be corrupted, e.g. invalid tool-argument JSON): {detail}"
@@ -191,6 +195,26 @@ class Session:
             if self._engine is None:
                 return []
         return await self._engine.compact(signal=signal)
+
+    async def generate_title(self, first_prompt: str) -> str | None:
+        """A short title for a conversation opening with `first_prompt`, from an out-of-band
+        request on the side LLM (same model and credentials, no tools). Never recorded; None
+        when the request fails or returns nothing."""
+        from .interfaces import GenerativeModelParameters, LLMOutcome
+        from .llm import title_model_config
+        from .omni import user_text
+
+        model = GenerativeModel(title_model_config(self._setup.model_config))
+        request = user_text(TITLE_PROMPT.format(prompt=first_prompt.strip()[:2000]))
+        parts: list[str] = []
+        status = "failed"
+        async for item in model.stream_generate(GenerativeModelParameters([request])):
+            if isinstance(item, LLMOutcome):
+                status = item.status
+            elif item.type == "model_msg" and getattr(item.payload, "type", None) == "text":
+                parts.append(item.payload.text)
+        title = "".join(parts).strip().splitlines()[0].strip(" \"'#*") if "".join(parts).strip() else ""
+        return title if status == "completed" and title else None
 
     def dispose(self) -> None:
         """Kill background commands and subagents, close MCP clients, close the Trace. Idempotent."""

@@ -298,3 +298,16 @@ async def test_background_completion_becomes_a_harness_notice(workspace):
         assert "[background_task_done]" in parts[-1] and "done!" in parts[-1]
         assert signalled
         session.dispose()
+
+
+async def test_generate_title_is_out_of_band(workspace):
+    agent = await create_agent()
+    with ScriptedModelServer(['"Sales summary"\nextra']) as server:
+        configure_model(agent.root, server)
+        session = await agent.create_session(workspace_dir=workspace)
+        assert await session.generate_title("summarise sales.csv please") == "Sales summary"
+        body = server.requests[0]
+        assert "tools" not in body or not body["tools"]
+        assert "summarise sales.csv please" in str(body["messages"])
+        assert not session.trace_path.exists()
+        session.dispose()
