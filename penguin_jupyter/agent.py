@@ -234,9 +234,18 @@ class Agent:
         )
 
     async def resume_session(
-        self, session_id: str, *, extra_tools: list[BuiltinTool] | None = None
+        self,
+        session_id: str,
+        *,
+        extra_tools: list[BuiltinTool] | None = None,
+        system_prompt_extra: str | None = None,
     ) -> Session:
-        """Continue a recorded session from its latest Trace shard (§8.3)."""
+        """Continue a recorded session from its latest Trace shard (§8.3).
+
+        `extra_tools` are assembled as on creation. `system_prompt_extra` is accepted for
+        symmetry with `create_session` and ignored: the recorded system prompt is reused verbatim.
+        """
+        del system_prompt_extra
         located = find_latest_trace_file(self.traces_dir, session_id)
         if located is None:
             raise ValueError(
