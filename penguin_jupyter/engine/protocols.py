@@ -23,8 +23,9 @@ class TraceSink(Protocol):
     """Where the engine records (core-behavior.md §2.1 "Trace sink").
 
     `write` appends one message; the engine only hands it session_meta, complete model
-    messages and events without `origin` (never partials). `rotate` closes the current file
-    and makes the next `write` open the next one (`_002`, …). Both are synchronous; a raised
+    messages and events without `origin` (never partials). `rotate` (optional: a sink without
+    it simply keeps one file) closes the current file and makes the next `write` open the next
+    one (`_002`, …), after a compaction. Both are synchronous; a raised
     exception is logged by the engine (`[trace] write failed: …`) and never ends the run.
     """
 

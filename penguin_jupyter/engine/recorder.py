@@ -35,7 +35,9 @@ class Recorder:
         if self.rotation_pending:
             self.rotation_pending = False
             try:
-                self.sink.rotate()
+                rotate = getattr(self.sink, "rotate", None)
+                if rotate is not None:
+                    rotate()
                 for head in (self.session_meta, self.tool_list):
                     if head is not None:
                         self.sink.write(head)
