@@ -293,3 +293,18 @@ def test_plain_view_streams_text():
         "  → completed",
         "— completed",
     ]
+
+
+async def test_retry_countdown_ticks_and_stops_on_the_next_request():
+    from penguin_jupyter.omni import abort, request_begin, request_end
+
+    view = LiveView({"session_id": "s"}, lambda: None, redact=lambda s: s)
+    view.handle(request_end("timeout", error_message="idle timeout", attempt=1, retry_in_ms=2000))
+    label = view.body.children[-1]
+    assert "request timeout: idle timeout — attempt 1, retrying in 2s" in label.value
+    await asyncio.sleep(1.2)
+    assert "retrying in 1s" in label.value
+    view.handle(request_begin())
+    assert view.scope.countdown is None
+    view.handle(abort("aborted by user"))
+    assert "interrupted (aborted by user)" in view.body.children[-1].value

@@ -81,7 +81,7 @@ class CellTask:
         self.signal = AbortSignal()
         self.mode = opts.approve or state.approval_mode
         self.secrets = _secrets(session)
-        self.messages: list[OmniMessage] = []
+        self.messages: list[OmniMessage] = [user_text(body)]  # the engine never echoes its input
         self.usage: OmniMessage | None = None
         self.aborted = False
         self.failed: str | None = None
