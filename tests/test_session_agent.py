@@ -311,3 +311,47 @@ async def test_generate_title_is_out_of_band(workspace):
         assert "summarise sales.csv please" in str(body["messages"])
         assert not session.trace_path.exists()
         session.dispose()
+
+
+async def test_thinking_level_chain_and_vision_service(workspace):
+    agent = await create_agent()
+    with ScriptedModelServer([]) as server:
+        configure_model(agent.root, server)
+        session = await agent.create_session(workspace_dir=workspace)
+        assert session._setup.model_config.thinking_level == "medium"  # seeded agent config
+        assert session.environment.services.vision_describer.model_id is None
+        session.dispose()
+        _set_system_config(agent, model={"max_tokens": 1000})
+        project_file = agent.project_config_path
+        project_file.write_text(project_file.read_text() + '\n[default_chat]\nthinking_level = "high"\n')
+        from penguin_jupyter.state import add_model
+
+        add_model(
+            agent.root,
+            agent.project_id,
+            provider="openai",
+            model_id="eyes",
+            base_url=server.url,
+            vision_default=True,
+        )
+        session = await agent.create_session(workspace_dir=workspace)
+        assert session._setup.model_config.thinking_level == "high"
+        assert session._setup.model_config.max_tokens == 1000
+        assert session.environment.services.vision_describer.model_id == "eyes"
+        session.dispose()
+
+
+async def test_resume_keeps_extra_tools(workspace):
+    agent = await create_agent()
+    with ScriptedModelServer(["first", "second"]) as server:
+        configure_model(agent.root, server)
+        session = await agent.create_session(workspace_dir=workspace, extra_tools=[NoteTool()])
+        await collect(session.run([omni.user_text("hi")]))
+        session.dispose()
+        resumed = await agent.resume_session(
+            session.session_id, extra_tools=[NoteTool()], system_prompt_extra="x"
+        )
+        await collect(resumed.run([omni.user_text("again")]))
+        assert "note" in [t["function"]["name"] for t in server.requests[1]["tools"]]
+        assert server.requests[1]["messages"][0] == server.requests[0]["messages"][0]
+        resumed.dispose()
