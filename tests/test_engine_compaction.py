@@ -649,3 +649,29 @@ def test_effective_threshold_and_settings_defaults():
     assert (default.max_context_length, default.max_session_turns, default.mode) == (256000, -1, "summarize")
     assert default.prompt.endswith("\n\n[summary]put the summary text here...[/summary]")
     assert CompactionSettings(mode="bogus").mode == "summarize"
+
+
+async def test_67b_deferred_rotation_with_the_real_trace_writer(tmp_path):
+    from penguin_jupyter.trace import TraceWriter, read_trace
+
+    llm1 = ScriptedLLM(
+        [assistant_text("answer one"), usage(150)],
+        [assistant_text("[summary]lazy gist[/summary]"), usage(160)],
+    )
+    llm2 = ScriptedLLM([assistant_text("answer two"), usage(40)])
+    writer = TraceWriter(tmp_path / "2026-01-01" / "sess_lazy_001.jsonl")
+    writer.write(meta())  # the session records its meta first
+    engine, _ = engine_for(llm1, llm2, trace=writer, session_meta=meta())
+    await collect(engine.run([user_text("task 1")]))
+    assert sorted(p.name for p in (tmp_path / "2026-01-01").iterdir()) == ["sess_lazy_001.jsonl"]
+    await collect(engine.run([user_text("task 2")]))
+    assert sorted(p.name for p in (tmp_path / "2026-01-01").iterdir()) == [
+        "sess_lazy_001.jsonl",
+        "sess_lazy_002.jsonl",
+    ]
+    old = read_trace(tmp_path / "2026-01-01" / "sess_lazy_001.jsonl")
+    new = read_trace(tmp_path / "2026-01-01" / "sess_lazy_002.jsonl")
+    assert "COMPACT NOW" in texts(old) and "compaction_end" in types(old)
+    assert types(new)[:3] == ["session_meta", "text", "text"]
+    assert texts(new)[:3] == ["[context_summary]\nlazy gist\n[/context_summary]", "task 2", "answer two"]
+    assert not [t for t in types(old + new) if t.startswith("partial_")]
