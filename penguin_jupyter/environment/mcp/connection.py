@@ -82,7 +82,7 @@ class McpConnection:
         """Close the session and the transport (stdio: the child process); idempotent."""
         self.cancel()
         if self._task is not None:
-            await asyncio.shield(self._task)
+            await asyncio.wait({self._task})
 
     @property
     def alive(self) -> bool:
@@ -129,6 +129,8 @@ class McpConnection:
             raise
         finally:
             self._session = None
+            if self._cancel_requested or ready.done():
+                self._stderr.close()
         if not ready.done():
             if self._cancel_requested:
                 self._fail(ConnectCancelled("MCP connect cancelled"))
@@ -139,7 +141,7 @@ class McpConnection:
                 else:
                     detail = describe_error(failure)
                 self._fail(RuntimeError(self._with_stderr(detail)))
-        self._stderr.close()
+            self._stderr.close()
 
     def _fail(self, exc: BaseException) -> None:
         if self._ready is not None and not self._ready.done():
