@@ -355,3 +355,38 @@ async def test_resume_keeps_extra_tools(workspace):
         assert "note" in [t["function"]["name"] for t in server.requests[1]["tools"]]
         assert server.requests[1]["messages"][0] == server.requests[0]["messages"][0]
         resumed.dispose()
+
+
+async def test_idle_completion_event_signals_host_and_can_be_taken(workspace):
+    from penguin_jupyter.environment.notices import BackgroundEvent
+
+    agent = await create_agent()
+    with ScriptedModelServer([]) as server:
+        configure_model(agent.root, server)
+        session = await agent.create_session(workspace_dir=workspace)
+        signalled: list[int] = []
+        session.on_background_notice = lambda: signalled.append(1)
+        event = BackgroundEvent(
+            kind="command",
+            id="proc-11aa22bb",
+            label="sleep 1",
+            status="completed",
+            detail="exit code 0",
+            output="done!",
+        )
+        session.environment.notices.emit(event)
+        for _ in range(100):
+            if signalled:
+                break
+            await asyncio.sleep(0.01)
+        assert signalled == [1]
+        taken = session.take_background_notices()
+        assert len(taken) == 1
+        payload = taken[0].payload
+        assert payload.role == "user" and payload.sender == "harness"
+        assert payload.text.startswith("[background_task_done]\n")
+        assert "kind: command" in payload.text and "id: proc-11aa22bb" in payload.text
+        assert "`sleep 1`" in payload.text and "done!" in payload.text
+        assert session.take_background_notices() == []
+        assert omni.user_text("hi", "user").payload.sender is None
+        session.dispose()
