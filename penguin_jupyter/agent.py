@@ -454,6 +454,7 @@ def _model_config(
         max_tokens=max_tokens,
         thinking_level=thinking_level,
         request_timeout_ms=timeout_ms,
+        fast_mode=entry.fast_mode is True,
     )
 
 

@@ -246,3 +246,18 @@ def test_system_prompt_assembly_substitutes_and_does_not_rescan():
     )
     config.vault.enabled = False
     assert "Vault" not in assemble_system_prompt(config, ctx)
+
+
+def test_unknown_keys_survive_a_rewrite(tmp_path):
+    file = tmp_path / "p" / ".project_config.toml"
+    file.parent.mkdir(parents=True)
+    file.write_text(
+        'name = "Demo"\n\n[ui]\ntheme = "dark"\n\n[[models]]\nprovider = "openai"\nmodel_id = "m"\nfast_mode = true\n'
+        'created_at = "2026-01-01"\npricing = { unit = "usd_per_mtok", cache_read = 0.1, cache_write = 1.0, output = 2.5 }\n'
+    )
+    add_model(tmp_path, "p", provider="openai", model_id="m", api_key="k")
+    data = tomllib.loads(file.read_text())
+    assert data["name"] == "Demo" and data["ui"] == {"theme": "dark"}
+    entry = data["models"][0]
+    assert entry["pricing"] == {"unit": "usd_per_mtok", "cache_read": 0.1, "cache_write": 1.0, "output": 2.5}
+    assert entry["created_at"] == "2026-01-01" and entry["fast_mode"] is True and entry["api_key"] == "k"

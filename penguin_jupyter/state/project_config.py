@@ -49,6 +49,8 @@ class ModelEntry:
     api_key: str | None = None
     base_url: str | None = None
     display_name: str | None = None
+    fast_mode: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown keys (pricing, …), kept on save
 
     @property
     def is_vision(self) -> bool:
@@ -79,6 +81,7 @@ class ProjectConfig:
     name: str | None = None
     default_chat: dict[str, Any] = field(default_factory=dict)
     command_policy: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown top-level keys, kept on save
 
     def get_model(self, provider: str, model_id: str) -> ModelEntry | None:
         for entry in self.models:
@@ -110,6 +113,7 @@ _ENTRY_TYPES: dict[str, type | tuple[type, ...]] = {
     "api_key": str,
     "base_url": str,
     "display_name": str,
+    "fast_mode": bool,
 }
 
 
@@ -148,7 +152,11 @@ def _parse_entry(file: str, index: int, raw: Any) -> ModelEntry:
         if key in values and values[key] <= 0:
             raise ConfigError(file, f"{where}.{key}", f"must be a positive integer, got {values[key]}")
     values["client_type"] = canonical_client_type(values.get("client_type"))
-    return ModelEntry(**values)
+    extra = {k: v for k, v in raw.items() if k not in _ENTRY_TYPES}
+    return ModelEntry(**values, extra=extra)
+
+
+_TOP_LEVEL_KEYS = ("models", "default_model", "vision_model", "name", "default_chat", "command_policy")
 
 
 def parse_project_config(file: str, data: dict[str, Any]) -> ProjectConfig:
@@ -168,6 +176,7 @@ def parse_project_config(file: str, data: dict[str, Any]) -> ProjectConfig:
             raise ConfigError(file, key, "must be a table")
     cfg.default_chat = dict(data.get("default_chat", {}))
     cfg.command_policy = data.get("command_policy")
+    cfg.extra = {k: v for k, v in data.items() if k not in _TOP_LEVEL_KEYS}
     return cfg
 
 
@@ -189,7 +198,12 @@ def load_project_config(root: str | os.PathLike[str] | None, project_id: str) ->
 
 
 def _entry_table(entry: ModelEntry) -> dict[str, Any]:
-    return {f.name: getattr(entry, f.name) for f in fields(entry) if getattr(entry, f.name) is not None}
+    table = {
+        f.name: getattr(entry, f.name)
+        for f in fields(entry)
+        if f.name != "extra" and getattr(entry, f.name) is not None
+    }
+    return {**table, **entry.extra}
 
 
 def _ref_table(ref: ModelRef | None) -> dict[str, str] | None:
@@ -203,6 +217,7 @@ def render_project_config(cfg: ProjectConfig) -> str:
         "vision_model": _ref_table(cfg.vision_model),
         "default_chat": cfg.default_chat or None,
         "command_policy": cfg.command_policy,
+        **cfg.extra,
         "models": [_entry_table(m) for m in cfg.models] or None,
     }
     return dumps_toml(data, inline_keys=frozenset({"default_model", "vision_model"}))
