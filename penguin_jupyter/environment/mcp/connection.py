@@ -5,6 +5,7 @@ of one server: connect + tool discovery under the per-server budget, tool calls 
 task, cancellation and close. The SDK's transports use anyio task groups, which must be
 entered and exited by the same task, so a background task owns an `AsyncExitStack` inside
 one anyio `CancelScope`; cancelling that scope (abort, close) unwinds everything in order.
+HTTP reads have no client-side timeout: the Environment's per-tool timeout is the only clock.
 Config validation lives in `config.py`; naming and result mapping in `tools.py`/`render.py`.
 """
 
@@ -17,13 +18,14 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types
 from agenthub.abort_signal import run_with_abort
 from mcp import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared._httpx_utils import MCP_DEFAULT_TIMEOUT, create_mcp_http_client
 
 from ...interfaces import AbortSignal
 from .config import ResolvedServer
@@ -152,13 +154,17 @@ class McpConnection:
         if server.transport == "stdio":
             streams = await self._open_stdio(stack, workspace_dir)
         elif server.transport == "http":
-            http_client = create_mcp_http_client(headers=server.headers)
+            timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=None)
+            http_client = create_mcp_http_client(headers=server.headers, timeout=timeout)
             await stack.enter_async_context(http_client)
             streams = await stack.enter_async_context(
                 streamable_http_client(server.url, http_client=http_client)
             )
         else:
-            streams = await stack.enter_async_context(sse_client(server.url, headers=server.headers))
+            sse = sse_client(
+                server.url, headers=server.headers, timeout=MCP_DEFAULT_TIMEOUT, sse_read_timeout=None
+            )
+            streams = await stack.enter_async_context(sse)
         read_stream, write_stream = streams
         session = await stack.enter_async_context(
             ClientSession(read_stream, write_stream, client_info=CLIENT_INFO)
