@@ -20,7 +20,13 @@ from .omni import OmniMessage, markers, user_text
 
 DROPPED_IMAGE_LINE = "[an attached image could not be saved and was dropped]"
 _DATA_URL_RE = re.compile(r"^data:(?P<mime>[^;,]*)(?P<params>(;[^;,]*)*),(?P<data>.*)$", re.DOTALL)
-_EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/jpg": "jpg", "image/gif": "gif", "image/webp": "webp"}
+_EXTENSIONS = {
+    "image/png": "png",
+    "image/jpeg": "jpg",
+    "image/jpg": "jpg",
+    "image/gif": "gif",
+    "image/webp": "webp",
+}
 
 
 def _is_image(msg: OmniMessage) -> bool:
@@ -41,7 +47,9 @@ def _image_line(msg: OmniMessage, scratchpad: Path) -> str:
     payload: Any = msg.payload
     try:
         if payload.type == "inline_data":
-            return markers.attached_image_line(_save(scratchpad, payload.mime_type, base64.b64decode(payload.data)))
+            return markers.attached_image_line(
+                _save(scratchpad, payload.mime_type, base64.b64decode(payload.data))
+            )
         url: str = payload.image_url
         if url.startswith(("http://", "https://")):
             return markers.attached_image_line(url)
