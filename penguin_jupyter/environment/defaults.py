@@ -143,6 +143,13 @@ def _builtin_entries() -> list[ToolDefinitionConfig]:
                 {
                     "prompt": _str("The complete task for the subagent."),
                     "agent_id": _str("Which agent to run (default: this agent)."),
+                    "provider": _str("Provider of the subagent's model; give it together with model_id."),
+                    "model_id": _str("The subagent's model (default: this session's model); needs provider."),
+                    "thinking_level": {
+                        "type": "string",
+                        "enum": ["low", "medium", "high", "xhigh", "max"],
+                        "description": "The subagent's thinking level (default: this session's level).",
+                    },
                     "yield_time_ms": yield_ms,
                     "run_in_background": _bool(
                         "Start the subagent and return immediately with a subagent_id."

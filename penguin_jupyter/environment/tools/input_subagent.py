@@ -1,0 +1,99 @@
+"""input_subagent (core-behavior.md §5.4): poll a managed subagent (empty prompt) or start a
+follow-up round on it when idle, through the collect window. An abort ends only this call; the
+session stays registered after a round so it can be continued."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ...interfaces import EnvironmentServices
+from ...omni import OmniMessage
+from ..types import ToolExecutionContext, ToolResult
+from .common import ToolBase, clamp_yield_ms, delta, missing_argument
+from .run_subagent import approval_hint
+from .subagent import (
+    DEFAULT_SUBAGENT_POLL_YIELD_MS,
+    DEFAULT_SUBAGENT_YIELD_MS,
+    SubagentStartError,
+    collect_window,
+    ensure_subagent_sessions,
+    result_for_exit,
+)
+
+INPUT_SUBAGENT_NAME = "input_subagent"
+
+
+def unknown_subagent(tool_name: str, subagent_id: str) -> str:
+    return f"[{tool_name} error: unknown subagent_id {subagent_id} (the session may have finished and been cleared)]"
+
+
+def no_manager(tool_name: str) -> str:
+    return f"[{tool_name} unavailable: no subagent session manager configured]"
+
+
+class InputSubagentTool(ToolBase):
+    def __init__(self, definition: Any, services: EnvironmentServices | None = None) -> None:
+        super().__init__(definition, services)
+        self.manager = ensure_subagent_sessions(services)
+
+    async def execute(
+        self, args: dict[str, Any], ctx: ToolExecutionContext
+    ) -> AsyncIterator[OmniMessage | ToolResult]:
+        manager = self.manager or ensure_subagent_sessions(ctx.services)
+        if manager is None:
+            yield delta(ctx, no_manager(self.name))
+            yield ToolResult(stop_reason="failed")
+            return
+        subagent_id = args.get("subagent_id")
+        if not isinstance(subagent_id, str) or not subagent_id:
+            yield delta(ctx, missing_argument("subagent_id", self.name))
+            yield ToolResult(stop_reason="failed")
+            return
+        session = manager.get(subagent_id)
+        if session is None:
+            yield delta(ctx, unknown_subagent(self.name, subagent_id))
+            yield ToolResult(stop_reason="failed")
+            return
+        prompt = args.get("prompt")
+        prompt = prompt if isinstance(prompt, str) else ""
+        poll = not prompt.strip()
+        default_ms = DEFAULT_SUBAGENT_POLL_YIELD_MS if poll else DEFAULT_SUBAGENT_YIELD_MS
+        yield_ms = clamp_yield_ms(args.get("yield_time_ms"), default_ms, self.definition.timeout_ms)
+        if ctx.signal is not None and ctx.signal.aborted:
+            yield ToolResult(stop_reason="aborted")
+            return
+        if not poll:
+            if session.running:
+                yield delta(
+                    ctx,
+                    f"[{self.name} error: subagent {subagent_id} is still running; "
+                    "poll with an empty prompt to collect progress first]",
+                )
+                yield ToolResult(stop_reason="failed")
+                return
+            try:
+                session.start_run(prompt)
+            except SubagentStartError as exc:
+                yield delta(ctx, f"[{self.name} error: {exc}]")
+                yield ToolResult(stop_reason="failed")
+                return
+        async for message in collect_window(session, yield_ms, ctx):
+            yield message
+        if ctx.signal is not None and ctx.signal.aborted:
+            yield ToolResult(stop_reason="aborted")
+            return
+        if session.running:
+            yield ToolResult(
+                stop_reason="completed",
+                note=f"[subagent still running with subagent_id {subagent_id}]" + approval_hint(session),
+            )
+            return
+        result = result_for_exit(session.exit)
+        idle = f"[subagent idle with subagent_id {subagent_id}; send a follow-up prompt to continue]"
+        result.note = f"{result.note} {idle}" if result.note else idle
+        yield result
+
+
+def create_input_subagent_tool(definition, services=None) -> InputSubagentTool:  # type: ignore[no-untyped-def]
+    return InputSubagentTool(definition, services)

@@ -1,0 +1,180 @@
+"""SubagentSessionManager: the per-Environment registry of managed subagent sessions
+(core-behavior.md §5.1 concurrency, §4.10 reports, §5.3 live tap).
+
+Owns `subagent-<last 8 of child session id>` ids, the admission cap of 8 (only idle sessions
+are evicted; running ones never), kill/dispose, the per-round completion reports of
+background launches (through the Environment's NoticeHub) and the single listener for live
+background child messages (buffered until a listener attaches, dropped after dispose).
+`ensure_subagent_sessions` gives an Environment's services their one manager.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+
+from ....interfaces import EnvironmentServices
+from ....omni import OmniMessage
+from ...notices import BackgroundEvent, NoticeHub, report_label, report_output
+from .limits import IDLE_REAP_S, MAX_BACKGROUND_SUBAGENTS, MESSAGE_BUFFER_CAP, SUBAGENT_ID_PREFIX
+from .session import ManagedSubagentSession
+
+MessageListener = Callable[[OmniMessage], None]
+NOTICES_EXTRA_KEY = "notices"  # where the Environment puts its NoticeHub in services.extra
+
+
+class RegistryDisposedError(RuntimeError):
+    def __init__(self) -> None:
+        super().__init__("background session registry disposed")
+
+
+class SubagentSessionManager:
+    def __init__(self, notices: NoticeHub | None = None, cap: int = MAX_BACKGROUND_SUBAGENTS) -> None:
+        self.notices = notices
+        self.cap = cap
+        self._sessions: OrderedDict[str, ManagedSubagentSession] = OrderedDict()
+        self._disposed = False
+        self._lock = threading.Lock()
+        self._listener: MessageListener | None = None
+        self._backlog: deque[OmniMessage] = deque(maxlen=MESSAGE_BUFFER_CAP)
+
+    @property
+    def disposed(self) -> bool:
+        return self._disposed
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    # --- registry ----------------------------------------------------------------------------
+
+    def make_room(self) -> bool:
+        """True when a new session fits, after evicting the first idle one if full."""
+        self._reap_idle()
+        if len(self._sessions) < self.cap:
+            return True
+        for subagent_id, session in self._sessions.items():
+            if not session.running:
+                self.kill(subagent_id)
+                return True
+        return False
+
+    def register(self, session: ManagedSubagentSession) -> str:
+        """Register (briefly exceeding the cap rather than dropping a running child)."""
+        if self._disposed:
+            raise RegistryDisposedError()
+        self.make_room()
+        subagent_id = f"{SUBAGENT_ID_PREFIX}-{session.session_id[-8:]}"
+        while subagent_id in self._sessions:
+            subagent_id = f"{SUBAGENT_ID_PREFIX}-{secrets.token_hex(4)}"
+        session.last_used = time.monotonic()
+        self._sessions[subagent_id] = session
+        return subagent_id
+
+    def get(self, subagent_id: str) -> ManagedSubagentSession | None:
+        if self._disposed:
+            return None
+        session = self._sessions.get(subagent_id)
+        if session is not None:
+            session.last_used = time.monotonic()
+        return session
+
+    def ids(self) -> list[str]:
+        return list(self._sessions)
+
+    def has_running(self) -> bool:
+        """Whether a managed subagent is mid-round (a host keeps its session alive meanwhile)."""
+        return any(session.running for session in self._sessions.values())
+
+    def kill(self, subagent_id: str) -> bool:
+        session = self._sessions.pop(subagent_id, None)
+        if session is None:
+            return False
+        session.kill()
+        return True
+
+    def dispose(self) -> None:
+        """Kill every managed session (pending approvals are denied); idempotent."""
+        if self._disposed:
+            return
+        self._disposed = True
+        sessions = list(self._sessions.values())
+        self._sessions.clear()
+        for session in sessions:
+            session.kill()
+        with self._lock:
+            self._listener = None
+            self._backlog.clear()
+
+    def _reap_idle(self) -> None:
+        cutoff = time.monotonic() - IDLE_REAP_S
+        for subagent_id, session in list(self._sessions.items()):
+            if session.last_used <= cutoff:
+                self.kill(subagent_id)
+
+    # --- background launches -----------------------------------------------------------------
+
+    def arm_report(self, session: ManagedSubagentSession, subagent_id: str, prompt: str) -> None:
+        """Report the end of every round of `session` to the NoticeHub (until disarmed)."""
+        notices = self.notices
+        if notices is None:
+            return
+
+        def report() -> None:
+            exit_info = session.exit
+            notices.emit(
+                BackgroundEvent(
+                    kind="subagent",
+                    id=subagent_id,
+                    label=report_label(prompt),
+                    status=exit_info.status if exit_info is not None else "completed",
+                    detail=(exit_info.note or "") if exit_info is not None else "",
+                    output=report_output(session.drain_text()),
+                )
+            )
+
+        session.on_settled(report)
+
+    def set_message_listener(self, listener: MessageListener | None) -> None:
+        """The single consumer of live background child messages; the backlog flushes to it."""
+        with self._lock:
+            self._listener = listener
+            backlog = list(self._backlog) if listener is not None else []
+            if listener is not None:
+                self._backlog.clear()
+        for message in backlog:
+            self._deliver(listener, message)  # type: ignore[arg-type]
+
+    def forward(self, message: OmniMessage) -> None:
+        """The live tap of background-launched sessions."""
+        with self._lock:
+            if self._disposed:
+                return
+            listener = self._listener
+            if listener is None:
+                self._backlog.append(message)
+                return
+        self._deliver(listener, message)
+
+    @staticmethod
+    def _deliver(listener: MessageListener, message: OmniMessage) -> None:
+        try:
+            listener(message)
+        except Exception as exc:
+            print(f"[penguin] background subagent message listener failed: {exc}", file=sys.stderr)
+
+
+def ensure_subagent_sessions(services: EnvironmentServices | None) -> SubagentSessionManager | None:
+    """The services' manager, created on first use (one per Environment; the Environment
+    disposes `services.subagent_sessions`). None without services."""
+    if services is None:
+        return None
+    if services.subagent_sessions is None:
+        notices = services.extra.get(NOTICES_EXTRA_KEY)
+        services.subagent_sessions = SubagentSessionManager(
+            notices if isinstance(notices, NoticeHub) else None
+        )
+    return services.subagent_sessions
