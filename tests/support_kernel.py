@@ -94,11 +94,12 @@ class KernelHarness:
         *,
         timeout: float = 120.0,
         on_message: Callable[[dict[str, Any], ExecResult], None] | None = None,
+        allow_stdin: bool = True,
     ) -> ExecResult:
         """Run `code`; `on_message(msg, result)` sees each iopub message while the cell runs."""
         result = ExecResult()
         start = time.monotonic()
-        msg_id = self.kc.execute(code)
+        msg_id = self.kc.execute(code, allow_stdin=allow_stdin)
         idle = False
         while time.monotonic() - start < timeout and not (idle and result.reply is not None):
             if not idle:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from penguin_jupyter.notebook.approval import NO_STDIN_NOTE
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support_kernel import KernelHarness, kernel_env
 from tests.support_session import configure_model, request_messages
@@ -289,3 +290,105 @@ def test_streaming_respects_the_update_budget_and_sends_final_text(tmp_path, not
         for series in updates.values():
             for _, value in series:
                 assert not (paragraphs[0] in value and paragraphs[-1] in value), "finished text was re-sent"
+
+
+def test_ask_without_stdin_denies_and_says_so(tmp_path, notebook_dir):
+    script = [
+        {
+            "tool_calls": [
+                {"name": "exec_command", "id": "call_1", "arguments": {"cmd": "printf hi > hello.txt"}}
+            ]
+        },
+        {"text": "Could not write it."},
+    ]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, notebook_dir, server)
+        try:
+            result = kernel.execute("%%penguin\nCreate hello.txt", allow_stdin=False, timeout=120)
+        finally:
+            kernel.close()
+        assert result.reply["content"]["status"] == "ok"
+        assert not result.buttons("Approve")
+        assert not (notebook_dir / "hello.txt").exists()
+        assert ("tool", "Tool call denied by user.") in request_messages(server.requests[1])
+        assert result.stderr.strip() == NO_STDIN_NOTE
+        assert _final_bundle(result)[TRANSCRIPT_MIME]["status"] == "completed"
+
+
+def test_interrupt_while_waiting_for_approval(tmp_path, notebook_dir):
+    script = [
+        {
+            "tool_calls": [
+                {"name": "exec_command", "id": "call_w", "arguments": {"cmd": "printf x > never.txt"}}
+            ]
+        },
+        {"text": "Continuing."},
+    ]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, notebook_dir, server)
+        try:
+            shown: list[str] = []
+
+            def on_message(msg, result):
+                if not shown and result.buttons("Approve"):
+                    shown.extend(result.buttons("Approve"))
+                    kernel.interrupt()
+
+            result = kernel.execute("%%penguin\nWrite never.txt", on_message=on_message, timeout=60)
+            follow = kernel.execute("%%penguin\nContinue", timeout=60)
+        finally:
+            kernel.close()
+        assert shown
+        assert result.reply["content"]["ename"] == "TaskInterrupted"
+        disabled = [
+            m
+            for m in result.of_type("comm_msg")
+            if m["content"]["comm_id"] == shown[0]
+            and m["content"]["data"].get("state", {}).get("disabled") is True
+        ]
+        assert disabled, "the pending Approve button was not disabled"
+        assert not (notebook_dir / "never.txt").exists()
+        assert follow.reply["content"]["status"] == "ok"
+        sent = request_messages(server.requests[1])
+        # The approval was pending while the model's response was still open, so the turn is
+        # carried over as a [turn_aborted] transcript (core-behavior §2.8 case B).
+        carried = sent[-1][1]
+        assert carried.startswith("[turn_aborted]\n  [user_input]Write never.txt[/user_input]\n")
+        assert (
+            '[tool_call name="exec_command" id="call_w"]{"cmd":"printf x > never.txt"}[/tool_call]' in carried
+        )
+        assert carried.endswith("[/turn_aborted]Continue") or carried.endswith("[/turn_aborted]\n\nContinue")
+
+
+def test_model_option_and_bad_workspace(tmp_path, notebook_dir):
+    from penguin_jupyter.state import add_model
+
+    script = [{"text": "from the second model"}]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, notebook_dir, server)
+        add_model(
+            Path(os.environ["PENGUIN_HOME"]),
+            "default_project",
+            provider="openai",
+            model_id="other",
+            base_url=server.url,
+            api_key="sk-other-secret",
+            client_type="openai-chat",
+        )
+        try:
+            missing = kernel.execute(f"%%penguin --workspace {tmp_path / 'nope'}\nhello")
+            unknown = kernel.execute("%%penguin --model openai/unknown-model\nhello")
+            chosen = kernel.execute("%%penguin --model openai/other\nhello")
+        finally:
+            kernel.close()
+        assert missing.stderr.strip() == f"penguin: --workspace directory does not exist: {tmp_path / 'nope'}"
+        lines = unknown.stderr.strip().splitlines()
+        assert (
+            len(lines) == 1
+            and "Model (provider=openai, model_id=unknown-model) is not configured" in lines[0]
+        )
+        assert not unknown.of_type("error")
+        data = _final_bundle(chosen)[TRANSCRIPT_MIME]
+        assert (data["session"]["provider"], data["session"]["model_id"]) == ("openai", "other")
+        assert server.requests[-1]["model"] == "other"
+        assert "sk-other-secret" not in json.dumps(_final_bundle(chosen))

@@ -133,8 +133,11 @@ class NotebookSessions:
                 raise SessionStartError(
                     f"penguin: cannot resume session {resume_id}: {_one_line(exc)}"
                 ) from None
+            reason = _one_line(exc)
+            if "model" not in reason.lower():
+                raise SessionStartError(f"penguin: could not start a session: {reason}") from None
             raise SessionStartError(
-                NO_MODEL_PARAGRAPH.format(config_path=config_path_text(), reason=_one_line(exc))
+                NO_MODEL_PARAGRAPH.format(config_path=config_path_text(), reason=reason)
             ) from None
         self.drop_session()
         self.session = session

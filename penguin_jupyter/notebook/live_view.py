@@ -62,6 +62,7 @@ class LiveScope:
         self.children: dict[str, LiveScope] = {}
         self.countdown: asyncio.Task | None = None
         self.blocks: list[Any] = []
+        self.title_holder: tuple[widgets.Accordion, str] | None = None
 
     def add(self, widget: widgets.Widget) -> None:
         self.container.children = (*self.container.children, widget)
@@ -107,6 +108,7 @@ class LiveScope:
             accordion.set_title(0, f"Subagent {hop}")
             self.add(accordion)
             scope = LiveScope(box, quiet=self.quiet, redact=self.redact)
+            scope.title_holder = (accordion, hop)
             self.children[hop] = scope
         return scope
 
@@ -118,6 +120,9 @@ class LiveScope:
         payload = msg.payload
         kind = msg.kind
         if kind == "session_meta":
+            if self.title_holder is not None:
+                accordion, hop = self.title_holder
+                accordion.set_title(0, f"Subagent {hop} — {payload.provider}/{payload.model_id}")
             return
         if kind != "request_end":
             self._stop_countdown()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import sys
 from typing import Any
 
@@ -86,6 +87,7 @@ class CellTask:
         self.aborted = False
         self.failed: str | None = None
         self.interrupted = False
+        self.lasting_notes: list[str] = []
         self.loop = asyncio.get_running_loop()
         self.info = {
             "session_id": str(session.session_id),
@@ -100,13 +102,23 @@ class CellTask:
             mode=self.mode,
             permission_of=session.tool_permission,
             always_allowed=state.allowed_for(session),
-            surface=self.view,
+            surface=self,
             channel=approval_channel(shell),
             signal=self.signal,
         )
 
     def redact_text(self, text: str) -> str:
         return redact(text, self.secrets)
+
+    # --- the approval surface: the view, plus notes that must outlive the live widget ----------
+    def show_approval(self, tool_call: OmniMessage, row: Any) -> None:
+        self.view.show_approval(tool_call, row)
+
+    def show_note(self, text: str) -> None:
+        """A note shown live and printed (stderr) after the transcript, so it stays in the notebook."""
+        self.view.show_note(text)
+        if text not in self.lasting_notes:
+            self.lasting_notes.append(text)
 
     def _make_view(self) -> Any:
         if getattr(self.shell, "kernel", None) is not None:
@@ -136,7 +148,7 @@ class CellTask:
                 if inspect.isawaitable(result):
                     self.loop.create_task(result)
             except Exception as exc:
-                self.view.show_note(f"penguin: could not kill running commands: {exc}")
+                self.show_note(f"penguin: could not kill running commands: {exc}")
 
     # --- running ----------------------------------------------------------------------
     def _run_kwargs(self) -> dict[str, Any]:
@@ -151,7 +163,7 @@ class CellTask:
             if "max_turns" in accepted:
                 kwargs["max_turns"] = self.opts.max_turns
             else:
-                self.view.show_note("penguin: --max-turns is not supported by this session; ignored")
+                self.show_note("penguin: --max-turns is not supported by this session; ignored")
         return kwargs
 
     async def _consume(self) -> None:
@@ -168,10 +180,10 @@ class CellTask:
                 try:
                     self.view.handle(msg)
                 except Exception as exc:  # a rendering bug must never lose the run
-                    self.view.show_note(f"penguin: could not render a {msg.kind} message: {exc}")
+                    self.show_note(f"penguin: could not render a {msg.kind} message: {exc}")
         except Exception as exc:
             self.failed = f"{type(exc).__name__}: {exc}"
-            self.view.show_note(f"penguin: the task failed: {self.failed}")
+            self.show_note(f"penguin: the task failed: {self.failed}")
 
     def _status(self) -> str:
         if self.aborted or self.interrupted:
@@ -219,6 +231,9 @@ class CellTask:
             handle.update(mimebundle, raw=True)
         else:
             display(mimebundle, raw=True)
+        if handle is not None:
+            for note in self.lasting_notes:
+                _error_line(self.redact_text(note))
 
 
 async def run_cell(line: str, body: str) -> None:
@@ -235,6 +250,9 @@ async def run_cell(line: str, body: str) -> None:
         return
     namespace = getattr(shell, "user_ns", {}) if shell is not None else {}
     workspace = resolve_workspace(opts.workspace, namespace)
+    if opts.workspace and not os.path.isdir(workspace):
+        _error_line(f"penguin: --workspace directory does not exist: {workspace}")
+        return
     try:
         session = await state.session_for(opts, workspace)
     except SessionStartError as exc:
