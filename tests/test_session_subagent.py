@@ -67,3 +67,55 @@ async def test_child_session_stream_is_origin_tagged_and_recorded_separately(tmp
             await runner.spawn(provider="openai")
         handle.dispose()
         parent.dispose()
+
+
+async def test_run_subagent_through_the_parent_session(tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    agent = await create_agent()
+    script = [
+        {
+            "tool_calls": [
+                {
+                    "name": "run_subagent",
+                    "arguments": {"prompt": "Caller agent: default_agent. Say hi."},
+                    "id": "s1",
+                }
+            ]
+        },
+        "hi from child",
+        "the child said hi",
+    ]
+
+    async def allow(_call):
+        return "allow"
+
+    with ScriptedModelServer(script) as server:
+        configure_model(agent.root, server)
+        parent = await agent.create_session(workspace_dir=workspace)
+        out = await collect(parent.run([omni.user_text("delegate")], approve=allow))
+        tagged = [m for m in out if m.origin]
+        assert tagged and tagged[0].type == "session_meta"
+        child_id = tagged[0].origin[0]
+        final = [
+            m.payload.text for m in out if not m.origin and m.type == "model_msg" and m.payload.type == "text"
+        ]
+        assert final == ["the child said hi"]
+        records = read_trace(parent.trace_path)
+        assert all(not r.origin for r in records)
+        pointers = [
+            r.payload.session_id for r in records if r.type == "event_msg" and r.payload.type == "subagent"
+        ]
+        assert pointers == [child_id]
+        outputs = [
+            r.payload.output
+            for r in records
+            if r.type == "model_msg" and r.payload.type == "tool_call_output"
+        ]
+        assert len(outputs) == 1 and "hi from child" in outputs[0]
+        child_info = next(i for i in agent.list_sessions() if i.session_id == child_id)
+        child_records = read_trace(child_info.trace_path)
+        assert child_records[0].payload.source == "subagent"
+        assert child_records[1].payload.text == "Caller agent: default_agent. Say hi."
+        assert len(server.requests) == 3
+        parent.dispose()
