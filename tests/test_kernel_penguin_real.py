@@ -392,3 +392,43 @@ def test_model_option_and_bad_workspace(tmp_path, notebook_dir):
         assert (data["session"]["provider"], data["session"]["model_id"]) == ("openai", "other")
         assert server.requests[-1]["model"] == "other"
         assert "sk-other-secret" not in json.dumps(_final_bundle(chosen))
+
+
+def test_read_only_mode_and_always_allow(tmp_path, notebook_dir):
+    (notebook_dir / "notes.txt").write_text("alpha\n")
+    script = [
+        {"tool_calls": [{"name": "read_file", "id": "call_r", "arguments": {"file_path": "notes.txt"}}]},
+        {
+            "tool_calls": [
+                {"name": "exec_command", "id": "call_e1", "arguments": {"cmd": "printf 1 > one.txt"}}
+            ]
+        },
+        {"text": "wrote one"},
+        {
+            "tool_calls": [
+                {"name": "exec_command", "id": "call_e2", "arguments": {"cmd": "printf 2 > two.txt"}}
+            ]
+        },
+        {"text": "wrote two"},
+    ]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, notebook_dir, server)
+        try:
+            on_message, clicked = _clicker(kernel, "Always allow exec_command")
+            first = kernel.execute(
+                "%%penguin --approve read-only\nRead notes, write one", on_message=on_message
+            )
+            second = kernel.execute("%%penguin\nWrite two")
+        finally:
+            kernel.close()
+        assert first.reply["content"]["status"] == "ok" and second.reply["content"]["status"] == "ok"
+        assert len(clicked) == 1, "only exec_command (rw) should ask; read_file (r) is auto-approved"
+        assert (notebook_dir / "one.txt").read_text() == "1"
+        assert (notebook_dir / "two.txt").read_text() == "2"
+        assert not second.buttons("Approve"), "the tool was always-allowed for this session"
+        decisions = [
+            m["payload"]["decision"]
+            for m in _final_bundle(first)[TRANSCRIPT_MIME]["messages"]
+            if m["payload"].get("type") == "approval_decision"
+        ]
+        assert decisions == ["allow", "allow"]
