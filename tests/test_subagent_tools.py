@@ -15,7 +15,6 @@ from support_subagent import (
     output_of,
     own_delta_text,
     subagent_env,
-    subagent_id_in,
     text_delta,
     until_aborted,
     wait_for,
