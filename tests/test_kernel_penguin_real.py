@@ -232,6 +232,10 @@ def test_line_commands_new_and_resume(tmp_path, notebook_dir):
             trace = kernel.execute("%penguin trace").stdout.strip()
             sessions = kernel.execute("%penguin sessions").stdout
             approve = kernel.execute("%penguin approve read-only").stdout
+            usage = kernel.execute("%penguin usage").stdout
+            models = kernel.execute("%penguin models").stdout
+            config = kernel.execute("%penguin config").stdout
+            help_text = kernel.execute("%penguin").stdout
             bad = kernel.execute("%penguin approve sometimes")
             kernel.execute("%penguin new")
             second = kernel.execute("%%penguin\nsecond question")
@@ -243,6 +247,10 @@ def test_line_commands_new_and_resume(tmp_path, notebook_dir):
         assert Path(trace).is_file() and sid in trace
         assert sessions.splitlines()[0].startswith(sid)
         assert approve.strip() == "penguin: approval mode is now read-only"
+        assert usage.startswith("session: total ")
+        assert models.strip() == f"openai/scripted-model (default)  {server.url}"
+        assert f"models and credentials: {os.environ['PENGUIN_HOME']}/default_project/" in config
+        assert help_text.startswith("%penguin commands:") and "resume ID" in help_text
         assert bad.stderr.strip() == (
             "penguin: unknown approval mode 'sometimes' (choose from ask, read-only, allow-all, deny-all)"
         )

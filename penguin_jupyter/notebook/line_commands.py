@@ -31,21 +31,30 @@ def help_text() -> str:
     return "\n".join(lines)
 
 
+def _compaction_summary(result: Any) -> str:
+    """One line from what `session.compact()` returned (its messages)."""
+    messages = result if isinstance(result, list) else []
+    ends = [m for m in messages if getattr(m, "kind", None) == "compaction_end"]
+    if not ends:
+        return "penguin: nothing to compact"
+    end = ends[-1].payload
+    detail = f": {end.error_message}" if end.error_message else ""
+    return f"penguin: compaction {end.status} ({end.mode}){detail}"
+
+
 def _describe_session(item: Any) -> str:
-    if isinstance(item, str):
-        return item
-    if isinstance(item, dict):
-        sid = item.get("session_id") or item.get("id")
-        rest = {k: v for k, v in item.items() if k not in ("session_id", "id")}
-    else:
-        sid = getattr(item, "session_id", None) or getattr(item, "id", None)
-        rest = (
-            {k: v for k, v in vars(item).items() if k not in ("session_id", "id")}
-            if hasattr(item, "__dict__")
-            else {}
-        )
-    extra = ", ".join(f"{k}={v}" for k, v in rest.items() if v not in (None, ""))
-    return f"{sid}" + (f"  ({extra})" if extra else "")
+    """`<id>  <date>  <provider/model>  <workspace>  — <first prompt>` from a SessionInfo."""
+    get = item.get if isinstance(item, dict) else lambda key: getattr(item, key, None)
+    parts = [str(get("session_id") or item)]
+    if get("date"):
+        parts.append(str(get("date")))
+    if get("provider") and get("model_id"):
+        parts.append(f"{get('provider')}/{get('model_id')}")
+    if get("workspace"):
+        parts.append(str(get("workspace")))
+    prompt = " ".join(str(get("first_prompt") or "").split())
+    line = "  ".join(parts)
+    return f"{line}  — {prompt[:60]}{'…' if len(prompt) > 60 else ''}" if prompt else line
 
 
 async def run_line(line: str) -> None:
@@ -100,7 +109,7 @@ async def run_line(line: str) -> None:
             result = session.compact()
             if inspect.isawaitable(result):
                 result = await result
-            print(f"penguin: compaction finished{': ' + str(result) if result not in (None, True) else ''}")
+            print(_compaction_summary(result))
     elif name == "usage":
         usage = state.last_usage
         if usage is None:

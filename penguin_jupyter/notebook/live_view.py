@@ -221,7 +221,7 @@ class LiveView:
         self.root = widgets.VBox([self.header.widget, self.body])
 
     def handle(self, msg: OmniMessage) -> None:
-        if msg.kind == "token_usage":
+        if msg.kind == "token_usage" and not msg.origin:
             p = msg.payload
             self.header.set_usage(usage_text(p.session.total, p.request.total, p.request.output))
             return
