@@ -186,3 +186,13 @@ async def test_a_broken_second_server_is_reported_and_the_first_works(tmp_path):
         assert (await run_tool(env, "mcp__fx__echo", {"text": "ok"}))[-1].payload.output == "echo: ok"
     finally:
         await env.aclose()
+
+
+async def test_sync_dispose_closes_the_server_process(tmp_path):
+    env = make_env(tmp_path, fixture_entry())
+    await env.list_tools()
+    assert len(fixture_children()) == 1
+    env.dispose()
+    assert await asyncio.to_thread(wait_until, lambda: fixture_children() == [], 15)
+    final = (await run_tool(env, "mcp__fx__echo", {"text": "late"}))[-1].payload
+    assert (final.output, final.stop_reason) == ("Unknown tool: mcp__fx__echo", "failed")
