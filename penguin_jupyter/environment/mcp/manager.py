@@ -241,7 +241,11 @@ class McpManager:
         server = connection.server.name
         count = 0
         for remote in listed:
-            tool = McpTool(connection, remote)
+            try:
+                tool = McpTool(connection, remote)
+            except Exception as exc:  # a listing the definition model rejects: skip, never fail
+                self._warn(f'MCP server "{server}" tool "{remote.name}" skipped: {describe_error(exc)}')
+                continue
             if not TOOL_NAME_PATTERN.match(tool.name):
                 self._warn(
                     f'MCP server "{server}" tool "{remote.name}" skipped: "{tool.name}" is not a usable '
