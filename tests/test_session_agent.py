@@ -269,7 +269,7 @@ async def test_background_completion_becomes_a_harness_notice(workspace):
             "tool_calls": [
                 {
                     "name": "exec_command",
-                    "arguments": {"cmd": "echo done!", "run_in_background": True},
+                    "arguments": {"cmd": "sleep 3; echo done!", "run_in_background": True},
                     "id": "b1",
                 }
             ]
@@ -283,7 +283,7 @@ async def test_background_completion_becomes_a_harness_notice(workspace):
         signalled: list[int] = []
         session.on_background_notice = lambda: signalled.append(1)
         await collect(session.run([omni.user_text("start it")], approve=allow))
-        for _ in range(200):
+        for _ in range(1200):  # the command sleeps 3 s so the first run is over when it reports
             if session.pending_background_notices():
                 break
             await asyncio.sleep(0.05)
