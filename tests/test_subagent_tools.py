@@ -492,3 +492,95 @@ async def test_66_background_messages_buffer_until_a_listener_attaches(tmp_path)
     env.services.subagent_sessions.set_message_listener(tapped.append)
     assert [m.payload.text for m in tapped] == ["Hello ", "world"]
     env.dispose()
+
+
+# --- clamps, aborts of a poll, missing services --------------------------------------------------
+
+
+async def test_window_is_capped_below_the_tool_timeout(tmp_path):
+    """§4.1: yield_time_ms 600000 on a 2000 ms tool timeout → a 1000 ms window."""
+    runner = ScriptedRunner(gated_round)
+    env = subagent_env(tmp_path, runner, timeout_ms=2000)
+    result = output_of(
+        await asyncio.wait_for(call(env, "run_subagent", {"prompt": "x", "yield_time_ms": 600000}), 30)
+    )
+    assert result.stop_reason == "completed"
+    assert f"[subagent running with subagent_id {SUBAGENT_ID};" in result.output
+    polled = output_of(
+        await asyncio.wait_for(
+            call(env, "input_subagent", {"subagent_id": SUBAGENT_ID, "yield_time_ms": 1e9}), 30
+        )
+    )
+    assert polled.output == f"[subagent still running with subagent_id {SUBAGENT_ID}]"
+    env.dispose()
+
+
+async def test_an_aborted_poll_leaves_the_child_running(tmp_path):
+    from penguin_jupyter.interfaces import AbortSignal
+
+    runner = ScriptedRunner(gated_round)
+    env = subagent_env(tmp_path, runner)
+    await call(env, "run_subagent", {"prompt": "x", "yield_time_ms": 250})
+    signal = AbortSignal()
+    poll = asyncio.ensure_future(
+        call(env, "input_subagent", {"subagent_id": SUBAGENT_ID, "yield_time_ms": 100000}, signal=signal)
+    )
+    await asyncio.sleep(0.2)
+    signal.abort("user")
+    result = output_of(await asyncio.wait_for(poll, 20))
+    assert (result.stop_reason, result.output) == ("aborted", "[interrupted: tool aborted by user]")
+    manager = env.services.subagent_sessions
+    assert manager.get(SUBAGENT_ID).running
+    runner.handles[0].gate.set()
+    done = output_of(await call(env, "input_subagent", {"subagent_id": SUBAGENT_ID, "yield_time_ms": 5000}))
+    assert done.output.startswith("end:x\n[subagent idle")
+    env.dispose()
+
+
+async def test_tools_without_services_explain_themselves(tmp_path):
+    from support_env import tool_entry
+
+    from penguin_jupyter.environment import ToolExecutionContext
+    from penguin_jupyter.environment.tools.input_subagent import create_input_subagent_tool
+    from penguin_jupyter.environment.tools.kill_subagent import create_kill_subagent_tool
+
+    ctx = ToolExecutionContext(workspace_dir=str(tmp_path), tool_call_id="c1")
+    texts = []
+    for factory, name in (
+        (create_input_subagent_tool, "input_subagent"),
+        (create_kill_subagent_tool, "kill_subagent"),
+    ):
+        tool = factory(tool_entry(name), None)
+        items = [item async for item in tool.execute({"subagent_id": "subagent-x"}, ctx)]
+        texts.append((items[0].payload.output, items[-1].stop_reason))
+    assert texts == [
+        ("[input_subagent unavailable: no subagent session manager configured]", "failed"),
+        ("[kill_subagent unavailable: no subagent session manager configured]", "failed"),
+    ]
+
+
+async def test_subagent_tools_are_in_the_default_toolset_and_registry():
+    from penguin_jupyter.environment import default_tool_config
+    from penguin_jupyter.environment.registry import BUILTIN_TOOL_FACTORIES
+
+    entries = {e.name: e for e in default_tool_config().builtin or []}
+    for name, timeout in (("run_subagent", 600000), ("input_subagent", 600000), ("kill_subagent", 30000)):
+        assert name in BUILTIN_TOOL_FACTORIES
+        assert (entries[name].permission, entries[name].timeout_ms, entries[name].max_output_length) == (
+            "rw",
+            timeout,
+            16000,
+        )
+    run_props = entries["run_subagent"].parameters["properties"]
+    assert {
+        "prompt",
+        "agent_id",
+        "provider",
+        "model_id",
+        "thinking_level",
+        "run_in_background",
+        "yield_time_ms",
+    } <= set(run_props)
+    assert entries["run_subagent"].parameters["required"] == ["description", "prompt"]
+    assert entries["input_subagent"].parameters["required"] == ["description", "subagent_id"]
+    assert entries["kill_subagent"].parameters["required"] == ["description", "subagent_id"]
