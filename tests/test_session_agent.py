@@ -232,8 +232,16 @@ async def test_abort_mid_connect_then_next_run_bootstraps_afresh(workspace, tmp_
         configure_model(agent.root, server)
         session = await agent.create_session(workspace_dir=workspace)
         signal = AbortSignal()
-        asyncio.get_running_loop().call_later(1.0, signal.abort)
+
+        async def abort_once_hanging() -> None:
+            while not marker.exists():  # the first server start is now hanging in its handshake
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.2)
+            signal.abort()
+
+        aborter = asyncio.create_task(abort_once_hanging())
         out = await collect(session.run([omni.user_text("go")], signal=signal))
+        await aborter
         assert kinds(out) == ["mcp_connect_begin", "mcp_connect_end", "abort"]
         assert out[1].payload.status == "aborted" and out[1].payload.results == []
         assert out[2].payload.reason == "user"
