@@ -584,3 +584,22 @@ async def test_subagent_tools_are_in_the_default_toolset_and_registry():
     assert entries["run_subagent"].parameters["required"] == ["description", "prompt"]
     assert entries["input_subagent"].parameters["required"] == ["description", "subagent_id"]
     assert entries["kill_subagent"].parameters["required"] == ["description", "subagent_id"]
+
+
+async def test_dispose_also_kills_a_child_inside_a_foreground_window(tmp_path):
+    aborted = asyncio.Event()
+
+    async def script(handle, prompt, signal, approve):
+        yield text_delta("busy")
+        await until_aborted(signal)
+        aborted.set()
+
+    runner = ScriptedRunner(script)
+    env = subagent_env(tmp_path, runner)
+    window = asyncio.ensure_future(call(env, "run_subagent", {"prompt": "x"}))
+    await wait_for(lambda: bool(runner.handles) and runner.handles[0].prompts == ["x"])
+    env.dispose()
+    await asyncio.wait_for(aborted.wait(), 10)
+    result = output_of(await asyncio.wait_for(window, 20))
+    assert (result.stop_reason, result.output) == ("completed", "busy")
+    await wait_for(lambda: runner.handles[0].disposed == 1)

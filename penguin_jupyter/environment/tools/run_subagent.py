@@ -108,6 +108,7 @@ class RunSubagentTool(ToolBase):
             yield delta(ctx, f"[run_subagent error: {exc}]")
             yield ToolResult(stop_reason="failed")
             return
+        manager.adopt(session)
         if args.get("run_in_background") is True:
             async for item in self._launch_in_background(session, manager, prompt, ctx):
                 yield item

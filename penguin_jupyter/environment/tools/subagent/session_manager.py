@@ -37,6 +37,7 @@ class SubagentSessionManager:
         self.notices = notices
         self.cap = cap
         self._sessions: OrderedDict[str, ManagedSubagentSession] = OrderedDict()
+        self._live: set[ManagedSubagentSession] = set()  # every spawned child, registered or not
         self._disposed = False
         self._lock = threading.Lock()
         self._listener: MessageListener | None = None
@@ -61,6 +62,13 @@ class SubagentSessionManager:
                 self.kill(subagent_id)
                 return True
         return False
+
+    def adopt(self, session: ManagedSubagentSession) -> None:
+        """Track a freshly spawned child (a foreground window's too) so `dispose` reaches it."""
+        self._live = {live for live in self._live if not live.killed}
+        self._live.add(session)
+        if self._disposed:
+            session.kill()
 
     def register(self, session: ManagedSubagentSession) -> str:
         """Register (briefly exceeding the cap rather than dropping a running child)."""
@@ -97,12 +105,13 @@ class SubagentSessionManager:
         return True
 
     def dispose(self) -> None:
-        """Kill every managed session (pending approvals are denied); idempotent."""
+        """Kill every child, registered or in a window (pending approvals denied); idempotent."""
         if self._disposed:
             return
         self._disposed = True
-        sessions = list(self._sessions.values())
+        sessions = [*self._sessions.values(), *self._live]
         self._sessions.clear()
+        self._live.clear()
         for session in sessions:
             session.kill()
         with self._lock:
