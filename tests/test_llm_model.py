@@ -449,3 +449,25 @@ async def test_image_input_reaches_the_provider():
     content = s.requests[0]["messages"][0]["content"]
     assert content[0] == {"type": "text", "text": "what is this?"}
     assert content[1]["type"] == "image_url" and content[1]["image_url"]["url"] == data_url
+
+
+async def test_set_history_skips_events_and_partials():
+    from penguin_jupyter.omni import partial_text, request_begin, request_end, token_usage
+
+    history = [
+        request_begin(),
+        user_text("earlier"),
+        partial_text("start"),
+        assistant_text("answer"),
+        token_usage({"total": 3}, {"total": 3}),
+        request_end("completed"),
+    ]
+    with ScriptedModelServer([{"text": "ok"}]) as s:
+        model = scripted_model(s)
+        model.set_history(history)
+        await collect(model, [user_text("now")])
+    assert s.requests[0]["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "earlier"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "answer"}]},
+        {"role": "user", "content": [{"type": "text", "text": "now"}]},
+    ]

@@ -56,10 +56,18 @@ class GenerativeModelConfig:
         self.tools = list(self.tools or [])
 
 
-def tool_schema(tool: ToolDefinition | Mapping[str, Any]) -> ToolSchema:
-    """The gateway schema of one tool (`parameters` only when present)."""
-    spec = tool.to_spec() if isinstance(tool, ToolDefinition) else dict(tool)
-    schema: dict[str, Any] = {"name": spec["name"], "description": spec.get("description", "")}
+def tool_schema(tool: ToolDefinition | Mapping[str, Any] | Any) -> ToolSchema:
+    """The gateway schema of one tool (`parameters` only when present). Accepts a ToolDefinition,
+    a mapping, or any object with `name`/`description`/`parameters` attributes."""
+    if isinstance(tool, Mapping):
+        spec = dict(tool)
+    else:
+        spec = {
+            "name": tool.name,
+            "description": getattr(tool, "description", ""),
+            "parameters": getattr(tool, "parameters", None),
+        }
+    schema: dict[str, Any] = {"name": spec["name"], "description": spec.get("description") or ""}
     if spec.get("parameters") is not None:
         schema["parameters"] = spec["parameters"]
     return schema  # type: ignore[return-value]

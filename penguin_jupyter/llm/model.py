@@ -25,7 +25,15 @@ from ..interfaces import (
     LLMOutcome,
     ThinkingLevelName,
 )
-from ..omni import OmniMessage, TokenCounts, ToolCallPayload, add_token_counts, dumps_compact, token_usage
+from ..omni import (
+    OmniMessage,
+    TokenCounts,
+    ToolCallPayload,
+    add_token_counts,
+    dumps_compact,
+    is_complete_model_message,
+    token_usage,
+)
 from .classify import classify_error
 from .client import client_error_outcome, create_llm_client, is_unsupported_model_error
 from .config import GenerativeModelConfig, base_uni_config
@@ -100,10 +108,12 @@ class GenerativeModel:
 
     def set_history(self, messages: list[OmniMessage]) -> None:
         """Replay committed history into the stateful client once, on a fresh model (resume).
-        Marks every historical tool_call id as used and re-seeds the input estimate."""
+        Only complete model messages are model context (events and partials are skipped). Marks
+        every historical tool_call id as used and re-seeds the input estimate."""
+        messages = [msg for msg in messages if is_complete_model_message(msg)]
         if not messages:
             return
-        uni_history = group_history(list(messages))
+        uni_history = group_history(messages)
         for msg in messages:
             if isinstance(msg.payload, ToolCallPayload) and msg.payload.tool_call_id:
                 self.tool_call_ids.mark_used(msg.payload.tool_call_id)
