@@ -49,6 +49,9 @@ async def test_default_toolset_and_model_class_selection(tmp_path):
         "exec_command",
         "input_command",
         "kill_command",
+        "run_subagent",
+        "input_subagent",
+        "kill_subagent",
         "read_image",
         "describe_image",
     ]
