@@ -24,6 +24,15 @@ DECISION_TEXT = {"allow": "approved", "deny": "denied", "forbidden": "forbidden 
 CARD_STYLE = {"border": "1px solid #d0d7de", "padding": "4px 8px", "margin": "4px 0"}
 
 
+def close_widget_tree(roots: tuple | list) -> None:
+    """Close widgets and all their descendants (they are no longer displayed)."""
+    pending = list(roots)
+    while pending:
+        widget = pending.pop()
+        pending.extend(getattr(widget, "children", ()) or ())
+        widget.close()
+
+
 class ToolCardWidget:
     """One tool call, its approval and its output, joined by `tool_call_id`."""
 
@@ -81,7 +90,9 @@ class ToolCardWidget:
 
     def set_decision(self, decision: str) -> None:
         text = DECISION_TEXT.get(decision, decision)
+        replaced = self.approval_box.children
         self.approval_box.children = (widgets.HTML(muted_html(f"Approval: {text}")),)
+        close_widget_tree(replaced)
 
     def append_output(self, delta: str) -> None:
         self.output.append(delta)

@@ -17,7 +17,7 @@ import ipywidgets as widgets
 from ..omni import OmniMessage
 from .approval import ApprovalRow
 from .live_blocks import SplitTextBlock
-from .live_cards import ToolCardWidget
+from .live_cards import ToolCardWidget, close_widget_tree
 from .live_header import HeaderWidget, usage_text
 from .live_render import markdown_html, muted_html, note_html, pre_html
 
@@ -254,3 +254,7 @@ class LiveView:
 
     def display_object(self) -> Any:
         return self.root
+
+    def close(self) -> None:
+        """Close every widget of the view (after the static transcript replaced it)."""
+        close_widget_tree([self.root])

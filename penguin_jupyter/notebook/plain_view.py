@@ -93,3 +93,6 @@ class PlainView:
 
     def display_object(self) -> Any:
         return None
+
+    def close(self) -> None:
+        return None

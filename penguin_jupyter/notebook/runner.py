@@ -229,6 +229,7 @@ class CellTask:
         mimebundle = transcript_mimebundle(bundle, secrets=self.secrets)
         if handle is not None:
             handle.update(mimebundle, raw=True)
+            self.view.close()
         else:
             display(mimebundle, raw=True)
         if handle is not None:
