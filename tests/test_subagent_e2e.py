@@ -227,3 +227,41 @@ async def test_background_subagent_reports_back_to_the_parent_session(tmp_path):
     ]
     assert [p.payload.session_id for p in pointers] == [child_id]
     parent.dispose()
+
+
+async def test_interrupting_the_parent_kills_the_child_in_its_window(tmp_path):
+    from penguin_jupyter.interfaces import AbortSignal
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    script = [
+        run_subagent_call(),
+        {"text": ["thinking ", "slowly ", "forever"], "fault": {"kind": "stall", "after": 2, "seconds": 6}},
+    ]
+    approve = Approver()
+    signal = AbortSignal()
+    with ScriptedModelServer(script) as server:
+        agent = await create_agent()
+        configure_model(agent.root, server)
+        parent = await agent.create_session(workspace_dir=workspace)
+        run = asyncio.ensure_future(
+            collect(parent.run([user_text("delegate")], approve=approve, signal=signal))
+        )
+        await wait_for(lambda: len(server.requests) == 2, 30)
+        await asyncio.sleep(0.3)
+        signal.abort("user")
+        out = await asyncio.wait_for(run, 30)
+        child_id = next(m.payload.session_id for m in out if m.type == "session_meta")
+        output = next(
+            m.payload
+            for m in out
+            if not m.origin and m.type == "model_msg" and m.payload.type == "tool_call_output"
+        )
+        assert output.stop_reason == "aborted"
+        assert output.output.endswith("[interrupted: tool aborted by user]")
+        assert [m.payload.type for m in out if not m.origin][-1] == "abort"
+        records = child_trace(agent, child_id)
+        await wait_for(lambda: "abort" in kinds(child_trace(agent, child_id)), 20)
+        assert records[0].payload.source == "subagent"
+        assert parent.environment.services.subagent_sessions.ids() == []
+        parent.dispose()
