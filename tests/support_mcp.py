@@ -27,10 +27,11 @@ FIXTURE_TOOLS = [
 
 
 def fixture_entry(name: str = "fx", *mode: str, **extra: Any) -> MCPServerConfig:
-    """A stdio `tools.mcpServers` entry spawning the fixture server (with optional mode flags)."""
-    return MCPServerConfig(
-        name=name, config={"command": sys.executable, "args": [FIXTURE_SERVER, *mode], **extra}
-    )
+    """A stdio `tools.mcpServers` entry spawning the fixture server (with optional mode flags).
+
+    The connect budget is raised to 60 s: the SDK's import alone is slow on a loaded CI box."""
+    config = {"command": sys.executable, "args": [FIXTURE_SERVER, *mode], "connectTimeoutMs": 60_000, **extra}
+    return MCPServerConfig(name=name, config=config)
 
 
 def fixture_children() -> list[int]:

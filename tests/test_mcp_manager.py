@@ -175,7 +175,9 @@ async def test_broken_servers_fail_alone_with_details(tmp_path, capfd):
 
 
 async def test_abort_mid_connect_closes_everything_and_the_next_connect_starts_afresh(tmp_path):
-    manager = McpManager([fixture_entry(), fixture_entry("hang", "--hang")], workspace_dir=str(tmp_path))
+    manager = McpManager(
+        [fixture_entry("fx", "--slow-start"), fixture_entry("hang", "--hang")], workspace_dir=str(tmp_path)
+    )
     try:
         signal = AbortSignal()
         attempt = asyncio.ensure_future(manager.connect(signal))
@@ -191,7 +193,7 @@ async def test_abort_mid_connect_closes_everything_and_the_next_connect_starts_a
     finally:
         await manager.aclose()
 
-    again = McpManager([fixture_entry()], workspace_dir=str(tmp_path))
+    again = McpManager([fixture_entry("fx", "--slow-start")], workspace_dir=str(tmp_path))
     try:
         signal = AbortSignal()
         attempt = asyncio.ensure_future(again.connect(signal))
@@ -220,7 +222,7 @@ async def test_abort_after_connect_keeps_the_toolset_and_aclose_mid_connect_clea
     # closed managers neither connect nor execute
     assert await manager.connect() == first and manager.tools == []
 
-    closing = McpManager([fixture_entry()], workspace_dir=str(tmp_path))
+    closing = McpManager([fixture_entry("fx", "--slow-start")], workspace_dir=str(tmp_path))
     attempt = asyncio.ensure_future(closing.connect())
     assert await asyncio.to_thread(wait_until, lambda: len(fixture_children()) == 1, 20)
     await closing.aclose()
@@ -232,7 +234,7 @@ async def test_abort_after_connect_keeps_the_toolset_and_aclose_mid_connect_clea
 async def test_streamable_http_and_sse_send_headers_on_every_request(tmp_path):
     for kind, transport in (("--http", "http"), ("--sse", "sse")):
         with remote_fixture(kind, tmp_path) as (url, header_log):
-            config = {"url": url, "headers": {"x-penguin-test": "yes"}}
+            config = {"url": url, "headers": {"x-penguin-test": "yes"}, "connectTimeoutMs": 60_000}
             if transport == "sse":
                 config["transport"] = "sse"
             manager = McpManager([MCPServerConfig(name="web", config=config)], workspace_dir=str(tmp_path))
@@ -296,7 +298,7 @@ async def test_more_result_shapes_over_the_wire(tmp_path):
 
 
 async def test_cancelled_sole_caller_cancels_the_attempt(tmp_path):
-    manager = McpManager([fixture_entry()], workspace_dir=str(tmp_path))
+    manager = McpManager([fixture_entry("fx", "--slow-start")], workspace_dir=str(tmp_path))
     try:
         caller = asyncio.ensure_future(manager.connect())
         assert await asyncio.to_thread(wait_until, lambda: len(fixture_children()) == 1, 20)

@@ -75,7 +75,7 @@ async def test_abort_mid_connect_is_recorded_carried_and_the_next_run_reconnects
     with ScriptedModelServer([{"text": "done"}]) as server:
         agent = await create_agent()
         configure_model(agent.root, server)
-        add_mcp_server(agent, fixture_entry())
+        add_mcp_server(agent, fixture_entry("fx", "--slow-start"))
         session = await agent.create_session(workspace_dir=workspace)
         try:
             signal = AbortSignal()

@@ -4,7 +4,7 @@ Tools cover what the client bridge must map: text (`echo`, read-only), a tool-le
 (`fail`), image content (`pic`), a slow call (`slow`), env/cwd probing (`probe`), long
 output (`spam`) and a name unusable for LLM APIs (`dot.name`).
 
-Modes (argv): none = stdio; `--extra` adds more result shapes; `--crash` writes to stderr and exits before the handshake;
+Modes (argv): none = stdio; `--extra` adds more result shapes; `--slow-start` waits 3 s first; `--crash` writes to stderr and exits before the handshake;
 `--hang` never answers; `--http PORT` / `--sse PORT` serve on 127.0.0.1, appending the
 `x-penguin-test` request header of every request to the file named by `--header-log PATH`.
 """
@@ -134,6 +134,8 @@ def main(argv: list[str]) -> None:
     if "--hang" in argv:
         while True:
             time.sleep(3600)
+    if "--slow-start" in argv:
+        time.sleep(3)  # keeps a connect attempt pending long enough to abort it
     if "--extra" in argv:
         _register_extra_tools()
     for kind in ("--http", "--sse"):
