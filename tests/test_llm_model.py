@@ -471,3 +471,26 @@ async def test_set_history_skips_events_and_partials():
         {"role": "assistant", "content": [{"type": "text", "text": "answer"}]},
         {"role": "user", "content": [{"type": "text", "text": "now"}]},
     ]
+
+
+async def test_abort_after_an_eagerly_emitted_tool_call_keeps_it_completed():
+    signal = AbortSignal()
+    entry = {
+        "tool_calls": [
+            {"name": "exec_command", "arguments": {"cmd": "ls"}, "id": "c1"},
+            {"name": "exec_command", "arguments": {"cmd": "pwd"}, "id": "c2"},
+        ],
+        "finish_reason": "tool_calls",
+    }
+    with ScriptedModelServer([entry]) as s:
+        items = []
+        async for item in scripted_model(s).stream_generate(
+            GenerativeModelParameters([user_text("q")], signal=signal)
+        ):
+            items.append(item)
+            if not isinstance(item, LLMOutcome) and item.payload.type == "tool_call":
+                signal.abort()  # e.g. the user pressed Stop while the engine awaited approval
+    assert items[-1] == LLMOutcome("aborted")
+    complete = _complete(items[:-1])
+    assert [(p["tool_call_id"], p["stop_reason"]) for p in complete] == [("c1", "completed")]
+    assert "token_usage" not in kinds(items[:-1])

@@ -190,7 +190,11 @@ class GenerativeModel:
 
         translator = EventTranslator(self.tool_call_ids)
         upstream_signal = AbortSignal()
-        stream = self._open_stream(client, message, config, upstream_signal)
+        try:
+            stream = self._open_stream(client, message, config, upstream_signal)
+        except Exception as exc:
+            yield self._error_outcome(exc, signal)
+            return
         outcome: LLMOutcome | None = None
         pending: asyncio.Task[UniEvent] | None = None
         try:
@@ -255,10 +259,10 @@ class GenerativeModel:
         finally:
             if abort_waiter is not None and not abort_waiter.done():
                 abort_waiter.cancel()
+        if pending.done():
+            return None  # an arrived event (or the stream's end, when agenthub commits the turn) wins
         if signal is not None and signal.aborted:
             return "aborted"
-        if pending.done():
-            return None
         return "timeout"
 
     def _stop_outcome(self, stopped_by: str) -> LLMOutcome:
