@@ -17,7 +17,7 @@ export PENGUIN_HOME="$OUT/penguin-home"   # never touch the user's ~/.penguin
 cp examples/quickstart.ipynb "$OUT/quickstart.ipynb"
 cd "$OUT"
 jupyter nbconvert --to notebook --execute quickstart.ipynb --output quickstart.out.ipynb \
-  --ExecutePreprocessor.timeout=180
+  --ExecutePreprocessor.timeout=180 --ExecutePreprocessor.store_widget_state=False
 python - "$OUT/quickstart.out.ipynb" <<'PY'
 import json, sys
 nb = json.load(open(sys.argv[1], encoding="utf-8"))
