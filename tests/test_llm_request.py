@@ -496,3 +496,21 @@ def test_generative_model_is_an_llm_interface_and_takes_tool_objects():
         {"name": "t", "description": "d"},
         {"name": "u", "description": "e"},
     ]
+
+
+def test_a_hard_clamp_is_logged_once_per_distinct_value(caplog):
+    model = _model(max_tokens=32000, context_window=32768)
+    model.set_history([user_text("x" * 120_000)])
+    with caplog.at_level("WARNING", logger="penguin_jupyter.llm.model"):
+        model.request_config(None, [user_text("q")])
+        model.request_config(None, [user_text("q")])
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and lines[0].startswith("output cap clamped hard: max_tokens 32000 -> ")
+
+
+async def test_idle_timer_disabled_by_a_non_positive_timeout():
+    entry = {"text": ["ab", "cd"], "fault": {"kind": "stall", "after": 1, "seconds": 1.0}}
+    with ScriptedModelServer([entry]) as s:
+        messages, outcome = await collect(scripted_model(s, request_timeout_ms=0), [user_text("q")])
+    assert outcome.status == "completed"
+    assert messages[-2].payload.text == "abcd"
