@@ -33,6 +33,7 @@ def kernel_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 class ExecResult:
     reply: dict[str, Any] | None = None
     messages: list[dict[str, Any]] = field(default_factory=list)
+    prompts: list[str] = field(default_factory=list)
     elapsed: float = 0.0
 
     def of_type(self, *types: str) -> list[dict[str, Any]]:
@@ -95,6 +96,7 @@ class KernelHarness:
         timeout: float = 120.0,
         on_message: Callable[[dict[str, Any], ExecResult], None] | None = None,
         allow_stdin: bool = True,
+        on_input: Callable[[str], str] | None = None,
     ) -> ExecResult:
         """Run `code`; `on_message(msg, result)` sees each iopub message while the cell runs."""
         result = ExecResult()
@@ -113,6 +115,14 @@ class KernelHarness:
                         on_message(msg, result)
                     if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
                         idle = True
+            if on_input is not None:
+                try:
+                    request = self.kc.get_stdin_msg(timeout=0.05)
+                except Exception:
+                    request = None
+                if request is not None and request["msg_type"] == "input_request":
+                    result.prompts.append(request["content"]["prompt"])
+                    self.kc.input(on_input(request["content"]["prompt"]))
             if result.reply is None:
                 try:
                     reply = self.kc.get_shell_msg(timeout=0.05)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from penguin_jupyter.notebook.approval import NO_STDIN_NOTE
+from penguin_jupyter.notebook.approval import NO_STDIN_NOTE, STDIN_NOTE
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support_kernel import KernelHarness, kernel_env
 from tests.support_session import configure_model, request_messages
@@ -440,3 +440,28 @@ def test_read_only_mode_and_always_allow(tmp_path, notebook_dir):
             if m["payload"].get("type") == "approval_decision"
         ]
         assert decisions == ["allow", "allow"]
+
+
+def test_older_kernels_ask_on_stdin(tmp_path, notebook_dir):
+    script = [
+        {
+            "tool_calls": [
+                {"name": "exec_command", "id": "call_1", "arguments": {"cmd": "printf hi > hello.txt"}}
+            ]
+        },
+        {"text": "Created it."},
+    ]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, notebook_dir, server)
+        try:
+            kernel.execute("import ipykernel; ipykernel.__version__ = '7.3.0'  # pretend an older kernel")
+            result = kernel.execute("%%penguin\nCreate hello.txt", on_input=lambda prompt: "y", timeout=120)
+        finally:
+            kernel.close()
+        assert result.reply["content"]["status"] == "ok", result.stderr
+        assert result.prompts == [
+            'Approve exec_command {"cmd": "printf hi > hello.txt"}? [y]es / [n]o / [a]lways: '
+        ]
+        assert not result.buttons("Approve")
+        assert (notebook_dir / "hello.txt").read_text() == "hi"
+        assert STDIN_NOTE in result.stderr
