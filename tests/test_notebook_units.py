@@ -308,3 +308,49 @@ async def test_retry_countdown_ticks_and_stops_on_the_next_request():
     assert view.scope.countdown is None
     view.handle(abort("aborted by user"))
     assert "interrupted (aborted by user)" in view.body.children[-1].value
+
+
+def test_long_output_collapses_to_head_and_tail_with_full_text_on_expand():
+    import ipywidgets as widgets
+
+    from penguin_jupyter.notebook.live_cards import ToolCardWidget
+
+    card = ToolCardWidget("c1", "exec_command", redact=lambda s: s)
+    text = "".join(f"row {i}\n" for i in range(100))
+    card.append_output(text)
+    card.finish(tool_call_output(text, "c1"))
+    summary, full = card.output_box.children
+    assert "row 0" in summary.value and "row 99" in summary.value and "… 70 more lines …" in summary.value
+    assert "row 50" not in summary.value
+    assert isinstance(full, widgets.Accordion) and full.selected_index is None
+    assert full.get_title(0) == "Full output (100 lines)"
+    assert "completed" in card.status.value
+
+
+def test_quiet_cards_collapse_output():
+    from penguin_jupyter.notebook.live_cards import ToolCardWidget
+
+    card = ToolCardWidget("c1", "exec_command", quiet=True, redact=lambda s: s)
+    assert card.output_accordion.selected_index is None
+    assert card.output_accordion.children == (card.output_box,)
+
+
+def test_line_command_summaries():
+    from penguin_jupyter.notebook.line_commands import _compaction_summary, _describe_session
+    from penguin_jupyter.omni import compaction_begin, compaction_end
+
+    assert _compaction_summary([]) == "penguin: nothing to compact"
+    done = [
+        compaction_begin("manual", "summarize", 100, 2),
+        compaction_end("manual", "summarize", "completed"),
+    ]
+    assert _compaction_summary(done) == "penguin: compaction completed (summarize)"
+    info = {
+        "session_id": "s1",
+        "date": "2026-12-02",
+        "provider": "openai",
+        "model_id": "m",
+        "workspace": "/w",
+        "first_prompt": "Load the data and plot it",
+    }
+    assert _describe_session(info) == "s1  2026-12-02  openai/m  /w  — Load the data and plot it"

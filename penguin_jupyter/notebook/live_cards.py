@@ -109,7 +109,7 @@ class ToolCardWidget:
         self.output.replace(payload.output)
         self.output.flush()
         self.add_images(payload.images)
-        lines = payload.output.count("\n") + 1
+        lines = len(payload.output.splitlines())
         if lines > COLLAPSE_LINES and not self.quiet:
             short, _hidden = head_tail(self.redact(payload.output))
             full = widgets.Accordion(
