@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
-from ...interfaces import EnvironmentServices
+from ...interfaces import EnvironmentServices, SubagentRunner
 from ...omni import OmniMessage
 from ..types import ToolExecutionContext, ToolResult
 from .common import ToolBase, clamp_yield_ms, delta, json_text
@@ -62,34 +63,45 @@ def spawn_arguments(args: dict[str, Any]) -> dict[str, str] | str:
     return picked
 
 
+@dataclass(frozen=True)
+class _Launch:
+    runner: SubagentRunner
+    manager: SubagentSessionManager
+    prompt: str
+    spawn_args: dict[str, str]
+
+
 class RunSubagentTool(ToolBase):
     def __init__(self, definition: Any, services: EnvironmentServices | None = None) -> None:
         super().__init__(definition, services)
         self.manager = ensure_subagent_sessions(services)
 
+    def _precheck(self, args: dict[str, Any], ctx: ToolExecutionContext) -> _Launch | str:
+        """What to launch, or the failure text (services first, then the arguments)."""
+        services = self.services or ctx.services
+        runner = services.subagent_runner if services is not None else None
+        if runner is None:
+            return "[run_subagent unavailable: no subagent runner configured]"
+        manager = self.manager or ensure_subagent_sessions(ctx.services)
+        if manager is None or manager.disposed:
+            return "[run_subagent unavailable: no subagent session manager available]"
+        prompt = args.get("prompt")
+        if not isinstance(prompt, str) or not prompt.strip():
+            return "[run_subagent error: missing required string argument `prompt`]"
+        spawn_args = spawn_arguments(args)
+        if isinstance(spawn_args, str):
+            return spawn_args
+        return _Launch(runner, manager, prompt, spawn_args)
+
     async def execute(
         self, args: dict[str, Any], ctx: ToolExecutionContext
     ) -> AsyncIterator[OmniMessage | ToolResult]:
-        services = self.services or ctx.services
-        runner = services.subagent_runner if services is not None else None
-        manager = self.manager or ensure_subagent_sessions(ctx.services)
-        failure: str | None = None
-        if runner is None:
-            failure = "[run_subagent unavailable: no subagent runner configured]"
-        elif manager is None or manager.disposed:
-            failure = "[run_subagent unavailable: no subagent session manager available]"
-        prompt = args.get("prompt")
-        if failure is None and (not isinstance(prompt, str) or not prompt.strip()):
-            failure = "[run_subagent error: missing required string argument `prompt`]"
-        spawn_args = spawn_arguments(args) if failure is None else {}
-        if isinstance(spawn_args, str):
-            failure = spawn_args
-        if failure is not None:
-            yield delta(ctx, failure)
+        launch = self._precheck(args, ctx)
+        if isinstance(launch, str):
+            yield delta(ctx, launch)
             yield ToolResult(stop_reason="failed")
             return
-        assert runner is not None and manager is not None and isinstance(prompt, str)
-        assert isinstance(spawn_args, dict)
+        runner, manager, prompt = launch.runner, launch.manager, launch.prompt
         yield_ms = clamp_yield_ms(
             args.get("yield_time_ms"), DEFAULT_SUBAGENT_YIELD_MS, self.definition.timeout_ms
         )
@@ -103,7 +115,7 @@ class RunSubagentTool(ToolBase):
             yield ToolResult(stop_reason="failed")
             return
         try:
-            session = ManagedSubagentSession(await runner.spawn(**spawn_args))
+            session = ManagedSubagentSession(await runner.spawn(**launch.spawn_args))
         except Exception as exc:
             yield delta(ctx, f"[run_subagent error: {exc}]")
             yield ToolResult(stop_reason="failed")
