@@ -7,6 +7,7 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
 from fakes import (
     FakeEnv,
     MemoryTrace,
@@ -21,7 +22,7 @@ from fakes import (
     types,
     usage,
 )
-from support_engine import real_env
+from support_engine import real_environments
 
 from penguin_jupyter.engine import ContextEngine
 from penguin_jupyter.interfaces import AbortSignal, LLMOutcome
@@ -35,6 +36,12 @@ from penguin_jupyter.omni import (
     user_text,
     with_origin,
 )
+
+
+@pytest.fixture
+def real_env():
+    with real_environments() as make:
+        yield make
 
 
 def scenario1_llm(cmd: str = "printf 'Hello, Penguin' > hello.txt") -> ScriptedLLM:
@@ -58,7 +65,7 @@ def payloads(msgs, kind):
 # --- A1 / A2 ----------------------------------------------------------------------------------
 
 
-async def test_a1_approved_call_executes_and_trace_is_clean(tmp_path: Path):
+async def test_a1_approved_call_executes_and_trace_is_clean(real_env, tmp_path: Path):
     llm, trace = scenario1_llm(), MemoryTrace()
     engine = ContextEngine(llm, real_env(tmp_path), trace=trace)
     out = await collect(engine.run([user_text("Create hello.txt saying Hello, Penguin")], approve=allow))
@@ -74,7 +81,7 @@ async def test_a1_approved_call_executes_and_trace_is_clean(tmp_path: Path):
     assert "text" not in types(out[:1])
 
 
-async def test_a2a_denial_feeds_synthetic_aborted_output(tmp_path: Path):
+async def test_a2a_denial_feeds_synthetic_aborted_output(real_env, tmp_path: Path):
     llm = scenario1_llm()
     out = await collect(ContextEngine(llm, real_env(tmp_path)).run([user_text("go")], approve=deny))
     assert not (tmp_path / "hello.txt").exists()
@@ -87,7 +94,7 @@ async def test_a2a_denial_feeds_synthetic_aborted_output(tmp_path: Path):
     ]
 
 
-async def test_a2b_forbidden_reads_denied_by_policy(tmp_path: Path):
+async def test_a2b_forbidden_reads_denied_by_policy(real_env, tmp_path: Path):
     llm = scenario1_llm()
     out = await collect(ContextEngine(llm, real_env(tmp_path)).run([user_text("go")], approve=forbid))
     assert [p.decision for p in payloads(out, "approval_decision")] == ["forbidden"]
@@ -95,7 +102,7 @@ async def test_a2b_forbidden_reads_denied_by_policy(tmp_path: Path):
     assert [(p.output, p.stop_reason) for p in fed] == [("Tool call denied by policy.", "aborted")]
 
 
-async def test_no_approve_denies_everything_and_throwing_approve_denies(tmp_path: Path, capsys):
+async def test_no_approve_denies_everything_and_throwing_approve_denies(real_env, tmp_path: Path, capsys):
     llm = scenario1_llm()
     out = await collect(ContextEngine(llm, real_env(tmp_path)).run([user_text("go")]))
     assert [p.decision for p in payloads(out, "approval_decision")] == ["deny"]
@@ -114,7 +121,7 @@ async def test_no_approve_denies_everything_and_throwing_approve_denies(tmp_path
 # --- A4 concurrency ---------------------------------------------------------------------------
 
 
-async def test_a4a_sequential_approvals_overlapping_execution(tmp_path: Path):
+async def test_a4a_sequential_approvals_overlapping_execution(real_env, tmp_path: Path):
     llm = ScriptedLLM(
         [
             tool_call("exec_command", {"cmd": "sleep 0.4; printf one > a.txt"}, "t1"),
@@ -397,7 +404,7 @@ async def test_b10b_repeated_pre_request_aborts_accumulate():
 # --- B11 / B13 carry-over ---------------------------------------------------------------------
 
 
-async def test_b11_abort_during_tool_execution_is_case_a(tmp_path: Path):
+async def test_b11_abort_during_tool_execution_is_case_a(real_env, tmp_path: Path):
     llm = ScriptedLLM(
         [tool_call("exec_command", {"cmd": "sleep 5"}, "slow"), usage(5)],
         [assistant_text("resumed"), usage(6)],
