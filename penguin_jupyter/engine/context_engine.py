@@ -226,12 +226,17 @@ class ContextEngine(CompactionMixin):
         """Nothing waits to be injected: no steering queued, no notice pending."""
         return len(self._steering) == 0 and self._notices_pending() == 0
 
-    async def _injected(self, delivered: list[OmniMessage]) -> AsyncIterator[OmniMessage]:
-        """Deliver background notices, then steering (each emitted and recorded)."""
+    async def _deliver_notices(self, delivered: list[OmniMessage]) -> AsyncIterator[OmniMessage]:
+        """Drain background notices (each emitted and recorded) into `delivered`."""
         if self._notices is not None:
             for notice in self._notices.drain():
                 delivered.append(notice)
                 yield self._emit(notice)
+
+    async def _injected(self, delivered: list[OmniMessage]) -> AsyncIterator[OmniMessage]:
+        """Deliver background notices, then steering (each emitted and recorded)."""
+        async for msg in self._deliver_notices(delivered):
+            yield msg
         for entry in self._steering.take_all():
             for msg in await steering_messages(entry, self._fold):
                 delivered.append(msg)
@@ -263,13 +268,10 @@ class ContextEngine(CompactionMixin):
             yield self._emit(abort("aborted by user"))
             return
 
-        next_input = task_input
         notices: list[OmniMessage] = []
-        if self._notices is not None:
-            for notice in self._notices.drain():
-                notices.append(notice)
-                yield self._emit(notice)
-        next_input = [*next_input, *notices]
+        async for msg in self._deliver_notices(notices):
+            yield msg
+        next_input = [*task_input, *notices]
 
         turn_count = 0
         while True:
