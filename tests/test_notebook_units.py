@@ -354,3 +354,12 @@ def test_line_command_summaries():
         "first_prompt": "Load the data and plot it",
     }
     assert _describe_session(info) == "s1  2026-12-02  openai/m  /w  — Load the data and plot it"
+
+
+def test_dollars_never_become_math_in_widget_html():
+    from penguin_jupyter.notebook.live_render import markdown_html
+
+    out = markdown_html("North **$3,512.00** vs South $3,169.00 — [link](https://x.test/?a=$b)")
+    assert "<strong><span>$</span>3,512.00</strong>" in out
+    assert "South <span>$</span>3,169.00" in out
+    assert 'href="https://x.test/?a=$b"' in out

@@ -62,7 +62,7 @@ class ToolCardWidget:
         self.images: list[str] = []
 
     def _title_html(self, name: str, detail: str) -> str:
-        text = f"<b>🔧 {html.escape(name)}</b>"
+        text = f"<b>{html.escape(name)}</b>"
         if detail:
             text += f' <code style="font-size:12px">{html.escape(self.redact(detail))}</code>'
         return text

@@ -35,7 +35,7 @@ class HeaderWidget:
     def _label_html(self) -> str:
         i = self.info
         parts = [
-            f"<b>🐧 {html.escape(str(i.get('provider', '?')))}/{html.escape(str(i.get('model_id', '?')))}</b>",
+            f"<b>{html.escape(str(i.get('provider', '?')))}/{html.escape(str(i.get('model_id', '?')))}</b>",
             f"workspace <code>{html.escape(str(i.get('workspace', '')))}</code>",
             f"session <code>{html.escape(str(i.get('session_id', '')))}</code>",
             f"approve: {html.escape(str(i.get('approval_mode', '')))}",

@@ -7,6 +7,7 @@ through: Markdown is rendered with HTML disabled.
 from __future__ import annotations
 
 import html
+import re
 
 from markdown_it import MarkdownIt
 
@@ -16,8 +17,20 @@ PRE_STYLE = "margin:0;white-space:pre-wrap;word-break:break-word;font-family:var
 MUTED_STYLE = "color:var(--jp-ui-font-color2,#666);font-size:12px"
 
 
+_TEXT_BETWEEN_TAGS = re.compile(r"(^|>)([^<]+)")
+
+
+def isolate_dollars(markup: str) -> str:
+    """Wrap each `$` of the text (never inside a tag) in its own span.
+
+    JupyterLab typesets widget HTML with MathJax, which would turn "$3,512 … $3,169" into math;
+    MathJax never pairs delimiters across element boundaries, so isolated dollars stay literal.
+    """
+    return _TEXT_BETWEEN_TAGS.sub(lambda m: m.group(1) + m.group(2).replace("$", "<span>$</span>"), markup)
+
+
 def markdown_html(text: str) -> str:
-    return _MARKDOWN.render(text)
+    return isolate_dollars(_MARKDOWN.render(text))
 
 
 def pre_html(text: str, style: str = PRE_STYLE) -> str:
@@ -25,11 +38,11 @@ def pre_html(text: str, style: str = PRE_STYLE) -> str:
 
 
 def muted_html(text: str) -> str:
-    return f'<span style="{MUTED_STYLE}">{html.escape(text)}</span>'
+    return isolate_dollars(f'<span style="{MUTED_STYLE}">{html.escape(text)}</span>')
 
 
 def note_html(text: str, color: str = "#b26a00") -> str:
-    return f'<div style="color:{color};font-size:12px">{html.escape(text)}</div>'
+    return isolate_dollars(f'<div style="color:{color};font-size:12px">{html.escape(text)}</div>')
 
 
 def head_tail(text: str, head: int = 15, tail: int = 15) -> tuple[str, int]:
