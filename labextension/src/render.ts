@@ -82,6 +82,38 @@ function image(src: string, mime: string | null): HTMLElement {
   return el('div', 'pg-meta', src.startsWith('data:') ? `[${mime}]` : `[image: ${src.slice(0, 200)}]`);
 }
 
+/**
+ * Escape raw HTML in Markdown source (like markdown-it's `html: false` on the Python side):
+ * every `<` outside fenced code blocks and inline code spans becomes `&lt;`, so a model that
+ * writes `<div>` in prose shows the text instead of an element.
+ */
+export function escapeRawHtml(source: string): string {
+  const out: string[] = [];
+  let fence: string | null = null;
+  for (const line of source.split('\n')) {
+    const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line);
+    if (fence !== null) {
+      if (marker && marker[1][0] === fence[0] && marker[1].length >= fence.length) {
+        fence = null;
+      }
+      out.push(line);
+      continue;
+    }
+    if (marker) {
+      fence = marker[1];
+      out.push(line);
+      continue;
+    }
+    if (/^( {4}|\t)/.test(line)) {
+      out.push(line);
+      continue;
+    }
+    // Outside code: keep inline code spans (matching backtick runs) as they are.
+    out.push(line.replace(/(`+)[\s\S]*?\1|</g, match => (match === '<' ? '&lt;' : match)));
+  }
+  return out.join('\n');
+}
+
 export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
   constructor(private options: IRenderMime.IRendererOptions) {
     super();
@@ -136,7 +168,7 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
     const parser = this.options.markdownParser;
     if (parser) {
       try {
-        node.innerHTML = this.options.sanitizer.sanitize(await parser.render(text));
+        node.innerHTML = this.options.sanitizer.sanitize(await parser.render(escapeRawHtml(text)));
         return node;
       } catch {
         // fall through to plain text
