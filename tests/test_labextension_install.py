@@ -62,6 +62,10 @@ def source_copy(dest: Path) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / rel, target)
     (dest / "labextension" / "node_modules").symlink_to(REPO / "labextension" / "node_modules")
+    state = REPO / "labextension" / ".yarn" / "install-state.gz"
+    if state.is_file():  # lets `jlpm install` see the shared node_modules as up to date (no relinking)
+        (dest / "labextension" / ".yarn").mkdir()
+        shutil.copy2(state, dest / "labextension" / ".yarn" / "install-state.gz")
     if not (dest / "README.md").exists():  # pyproject names README.md; the copy needs one to build
         (dest / "README.md").write_text("# penguin_jupyter\n")
     return dest
