@@ -465,3 +465,17 @@ def test_older_kernels_ask_on_stdin(tmp_path, notebook_dir):
         assert not result.buttons("Approve")
         assert (notebook_dir / "hello.txt").read_text() == "hi"
         assert STDIN_NOTE in result.stderr
+
+
+def test_penguin_compact_line_command(tmp_path, notebook_dir):
+    script = [{"text": "first answer"}, {"text": "[summary]\nThe user asked one question.\n[/summary]"}]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, notebook_dir, server)
+        try:
+            kernel.execute("%%penguin\nfirst question")
+            compact = kernel.execute("%penguin compact")
+        finally:
+            kernel.close()
+        assert compact.reply["content"]["status"] == "ok", compact.stderr
+        assert compact.stdout.strip() == "penguin: compaction completed (summarize)"
+        assert len(server.requests) == 2
