@@ -479,3 +479,32 @@ def test_penguin_compact_line_command(tmp_path, notebook_dir):
         assert compact.reply["content"]["status"] == "ok", compact.stderr
         assert compact.stdout.strip() == "penguin: compaction completed (summarize)"
         assert len(server.requests) == 2
+
+
+def test_secrets_are_redacted_live_and_in_the_transcript(tmp_path, notebook_dir):
+    script = [
+        {
+            "text": f"Your key is {API_KEY}.",
+            "tool_calls": [{"name": "exec_command", "id": "call_k", "arguments": {"cmd": f"echo {API_KEY}"}}],
+        },
+        {"text": "Echoed it."},
+    ]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, notebook_dir, server)
+        try:
+            bad = kernel.execute("%%penguin --approve sometimes\nEcho my key")
+            result = kernel.execute("%%penguin --approve allow-all\nEcho my key", timeout=120)
+        finally:
+            kernel.close()
+        assert bad.stderr.strip() == (
+            "penguin: unknown approval mode 'sometimes' (choose from ask, read-only, allow-all, deny-all)"
+        )
+        assert not bad.of_type("comm_open", "display_data")
+        assert len(server.requests) == 2, "the bad-option cell must not reach the model"
+        assert result.reply["content"]["status"] == "ok", result.stderr
+        live = json.dumps([m["content"] for m in result.of_type("comm_open", "comm_msg")], default=str)
+        assert "Your key is [redacted]." in live
+        assert API_KEY not in live
+        bundle = _final_bundle(result)
+        assert API_KEY not in json.dumps(bundle)
+        assert "[redacted]" in bundle["text/html"]
