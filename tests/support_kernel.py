@@ -1,8 +1,8 @@
 """Kernel-level test support: a real ipykernel driven through jupyter_client.
 
-Owns `KernelHarness` (start a kernel in a directory with a given environment, execute code,
-collect iopub traffic, click ipywidgets Buttons the way a frontend does) and `FAKE_SESSION_CODE`,
-a tiny in-kernel Session stand-in used before the real session stack is wired.
+Owns `KernelHarness`: start a kernel (IPC transport) in a directory with a given environment,
+execute code, collect iopub traffic, answer stdin prompts, and click ipywidgets Buttons the way
+a frontend does.
 """
 
 from __future__ import annotations
@@ -141,49 +141,3 @@ class KernelHarness:
         finally:
             self.km.shutdown_kernel(now=True)
             shutil.rmtree(self._sockets, ignore_errors=True)
-
-
-FAKE_SESSION_CODE = r"""
-import asyncio
-from penguin_jupyter.omni import (tool_call, tool_call_output, approval_decision, assistant_text,
-    partial_text, request_begin, token_usage)
-
-class FakeSession:
-    session_id = "fake-session"
-    provider = "fake"
-    model_id = "fake-model"
-    trace_path = "/tmp/fake-trace.jsonl"
-    def __init__(self, workspace):
-        self.workspace_dir = workspace
-        self.inputs = []
-        self.decisions = []
-    def tool_permission(self, name):
-        return "rw"
-    def secrets(self):
-        return ["sk-fake-secret-123"]
-    def dispose(self):
-        pass
-    async def run(self, new_messages, *, approve=None, signal=None, thinking_level=None):
-        self.inputs.append([m.payload.text for m in new_messages])
-        yield request_begin()
-        for chunk in ("Checking ", "the key sk-fake-secret-123 ", "now."):
-            yield partial_text("delta", chunk)
-        yield assistant_text("Checking the key sk-fake-secret-123 now.")
-        call = tool_call("exec_command", {"cmd": "echo hi"}, "call_1")
-        yield call
-        decision = await approve(call)
-        self.decisions.append(decision)
-        yield approval_decision(decision, "call_1")
-        if decision == "allow":
-            yield tool_call_output("hi", "call_1")
-        else:
-            yield tool_call_output("[denied]", "call_1", "aborted")
-        yield token_usage({"total": 10, "output": 3}, {"total": 10, "output": 3})
-        yield assistant_text("All done.")
-
-import os
-_ip = get_ipython()
-from penguin_jupyter.notebook.runner import notebook_state
-_state = notebook_state(_ip)
-_state.session = FakeSession(os.getcwd())
-"""
