@@ -508,3 +508,43 @@ def test_secrets_are_redacted_live_and_in_the_transcript(tmp_path, notebook_dir)
         bundle = _final_bundle(result)
         assert API_KEY not in json.dumps(bundle)
         assert "[redacted]" in bundle["text/html"]
+
+
+def test_model_line_command_switches_once_and_resume_keeps_its_model(tmp_path, notebook_dir):
+    from penguin_jupyter.state import add_model
+
+    script = [{"text": "a1"}, {"text": "b1"}, {"text": "b2"}, {"text": "a2"}, {"text": "a3"}]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, notebook_dir, server)
+        add_model(
+            Path(os.environ["PENGUIN_HOME"]),
+            "default_project",
+            provider="openai",
+            model_id="other",
+            base_url=server.url,
+            api_key="sk-other-secret",
+            client_type="openai-chat",
+        )
+        try:
+            first = kernel.execute("%%penguin\nq1")
+            first_sid = _final_bundle(first)[TRANSCRIPT_MIME]["session"]["session_id"]
+            kernel.execute("%penguin model openai/other")
+            second = kernel.execute("%%penguin\nq2")
+            third = kernel.execute("%%penguin\nq3")
+            kernel.execute(f"%penguin resume {first_sid}")
+            fourth = kernel.execute("%%penguin\nq4")
+            fifth = kernel.execute("%%penguin\nq5")
+        finally:
+            kernel.close()
+        sessions = [_final_bundle(r)[TRANSCRIPT_MIME]["session"] for r in (second, third, fourth, fifth)]
+        assert sessions[0]["model_id"] == "other" and sessions[0]["session_id"] != first_sid
+        assert sessions[1]["session_id"] == sessions[0]["session_id"]
+        assert [s["session_id"] for s in sessions[2:]] == [first_sid, first_sid]
+        assert [s["model_id"] for s in sessions[2:]] == ["scripted-model", "scripted-model"]
+        assert [r["model"] for r in server.requests] == [
+            "scripted-model",
+            "other",
+            "other",
+            "scripted-model",
+            "scripted-model",
+        ]

@@ -91,6 +91,13 @@ class NotebookSessions:
                 pass
         self.session = None
 
+    def choose_model(self, pair: tuple[str, str]) -> None:
+        """`%penguin model`: new sessions use `pair`; the next cell switches if the current differs."""
+        self.model = pair
+        current = self.session
+        if current is not None and (current.provider, current.model_id) != pair:
+            self.start_new = True
+
     async def session_for(self, opts: CellOptions, workspace: str) -> Any:
         """The Session this cell runs in (created, resumed or continued)."""
         resume_id = opts.session_id or (None if opts.new else self.resume_id)
@@ -105,7 +112,7 @@ class NotebookSessions:
             return await self._start(workspace=workspace, model=wanted_model)
         if opts.workspace and str(current.workspace_dir) != workspace:
             return await self._start(workspace=workspace, model=wanted_model)
-        if wanted_model and (current.provider, current.model_id) != wanted_model:
+        if opts.model and (current.provider, current.model_id) != opts.model:
             return await self._start(workspace=workspace, model=wanted_model)
         return current
 

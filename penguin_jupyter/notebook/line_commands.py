@@ -94,8 +94,9 @@ async def run_line(line: str) -> None:
         state.resume_id, state.start_new = arg, False
         print(f"penguin: the next %%penguin cell continues session {arg}")
     elif name == "model":
-        state.model = parse_model_pair(arg or "")
-        print(f"penguin: new sessions use {state.model[0]}/{state.model[1]} (from the next cell)")
+        provider, model_id = parse_model_pair(arg or "")
+        state.choose_model((provider, model_id))
+        print(f"penguin: new sessions use {provider}/{model_id} (from the next cell)")
     elif name == "approve":
         state.approval_mode = arg or "ask"
         print(f"penguin: approval mode is now {state.approval_mode}")
