@@ -548,3 +548,29 @@ def test_model_line_command_switches_once_and_resume_keeps_its_model(tmp_path, n
             "scripted-model",
             "scripted-model",
         ]
+
+
+def test_subagent_messages_nest_in_their_own_card(tmp_path, notebook_dir):
+    script = [
+        {"tool_calls": [{"name": "run_subagent", "id": "call_sub", "arguments": {"prompt": "Say hello"}}]},
+        {"text": "hello from the child"},
+        {"text": "The child said hello."},
+    ]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, notebook_dir, server)
+        try:
+            result = kernel.execute("%%penguin --approve allow-all\nDelegate", timeout=120)
+        finally:
+            kernel.close()
+        assert result.reply["content"]["status"] == "ok", result.stderr
+        assert len(server.requests) == 3
+        titles = [
+            title
+            for m in result.of_type("comm_open", "comm_msg")
+            for title in (m["content"]["data"].get("state", {}).get("titles") or [])
+        ]
+        assert any(t.startswith("Subagent ") and t.endswith("— openai/scripted-model") for t in titles), (
+            titles
+        )
+        data = _final_bundle(result)[TRANSCRIPT_MIME]
+        assert any(m.get("origin") for m in data["messages"]), "child messages are kept, tagged by origin"
