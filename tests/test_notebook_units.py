@@ -161,8 +161,10 @@ async def test_split_block_freezes_finished_text():
     box = widgets.VBox([])
     block = SplitTextBlock(box, pre_html, boundary="\n", chunk_chars=100)
     lines = [f"line {i:03d}\n" for i in range(60)]
-    for line in lines:
+    for i, line in enumerate(lines):
         block.append(line)
+        if i % 12 == 11:
+            await asyncio.sleep(0.06)  # splits are rate-limited like updates
     block.flush()
     await asyncio.sleep(0.1)
     assert block.text == "".join(lines)
@@ -363,3 +365,15 @@ def test_dollars_never_become_math_in_widget_html():
     assert "<strong><span>$</span>3,512.00</strong>" in out
     assert "South <span>$</span>3,169.00" in out
     assert 'href="https://x.test/?a=$b"' in out
+
+
+async def test_splits_are_rate_limited_too():
+    import ipywidgets as widgets
+
+    box = widgets.VBox([])
+    block = SplitTextBlock(box, pre_html, boundary="\n", chunk_chars=50)
+    for i in range(2000):  # a burst far faster than 20 updates per second
+        block.append(f"burst line {i:04d}\n")
+    block.flush()
+    assert len(block.widgets) <= 5
+    assert block.text.endswith("burst line 1999\n")

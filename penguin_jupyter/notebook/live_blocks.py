@@ -8,11 +8,12 @@ re-sends finished text. Every widget update goes through a `ThrottledSetter`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import ipywidgets as widgets
 
-from .live_throttle import ThrottledSetter
+from .live_throttle import MIN_INTERVAL_S, ThrottledSetter
 
 Render = Callable[[str], str]
 
@@ -38,6 +39,7 @@ class SplitTextBlock:
         self.open_text = ""
         self.widgets: list[widgets.HTML] = []
         self._setter: ThrottledSetter | None = None
+        self._last_split = 0.0  # new widgets (and container updates) also stay within the budget
 
     @property
     def text(self) -> str:
@@ -66,7 +68,8 @@ class SplitTextBlock:
         if self._setter is None:
             self._new_widget()
         self.open_text += delta
-        if len(self.open_text) > self.chunk_chars:
+        now = time.monotonic()
+        if len(self.open_text) > self.chunk_chars and now - self._last_split >= MIN_INTERVAL_S:
             cut = self._split_point()
             if cut > 0:
                 head, self.open_text = self.open_text[:cut], self.open_text[cut:]
@@ -74,12 +77,16 @@ class SplitTextBlock:
                 self._setter.set(self.render(self.redact(head)))
                 self._setter.flush()
                 self.frozen.append(head)
+                self._last_split = now
                 self._setter = None
                 if not self.open_text:
                     return
                 self._new_widget()
         assert self._setter is not None
-        self._setter.set(self.render(self.redact(self.open_text)))
+        self._setter.set_lazy(self._render_open)
+
+    def _render_open(self) -> str:
+        return self.render(self.redact(self.open_text))
 
     def replace(self, text: str) -> None:
         """Make the block show exactly `text` (used when the complete message disagrees)."""

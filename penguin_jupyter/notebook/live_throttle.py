@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any
 
 MAX_UPDATES_PER_SECOND = 20
@@ -34,7 +35,11 @@ class ThrottledSetter:
             self._loop = None
 
     def set(self, value: Any) -> None:
-        self._pending = value
+        self.set_lazy(lambda: value)
+
+    def set_lazy(self, make_value: Callable[[], Any]) -> None:
+        """Like `set`, but the value is computed only when it is actually sent."""
+        self._pending = make_value
         self._has_pending = True
         wait = self._last_sent + MIN_INTERVAL_S - time.monotonic()
         if wait <= 0 or self._loop is None:
@@ -49,7 +54,7 @@ class ThrottledSetter:
             self._timer = None
         if not self._has_pending:
             return
-        value, self._pending, self._has_pending = self._pending, None, False
+        make_value, self._pending, self._has_pending = self._pending, None, False
         self._last_sent = time.monotonic()
         self.sent_count += 1
-        setattr(self.widget, self.attr, value)
+        setattr(self.widget, self.attr, make_value())
