@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from penguin_jupyter.testing import ScriptedModelServer, load_script_file  # noqa: E402
-from penguin_jupyter.testing import server as scripted_server  # noqa: E402
+from penguin_jupyter.testing import ScriptedModelServer, load_script_file
+from penguin_jupyter.testing import server as scripted_server
 
 
 def main(script_path: str) -> None:

@@ -140,9 +140,8 @@ async def session_run(url: str, profile: cProfile.Profile | None = None) -> tupl
 
 
 async def measure(label: str, runner, *args):
-    with server_process(script()) as url:
-        with Stopwatch() as watch:
-            result = await runner(url, *args)
+    with server_process(script()) as url, Stopwatch() as watch:
+        result = await runner(url, *args)
     deltas = result[0]
     if deltas < TOTAL_DELTAS:
         raise RuntimeError(f"{label}: consumed {deltas} text deltas, expected {TOTAL_DELTAS}")

@@ -1,0 +1,334 @@
+"""Rendering cost in the notebook: iopub traffic of one `%%penguin` Task in a real kernel.
+
+The Task (scripted server in its own process): the model streams 200 KB of text in 5-character
+deltas (40,000 deltas, paragraphs of plain words) and calls `exec_command` printing 5 MB, then
+says "Done.". A real ipykernel runs the cell (jupyter_client, IPC transport); every iopub message
+of the cell is counted with its serialized size. Reported: the most iopub messages in any 1 s
+window, total iopub bytes ÷ transcript bytes (the Task's final assistant text + tool output),
+and whether the final widget values and the final static bundle hold the transcript exactly.
+
+Baseline: the naive renderer — one `ipywidgets.HTML` whose value is the whole text so far, set on
+every delta — driven by the same Session stream in the same kind of kernel. Its traffic grows
+quadratically, so it runs for a fixed time budget and the full-Task bytes are projected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import os
+import re
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path[:0] = [str(BENCH_DIR), str(BENCH_DIR.parent)]  # run from anywhere, package not installed
+
+from _common import data_root, print_table, server_process, subprocess_env, verdict  # noqa: E402
+from jupyter_client import KernelManager  # noqa: E402
+
+TEXT_BYTES = 200_000
+DELTA_CHARS = 5
+OUTPUT_LINE = "out %07g " + "x" * 54  # 67 bytes with the newline
+OUTPUT_LINES = 5_000_000 // 67
+NAIVE_BUDGET_S = 15.0
+TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
+WORDS = ["lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipiscing", "elit", "sed", "do", "eiusmod", "tempor"]
+
+
+def task_text() -> str:
+    """~200 KB of plain paragraphs ("Paragraph 0001: lorem ipsum ..."), no Markdown syntax."""
+    paragraphs, size, n = [], 0, 0
+    while size < TEXT_BYTES:
+        n += 1
+        words = " ".join(WORDS[(n + i) % len(WORDS)] for i in range(60))
+        paragraphs.append(f"Paragraph {n:04d}: {words}.")
+        size += len(paragraphs[-1]) + 2
+    return "\n\n".join(paragraphs)[:TEXT_BYTES].rstrip(" .\n") + "."
+
+
+def script(text: str) -> list[dict]:
+    deltas = [text[i : i + DELTA_CHARS] for i in range(0, len(text), DELTA_CHARS)]
+    command = f"seq -f '{OUTPUT_LINE}' 1 {OUTPUT_LINES}"
+    return [
+        {
+            "text": deltas,
+            "tool_calls": [{"name": "exec_command", "arguments": {"cmd": command}, "id": "call_out"}],
+        },
+        {"text": "Done."},
+    ]
+
+
+NAIVE_CELL = textwrap.dedent(
+    """
+    import time, ipywidgets
+    from IPython.display import display
+    from penguin_jupyter import create_agent
+    from penguin_jupyter.interfaces import AbortSignal
+    from penguin_jupyter.omni import user_text
+
+    async def _allow(_call):
+        return "allow"
+
+    _agent = await create_agent()
+    _session = await _agent.create_session(workspace_dir=".")
+    _widget = ipywidgets.HTML()
+    display(_widget)
+    _text, _deltas, _signal, _t0 = "", 0, AbortSignal(), time.monotonic()
+    async for _m in _session.run([user_text("go")], approve=_allow, signal=_signal):
+        _p = _m.payload
+        if _p.type in ("partial_text", "partial_tool_call_output") and _p.event_type == "delta":
+            _text += _p.text if _p.type == "partial_text" else _p.output
+            _widget.value = _text
+            _deltas += 1
+            if time.monotonic() - _t0 > BUDGET and not _signal.aborted:
+                _signal.abort("benchmark time budget")
+    print(f"NAIVE {_deltas} {len(_text.encode())}")
+    _session.dispose()
+    """
+)
+
+
+@dataclass
+class Traffic:
+    """iopub messages of one cell: count, bytes, send times, and the widget values seen."""
+
+    count: int = 0
+    bytes: int = 0
+    stamps: list[float] = field(default_factory=list)
+    values: dict[str, str] = field(default_factory=dict)  # comm_id -> last HTML value
+    order: list[str] = field(default_factory=list)  # comm ids in open order
+    bundle: dict[str, Any] | None = None
+    bundle_at: float | None = None  # send time of the message carrying the static transcript
+    stdout: str = ""
+    status: str = ""
+    wall: float = 0.0
+    kinds: dict[str, list[int]] = field(default_factory=dict)  # kind -> [count, bytes]
+
+    def add(self, msg: dict[str, Any]) -> None:
+        size = sum(len(json.dumps(msg[k], default=str)) for k in ("header", "parent_header", "metadata"))
+        size += len(json.dumps(msg["content"], default=str)) + sum(len(b) for b in msg.get("buffers", []))
+        self.count += 1
+        self.bytes += size
+        tally = self.kinds.setdefault(_kind(msg), [0, 0])
+        tally[0] += 1
+        tally[1] += size
+        stamp = msg["header"]["date"]
+        self.stamps.append(stamp.timestamp() if hasattr(stamp, "timestamp") else time.time())
+        kind, content = msg["msg_type"], msg["content"]
+        if kind in ("comm_open", "comm_msg"):
+            data = content.get("data", {})
+            value = data.get("state", {}).get("value")
+            if kind == "comm_open":
+                self.order.append(content["comm_id"])
+            if isinstance(value, str):
+                self.values[content["comm_id"]] = value
+        elif kind in ("display_data", "update_display_data") and TRANSCRIPT_MIME in content.get("data", {}):
+            self.bundle = content["data"][TRANSCRIPT_MIME]
+            self.bundle_at = self.stamps[-1]
+        elif kind == "stream" and content.get("name") == "stdout":
+            self.stdout += content["text"]
+
+    def max_per_second(self, before: float | None = None) -> int:
+        """Most messages sent within any 1 s window (only those sent before `before`, if given)."""
+        stamps = sorted(t for t in self.stamps if before is None or t < before)
+        best = lo = 0
+        for hi, t in enumerate(stamps):
+            while stamps[lo] < t - 1.0:
+                lo += 1
+            best = max(best, hi - lo + 1)
+        return best
+
+
+def _kind(msg: dict[str, Any]) -> str:
+    """msg_type, refined for widget traffic: comm_msg by which state keys it carries."""
+    kind = msg["msg_type"]
+    if kind == "comm_msg":
+        state = msg["content"].get("data", {}).get("state", {})
+        kind += (
+            "(" + ",".join(sorted(state)) + ")"
+            if state
+            else "(" + str(msg["content"].get("data", {}).get("method")) + ")"
+        )
+    elif kind == "comm_open":
+        kind += "(" + str(msg["content"].get("data", {}).get("state", {}).get("_model_name")) + ")"
+    return kind
+
+
+class Kernel:
+    """A python3 ipykernel on IPC sockets in `cwd`, with the repo on PYTHONPATH."""
+
+    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
+        self._sockets = tempfile.mkdtemp(prefix="pjb-")
+        self.km = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(self._sockets, "k"))
+        self.km.start_kernel(cwd=str(cwd), env=env)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=90)
+
+    def run(self, code: str, timeout: float = 110.0) -> Traffic:
+        traffic, start = Traffic(), time.monotonic()
+        msg_id = self.kc.execute(code)
+        while time.monotonic() - start < timeout:
+            try:
+                msg = self.kc.get_iopub_msg(timeout=1.0)
+            except Exception:
+                continue
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            traffic.add(msg)
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                break
+        else:
+            raise TimeoutError(f"cell did not finish within {timeout} s")
+        reply = self.kc.get_shell_msg(timeout=30)
+        traffic.status = reply["content"]["status"]
+        traffic.wall = time.monotonic() - start
+        return traffic
+
+    def close(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)
+
+
+def kernel_for(root: Path) -> Kernel:
+    env = subprocess_env(PENGUIN_HOME=str(root), HOME=str(root))
+    env.pop("JPY_SESSION_NAME", None)
+    return Kernel(root / "workspace", env)
+
+
+def rendered_text(traffic: Traffic) -> str:
+    """The assistant text as the live text widgets finally show it (paragraphs of <p>)."""
+    parts = [traffic.values.get(c, "") for c in traffic.order if "<p>Paragraph" in traffic.values.get(c, "")]
+    return "\n\n".join(html.unescape(p) for p in re.findall(r"<p>(.*?)</p>", "".join(parts), re.S))
+
+
+def rendered_output(traffic: Traffic) -> str:
+    """The tool output as the live output widgets finally show it (line batches of <pre>)."""
+    parts = []
+    for comm_id in traffic.order:
+        value = traffic.values.get(comm_id, "")
+        if value.startswith("<pre") and "out 00" in value and "more lines …" not in value:
+            parts.append(html.unescape(re.sub(r"^<pre[^>]*>|</pre>$", "", value)))
+    return "".join(parts)
+
+
+def bundle_parts(bundle: dict[str, Any] | None) -> tuple[str, str]:
+    """(assistant texts joined, tool output) of the Task's complete messages in the bundle."""
+    if bundle is None:
+        return "", ""
+    texts, output = [], ""
+    for record in bundle.get("messages", []):
+        payload = record.get("payload", {}) if isinstance(record, dict) else {}
+        if payload.get("type") == "text" and payload.get("role") == "assistant":
+            texts.append(payload["text"])
+        elif payload.get("type") == "tool_call_output":
+            output = payload["output"]
+    return "".join(texts), output
+
+
+def penguin_row(text: str) -> tuple[list, dict]:
+    with server_process(script(text)) as url, data_root(url) as root:
+        kernel = kernel_for(root)
+        try:
+            assert kernel.run("%load_ext penguin_jupyter").status == "ok"
+            traffic = kernel.run("%%penguin --approve allow-all\nWrite it all, then print the big file.")
+        finally:
+            kernel.close()
+    bundle_text, bundle_output = bundle_parts(traffic.bundle)
+    transcript_bytes = len((text + "Done.").encode()) + len(bundle_output.encode())
+    live_ok = rendered_text(traffic) == text and rendered_output(traffic) == bundle_output
+    bundle_ok = bundle_text == text + "Done." and "out 00" in bundle_output
+    facts = {
+        "status": traffic.status,
+        "transcript": transcript_bytes,
+        "output_chars": len(bundle_output),
+        "live_ok": live_ok,
+        "bundle_ok": bundle_ok,
+        "traffic": traffic,
+        "bundle_text": bundle_text,
+    }
+    row = [
+        "%%penguin live widgets", traffic.count, traffic.wall, traffic.max_per_second(),
+        traffic.max_per_second(before=traffic.bundle_at),
+        traffic.bytes / 1e6, transcript_bytes / 1e6, traffic.bytes / transcript_bytes,
+        "yes" if live_ok and bundle_ok else f"NO (live {live_ok}, bundle {bundle_ok})",
+    ]  # fmt: skip
+    return row, facts
+
+
+def naive_row(text: str, output_chars: int) -> tuple[list, dict]:
+    with server_process(script(text)) as url, data_root(url) as root:
+        kernel = kernel_for(root)
+        try:
+            traffic = kernel.run(NAIVE_CELL.replace("BUDGET", str(NAIVE_BUDGET_S)))
+        finally:
+            kernel.close()
+    found = re.search(r"NAIVE (\d+) (\d+)", traffic.stdout)
+    deltas, shown = (int(found.group(1)), int(found.group(2))) if found else (0, 0)
+    full = len(text.encode()) + output_chars
+    # one update per delta carrying the whole text so far: sum over deltas of the prefix length
+    projected = sum(range(DELTA_CHARS, len(text) + 1, DELTA_CHARS)) + len(text) * (output_chars // 4096 + 1)
+    final_ok = traffic.values and max(traffic.values.values(), key=len) == text[:shown]
+    row = [
+        f"naive: one HTML, whole value per delta ({NAIVE_BUDGET_S:.0f} s budget)", traffic.count, traffic.wall,
+        traffic.max_per_second(), traffic.max_per_second(), traffic.bytes / 1e6, shown / 1e6, traffic.bytes / max(1, shown),
+        "yes (prefix)" if final_ok else "no",
+    ]  # fmt: skip
+    return row, {"deltas": deltas, "shown": shown, "projected_ratio": projected / full}
+
+
+def main(detail: bool) -> None:
+    text = task_text()
+    row, facts = penguin_row(text)
+    if detail:
+        kinds = sorted(facts["traffic"].kinds.items(), key=lambda kv: -kv[1][1])
+        print_table(
+            "iopub traffic of the %%penguin cell by kind",
+            ["kind", "msgs", "bytes"],
+            [[k, c, b] for k, (c, b) in kinds],
+        )
+    base, naive = naive_row(text, facts["output_chars"])
+    ratio_ok = row[7] <= 3
+    rate_ok = row[3] <= 60
+    kinds = facts["traffic"].kinds
+    bundle_bytes = kinds.get("update_display_data", [0, 0])[1] + kinds.get("display_data", [0, 0])[1]
+    print_table(
+        f"Notebook rendering: {len(text):,} chars in {DELTA_CHARS}-char deltas + exec_command printing "
+        f"{OUTPUT_LINES * 67 / 1e6:.1f} MB",
+        [
+            "renderer",
+            "iopub msgs",
+            "wall s",
+            "max msgs/1s",
+            "streaming max/1s",
+            "iopub MB",
+            "transcript MB",
+            "bytes ratio",
+            "final == transcript",
+        ],
+        [row, base],
+        [
+            f"goal max msgs/s <= 60: {row[3]} -> {verdict(rate_ok)} (while streaming: {row[4]}; the rest is the "
+            f"end of the Task); goal bytes ratio <= 3: {row[7]:.2f} -> {verdict(ratio_ok)}; cell status "
+            f"{facts['status']}",
+            f"of the iopub bytes, the final static bundle (JSON + HTML + plain) is {bundle_bytes / 1e6:.2f} MB = "
+            f"{bundle_bytes / facts['transcript']:.2f}x the transcript",
+            f"transcript = final assistant text + the tool output as recorded ({facts['output_chars']:,} chars: "
+            "exec_command keeps max_output_length of the 5 MB, the rest goes to the archive file)",
+            f"naive run stopped after its budget at {naive['deltas']:,} deltas ({naive['shown']:,} chars); "
+            f"the full Task would cost about {naive['projected_ratio']:,.0f}x the transcript in iopub bytes",
+        ],
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--detail", action="store_true", help="also print the iopub traffic by kind")
+    main(parser.parse_args().detail)
