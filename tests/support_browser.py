@@ -344,8 +344,12 @@ def run_menu_command(page: Any, menu: str, item: str) -> None:
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{re.escape(item)}$")).first.click()
 
 
-def run_all(page: Any) -> None:
+def run_all(page: Any, timeout_ms: int = 30_000) -> None:
+    """Run ▸ Run All Cells, then wait until the first cell has started (`[*]` or `[n]`)."""
     run_menu_command(page, "Run", "Run All Cells")
+    cell(page, 0).locator(".jp-InputArea-prompt").filter(has_text=re.compile(r"\[(\*|\d+)\]")).wait_for(
+        timeout=timeout_ms
+    )
 
 
 def interrupt_from_toolbar(page: Any) -> None:

@@ -204,6 +204,33 @@ def test_kernel_interrupt_button_ends_a_long_command(page, lab, scripted):
     assert len(server.requests) == 1
 
 
+def test_stop_button_in_the_live_header_aborts_the_task(page, lab, scripted):
+    marker = "sleep 30.375"
+    server = scripted(
+        [{"tool_calls": [{"name": "exec_command", "id": "call_stop", "arguments": {"cmd": marker}}]}]
+    )
+    lab.write_notebook("stop.ipynb", "%%penguin --approve allow-all\nWait a while")
+    open_notebook(page, lab, "stop.ipynb")
+    run_all(page)
+
+    deadline = time.monotonic() + 60
+    while not ps_lines(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ps_lines(marker), "the sleep command never started"
+    cell(page, 1).get_by_role("button", name="Stop").click()
+    transcript = cell(page, 1).locator(".penguin-transcript")
+    transcript.wait_for(timeout=30_000)
+    wait_cell_done(page, 1, timeout_ms=30_000)
+    assert transcript.locator(".pg-status").inner_text() == "aborted"
+    assert "[interrupted: tool aborted by user]" in transcript.inner_text()
+    assert INTERRUPTED_LINE not in output_text(page, 1), "Stop is not a kernel interrupt: no error expected"
+    deadline = time.monotonic() + 10
+    while ps_lines(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ps_lines(marker) == [], "the stopped command is still running"
+    assert len(server.requests) == 1
+
+
 def test_nbconvert_html_of_the_saved_notebook_has_the_html_transcript(page, lab, scripted):
     scripted(
         [
