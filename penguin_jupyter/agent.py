@@ -34,6 +34,7 @@ from .state import (
     load_vault,
     paths,
 )
+from .state.model_catalog import catalogue_entry
 from .state.project_config import HOW_TO_ADD_MODEL
 from .subagent_runner import MAX_SUBAGENT_DEPTH, SUBAGENT_TOOL_NAMES, AgentSubagentRunner, ParentContext
 from .trace import (
@@ -122,12 +123,13 @@ class Agent:
             raise ValueError(f"provider and model_id must be given together (got only {given})")
         cfg = self.load_project_config()
         if provider is not None and model_id is not None:
-            entry = cfg.get_model(provider, model_id)
+            entry = cfg.get_model(provider, model_id) or catalogue_entry(provider, model_id)
             if entry is None:
                 known = ", ".join(f"{m.provider}/{m.model_id}" for m in cfg.models) or "none"
                 raise ValueError(
                     f"Model (provider={provider}, model_id={model_id}) is not configured in "
-                    f"{self.project_config_path} (configured: {known})"
+                    f"{self.project_config_path} (configured: {known}), and agenthub's catalogue "
+                    f"does not know model id {model_id!r}"
                 )
             return entry
         if cfg.default_model is not None:

@@ -8,10 +8,10 @@ Agent's job; turning a start failure into the "configure a model" paragraph happ
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..state.dotenv import load_dotenv
 from .options import CellOptions
 
 NO_MODEL_PARAGRAPH = (
@@ -66,22 +66,16 @@ class NotebookSessions:
     def allowed_for(self, session: Any) -> set[str]:
         return self.always_allowed.setdefault(str(getattr(session, "session_id", "")), set())
 
-    def _session_kwargs(self, method: Any) -> dict[str, Any]:
-        """Kernel tools and the notebook prompt note, for those `method` accepts."""
-        try:
-            accepted = inspect.signature(method).parameters
-        except (TypeError, ValueError):
+    def _kernel_tool_kwargs(self) -> dict[str, Any]:
+        """The kernel tools and the notebook prompt note, when running inside a kernel."""
+        if self.shell is None:
             return {}
-        kwargs: dict[str, Any] = {}
-        if self.shell is not None and "extra_tools" in accepted:
-            from .kernel_tools import kernel_tools
+        from .kernel_tools import kernel_tools, notebook_prompt
 
-            kwargs["extra_tools"] = kernel_tools(self.shell)
-        if self.shell is not None and "system_prompt_extra" in accepted:
-            from .kernel_tools import notebook_prompt
-
-            kwargs["system_prompt_extra"] = notebook_prompt(self.shell.user_ns)
-        return kwargs
+        return {
+            "extra_tools": kernel_tools(self.shell),
+            "system_prompt_extra": notebook_prompt(self.shell.user_ns),
+        }
 
     def drop_session(self) -> None:
         if self.session is not None:
@@ -126,14 +120,15 @@ class NotebookSessions:
         try:
             agent = await self.get_agent()
             if resume_id:
-                session = await agent.resume_session(resume_id, **self._session_kwargs(agent.resume_session))
+                session = await agent.resume_session(resume_id, **self._kernel_tool_kwargs())
             else:
                 provider, model_id = model if model else (None, None)
+                load_dotenv(workspace)
                 session = await agent.create_session(
                     workspace_dir=workspace,
                     provider=provider,
                     model_id=model_id,
-                    **self._session_kwargs(agent.create_session),
+                    **self._kernel_tool_kwargs(),
                 )
         except Exception as exc:
             if resume_id:
