@@ -90,7 +90,8 @@ def test_approve_streams_runs_the_tool_and_survives_save_and_reload(page, lab, s
                 ],
                 "delay_ms": 120,
             },
-            {"text": "Created hello.txt in the notebook folder.", "delay_ms": 150},
+            # Slow enough that the live card shows the tool output before the static transcript.
+            {"text": "Created hello.txt in the notebook folder.", "delay_ms": 400},
         ]
     )
     path = lab.write_notebook("approve.ipynb", "%%penguin\nCreate hello.txt here")
@@ -109,6 +110,7 @@ def test_approve_streams_runs_the_tool_and_survives_save_and_reload(page, lab, s
     _shot(page, "live-approval", "live-approval.png")
 
     approve.click()
+    cell(page, 1).locator(".widget-html-content", has_text="wrote-hello.txt").first.wait_for()
     transcript = cell(page, 1).locator(".penguin-transcript")
     transcript.wait_for()
     wait_cell_done(page, 1)
@@ -132,6 +134,7 @@ def test_approve_streams_runs_the_tool_and_survives_save_and_reload(page, lab, s
     wait_kernel_idle(page)
     page.locator(".jp-DirListing-item", has_text="approve.ipynb").wait_for()
     assert cell(page, 1).locator(".penguin-transcript-html").count() == 0, "HTML fallback used"
+    assert cell(page, 1).locator(".jupyter-widgets").count() == 0, "a live widget was saved"
     text = reloaded.inner_text()
     assert "Created hello.txt in the notebook folder." in text and "wrote-hello.txt" in text
     card = reloaded.locator(".penguin-tool-card")
