@@ -118,6 +118,16 @@ async def test_no_approve_denies_everything_and_throwing_approve_denies(real_env
     assert not (tmp_path / "hello.txt").exists()
 
 
+async def test_plain_function_approve_is_accepted(real_env, tmp_path: Path):
+    out = await collect(
+        ContextEngine(scenario1_llm(), real_env(tmp_path)).run(
+            [user_text("go")], approve=lambda _call: "allow"
+        )
+    )
+    assert [p.decision for p in payloads(out, "approval_decision")] == ["allow"]
+    assert (tmp_path / "hello.txt").exists()
+
+
 # --- A4 concurrency ---------------------------------------------------------------------------
 
 

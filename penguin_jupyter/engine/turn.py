@@ -11,6 +11,7 @@ upstream that ignores cancellation cannot hang the run. The turn loop is in `con
 from __future__ import annotations
 
 import asyncio
+import inspect
 import sys
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -148,7 +149,11 @@ async def run_turn(
     async def decide(call: OmniMessage) -> str | None:
         """The approval decision, or None when the signal fired while approving."""
         try:
-            finished, decision = await race_signal(ctx.approve(call), signal)
+            answer = ctx.approve(call)
+            # A plain function answering a decision directly is accepted like an async one.
+            finished, decision = (
+                await race_signal(answer, signal) if inspect.isawaitable(answer) else (True, answer)
+            )
         except Exception as exc:
             print(f"[penguin] approve callback threw: {exc}; denying.", file=sys.stderr)
             return None if signal is not None and signal.aborted else "deny"
