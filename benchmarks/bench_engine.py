@@ -159,27 +159,49 @@ def top_costs(profile: cProfile.Profile, limit: int = 15) -> list[list]:
     return rows
 
 
-async def main(profile_session: bool) -> None:
-    (a_deltas, a_calls), a = await measure("(a)", bare_client)
-    (b_deltas, b_calls), b = await measure("(b)", generative_model)
-    (c_deltas, c_outputs, trace_bytes), c = await measure("(c)", session_run)
-    rate = {k: TOTAL_DELTAS / w.wall for k, w in (("a", a), ("b", b), ("c", c))}
-    cpu = {k: TOTAL_DELTAS / w.cpu for k, w in (("a", a), ("b", b), ("c", c))}
+async def main(rounds: int, profile_session: bool) -> None:
+    layers = {"a": bare_client, "b": generative_model, "c": session_run}
+    best: dict[str, tuple] = {}
+    for _ in range(rounds):  # interleaved, best of `rounds` per layer: a load spike hits one run only
+        for key, runner in layers.items():
+            result, watch = await measure(f"({key})", runner)
+            kept = best.get(key)
+            best[key] = (
+                result,
+                min(watch.wall, kept[1]) if kept else watch.wall,
+                min(watch.cpu, kept[2]) if kept else watch.cpu,
+            )
+    rate = {k: TOTAL_DELTAS / v[1] for k, v in best.items()}
+    cpu = {k: TOTAL_DELTAS / v[2] for k, v in best.items()}
+    names = {
+        "a": "(a) bare AutoLLMClient stream",
+        "b": "(b) GenerativeModel.stream_generate",
+        "c": "(c) session.run + Trace",
+    }
     rows = [
-        ["(a) bare AutoLLMClient stream", a_deltas, a_calls, a.wall, rate["a"], 1.0, cpu["a"], 1.0],
-        ["(b) GenerativeModel.stream_generate", b_deltas, b_calls, b.wall, rate["b"], rate["b"] / rate["a"],
-         cpu["b"], cpu["b"] / cpu["a"]],
-        ["(c) session.run + Trace", c_deltas, c_outputs, c.wall, rate["c"], rate["c"] / rate["a"],
-         cpu["c"], cpu["c"] / cpu["a"]],
-    ]  # fmt: skip
+        [
+            names[k],
+            best[k][0][0],
+            best[k][0][1],
+            best[k][1],
+            rate[k],
+            rate[k] / rate["a"],
+            cpu[k],
+            cpu[k] / cpu["a"],
+        ]
+        for k in layers
+    ]
+    trace_bytes = best["c"][0][2]
     print_table(
-        f"Engine overhead: {TOTAL_DELTAS:,} text deltas + {TOTAL_CALLS} noop tool calls, one Task",
+        f"Engine overhead: {TOTAL_DELTAS:,} text deltas + {TOTAL_CALLS} noop tool calls, one Task "
+        f"(best of {rounds} interleaved runs)",
         ["layer", "deltas", "tools", "wall s", "deltas/s", "x (a)", "deltas/cpu-s", "cpu x (a)"],
         rows,
         [
             f"goal (c) >= 0.8 x (a) by wall deltas/s: {rate['c'] / rate['a']:.2f} -> "
-            f"{verdict(rate['c'] / rate['a'] >= 0.8)}",
-            "deltas/cpu-s = deltas per CPU second of this process (server runs in its own process)",
+            f"{verdict(rate['c'] / rate['a'] >= 0.8)}; by CPU: {cpu['c'] / cpu['a']:.2f} -> "
+            f"{verdict(cpu['c'] / cpu['a'] >= 0.8)}",
+            "deltas/cpu-s = deltas per CPU second of this process (the server runs in its own process)",
             f"tool: extra tool 'noop' (instant, one 'ok' delta); Trace of (c): {trace_bytes:,} bytes",
         ],
     )
@@ -195,5 +217,7 @@ async def main(profile_session: bool) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=2, help="interleaved runs per layer (best kept)")
     parser.add_argument("--profile", action="store_true", help="also profile the session run")
-    asyncio.run(main(parser.parse_args().profile))
+    args = parser.parse_args()
+    asyncio.run(main(args.rounds, args.profile))

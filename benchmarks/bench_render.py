@@ -39,7 +39,20 @@ OUTPUT_LINE = "out %07g " + "x" * 54  # 67 bytes with the newline
 OUTPUT_LINES = 5_000_000 // 67
 NAIVE_BUDGET_S = 15.0
 TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
-WORDS = ["lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipiscing", "elit", "sed", "do", "eiusmod", "tempor"]
+WORDS = [
+    "lorem",
+    "ipsum",
+    "dolor",
+    "sit",
+    "amet",
+    "consectetur",
+    "adipiscing",
+    "elit",
+    "sed",
+    "do",
+    "eiusmod",
+    "tempor",
+]
 
 
 def task_text() -> str:
