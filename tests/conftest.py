@@ -15,3 +15,9 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "DEEPSEEK_API_KEY", "CLIENT_TYPE"):
         monkeypatch.delenv(key, raising=False)
     return home
+
+
+def pytest_collection_modifyitems(config, items):
+    """Run the browser tests last: Playwright's sync API keeps an event loop running on the main
+    thread while its session fixture lives, which would break every asyncio test after it."""
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
