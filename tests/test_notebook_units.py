@@ -359,7 +359,7 @@ def test_line_command_summaries():
 
 
 def test_dollars_never_become_math_in_widget_html():
-    from penguin_jupyter.notebook.live_render import markdown_html
+    from penguin_jupyter.notebook.markdown_html import markdown_html
 
     out = markdown_html("North **$3,512.00** vs South $3,169.00 — [link](https://x.test/?a=$b)")
     assert "<strong><span>$</span>3,512.00</strong>" in out

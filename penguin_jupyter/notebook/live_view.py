@@ -19,7 +19,8 @@ from .approval import ApprovalRow
 from .live_blocks import SplitTextBlock
 from .live_cards import ToolCardWidget, close_widget_tree
 from .live_header import HeaderWidget, usage_text
-from .live_render import markdown_html, muted_html, note_html, pre_html
+from .live_render import muted_html, note_html, pre_html
+from .markdown_html import markdown_html
 
 
 def _event_text(payload: Any) -> tuple[str, str] | None:

@@ -12,8 +12,7 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
-from markdown_it import MarkdownIt
-
+from .markdown_html import markdown_html
 from .transcript_model import (
     Block,
     EventBlock,
@@ -28,7 +27,6 @@ from .transcript_model import (
 OUTPUT_HEAD_LINES = 12
 ROOT_CLASS = "penguin-transcript-html"
 
-_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).disable("image")
 
 _CSS = f"""
 .{ROOT_CLASS} {{font-family: system-ui, sans-serif; font-size: 13px; line-height: 1.45;
@@ -55,11 +53,6 @@ _CSS = f"""
 
 def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
-
-
-def render_markdown(text: str) -> str:
-    """Markdown → HTML with raw HTML escaped and images off (no external loads)."""
-    return _MARKDOWN.render(text)
 
 
 def _collapsible_pre(text: str, *, css: str = "") -> str:
@@ -134,7 +127,7 @@ def _block(block: Block) -> str:
             f"<pre>{_e(block.thinking)}</pre></details>"
         )
     if isinstance(block, TextBlock):
-        body = render_markdown(block.text)
+        body = markdown_html(block.text)
         if block.role == "user":
             who = block.sender or "user"
             return f"<div class='pg-user'><div class='pg-meta'>{_e(who)}</div>{body}</div>"
