@@ -141,8 +141,10 @@ class Session:
         approve: ApproveFn | None = None,
         signal: AbortSignal | None = None,
         thinking_level: ThinkingLevelName | None = None,
+        max_turns: int | None = None,
     ) -> AsyncIterator[OmniMessage]:
-        """One task: policy-wrapped approval, folded images, bootstrap on the first run, engine."""
+        """One task: policy-wrapped approval, folded images, bootstrap on the first run, engine.
+        `max_turns` overrides the configured turn limit for this task only."""
         if self._disposed:
             raise RuntimeError(f"Session {self.session_id} is disposed")
         if approve is not None:
@@ -161,7 +163,7 @@ class Session:
             if engine is None:
                 return
         async for msg in self._engine_or_fail().run(
-            messages, approve=approve, signal=signal, thinking_level=thinking_level
+            messages, approve=approve, signal=signal, thinking_level=thinking_level, max_turns=max_turns
         ):
             yield msg
 

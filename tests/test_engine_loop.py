@@ -380,6 +380,16 @@ async def test_b8b_max_turns_notice_stream():
     assert not [t for t in types(trace.records) if t.startswith("partial_")]
 
 
+async def test_max_turns_per_run_override_applies_to_that_run_only():
+    llm = looping_llm(5)
+    engine = ContextEngine(llm, FakeEnv())
+    out = await collect(engine.run([user_text("go")], approve=allow, max_turns=2))
+    assert out[-1].payload.text == "[reached max turns (2); stopping]"
+    assert len(llm.calls) == 2
+    with pytest.raises(ValueError, match="max_turns must be an integer"):
+        await collect(engine.run([user_text("go")], max_turns="3"))
+
+
 # --- B10 pre-request abort --------------------------------------------------------------------
 
 

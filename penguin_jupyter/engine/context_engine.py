@@ -189,16 +189,24 @@ class ContextEngine(CompactionMixin):
         approve: ApproveFn | None = None,
         signal: AbortSignal | None = None,
         thinking_level: ThinkingLevelName | None = None,
+        max_turns: int | None = None,
     ) -> AsyncIterator[OmniMessage]:
-        """Run one task; yields every message for the caller (never the input itself)."""
+        """Run one task; yields every message for the caller (never the input itself).
+        `max_turns` overrides the engine's limit for this run only."""
         if self._task_running:
             raise RuntimeError("a run is already in progress on this engine")
+        configured = self._max_turns
+        if max_turns is not None:
+            if isinstance(max_turns, bool) or not isinstance(max_turns, int):
+                raise ValueError(f"max_turns must be an integer, got {max_turns!r}")
+            self._max_turns = max_turns
         self._task_running = True
         try:
             async for msg in self._run_task(list(new_messages), approve or _deny_all, signal, thinking_level):
                 yield msg
         finally:
             self._task_running = False
+            self._max_turns = configured
             self._steering.clear()
 
     def compact(self, *, signal: AbortSignal | None = None) -> MessageStream:

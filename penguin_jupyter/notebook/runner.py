@@ -156,14 +156,7 @@ class CellTask:
         if self.opts.thinking:
             kwargs["thinking_level"] = self.opts.thinking
         if self.opts.max_turns is not None:
-            try:
-                accepted = inspect.signature(self.session.run).parameters
-            except (TypeError, ValueError):
-                accepted = {}
-            if "max_turns" in accepted:
-                kwargs["max_turns"] = self.opts.max_turns
-            else:
-                self.show_note("penguin: --max-turns is not supported by this session; ignored")
+            kwargs["max_turns"] = self.opts.max_turns
         return kwargs
 
     async def _consume(self) -> None:
