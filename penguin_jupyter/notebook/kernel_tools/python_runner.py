@@ -72,12 +72,15 @@ def _collect_new_figures(before: set[int]) -> list[str]:
     if plt is None:
         return []
     images = []
-    for num in sorted(set(plt.get_fignums()) - before):
-        figure = plt.figure(num)
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-        images.append(_png_data_url(buffer.getvalue()))
-        plt.close(figure)
+    new_numbers = sorted(set(plt.get_fignums()) - before)
+    try:
+        for num in new_numbers:
+            buffer = io.BytesIO()
+            plt.figure(num).savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+            images.append(_png_data_url(buffer.getvalue()))
+    finally:  # even when interrupted mid-render: a figure left open would be drawn by the cell's backend
+        for num in new_numbers:
+            plt.close(num)
     return images
 
 
@@ -141,6 +144,8 @@ def run_code(code: str, namespace: dict[str, Any]) -> RunOutcome:
             outcome.error = _trimmed_traceback(exc, filename)
         try:
             outcome.images.extend(_collect_new_figures(before))
+        except RunPythonInterrupted:
+            outcome.interrupted = True
         except Exception as exc:
             outcome.error = (
                 outcome.error + "\n" if outcome.error else ""

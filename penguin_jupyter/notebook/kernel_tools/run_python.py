@@ -16,7 +16,7 @@ from typing import Any
 from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from ...omni import OmniMessage, partial_tool_call_output
 from .output_router import capture_current_thread, release_current_thread
-from .python_runner import RunOutcome, interrupt_thread, run_code
+from .python_runner import RunOutcome, RunPythonInterrupted, interrupt_thread, run_code
 
 _POLL_S = 0.05
 _INTERRUPT_GRACE_S = 2.0
@@ -76,6 +76,8 @@ class RunPythonTool:
             capture_current_thread(lambda text: loop.call_soon_threadsafe(chunks.put_nowait, text))
             try:
                 result.append(run_code(code, self._shell.user_ns))
+            except RunPythonInterrupted:  # the interrupt landed just outside run_code's own handler
+                result.append(RunOutcome(interrupted=True))
             finally:
                 release_current_thread()
                 loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))

@@ -1,0 +1,235 @@
+"""Kernel tools inside a real ipykernel (issue 11): `%%penguin` cells against the real stack and
+the ScriptedModelServer over loopback HTTP; every assertion reads what the model was actually sent
+(`server.requests`), the static transcript bundle, or what the next notebook cell sees."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from penguin_jupyter.notebook.kernel_tools.summaries import summarize_variable
+from penguin_jupyter.testing import ScriptedModelServer
+from tests.support_kernel import KernelHarness, kernel_env
+from tests.support_session import configure_model, request_messages
+
+pytestmark = pytest.mark.kernel
+TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
+SALES_CELL = (
+    "import pandas as pd\n"
+    "sales = pd.DataFrame({'region': ['North', 'South', None], 'units': [120, 45, 98], "
+    "'price': [4.5, 12.0, 4.5]})\n"
+    "notes = 'not a frame'"
+)
+
+
+def _local_sales() -> pd.DataFrame:
+    """The same DataFrame SALES_CELL builds in the kernel (same pandas), for exact summaries."""
+    return pd.DataFrame(
+        {"region": ["North", "South", None], "units": [120, 45, 98], "price": [4.5, 12.0, 4.5]}
+    )
+
+
+def _start(tmp_path: Path, server: ScriptedModelServer) -> KernelHarness:
+    configure_model(Path(os.environ["PENGUIN_HOME"]), server)
+    notebook_dir = tmp_path / "notebooks"
+    notebook_dir.mkdir()
+    env = kernel_env({"JPY_SESSION_NAME": str(notebook_dir / "explore.ipynb")})
+    kernel = KernelHarness(str(notebook_dir), env)
+    assert kernel.execute("%load_ext penguin_jupyter").reply["content"]["status"] == "ok"
+    return kernel
+
+
+def _ok(result) -> None:
+    assert result.reply["content"]["status"] == "ok", (result.stderr, result.of_type("error"))
+
+
+def _transcript(result) -> dict:
+    bundles = result.final_bundles()
+    assert bundles, "the cell did not leave a static transcript"
+    return bundles[-1][TRANSCRIPT_MIME]
+
+
+def _outputs(data: dict) -> dict[str, dict]:
+    """tool_call_id → final tool_call_output payload of a transcript."""
+    return {
+        m["payload"]["tool_call_id"]: m["payload"]
+        for m in data["messages"]
+        if m["payload"].get("type") == "tool_call_output"
+    }
+
+
+def _tool_reply(request: dict, call_id: str) -> dict:
+    """The chat message answering `call_id` in a recorded request body."""
+    for message in request["messages"]:
+        if message.get("role") == "tool" and message.get("tool_call_id") == call_id:
+            return message
+    raise AssertionError(f"no tool message for {call_id} in the request")
+
+
+def _text(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
+def _call(call_id: str, name: str, **arguments) -> dict:
+    return {"tool_calls": [{"name": name, "id": call_id, "arguments": arguments}]}
+
+
+def test_model_inspects_and_changes_the_notebook_dataframe(tmp_path):
+    """Scenarios 1, 2, 6, 7: `{sales}` expands, the system prompt names the DataFrames,
+    inspect_variables returns the summary, run_python adds a column the next cell sees."""
+    body = "Look at {sales} and add revenue; keep {{braces}} and {undefined} as written."
+    script = [
+        _call("call_inspect", "inspect_variables", description="Inspect sales", names=["sales"]),
+        _call(
+            "call_revenue",
+            "run_python",
+            description="Add a revenue column",
+            code="sales['revenue'] = sales.units * sales.price\nprint('rows:', len(sales))\nsales.shape",
+        ),
+        {"text": "Added a revenue column."},
+    ]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, server)
+        try:
+            _ok(kernel.execute(SALES_CELL))
+            cell = kernel.execute(f"%%penguin --approve allow-all\n{body}", timeout=120)
+            after = kernel.execute("print(list(sales.columns)); print(sales.revenue.tolist())")
+        finally:
+            kernel.close()
+    _ok(cell)
+    _ok(after)
+    requests = server.requests
+    assert len(requests) == 3
+    summary = summarize_variable("sales", _local_sales())
+    assert summary.startswith("sales: pandas DataFrame, 3 rows × 3 columns\ncolumns (dtype, nulls):\n")
+    assert "  units: int64, 0 null" in summary
+
+    # 7. the system prompt tells the model it is in a notebook and names the DataFrames
+    first = requests[0]["messages"]
+    system = _text(first[0])
+    assert first[0]["role"] == "system"
+    assert "# Jupyter notebook\nYou are running inside the user's Jupyter notebook kernel" in system
+    assert "DataFrames currently defined: sales." in system
+
+    # 6. `{sales}` became the summary; `{{` stayed a literal brace; unknown names stay as written
+    user = [m for m in first if m["role"] == "user"][-1]
+    assert _text(user) == (
+        f"Look at \n{summary}\n and add revenue; keep {{braces}} and {{undefined}} as written."
+    )
+
+    # 1. inspect_variables sent the DataFrame summary back to the model
+    assert _text(_tool_reply(requests[1], "call_inspect")) == summary
+
+    # 2. run_python changed the user's DataFrame: its output went to the model, the next cell sees it
+    assert _text(_tool_reply(requests[2], "call_revenue")) == "rows: 3\n(3, 4)"
+    assert after.stdout == "['region', 'units', 'price', 'revenue']\n[540.0, 540.0, 441.0]\n"
+    outputs = _outputs(_transcript(cell))
+    assert [outputs[c]["stop_reason"] for c in ("call_inspect", "call_revenue")] == ["completed"] * 2
+
+
+PLOT_CODE = (
+    "import matplotlib.pyplot as plt\n"
+    "fig, ax = plt.subplots(figsize=(3, 2))\n"
+    "ax.bar(['a', 'b', 'c'], [3, 1, 2])\n"
+    "ax.set_title('units')"
+)
+# A figure whose rendering never ends: the timeout lands while run_python saves it as PNG.
+STUCK_FIGURE_CODE = (
+    "import matplotlib.pyplot as plt\n"
+    "from matplotlib.artist import Artist\n"
+    "class Stuck(Artist):\n"
+    "    def draw(self, renderer):\n"
+    "        while True:\n"
+    "            pass\n"
+    "stuck = plt.figure()\n"
+    "stuck.add_artist(Stuck())"
+)
+SHORT_TIMEOUT_CELL = (
+    "from penguin_jupyter.notebook.kernel_tools import RunPythonTool\n"
+    "RunPythonTool.definition = RunPythonTool.definition.model_copy(update={'timeout_ms': 2000})"
+)
+TIMEOUT_MARKER = "[tool timeout: exceeded 2000ms]"
+
+
+def test_plot_and_exception_come_back_to_the_model(tmp_path):
+    """Scenarios 3, 4: a figure comes back as a PNG image on the tool output; an exception as a
+    failed output with its traceback, and the kernel stays usable."""
+    script = [
+        _call("call_plot", "run_python", description="Plot units", code=PLOT_CODE),
+        _call("call_error", "run_python", description="Divide", code="ratio = 1\nratio / 0"),
+        {"text": "Plotted; the division failed."},
+    ]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, server)
+        try:
+            cell = kernel.execute("%%penguin --approve allow-all\nPlot, then divide", timeout=120)
+            plain = kernel.execute("print(ratio + 41, type(fig).__name__)")
+        finally:
+            kernel.close()
+    _ok(cell)
+    requests = server.requests
+    assert len(requests) == 3
+    outputs = _outputs(_transcript(cell))
+
+    # 3. the figure is a PNG on the tool output, in the transcript bundle and in the model request
+    plot = outputs["call_plot"]
+    assert plot["stop_reason"] == "completed"
+    assert plot["output"] == "Text(0.5, 1.0, 'units')"
+    images = plot["images"]
+    assert len(images) == 1 and images[0].startswith("data:image/png;base64,iVBORw0KGgo")
+    assert images[0] in json.dumps(requests[1])
+    assert not [m for m in cell.of_type("display_data") if "image/png" in m["content"]["data"]], (
+        "the tool's figure must not also be drawn into the cell by the inline backend"
+    )
+
+    # 4. the exception is a failed output with the traceback; the kernel answers the next cell
+    error = outputs["call_error"]
+    assert error["stop_reason"] == "failed"
+    assert error["output"].startswith('Traceback (most recent call last):\n  File "<run_python-')
+    assert error["output"].endswith("ZeroDivisionError: division by zero")
+    assert _text(_tool_reply(requests[2], "call_error")) == error["output"]
+    _ok(plain)
+    assert plain.stdout == "42 Figure\n"
+
+
+def test_runaway_code_hits_the_timeout_and_the_kernel_still_answers(tmp_path):
+    """Scenario 5: `while True` and a figure that never finishes drawing both end at the tool
+    timeout (shortened inside the kernel); the next cell and a later run_python still work."""
+    script = [
+        _call("call_spin", "run_python", description="Spin", code="spins = 0\nwhile True:\n    spins += 1"),
+        _call("call_stuck", "run_python", description="Draw", code=STUCK_FIGURE_CODE),
+        {"text": "Both ran too long; I stopped them."},
+        _call("call_after", "run_python", description="Check", code="print('still here', spins > 0)"),
+        {"text": "The kernel still answers."},
+    ]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, server)
+        try:
+            # The definition is read each time the tool runs; the test shortens its 120 s timeout.
+            _ok(kernel.execute(SHORT_TIMEOUT_CELL))
+            cell = kernel.execute("%%penguin --approve allow-all\nSpin, then draw", timeout=120)
+            plain = kernel.execute("import matplotlib.pyplot as plt\nprint(6 * 7, plt.get_fignums())")
+            follow = kernel.execute("%%penguin --approve allow-all\nAre you still there?", timeout=120)
+        finally:
+            kernel.close()
+    _ok(cell)
+    requests = server.requests
+    assert len(requests) == 5
+    outputs = _outputs(_transcript(cell))
+    for call_id, request in (("call_spin", requests[1]), ("call_stuck", requests[2])):
+        assert outputs[call_id]["stop_reason"] == "failed"
+        assert outputs[call_id]["output"] == TIMEOUT_MARKER
+        assert _text(_tool_reply(request, call_id)) == TIMEOUT_MARKER
+    assert "Exception in thread" not in cell.stderr
+    _ok(plain)
+    assert plain.stdout == "42 []\n", "the interrupted figure must be closed, not left to the backend"
+    _ok(follow)
+    assert _outputs(_transcript(follow))["call_after"]["output"] == "still here True\n"
+    assert request_messages(requests[4])[-1] == ("tool", "still here True\n")
