@@ -247,13 +247,12 @@ class JupyterLab:
             default=True,
         )
 
-    def write_notebook(self, name: str, penguin_cell: str) -> Path:
-        """A two-cell notebook: `%load_ext penguin_jupyter`, then `penguin_cell`."""
+    def write_notebook(self, name: str, *penguin_cells: str) -> Path:
+        """A notebook: `%load_ext penguin_jupyter`, then one code cell per `penguin_cells` entry."""
         nb = nbformat.v4.new_notebook()
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         nb.cells = [
-            nbformat.v4.new_code_cell("%load_ext penguin_jupyter"),
-            nbformat.v4.new_code_cell(penguin_cell),
+            nbformat.v4.new_code_cell(source) for source in ("%load_ext penguin_jupyter", *penguin_cells)
         ]
         path = self.root_dir / name
         nbformat.write(nb, str(path))

@@ -175,6 +175,44 @@ def test_deny_reaches_the_model_and_the_page(page, lab, scripted):
     assert not (lab.root_dir / "denied.txt").exists()
 
 
+def test_always_allow_carries_to_the_next_cell_of_the_same_session(page, lab, scripted):
+    server = scripted(
+        [
+            {
+                "tool_calls": [
+                    {"name": "exec_command", "id": "call_a", "arguments": {"cmd": "printf a > a.txt"}}
+                ]
+            },
+            {"text": "Wrote a.txt."},
+            {
+                "tool_calls": [
+                    {"name": "exec_command", "id": "call_b", "arguments": {"cmd": "printf b > b.txt"}}
+                ]
+            },
+            {"text": "Wrote b.txt."},
+        ]
+    )
+    lab.write_notebook("always.ipynb", "%%penguin\nWrite a.txt", "%%penguin\nNow write b.txt")
+    open_notebook(page, lab, "always.ipynb")
+    run_all(page)
+
+    cell(page, 1).get_by_role("button", name="Always allow exec_command").click()
+    cell(page, 1).locator(".penguin-transcript").wait_for()
+    second = cell(page, 2).locator(".penguin-transcript")
+    second.wait_for()
+    wait_cell_done(page, 2)
+    assert cell(page, 2).get_by_role("button", name="Approve").count() == 0
+    assert "Wrote b.txt." in second.inner_text()
+    assert (lab.root_dir / "a.txt").read_text() == "a" and (lab.root_dir / "b.txt").read_text() == "b"
+    assert len(server.requests) == 4
+    sent = request_messages(server.requests[2])
+    assert ("user", "Write a.txt") in sent and ("assistant", "Wrote a.txt.") in sent
+    assert sent[-1] == ("user", "Now write b.txt")
+    first_session = cell(page, 1).locator(".penguin-transcript .pg-header .pg-meta").first.inner_text()
+    second_session = second.locator(".pg-header .pg-meta").first.inner_text()
+    assert first_session == second_session
+
+
 def test_kernel_interrupt_button_ends_a_long_command(page, lab, scripted):
     marker = "sleep 30.125"
     server = scripted(
