@@ -71,7 +71,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def test_failed(request: pytest.FixtureRequest) -> bool:
+def node_failed(request: pytest.FixtureRequest) -> bool:
     reports = request.node.stash.get(_REPORT_KEY, {})
     return any(r.failed for r in reports.values())
 
@@ -107,7 +107,7 @@ class JupyterLab:
         self.log_path = base / "jupyter-lab.log"
         self.proc: subprocess.Popen[bytes] | None = None
 
-    def _env(self) -> dict[str, str]:
+    def env(self) -> dict[str, str]:
         env = dict(os.environ)
         env.update(
             HOME=str(self.home),
@@ -163,7 +163,7 @@ class JupyterLab:
             self.proc = subprocess.Popen(
                 cmd,
                 cwd=self.root_dir,
-                env=self._env(),
+                env=self.env(),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
@@ -291,7 +291,7 @@ def page(browser: Any, lab: JupyterLab, request: pytest.FixtureRequest) -> Itera
     try:
         yield page
     finally:
-        if test_failed(request):
+        if node_failed(request):
             with contextlib.suppress(Exception):
                 path = screenshot(page, request.node.name)
                 print(f"screenshot of the failing page: {path}")
@@ -376,10 +376,6 @@ def cell(page: Any, index: int) -> Any:
     return page.locator(f"{CURRENT_NOTEBOOK} .jp-CodeCell").nth(index)
 
 
-def cell_prompt(page: Any, index: int) -> str:
-    return cell(page, index).locator(".jp-InputArea-prompt").inner_text().strip()
-
-
 def wait_cell_done(page: Any, index: int, timeout_ms: int = PAGE_TIMEOUT_MS) -> None:
     """Wait until the cell's prompt shows an execution count (not `[*]` or empty)."""
     cell(page, index).locator(".jp-InputArea-prompt").filter(has_text=re.compile(r"\[\d+\]")).wait_for(
@@ -412,7 +408,7 @@ def nbconvert_html(path: Path, lab: JupyterLab) -> str:
         ],
         check=True,
         capture_output=True,
-        env=lab._env(),
+        env=lab.env(),
         timeout=120,
     )
     return (out_dir / (path.stem + ".html")).read_text()
