@@ -26,11 +26,12 @@ class DemoModel:
     root: Path
     workspace: Path
     previous_home: str | None
+    copied_sales: bool = True
 
     def __repr__(self) -> str:
+        copied = f"; sales.csv copied to {self.workspace}" if self.copied_sales else ""
         return (
-            f"demo model {DEMO_PROVIDER}/{DEMO_MODEL_ID} at {self.server.url} "
-            f"(data root {self.root}; sales.csv copied to {self.workspace})"
+            f"demo model {DEMO_PROVIDER}/{DEMO_MODEL_ID} at {self.server.url} (data root {self.root}{copied})"
         )
 
     def stop(self) -> None:
@@ -56,8 +57,13 @@ def _reset_notebook_session() -> None:
         state.agent = None
 
 
-def start_demo_model(workspace: str | os.PathLike[str] | None = None) -> DemoModel:
-    """Start the demo model and make it this kernel's default model (see module docstring)."""
+def start_demo_model(
+    workspace: str | os.PathLike[str] | None = None, entries: list[dict[str, Any]] | None = None
+) -> DemoModel:
+    """Start the demo model and make it this kernel's default model (see module docstring).
+
+    `entries` serve another script instead (e.g. `explore_entries()`); sales.csv is then not copied.
+    """
     from ..state import add_model, paths
     from ..testing import ScriptedModelServer, copy_demo_data, demo_entries
     from .workspace import resolve_workspace
@@ -71,8 +77,9 @@ def start_demo_model(workspace: str | os.PathLike[str] | None = None) -> DemoMod
             namespace = {}
         workspace = resolve_workspace(None, namespace)
     target = Path(workspace)
-    copy_demo_data(target)
-    server = ScriptedModelServer(demo_entries()).start()
+    if entries is None:
+        copy_demo_data(target)
+    server = ScriptedModelServer(demo_entries() if entries is None else entries).start()
     root = Path(tempfile.mkdtemp(prefix="penguin-demo-"))
     previous = os.environ.get("PENGUIN_HOME")
     os.environ["PENGUIN_HOME"] = str(root)
@@ -88,4 +95,6 @@ def start_demo_model(workspace: str | os.PathLike[str] | None = None) -> DemoMod
         default=True,
     )
     _reset_notebook_session()
-    return DemoModel(server=server, root=root, workspace=target, previous_home=previous)
+    return DemoModel(
+        server=server, root=root, workspace=target, previous_home=previous, copied_sales=entries is None
+    )

@@ -6,6 +6,7 @@ nothing in the runtime package depends on it.
 """
 
 from .demo import DEMO_DATA_DIR, DEMO_SALES_CSV, DEMO_SCRIPT_PATH, copy_demo_data, demo_entries
+from .explore_script import explore_entries
 from .script import ScriptError, load_script_file, parse_entry
 from .server import DEFAULT_MODEL, EXHAUSTED_MESSAGE, ScriptedModelServer
 
@@ -19,6 +20,7 @@ __all__ = [
     "ScriptedModelServer",
     "copy_demo_data",
     "demo_entries",
+    "explore_entries",
     "load_script_file",
     "parse_entry",
 ]
