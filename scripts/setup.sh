@@ -9,7 +9,7 @@ python -m pip install -q --upgrade pip >/dev/null
 if [ "${1:-}" = "--test" ]; then
   python -m pip install -q -e '.[test]'
   if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ]; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-color-emoji >/dev/null) \
       || echo "chromium could not be installed; browser tests will skip"
   fi
 else
