@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from .kernel_sessions import NotebookSessions, config_path_text
-from .options import LINE_COMMANDS, OptionError, parse_line_command, parse_model_pair
+from .options import CELL_USAGE, LINE_COMMANDS, OptionError, parse_line_command, parse_model_pair
 
 
 def _current(state: NotebookSessions) -> Any:
@@ -25,9 +25,7 @@ def _current(state: NotebookSessions) -> Any:
 def help_text() -> str:
     width = max(len(key) for key in LINE_COMMANDS)
     lines = ["%penguin commands:"] + [f"  {key.ljust(width)}  {text}" for key, text in LINE_COMMANDS.items()]
-    lines.append(
-        "%%penguin [options] — run the cell body as a task; %%penguin --help-like usage: see `%penguin help`"
-    )
+    lines += ["", "%%penguin runs the cell body as one task of the notebook's session:", CELL_USAGE]
     return "\n".join(lines)
 
 
