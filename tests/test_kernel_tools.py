@@ -86,6 +86,7 @@ def test_model_inspects_and_changes_the_notebook_dataframe(tmp_path):
     inspect_variables returns the summary, run_python adds a column the next cell sees."""
     body = "Look at {sales} and add revenue; keep {{braces}} and {undefined} as written."
     script = [
+        {"text": "Hello; no data yet."},
         _call("call_inspect", "inspect_variables", description="Inspect sales", names=["sales"]),
         _call(
             "call_revenue",
@@ -98,14 +99,16 @@ def test_model_inspects_and_changes_the_notebook_dataframe(tmp_path):
     with ScriptedModelServer(script) as server:
         kernel = _start(tmp_path, server)
         try:
+            before_data = kernel.execute("%%penguin\nHello", timeout=120)
             _ok(kernel.execute(SALES_CELL))
-            cell = kernel.execute(f"%%penguin --approve allow-all\n{body}", timeout=120)
+            cell = kernel.execute(f"%%penguin --new --approve allow-all\n{body}", timeout=120)
             after = kernel.execute("print(list(sales.columns)); print(sales.revenue.tolist())")
         finally:
             kernel.close()
+    _ok(before_data)
     _ok(cell)
     _ok(after)
-    requests = server.requests
+    early, *requests = server.requests
     assert len(requests) == 3
     summary = summarize_variable("sales", _local_sales())
     assert summary.startswith("sales: pandas DataFrame, 3 rows × 3 columns\ncolumns (dtype, nulls):\n")
@@ -116,7 +119,9 @@ def test_model_inspects_and_changes_the_notebook_dataframe(tmp_path):
     system = _text(first[0])
     assert first[0]["role"] == "system"
     assert "# Jupyter notebook\nYou are running inside the user's Jupyter notebook kernel" in system
-    assert "DataFrames currently defined: sales." in system
+    assert "DataFrames defined when this session started: sales." in system
+    # a session started before the data existed says its list is a snapshot, not the current state
+    assert "DataFrames defined when this session started: none yet." in _text(early["messages"][0])
 
     # 6. `{sales}` became the summary; `{{` stayed a literal brace; unknown names stay as written
     user = [m for m in first if m["role"] == "user"][-1]

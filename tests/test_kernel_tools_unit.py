@@ -146,4 +146,4 @@ def test_expand_variables_and_escapes(shell):
 def test_notebook_prompt_names_dataframes(shell):
     prompt = notebook_prompt(shell.user_ns)
     assert "run_python" in prompt and "inspect_variables" in prompt and "propose_cell" in prompt
-    assert prompt.endswith("DataFrames currently defined: sales.")
+    assert "DataFrames defined when this session started: sales." in prompt

@@ -21,5 +21,7 @@ def notebook_prompt(namespace: dict[str, Any]) -> str:
         "`inspect_variables` summarizes variables, and `propose_cell` puts code into a new cell for the "
         "user to run. Prefer them over shell commands for data work, keep outputs small (summaries, "
         "head(), describe()), and never print whole large DataFrames.\n"
-        f"DataFrames currently defined: {frame_text}."
+        # The prompt is fixed when the session starts, so the list is a snapshot, not "current".
+        f"DataFrames defined when this session started: {frame_text}. The namespace changes as the "
+        "user runs cells; call `inspect_variables` for the current variables."
     )
