@@ -238,3 +238,42 @@ def test_runaway_code_hits_the_timeout_and_the_kernel_still_answers(tmp_path):
     _ok(follow)
     assert _outputs(_transcript(follow))["call_after"]["output"] == "still here True\n"
     assert request_messages(requests[4])[-1] == ("tool", "still here True\n")
+
+
+def test_kernel_interrupt_stops_runaway_run_python(tmp_path):
+    """The notebook's interrupt (■) while run_python spins: the code is stopped, the tool output is
+    `aborted`, the next cell and the next `%%penguin` cell work and carry the interruption over."""
+    spin_code = "print('spinning', flush=True)\nwhile True:\n    pass"
+    script = [
+        _call("call_spin", "run_python", description="Spin", code=spin_code),
+        {"text": "Picking up after the interruption."},
+    ]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, server)
+        try:
+            state = {"interrupted": False}
+
+            def on_message(msg, result):
+                data = json.dumps(msg["content"], default=str)
+                if not state["interrupted"] and msg["msg_type"] == "comm_msg" and "spinning" in data:
+                    state["interrupted"] = True
+                    kernel.interrupt()
+
+            cell = kernel.execute("%%penguin --approve allow-all\nSpin", on_message=on_message, timeout=90)
+            plain = kernel.execute("print(6 * 7)")
+            follow = kernel.execute("%%penguin --approve allow-all\nContinue", timeout=90)
+        finally:
+            kernel.close()
+    assert state["interrupted"], "the run_python output never reached the live view"
+    assert cell.reply["content"]["ename"] == "TaskInterrupted"
+    data = _transcript(cell)
+    assert data["status"] == "aborted"
+    spin = _outputs(data)["call_spin"]
+    assert spin["stop_reason"] == "aborted"
+    # core-behavior §3.2: output + "\n" + marker; the printed line keeps its own newline
+    assert spin["output"] == "spinning\n\n[interrupted: tool aborted by user]"
+    _ok(plain)
+    assert plain.stdout == "42\n"
+    _ok(follow)
+    assert len(server.requests) == 2
+    assert ("tool", "spinning\n\n[interrupted: tool aborted by user]") in request_messages(server.requests[1])
