@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from penguin_jupyter.notebook.kernel_tools.python_runner import BUSY_MESSAGE
 from penguin_jupyter.notebook.kernel_tools.summaries import summarize_variable
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support_kernel import KernelHarness, kernel_env
@@ -156,7 +157,9 @@ STUCK_FIGURE_CODE = (
     "stuck = plt.figure()\n"
     "stuck.add_artist(Stuck())"
 )
+# pyplot is imported first (as in any plotting notebook) so the short timeout never lands mid-import.
 SHORT_TIMEOUT_CELL = (
+    "import matplotlib.pyplot\n"
     "from penguin_jupyter.notebook.kernel_tools import RunPythonTool\n"
     "RunPythonTool.definition = RunPythonTool.definition.model_copy(update={'timeout_ms': 2000})"
 )
@@ -277,3 +280,42 @@ def test_kernel_interrupt_stops_runaway_run_python(tmp_path):
     _ok(follow)
     assert len(server.requests) == 2
     assert ("tool", "spinning\n\n[interrupted: tool aborted by user]") in request_messages(server.requests[1])
+
+
+def test_code_stuck_in_native_code_is_abandoned_and_reported(tmp_path):
+    """run_python blocked in native code (here `Event.wait()`) cannot take the interrupt: at the
+    timeout it is abandoned; a run_python call while it still runs fails at once with a clear
+    message instead of waiting behind it; once the stuck code returns, run_python works again."""
+    script = [
+        _call("call_block", "run_python", description="Wait", code="release.wait()\nprint('woke up')"),
+        _call("call_busy", "run_python", description="Print", code="print('quick')"),
+        {"text": "The first call is still blocked."},
+        _call("call_free", "run_python", description="Print", code="print('free again')"),
+        {"text": "run_python works again."},
+    ]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, server)
+        try:
+            _ok(kernel.execute(SHORT_TIMEOUT_CELL + "\nimport threading\nrelease = threading.Event()"))
+            cell = kernel.execute("%%penguin --approve allow-all\nWait, then print", timeout=120)
+            unblock = kernel.execute(
+                "release.set()\n"
+                "for t in threading.enumerate():\n"
+                "    if t.name == 'penguin-run-python':\n"
+                "        t.join(10)\n"
+                "print(sorted(t.name for t in threading.enumerate() if t.name == 'penguin-run-python'))"
+            )
+            follow = kernel.execute("%%penguin --approve allow-all\nTry again", timeout=120)
+        finally:
+            kernel.close()
+    _ok(cell)
+    outputs = _outputs(_transcript(cell))
+    assert outputs["call_block"]["stop_reason"] == "failed"
+    assert outputs["call_block"]["output"] == TIMEOUT_MARKER
+    busy = outputs["call_busy"]
+    assert busy["stop_reason"] == "failed"
+    assert busy["output"] == BUSY_MESSAGE
+    _ok(unblock)
+    assert unblock.stdout == "[]\n" and "woke up" not in unblock.stdout
+    _ok(follow)
+    assert _outputs(_transcript(follow))["call_free"]["output"] == "free again\n"

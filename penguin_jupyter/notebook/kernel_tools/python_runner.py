@@ -3,7 +3,9 @@
 Owns splitting off the last expression (its repr is the result), trimming tracebacks to the
 agent's own code, collecting new matplotlib figures and PIL images as PNG data URLs,
 turning HTML-only reprs into text, and interrupting runaway code (an asynchronous exception
-injected into the worker thread) so the kernel and its namespace stay usable.
+injected into the worker thread) so the kernel and its namespace stay usable. Code stuck in
+native code ignores that exception: its worker is abandoned, and later runs fail at once with
+`BUSY_MESSAGE` (instead of queueing behind it into their own timeout) until it returns.
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ from typing import Any
 
 _counter = itertools.count(1)
 _exec_lock = threading.Lock()
+_abandoned: set[int] = set()  # workers given up on while stuck in native code; they hold _exec_lock
+BUSY_MESSAGE = (
+    "run_python cannot run now: an earlier run_python call is still blocked in native code that "
+    "could not be interrupted (e.g. time.sleep, a blocking read or wait). Retry once it returns, "
+    "or ask the user to restart the kernel."
+)
 
 
 class RunPythonInterrupted(BaseException):
@@ -125,6 +133,17 @@ def run_code(code: str, namespace: dict[str, Any]) -> RunOutcome:
     """Run `code` in `namespace` on the calling thread (the worker). Never raises."""
     filename = f"<run_python-{next(_counter)}>"
     outcome = RunOutcome()
+    _abandoned.intersection_update(t.ident for t in threading.enumerate())
+    if _abandoned and _exec_lock.locked():  # waiting would only run into the timeout as well
+        return RunOutcome(error=BUSY_MESSAGE)
+    try:
+        _run_locked(code, namespace, filename, outcome)
+    finally:
+        _abandoned.discard(threading.get_ident())
+    return outcome
+
+
+def _run_locked(code: str, namespace: dict[str, Any], filename: str, outcome: RunOutcome) -> None:
     with _exec_lock:
         before = _figure_numbers()
         try:
@@ -150,7 +169,12 @@ def run_code(code: str, namespace: dict[str, Any]) -> RunOutcome:
             outcome.error = (
                 outcome.error + "\n" if outcome.error else ""
             ) + f"[figure capture failed: {exc}]"
-    return outcome
+
+
+def abandon_thread(thread: threading.Thread) -> None:
+    """Give up on a worker that ignored the interrupt (native code); later runs fail fast until it ends."""
+    if thread.ident is not None and thread.is_alive():
+        _abandoned.add(thread.ident)
 
 
 def interrupt_thread(thread: threading.Thread) -> None:

@@ -16,7 +16,13 @@ from typing import Any
 from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from ...omni import OmniMessage, partial_tool_call_output
 from .output_router import capture_current_thread, release_current_thread
-from .python_runner import RunOutcome, RunPythonInterrupted, interrupt_thread, run_code
+from .python_runner import (
+    RunOutcome,
+    RunPythonInterrupted,
+    abandon_thread,
+    interrupt_thread,
+    run_code,
+)
 
 _POLL_S = 0.05
 _INTERRUPT_GRACE_S = 2.0
@@ -93,7 +99,8 @@ class RunPythonTool:
                 try:
                     await asyncio.wait_for(asyncio.shield(done), _INTERRUPT_GRACE_S)
                 except TimeoutError:
-                    break  # stuck in native code: abandon the daemon thread
+                    abandon_thread(thread)  # stuck in native code: leave the daemon thread behind
+                    break
             try:
                 text = await asyncio.wait_for(chunks.get(), _POLL_S)
             except TimeoutError:
