@@ -192,7 +192,14 @@ def test_plot_and_exception_come_back_to_the_model(tmp_path):
     assert plot["output"] == "Text(0.5, 1.0, 'units')"
     images = plot["images"]
     assert len(images) == 1 and images[0].startswith("data:image/png;base64,iVBORw0KGgo")
-    assert images[0] in json.dumps(requests[1])
+    sent_images = [
+        part["image_url"]["url"]
+        for message in requests[1]["messages"]
+        if isinstance(message.get("content"), list)
+        for part in message["content"]
+        if part.get("type") == "image_url"
+    ]
+    assert sent_images == images, "the model must receive the figure as an image part"
     assert not [m for m in cell.of_type("display_data") if "image/png" in m["content"]["data"]], (
         "the tool's figure must not also be drawn into the cell by the inline backend"
     )
