@@ -27,6 +27,10 @@ SALES_CELL = (
 )
 
 
+CLEAN_1 = "sales = sales.dropna(subset=['region'])"
+CLEAN_2 = "sales = sales.sort_values('revenue')"
+
+
 def _local_sales() -> pd.DataFrame:
     """The same DataFrame SALES_CELL builds in the kernel (same pandas), for exact summaries."""
     return pd.DataFrame(
@@ -95,7 +99,9 @@ def test_model_inspects_and_changes_the_notebook_dataframe(tmp_path):
             description="Add a revenue column",
             code="sales['revenue'] = sales.units * sales.price\nprint('rows:', len(sales))\nsales.shape",
         ),
-        {"text": "Added a revenue column."},
+        _call("call_propose_1", "propose_cell", description="Drop empty regions", code=CLEAN_1),
+        _call("call_propose_2", "propose_cell", description="Sort", code=CLEAN_2),
+        {"text": "Added a revenue column and proposed a cleaning cell."},
     ]
     with ScriptedModelServer(script) as server:
         kernel = _start(tmp_path, server)
@@ -110,7 +116,7 @@ def test_model_inspects_and_changes_the_notebook_dataframe(tmp_path):
     _ok(cell)
     _ok(after)
     early, *requests = server.requests
-    assert len(requests) == 3
+    assert len(requests) == 5
     summary = summarize_variable("sales", _local_sales())
     assert summary.startswith("sales: pandas DataFrame, 3 rows × 3 columns\ncolumns (dtype, nulls):\n")
     assert "  units: int64, 0 null" in summary
@@ -137,7 +143,22 @@ def test_model_inspects_and_changes_the_notebook_dataframe(tmp_path):
     assert _text(_tool_reply(requests[2], "call_revenue")) == "rows: 3\n(3, 4)"
     assert after.stdout == "['region', 'units', 'price', 'revenue']\n[540.0, 540.0, 441.0]\n"
     outputs = _outputs(_transcript(cell))
-    assert [outputs[c]["stop_reason"] for c in ("call_inspect", "call_revenue")] == ["completed"] * 2
+    assert {o["stop_reason"] for o in outputs.values()} == {"completed"}
+
+    # propose_cell: the frontend gets one proposed cell (the kernel keeps one per execution),
+    # so the second proposal is appended to the first rather than replacing it
+    assert cell.reply["content"]["payload"] == [
+        {"source": "set_next_input", "text": CLEAN_1 + "\n\n" + CLEAN_2, "replace": False}
+    ]
+    assert outputs["call_propose_1"]["output"] == (
+        "Proposed a new cell (1 line) directly below the current %%penguin cell. "
+        "It has not been run; the user will review and run it."
+    )
+    assert outputs["call_propose_2"]["output"] == (
+        "Appended to the cell already proposed in this task (now 3 lines; one proposed cell per "
+        "%%penguin cell). It has not been run; the user will review and run it."
+    )
+    assert after.reply["content"]["payload"] == [], "a proposal belongs to its own cell only"
 
 
 PLOT_CODE = (

@@ -1,7 +1,9 @@
 """The `propose_cell` tool (r): put code into a new cell below for the user to review and run.
 
 Owns the tool definition; the cell is created with IPython's `set_next_input`, so nothing
-runs until the user runs it.
+runs until the user runs it. A kernel keeps one such proposal per execution (a second
+`set_next_input` overwrites the first), so a second call in the same `%%penguin` cell appends
+its code to the pending proposal instead of silently replacing it.
 """
 
 from __future__ import annotations
@@ -55,12 +57,29 @@ class ProposeCellTool:
             )
             yield ToolResult(stop_reason="failed")
             return
-        self._shell.set_next_input(code, replace=False)
+        pending = _pending_proposal(self._shell)
+        cell = code if pending is None else pending.rstrip("\n") + "\n\n" + code
+        self._shell.set_next_input(cell, replace=False)
         self.proposed.append(code)
-        lines = code.count("\n") + 1
+        lines = cell.count("\n") + 1
+        size = f"{lines} line{'s' if lines != 1 else ''}"
+        if pending is None:
+            text = f"Proposed a new cell ({size}) directly below the current %%penguin cell."
+        else:
+            text = f"Appended to the cell already proposed in this task (now {size}; one proposed cell per %%penguin cell)."
         yield partial_tool_call_output(
-            "delta",
-            f"Proposed a new cell ({lines} line{'s' if lines != 1 else ''}) directly below the current "
-            "%%penguin cell. It has not been run; the user will review and run it.",
-            ctx.tool_call_id,
+            "delta", text + " It has not been run; the user will review and run it.", ctx.tool_call_id
         )
+
+
+def _pending_proposal(shell: Any) -> str | None:
+    """The code already proposed during the current execution (the kernel's payload), if any."""
+    manager = getattr(shell, "payload_manager", None)
+    try:
+        payloads = manager.read_payload() if manager is not None else []
+    except Exception:
+        return None
+    for payload in payloads:
+        if isinstance(payload, dict) and payload.get("source") == "set_next_input":
+            return str(payload.get("text", ""))
+    return None
