@@ -167,6 +167,13 @@ PLOT_CODE = (
     "ax.bar(['a', 'b', 'c'], [3, 1, 2])\n"
     "ax.set_title('units')"
 )
+SHOW_CODE = (
+    "import matplotlib.pyplot as plt\n"
+    "plt.plot([1, 2, 3])\n"
+    "plt.show()\n"
+    "plt.plot([3, 1, 2], color='red')\n"
+    "plt.show()"
+)
 # A figure whose rendering never ends: the timeout lands while run_python saves it as PNG.
 STUCK_FIGURE_CODE = (
     "import matplotlib.pyplot as plt\n"
@@ -192,6 +199,7 @@ def test_plot_and_exception_come_back_to_the_model(tmp_path):
     failed output with its traceback, and the kernel stays usable."""
     script = [
         _call("call_plot", "run_python", description="Plot units", code=PLOT_CODE),
+        _call("call_show", "run_python", description="Two plots", code=SHOW_CODE),
         _call("call_error", "run_python", description="Divide", code="ratio = 1\nratio / 0"),
         {"text": "Plotted; the division failed."},
     ]
@@ -204,7 +212,7 @@ def test_plot_and_exception_come_back_to_the_model(tmp_path):
             kernel.close()
     _ok(cell)
     requests = server.requests
-    assert len(requests) == 3
+    assert len(requests) == 4
     outputs = _outputs(_transcript(cell))
 
     # 3. the figure is a PNG on the tool output, in the transcript bundle and in the model request
@@ -221,6 +229,10 @@ def test_plot_and_exception_come_back_to_the_model(tmp_path):
         if part.get("type") == "image_url"
     ]
     assert sent_images == images, "the model must receive the figure as an image part"
+    # plt.show() hands each figure to the model too (the inline backend would draw it in the cell)
+    shown = outputs["call_show"]["images"]
+    assert len(shown) == 2 and len(set(shown)) == 2
+    assert all(image in json.dumps(requests[2]) for image in shown)
     assert not [m for m in cell.of_type("display_data") if "image/png" in m["content"]["data"]], (
         "the tool's figure must not also be drawn into the cell by the inline backend"
     )
@@ -230,7 +242,7 @@ def test_plot_and_exception_come_back_to_the_model(tmp_path):
     assert error["stop_reason"] == "failed"
     assert error["output"].startswith('Traceback (most recent call last):\n  File "<run_python-')
     assert error["output"].endswith("ZeroDivisionError: division by zero")
-    assert _text(_tool_reply(requests[2], "call_error")) == error["output"]
+    assert _text(_tool_reply(requests[3], "call_error")) == error["output"]
     _ok(plain)
     assert plain.stdout == "42 Figure\n"
 

@@ -14,6 +14,7 @@ import ast
 import base64
 import ctypes
 import html
+import importlib.util
 import io
 import itertools
 import re
@@ -92,6 +93,29 @@ def _collect_new_figures(before: set[int]) -> list[str]:
     return images
 
 
+_SHOW_CALL = re.compile(r"\bshow\s*\(")
+
+
+def _capture_show(code: str, before: set[int], outcome: RunOutcome) -> Any:
+    """While `code` runs, `plt.show()` turns the new figures into images for the model instead of
+    drawing them into the notebook cell (where the model never sees them). Returns the undo."""
+    if not _SHOW_CALL.search(code) or importlib.util.find_spec("matplotlib") is None:
+        return lambda: None
+    import matplotlib.pyplot as plt  # the code is about to import it anyway
+
+    original = plt.show
+
+    def show(*_args: Any, **_kwargs: Any) -> None:
+        outcome.images.extend(_collect_new_figures(before))
+
+    plt.show = show
+
+    def restore() -> None:
+        plt.show = original
+
+    return restore
+
+
 def _pil_png(value: Any) -> str | None:
     pil = sys.modules.get("PIL.Image")
     if pil is None or not isinstance(value, pil.Image):
@@ -146,6 +170,7 @@ def run_code(code: str, namespace: dict[str, Any]) -> RunOutcome:
 def _run_locked(code: str, namespace: dict[str, Any], filename: str, outcome: RunOutcome) -> None:
     with _exec_lock:
         before = _figure_numbers()
+        restore_show = _capture_show(code, before, outcome)
         try:
             body, expr = _split_last_expression(code, filename)
             exec(body, namespace)
@@ -161,6 +186,8 @@ def _run_locked(code: str, namespace: dict[str, Any], filename: str, outcome: Ru
             outcome.error = "".join(traceback.format_exception_only(type(exc), exc)).rstrip()
         except BaseException as exc:
             outcome.error = _trimmed_traceback(exc, filename)
+        finally:
+            restore_show()
         try:
             outcome.images.extend(_collect_new_figures(before))
         except RunPythonInterrupted:
