@@ -23,25 +23,32 @@ def unknown_process(tool_name: str, process_id: str) -> str:
     )
 
 
+def find_command_session(
+    tool_name: str, args: dict[str, Any], ctx: ToolExecutionContext
+) -> tuple[Any, str, Any] | str:
+    """(manager, process_id, session) for the call's `process_id`, or the failure text."""
+    manager = command_manager(ctx)
+    if manager is None:
+        return unavailable(tool_name)
+    process_id = args.get("process_id")
+    if not isinstance(process_id, str) or not process_id:
+        return missing_argument("process_id", tool_name)
+    session = manager.get(process_id)
+    if session is None:
+        return unknown_process(tool_name, process_id)
+    return manager, process_id, session
+
+
 class InputCommandTool(ToolBase):
     async def execute(
         self, args: dict[str, Any], ctx: ToolExecutionContext
     ) -> AsyncIterator[OmniMessage | ToolResult]:
-        manager = command_manager(ctx)
-        if manager is None:
-            yield delta(ctx, unavailable(self.name))
+        found = find_command_session(self.name, args, ctx)
+        if isinstance(found, str):
+            yield delta(ctx, found)
             yield ToolResult(stop_reason="failed")
             return
-        process_id = args.get("process_id")
-        if not isinstance(process_id, str) or not process_id:
-            yield delta(ctx, missing_argument("process_id", self.name))
-            yield ToolResult(stop_reason="failed")
-            return
-        session = manager.get(process_id)
-        if session is None:
-            yield delta(ctx, unknown_process(self.name, process_id))
-            yield ToolResult(stop_reason="failed")
-            return
+        manager, process_id, session = found
         chars = args.get("chars")
         chars = chars if isinstance(chars, str) else ""
         if chars == INTERRUPT:

@@ -32,6 +32,22 @@ def no_manager(tool_name: str) -> str:
     return f"[{tool_name} unavailable: no subagent session manager configured]"
 
 
+def find_subagent_session(
+    tool_name: str, manager: Any, args: dict[str, Any], ctx: ToolExecutionContext
+) -> tuple[Any, str, Any] | str:
+    """(manager, subagent_id, session) for the call's `subagent_id`, or the failure text."""
+    manager = manager or ensure_subagent_sessions(ctx.services)
+    if manager is None:
+        return no_manager(tool_name)
+    subagent_id = args.get("subagent_id")
+    if not isinstance(subagent_id, str) or not subagent_id:
+        return missing_argument("subagent_id", tool_name)
+    session = manager.get(subagent_id)
+    if session is None:
+        return unknown_subagent(tool_name, subagent_id)
+    return manager, subagent_id, session
+
+
 class InputSubagentTool(ToolBase):
     def __init__(self, definition: Any, services: EnvironmentServices | None = None) -> None:
         super().__init__(definition, services)
@@ -40,21 +56,12 @@ class InputSubagentTool(ToolBase):
     async def execute(
         self, args: dict[str, Any], ctx: ToolExecutionContext
     ) -> AsyncIterator[OmniMessage | ToolResult]:
-        manager = self.manager or ensure_subagent_sessions(ctx.services)
-        if manager is None:
-            yield delta(ctx, no_manager(self.name))
+        found = find_subagent_session(self.name, self.manager, args, ctx)
+        if isinstance(found, str):
+            yield delta(ctx, found)
             yield ToolResult(stop_reason="failed")
             return
-        subagent_id = args.get("subagent_id")
-        if not isinstance(subagent_id, str) or not subagent_id:
-            yield delta(ctx, missing_argument("subagent_id", self.name))
-            yield ToolResult(stop_reason="failed")
-            return
-        session = manager.get(subagent_id)
-        if session is None:
-            yield delta(ctx, unknown_subagent(self.name, subagent_id))
-            yield ToolResult(stop_reason="failed")
-            return
+        _manager, subagent_id, session = found
         prompt = args.get("prompt")
         prompt = prompt if isinstance(prompt, str) else ""
         poll = not prompt.strip()

@@ -8,9 +8,8 @@ from typing import Any
 
 from ...omni import OmniMessage
 from ..types import ToolExecutionContext, ToolResult
-from .common import ToolBase, command_manager, delta, missing_argument
-from .exec_command import unavailable
-from .input_command import unknown_process
+from .common import ToolBase, delta
+from .input_command import find_command_session
 
 KILL_COMMAND_NAME = "kill_command"
 
@@ -19,21 +18,12 @@ class KillCommandTool(ToolBase):
     async def execute(
         self, args: dict[str, Any], ctx: ToolExecutionContext
     ) -> AsyncIterator[OmniMessage | ToolResult]:
-        manager = command_manager(ctx)
-        if manager is None:
-            yield delta(ctx, unavailable(self.name))
+        found = find_command_session(self.name, args, ctx)
+        if isinstance(found, str):
+            yield delta(ctx, found)
             yield ToolResult(stop_reason="failed")
             return
-        process_id = args.get("process_id")
-        if not isinstance(process_id, str) or not process_id:
-            yield delta(ctx, missing_argument("process_id", self.name))
-            yield ToolResult(stop_reason="failed")
-            return
-        session = manager.get(process_id)
-        if session is None:
-            yield delta(ctx, unknown_process(self.name, process_id))
-            yield ToolResult(stop_reason="failed")
-            return
+        manager, process_id, session = found
         session.disarm_report()
         pending = session.take_output()
         if pending:

@@ -9,8 +9,8 @@ from typing import Any
 from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage
 from ..types import ToolExecutionContext, ToolResult
-from .common import ToolBase, delta, missing_argument
-from .input_subagent import no_manager, unknown_subagent
+from .common import ToolBase, delta
+from .input_subagent import find_subagent_session
 from .subagent import ensure_subagent_sessions
 
 KILL_SUBAGENT_NAME = "kill_subagent"
@@ -24,21 +24,12 @@ class KillSubagentTool(ToolBase):
     async def execute(
         self, args: dict[str, Any], ctx: ToolExecutionContext
     ) -> AsyncIterator[OmniMessage | ToolResult]:
-        manager = self.manager or ensure_subagent_sessions(ctx.services)
-        if manager is None:
-            yield delta(ctx, no_manager(self.name))
+        found = find_subagent_session(self.name, self.manager, args, ctx)
+        if isinstance(found, str):
+            yield delta(ctx, found)
             yield ToolResult(stop_reason="failed")
             return
-        subagent_id = args.get("subagent_id")
-        if not isinstance(subagent_id, str) or not subagent_id:
-            yield delta(ctx, missing_argument("subagent_id", self.name))
-            yield ToolResult(stop_reason="failed")
-            return
-        session = manager.get(subagent_id)
-        if session is None:
-            yield delta(ctx, unknown_subagent(self.name, subagent_id))
-            yield ToolResult(stop_reason="failed")
-            return
+        manager, subagent_id, session = found
         session.disarm_settle_watcher()
         pending = session.drain_text()
         if pending:
