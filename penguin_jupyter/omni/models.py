@@ -306,9 +306,12 @@ EVENT_PAYLOADS = (
     GoalFinishedPayload,
 )
 PAYLOAD_TYPES: dict[str, type[_Payload]] = {
-    cls.model_fields["type"].default: cls for cls in (*COMPLETE_MODEL_PAYLOADS, *PARTIAL_PAYLOADS, *EVENT_PAYLOADS)
+    cls.model_fields["type"].default: cls
+    for cls in (*COMPLETE_MODEL_PAYLOADS, *PARTIAL_PAYLOADS, *EVENT_PAYLOADS)
 }
-MODEL_PAYLOAD_TYPES = frozenset(cls.model_fields["type"].default for cls in (*COMPLETE_MODEL_PAYLOADS, *PARTIAL_PAYLOADS))
+MODEL_PAYLOAD_TYPES = frozenset(
+    cls.model_fields["type"].default for cls in (*COMPLETE_MODEL_PAYLOADS, *PARTIAL_PAYLOADS)
+)
 EVENT_PAYLOAD_TYPES = frozenset(cls.model_fields["type"].default for cls in EVENT_PAYLOADS)
 
 
