@@ -11,7 +11,14 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Agent", "Session", "__version__", "create_agent", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = [
+    "Agent",
+    "Session",
+    "__version__",
+    "create_agent",
+    "load_ipython_extension",
+    "unload_ipython_extension",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -69,7 +69,9 @@ class GenerativeModelParameters:
 
 @runtime_checkable
 class LLMInterface(Protocol):
-    def stream_generate(self, parameters: GenerativeModelParameters) -> AsyncIterator[OmniMessage | LLMOutcome]:
+    def stream_generate(
+        self, parameters: GenerativeModelParameters
+    ) -> AsyncIterator[OmniMessage | LLMOutcome]:
         """Yield partial fragments, complete messages and `token_usage` events, then exactly one
         `LLMOutcome` as the last item. Never raises; never retries internally."""
         ...
