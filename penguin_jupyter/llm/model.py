@@ -197,29 +197,43 @@ class GenerativeModel:
             return
         outcome: LLMOutcome | None = None
         pending: asyncio.Task[UniEvent] | None = None
+        # One abort waiter per request (not one per event); cancelled in `finally`.
+        abort_waiter = asyncio.ensure_future(signal.wait()) if signal is not None else None
+        timeout_s = self._idle_timeout_s()
         try:
             while True:
                 if signal is not None and signal.aborted:
                     outcome = LLMOutcome("aborted")
                     break
-                pending = asyncio.ensure_future(_next_event(stream))
-                stopped_by = await self._wait_for(pending, signal)
-                if stopped_by is not None:
-                    upstream_signal.abort(stopped_by)
-                    outcome = self._stop_outcome(stopped_by)
-                    break
-                task, pending = pending, None
-                error = asyncio.CancelledError() if task.cancelled() else task.exception()
-                if isinstance(error, StopAsyncIteration):
-                    break
-                if error is not None:
-                    outcome = self._error_outcome(error, signal)
-                    break
+                if abort_waiter is None and timeout_s is None:
+                    # Nothing to race the read against: read in place, no Task per event.
+                    try:
+                        event = await anext(stream)
+                    except StopAsyncIteration:
+                        break
+                    except Exception as exc:
+                        outcome = self._error_outcome(exc, signal)
+                        break
+                else:
+                    pending = asyncio.ensure_future(_next_event(stream))
+                    stopped_by = await self._wait_for(pending, abort_waiter, timeout_s, signal)
+                    if stopped_by is not None:
+                        upstream_signal.abort(stopped_by)
+                        outcome = self._stop_outcome(stopped_by)
+                        break
+                    task, pending = pending, None
+                    error = asyncio.CancelledError() if task.cancelled() else task.exception()
+                    if isinstance(error, StopAsyncIteration):
+                        break
+                    if error is not None:
+                        outcome = self._error_outcome(error, signal)
+                        break
+                    event = task.result()
                 if signal is not None and signal.aborted:
                     outcome = LLMOutcome("aborted")
                     break
                 try:
-                    translated = list(translator.push_event(task.result()))
+                    translated = list(translator.push_event(event))
                 except Exception as exc:
                     outcome = self._error_outcome(exc, signal)
                     break
@@ -228,6 +242,8 @@ class GenerativeModel:
             if outcome is None and not translator.saw_finish_reason and signal is not None and signal.aborted:
                 outcome = LLMOutcome("aborted")
         finally:
+            if abort_waiter is not None:
+                abort_waiter.cancel()
             await self._release(stream, pending)
 
         if outcome is not None:
@@ -245,20 +261,22 @@ class GenerativeModel:
         yield token_usage(self.session_tokens, request_tokens)
         yield LLMOutcome("completed")
 
-    async def _wait_for(self, pending: asyncio.Task[UniEvent], signal: AbortSignal | None) -> str | None:
-        """Wait for the next upstream event, raced against the user's abort and the idle timer.
-        Returns None when the event (or the stream's error/end) arrived, else "aborted"/"timeout"."""
+    def _idle_timeout_s(self) -> float | None:
         timeout_ms = self.config.request_timeout_ms
-        timeout = timeout_ms / 1000 if timeout_ms and timeout_ms > 0 else None
-        waiters: set[asyncio.Future[Any]] = {pending}
-        abort_waiter = asyncio.ensure_future(signal.wait()) if signal is not None else None
-        if abort_waiter is not None:
-            waiters.add(abort_waiter)
-        try:
-            await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if abort_waiter is not None and not abort_waiter.done():
-                abort_waiter.cancel()
+        return timeout_ms / 1000 if timeout_ms and timeout_ms > 0 else None
+
+    async def _wait_for(
+        self,
+        pending: asyncio.Task[UniEvent],
+        abort_waiter: asyncio.Future[Any] | None,
+        timeout_s: float | None,
+        signal: AbortSignal | None,
+    ) -> str | None:
+        """Wait for the next upstream event, raced against the request's abort waiter and the idle
+        timer. Returns None when the event (or the stream's error/end) arrived, else
+        "aborted"/"timeout"."""
+        waiters: set[asyncio.Future[Any]] = {pending} if abort_waiter is None else {pending, abort_waiter}
+        await asyncio.wait(waiters, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
         if pending.done():
             return None  # an arrived event (or the stream's end, when agenthub commits the turn) wins
         if signal is not None and signal.aborted:

@@ -7,8 +7,8 @@ dropped. Shapes live in `models.py`; serialization in `wire.py`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from .models import (
@@ -49,11 +49,21 @@ from .models import (
 )
 from .wire import dumps_compact
 
+# (epoch second, "YYYY-MM-DDTHH:MM:SS.") of the last stamp: streaming builds many messages per
+# second, and formatting the date part once per second keeps `now_iso` cheap on that hot path.
+_second_prefix: tuple[int, str] = (-1, "")
+
 
 def now_iso() -> str:
-    """ISO-8601 UTC with milliseconds and a `Z` suffix."""
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+    """ISO-8601 UTC with milliseconds and a `Z` suffix (`2026-01-02T03:04:05.678Z`)."""
+    global _second_prefix
+    now = time.time()
+    second = int(now)
+    cached_second, prefix = _second_prefix
+    if second != cached_second:
+        prefix = time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second))
+        _second_prefix = (second, prefix)
+    return f"{prefix}{int((now - second) * 1000):03d}Z"
 
 
 def _model(payload: Any) -> OmniMessage:
@@ -104,7 +114,9 @@ def user_text(text: str, sender: str | None = None) -> OmniMessage:
     return _model(TextPayload(role="user", text=text, sender=sender))
 
 
-def assistant_text(text: str, stop_reason: StopReason = "completed", fidelity: dict | None = None) -> OmniMessage:
+def assistant_text(
+    text: str, stop_reason: StopReason = "completed", fidelity: dict | None = None
+) -> OmniMessage:
     return text_message("assistant", text, stop_reason, fidelity)
 
 
@@ -136,7 +148,11 @@ def tool_call(
         arguments = dumps_compact(dict(arguments))
     return _model(
         ToolCallPayload(
-            name=name, arguments=arguments, tool_call_id=tool_call_id, stop_reason=stop_reason, fidelity=fidelity
+            name=name,
+            arguments=arguments,
+            tool_call_id=tool_call_id,
+            stop_reason=stop_reason,
+            fidelity=fidelity,
         )
     )
 
@@ -161,7 +177,9 @@ def partial_text(event_type: EventType, text: str = "", stop_reason: StopReason 
     return _model(PartialTextPayload(event_type=event_type, text=text, stop_reason=stop_reason))
 
 
-def partial_thinking(event_type: EventType, text: str = "", stop_reason: StopReason = "completed") -> OmniMessage:
+def partial_thinking(
+    event_type: EventType, text: str = "", stop_reason: StopReason = "completed"
+) -> OmniMessage:
     return _model(PartialThinkingPayload(event_type=event_type, thinking=text, stop_reason=stop_reason))
 
 
@@ -174,7 +192,11 @@ def partial_tool_call(
 ) -> OmniMessage:
     return _model(
         PartialToolCallPayload(
-            event_type=event_type, name=name, arguments=arguments, tool_call_id=tool_call_id, stop_reason=stop_reason
+            event_type=event_type,
+            name=name,
+            arguments=arguments,
+            tool_call_id=tool_call_id,
+            stop_reason=stop_reason,
         )
     )
 
@@ -188,7 +210,11 @@ def partial_tool_call_output(
 ) -> OmniMessage:
     return _model(
         PartialToolCallOutputPayload(
-            event_type=event_type, output=output, images=images, tool_call_id=tool_call_id, stop_reason=stop_reason
+            event_type=event_type,
+            output=output,
+            images=images,
+            tool_call_id=tool_call_id,
+            stop_reason=stop_reason,
         )
     )
 
@@ -207,7 +233,9 @@ def request_end(
     retry_in_ms: int | None = None,
 ) -> OmniMessage:
     return _event(
-        RequestEndPayload(status=status, error_message=error_message, attempt=attempt, retry_in_ms=retry_in_ms)
+        RequestEndPayload(
+            status=status, error_message=error_message, attempt=attempt, retry_in_ms=retry_in_ms
+        )
     )
 
 
@@ -232,9 +260,13 @@ def add_token_counts(a: TokenCounts, b: TokenCounts) -> TokenCounts:
     )
 
 
-def token_usage(session: TokenCounts | Mapping[str, int], request: TokenCounts | Mapping[str, int]) -> OmniMessage:
+def token_usage(
+    session: TokenCounts | Mapping[str, int], request: TokenCounts | Mapping[str, int]
+) -> OmniMessage:
     return _event(
-        TokenUsagePayload(session=TokenCounts.model_validate(session), request=TokenCounts.model_validate(request))
+        TokenUsagePayload(
+            session=TokenCounts.model_validate(session), request=TokenCounts.model_validate(request)
+        )
     )
 
 
@@ -250,7 +282,9 @@ def compaction_end(
     error_message: str | None = None,
 ) -> OmniMessage:
     return _event(
-        CompactionEndPayload(reason=reason, mode=mode, status=status, attempt=attempt, error_message=error_message)
+        CompactionEndPayload(
+            reason=reason, mode=mode, status=status, attempt=attempt, error_message=error_message
+        )
     )
 
 
@@ -267,7 +301,9 @@ def mcp_connect_begin(servers: list[str]) -> OmniMessage:
 
 
 def mcp_connect_end(status: str, results: Iterable[McpServerResult | Mapping[str, Any]]) -> OmniMessage:
-    return _event(McpConnectEndPayload(status=status, results=[McpServerResult.model_validate(r) for r in results]))
+    return _event(
+        McpConnectEndPayload(status=status, results=[McpServerResult.model_validate(r) for r in results])
+    )
 
 
 def goal_finished(outcome: str, rounds: int, tokens_used: int) -> OmniMessage:
