@@ -84,18 +84,35 @@ class TurnContext:
 
 
 class _MergeQueue:
+    """Single consumer, N producers. The consumer drains `items` and parks on one future only
+    when the queue is empty; a push wakes it only while it is parked (no Event, no wake-up for
+    messages the consumer will find on its own next iteration)."""
+
     def __init__(self) -> None:
         self.items: deque[OmniMessage] = deque()
         self.producers = 0
-        self.wake = asyncio.Event()
+        self._parked: asyncio.Future[None] | None = None
 
     def push(self, msg: OmniMessage) -> None:
         self.items.append(msg)
-        self.wake.set()
+        self.notify()
 
     def producer_done(self) -> None:
         self.producers -= 1
-        self.wake.set()
+        self.notify()
+
+    def notify(self) -> None:
+        parked = self._parked
+        if parked is not None and not parked.done():
+            parked.set_result(None)
+
+    async def wait(self) -> None:
+        """Park until the next push, producer end or `notify` (the signal watch)."""
+        self._parked = asyncio.get_running_loop().create_future()
+        try:
+            await self._parked
+        finally:
+            self._parked = None
 
 
 def outcome_of_stream_end(item: object) -> LLMOutcome:
@@ -219,13 +236,12 @@ async def run_turn(
     result.outcome = LLMOutcome("aborted")  # replaced by the driver unless it never ran
     queue.producers += 1
     tasks.add(asyncio.ensure_future(drive()))
-    watch = SignalWatch(signal, queue.wake.set)
+    watch = SignalWatch(signal, queue.notify)
     loop = asyncio.get_running_loop()
     deadline: float | None = None
     forced = False
     try:
         while True:
-            queue.wake.clear()
             if queue.items:
                 yield queue.items.popleft()
                 continue
@@ -240,9 +256,9 @@ async def run_turn(
                     forced = True
                     continue
                 with suppress(TimeoutError):
-                    await asyncio.wait_for(queue.wake.wait(), remaining)
+                    await asyncio.wait_for(queue.wait(), remaining)
             else:
-                await queue.wake.wait()
+                await queue.wait()
     finally:
         await watch.close()
         await _cancel_all(tasks)
