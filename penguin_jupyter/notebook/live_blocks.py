@@ -4,6 +4,11 @@ Owns the split rule of notebook-design.md §4: a block's text lives in a run of 
 once the open widget holds more than `chunk_chars`, its text up to the last paragraph (or line)
 boundary is sent one final time and frozen, and a fresh widget takes the rest, so an update never
 re-sends finished text. Every widget update goes through a `ThrottledSetter`.
+
+Traffic per split (each is an iopub message carrying the whole state): the widgets of a block
+share one Layout and one style (no LayoutModel/HTMLStyleModel `comm_open` per widget), and they
+sit in group boxes of `GROUP_SIZE`, so a new widget re-sends one small `children` list rather
+than the whole, ever-growing list of the block's container.
 """
 
 from __future__ import annotations
@@ -12,10 +17,12 @@ import time
 from collections.abc import Callable
 
 import ipywidgets as widgets
+from ipywidgets.widgets.widget_string import HTMLStyle
 
 from .live_throttle import MIN_INTERVAL_S, ThrottledSetter
 
 Render = Callable[[str], str]
+GROUP_SIZE = 8
 
 
 class SplitTextBlock:
@@ -38,6 +45,9 @@ class SplitTextBlock:
         self.frozen: list[str] = []
         self.open_text = ""
         self.widgets: list[widgets.HTML] = []
+        self.groups: list[widgets.VBox] = []
+        self._layout: widgets.Layout | None = None
+        self._style: HTMLStyle | None = None
         self._setter: ThrottledSetter | None = None
         self._last_split = 0.0  # new widgets (and container updates) also stay within the budget
 
@@ -46,10 +56,21 @@ class SplitTextBlock:
         return "".join(self.frozen) + self.open_text
 
     def _new_widget(self) -> None:
-        widget = widgets.HTML()
+        if self._layout is None or self._style is None:
+            self._layout, self._style = widgets.Layout(), HTMLStyle()
+        widget = widgets.HTML(layout=self._layout, style=self._style)
         self.widgets.append(widget)
         self._setter = ThrottledSetter(widget)
-        self.container.children = (*self.container.children, widget)
+        group = self.groups[-1] if self.groups else None
+        children = self.container.children
+        if group is None or len(group.children) >= GROUP_SIZE or not children or children[-1] is not group:
+            # A fresh group (also when something else was added to the container after the last
+            # one, e.g. an image in a tool card, so the order on the page stays the arrival order).
+            group = widgets.VBox([widget], layout=self._layout)
+            self.groups.append(group)
+            self.container.children = (*children, group)
+        else:
+            group.children = (*group.children, widget)
 
     def _split_point(self) -> int:
         """Index just after the last safe boundary in the open text, or -1."""
@@ -92,8 +113,8 @@ class SplitTextBlock:
         """Make the block show exactly `text` (used when the complete message disagrees)."""
         if text == self.text:
             return
-        self.container.children = tuple(c for c in self.container.children if c not in self.widgets)
-        self.frozen, self.open_text, self.widgets, self._setter = [], "", [], None
+        self.container.children = tuple(c for c in self.container.children if c not in self.groups)
+        self.frozen, self.open_text, self.widgets, self.groups, self._setter = [], "", [], [], None
         self.append(text)
 
     def flush(self) -> None:

@@ -17,9 +17,10 @@ import ipywidgets as widgets
 from ..omni import OmniMessage
 from .approval import ApprovalRow
 from .live_blocks import SplitTextBlock
-from .live_cards import ToolCardWidget, close_widget_tree
+from .live_cards import ToolCardWidget
 from .live_header import HeaderWidget, usage_text
 from .live_render import muted_html, note_html, pre_html
+from .live_teardown import close_widgets_paced
 from .markdown_html import markdown_html
 
 
@@ -257,5 +258,5 @@ class LiveView:
         return self.root
 
     def close(self) -> None:
-        """Close every widget of the view (after the static transcript replaced it)."""
-        close_widget_tree([self.root])
+        """Close every widget of the view (after the static transcript replaced it), paced."""
+        close_widgets_paced([self.root])

@@ -1,0 +1,65 @@
+"""Paced teardown of a finished live view (notebook-design.md §4 cost limits).
+
+Owns `close_widgets_paced`. When a Task ends, the display update that puts the static transcript
+in place of the live view already removes its widgets from the page; what is left is to close
+their comms, so the kernel and the frontend free the models. Each close is one `comm_close`
+iopub message, and a long Task has a few hundred models (its widgets, their layouts and styles):
+closed at once they are a burst far above the update budget. Here they are queued and closed
+`CLOSE_BATCH` at a time every `CLOSE_INTERVAL_S` on the event loop (one queue for the kernel, so
+the teardowns of several Tasks share the budget). Without a running loop they close at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Iterable
+
+import ipywidgets as widgets
+
+CLOSE_BATCH = 10
+CLOSE_INTERVAL_S = 0.5  # at most 20 comm_close messages a second
+
+_queue: deque[widgets.Widget] = deque()
+_timer: asyncio.TimerHandle | None = None
+_timer_loop: asyncio.AbstractEventLoop | None = None
+
+
+def widget_tree(roots: Iterable[widgets.Widget]) -> list[widgets.Widget]:
+    """`roots`, their descendants and the layouts/styles they use, each once, parents first."""
+    found: dict[int, widgets.Widget] = {}
+    pending = list(roots)
+    while pending:
+        widget = pending.pop()
+        if id(widget) in found:
+            continue
+        found[id(widget)] = widget
+        pending.extend(getattr(widget, "children", ()) or ())
+        for part in (getattr(widget, "layout", None), getattr(widget, "style", None)):
+            if isinstance(part, widgets.Widget):
+                pending.append(part)
+    return list(found.values())
+
+
+def close_widgets_paced(roots: Iterable[widgets.Widget]) -> None:
+    """Close `roots` and everything under them, a batch at a time (see the module docstring)."""
+    global _timer, _timer_loop
+    tree = widget_tree(roots)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        for widget in tree:
+            widget.close()
+        return
+    _queue.extend(tree)
+    if _timer is None or _timer_loop is not loop:  # (a timer of a closed loop never fires)
+        _timer, _timer_loop = loop.call_later(CLOSE_INTERVAL_S, _close_batch, loop), loop
+
+
+def _close_batch(loop: asyncio.AbstractEventLoop) -> None:
+    global _timer
+    _timer = None
+    for _ in range(min(CLOSE_BATCH, len(_queue))):
+        _queue.popleft().close()
+    if _queue:
+        _timer = loop.call_later(CLOSE_INTERVAL_S, _close_batch, loop)
