@@ -245,7 +245,8 @@ def rendered_output(traffic: Traffic) -> str:
     parts = []
     for comm_id in traffic.order:
         value = traffic.values.get(comm_id, "")
-        if value.startswith("<pre") and "out 00" in value and "more lines …" not in value:
+        # every line batch, also one holding only the truncation note (not the collapsed summary)
+        if value.startswith("<pre") and "more lines …" not in value:
             parts.append(html.unescape(re.sub(r"^<pre[^>]*>|</pre>$", "", value)))
     return "".join(parts)
 

@@ -5,9 +5,9 @@ once the open widget holds more than `chunk_chars`, its text up to the last para
 boundary is sent one final time and frozen, and a fresh widget takes the rest, so an update never
 re-sends finished text. Every widget update goes through a `ThrottledSetter`.
 
-Traffic per split (each is an iopub message carrying the whole state): the widgets of a block
-share one Layout and one style (no LayoutModel/HTMLStyleModel `comm_open` per widget), and they
-sit in group boxes of `GROUP_SIZE`, so a new widget re-sends one small `children` list rather
+Traffic per split (each is an iopub message carrying the whole state): the widgets share one
+Layout and one style (`live_shared`: no LayoutModel/HTMLStyleModel `comm_open` per widget), and
+they sit in group boxes of `GROUP_SIZE`, so a new widget re-sends one small `children` list rather
 than the whole, ever-growing list of the block's container.
 """
 
@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 
 import ipywidgets as widgets
-from ipywidgets.widgets.widget_string import HTMLStyle
 
+from .live_shared import plain_html, plain_vbox
 from .live_throttle import MIN_INTERVAL_S, ThrottledSetter
 
 Render = Callable[[str], str]
@@ -46,8 +46,6 @@ class SplitTextBlock:
         self.open_text = ""
         self.widgets: list[widgets.HTML] = []
         self.groups: list[widgets.VBox] = []
-        self._layout: widgets.Layout | None = None
-        self._style: HTMLStyle | None = None
         self._setter: ThrottledSetter | None = None
         self._last_split = 0.0  # new widgets (and container updates) also stay within the budget
 
@@ -56,9 +54,7 @@ class SplitTextBlock:
         return "".join(self.frozen) + self.open_text
 
     def _new_widget(self) -> None:
-        if self._layout is None or self._style is None:
-            self._layout, self._style = widgets.Layout(), HTMLStyle()
-        widget = widgets.HTML(layout=self._layout, style=self._style)
+        widget = plain_html()
         self.widgets.append(widget)
         self._setter = ThrottledSetter(widget)
         group = self.groups[-1] if self.groups else None
@@ -66,7 +62,7 @@ class SplitTextBlock:
         if group is None or len(group.children) >= GROUP_SIZE or not children or children[-1] is not group:
             # A fresh group (also when something else was added to the container after the last
             # one, e.g. an image in a tool card, so the order on the page stays the arrival order).
-            group = widgets.VBox([widget], layout=self._layout)
+            group = plain_vbox([widget])
             self.groups.append(group)
             self.container.children = (*children, group)
         else:

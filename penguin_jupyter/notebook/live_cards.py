@@ -16,6 +16,7 @@ import ipywidgets as widgets
 from ..omni import OmniMessage
 from .live_blocks import SplitTextBlock
 from .live_render import head_tail, muted_html, pre_html
+from .live_shared import plain_hbox, plain_html, plain_vbox
 from .transcript_model import diff_preview, tool_card_summary, tool_description
 
 COLLAPSE_LINES = 40
@@ -43,11 +44,11 @@ class ToolCardWidget:
         self.name = name
         self.quiet = quiet
         self.redact = redact
-        self.title = widgets.HTML(self._title_html(name or "tool", ""))
-        self.detail = widgets.HTML("")
-        self.approval_box = widgets.HBox([])
+        self.title = plain_html(self._title_html(name or "tool", ""))
+        self.detail = plain_html()
+        self.approval_box = plain_hbox()
         self.output_box = widgets.VBox([], layout=widgets.Layout(max_height="24em", overflow="auto"))
-        self.status = widgets.HTML("")
+        self.status = plain_html()
         self.output = SplitTextBlock(
             self.output_box, pre_html, boundary="\n", chunk_chars=4000, redact=redact
         )
@@ -85,13 +86,13 @@ class ToolCardWidget:
 
     def show_approval_row(self, row_widget: widgets.Widget | None, note: str = "") -> None:
         self.approval_box.children = (
-            (row_widget,) if row_widget is not None else (widgets.HTML(muted_html(note)),)
+            (row_widget,) if row_widget is not None else (plain_html(muted_html(note)),)
         )
 
     def set_decision(self, decision: str) -> None:
         text = DECISION_TEXT.get(decision, decision)
         replaced = self.approval_box.children
-        self.approval_box.children = (widgets.HTML(muted_html(f"Approval: {text}")),)
+        self.approval_box.children = (plain_html(muted_html(f"Approval: {text}")),)
         close_widget_tree(replaced)
 
     def append_output(self, delta: str) -> None:
@@ -101,7 +102,7 @@ class ToolCardWidget:
         for url in images or []:
             if url not in self.images and url.startswith("data:image/"):
                 self.images.append(url)
-                img = widgets.HTML(f'<img src="{html.escape(url)}" style="max-width:100%">')
+                img = plain_html(f'<img src="{html.escape(url)}" style="max-width:100%">')
                 self.output_box.children = (*self.output_box.children, img)
 
     def finish(self, output: OmniMessage) -> None:
@@ -112,12 +113,10 @@ class ToolCardWidget:
         lines = len(payload.output.splitlines())
         if lines > COLLAPSE_LINES and not self.quiet:
             short, _hidden = head_tail(self.redact(payload.output))
-            full = widgets.Accordion(
-                children=[widgets.VBox(list(self.output_box.children))], selected_index=None
-            )
+            full = widgets.Accordion(children=[plain_vbox(self.output_box.children)], selected_index=None)
             full.set_title(0, f"Full output ({lines} lines)")
             self.output_box.layout = widgets.Layout()
-            self.output_box.children = (widgets.HTML(pre_html(short)), full)
+            self.output_box.children = (plain_html(pre_html(short)), full)
         color = STATUS_COLORS.get(payload.stop_reason, "#555")
         self.status.value = (
             f'<span style="color:{color};font-size:12px">{html.escape(payload.stop_reason)}</span>'

@@ -11,6 +11,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from .live_shared import plain_hbox, plain_html
 from .live_throttle import ThrottledSetter
 
 
@@ -21,14 +22,14 @@ def usage_text(session_total: int, request_total: int, output: int) -> str:
 class HeaderWidget:
     def __init__(self, info: dict[str, Any], on_stop: Callable[[], None]) -> None:
         self.info = info
-        self.label = widgets.HTML(self._label_html())
-        self.usage = widgets.HTML("")
-        self.status = widgets.HTML("<i>running…</i>")
+        self.label = plain_html(self._label_html())
+        self.usage = plain_html()
+        self.status = plain_html("<i>running…</i>")
         self.stop_button = widgets.Button(description="Stop", button_style="warning", icon="stop")
         self.stop_button.on_click(lambda _b: on_stop())
         self._usage_setter = ThrottledSetter(self.usage)
         self.widget = widgets.VBox(
-            [widgets.HBox([self.label, self.stop_button]), widgets.HBox([self.status, self.usage])],
+            [plain_hbox([self.label, self.stop_button]), plain_hbox([self.status, self.usage])],
             layout=widgets.Layout(border_bottom="1px solid #d0d7de", margin="0 0 4px 0"),
         )
 

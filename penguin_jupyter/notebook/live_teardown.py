@@ -17,6 +17,8 @@ from collections.abc import Iterable
 
 import ipywidgets as widgets
 
+from .live_shared import is_shared
+
 CLOSE_BATCH = 10
 CLOSE_INTERVAL_S = 0.5  # at most 20 comm_close messages a second
 
@@ -26,12 +28,13 @@ _timer_loop: asyncio.AbstractEventLoop | None = None
 
 
 def widget_tree(roots: Iterable[widgets.Widget]) -> list[widgets.Widget]:
-    """`roots`, their descendants and the layouts/styles they use, each once, parents first."""
+    """`roots`, their descendants and the layouts/styles they use, each once, parents first
+    (without the models `live_shared` keeps for every view)."""
     found: dict[int, widgets.Widget] = {}
     pending = list(roots)
     while pending:
         widget = pending.pop()
-        if id(widget) in found:
+        if id(widget) in found or is_shared(widget):
             continue
         found[id(widget)] = widget
         pending.extend(getattr(widget, "children", ()) or ())

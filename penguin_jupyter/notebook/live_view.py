@@ -20,6 +20,7 @@ from .live_blocks import SplitTextBlock
 from .live_cards import ToolCardWidget
 from .live_header import HeaderWidget, usage_text
 from .live_render import muted_html, note_html, pre_html
+from .live_shared import plain_html, plain_vbox
 from .live_teardown import close_widgets_paced
 from .markdown_html import markdown_html
 
@@ -70,14 +71,14 @@ class LiveScope:
         self.container.children = (*self.container.children, widget)
 
     def note(self, text: str, color: str = "#555") -> widgets.HTML:
-        widget = widgets.HTML(note_html(self.redact(text), color))
+        widget = plain_html(note_html(self.redact(text), color))
         self.add(widget)
         return widget
 
     # --- segments ---------------------------------------------------------------------
     def _open_text(self) -> SplitTextBlock:
         if self.text is None:
-            box = widgets.VBox([])
+            box = plain_vbox()
             self.add(box)
             self.text = SplitTextBlock(box, markdown_html, redact=self.redact)
             self.blocks.append(self.text)
@@ -85,7 +86,7 @@ class LiveScope:
 
     def _open_thinking(self) -> SplitTextBlock:
         if self.thinking is None:
-            box = widgets.VBox([])
+            box = plain_vbox()
             self.thinking_box = widgets.Accordion(children=[box], selected_index=None)
             self.thinking_box.set_title(0, "Thinking…")
             self.add(self.thinking_box)
@@ -105,7 +106,7 @@ class LiveScope:
     def child(self, hop: str) -> LiveScope:
         scope = self.children.get(hop)
         if scope is None:
-            box = widgets.VBox([])
+            box = plain_vbox()
             accordion = widgets.Accordion(children=[box], selected_index=0)
             accordion.set_title(0, f"Subagent {hop}")
             self.add(accordion)
@@ -138,7 +139,7 @@ class LiveScope:
                 self._open_text().flush()
                 self.text = None
             else:
-                self.add(widgets.HTML(muted_html(self.redact("▸ " + payload.text))))
+                self.add(plain_html(muted_html(self.redact("▸ " + payload.text))))
         elif kind == "partial_thinking":
             if payload.event_type == "start":
                 self.thinking = None
@@ -166,7 +167,7 @@ class LiveScope:
         elif kind == "approval_decision":
             self.card(payload.tool_call_id).set_decision(payload.decision)
         elif kind in ("image_url", "inline_data"):
-            self.add(widgets.HTML(muted_html(f"[{kind}]")))
+            self.add(plain_html(muted_html(f"[{kind}]")))
         elif kind == "request_end" and payload.status != "completed" and payload.retry_in_ms is not None:
             self._start_countdown(payload)
         else:
@@ -218,9 +219,9 @@ class LiveView:
         redact: Callable[[str], str],
     ) -> None:
         self.header = HeaderWidget(info, on_stop)
-        self.body = widgets.VBox([])
+        self.body = plain_vbox()
         self.scope = LiveScope(self.body, quiet=quiet, redact=redact)
-        self.root = widgets.VBox([self.header.widget, self.body])
+        self.root = plain_vbox([self.header.widget, self.body])
 
     def handle(self, msg: OmniMessage) -> None:
         if msg.kind == "token_usage" and not msg.origin:
