@@ -53,10 +53,12 @@ class SplitTextBlock:
     def text(self) -> str:
         return "".join(self.frozen) + self.open_text
 
-    def _new_widget(self) -> None:
-        widget = plain_html()
+    def _new_widget(self, value: str) -> None:
+        """A fresh widget opened with `value` (its first update rides on the `comm_open`)."""
+        widget = plain_html(value)
         self.widgets.append(widget)
         self._setter = ThrottledSetter(widget)
+        self._setter.mark_sent()
         group = self.groups[-1] if self.groups else None
         children = self.container.children
         if group is None or len(group.children) >= GROUP_SIZE or not children or children[-1] is not group:
@@ -82,25 +84,27 @@ class SplitTextBlock:
     def append(self, delta: str) -> None:
         if not delta:
             return
-        if self._setter is None:
-            self._new_widget()
         self.open_text += delta
         now = time.monotonic()
         if len(self.open_text) > self.chunk_chars and now - self._last_split >= MIN_INTERVAL_S:
             cut = self._split_point()
             if cut > 0:
                 head, self.open_text = self.open_text[:cut], self.open_text[cut:]
-                assert self._setter is not None
-                self._setter.set(self.render(self.redact(head)))
-                self._setter.flush()
+                final = self.render(self.redact(head))
+                if self._setter is None:
+                    self._new_widget(final)
+                else:
+                    self._setter.set(final)
+                    self._setter.flush()
                 self.frozen.append(head)
                 self._last_split = now
                 self._setter = None
                 if not self.open_text:
                     return
-                self._new_widget()
-        assert self._setter is not None
-        self._setter.set_lazy(self._render_open)
+        if self._setter is None:
+            self._new_widget(self._render_open())
+        else:
+            self._setter.set_lazy(self._render_open)
 
     def _render_open(self) -> str:
         return self.render(self.redact(self.open_text))

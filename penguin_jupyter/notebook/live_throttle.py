@@ -47,6 +47,11 @@ class ThrottledSetter:
         elif self._timer is None:
             self._timer = self._loop.call_later(wait, self.flush)
 
+    def mark_sent(self) -> None:
+        """Count the widget's current value as sent now (it went with the widget's `comm_open`)."""
+        self._last_sent = time.monotonic()
+        self.sent_count += 1
+
     def flush(self) -> None:
         """Send the pending value now (no-op when nothing is pending)."""
         if self._timer is not None:
