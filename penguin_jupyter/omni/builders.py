@@ -67,6 +67,9 @@ def now_iso() -> str:
 
 
 def _model(payload: Any) -> OmniMessage:
+    # Partials are validated like everything else: for these small frozen models pydantic's
+    # validating constructor (Rust) measured faster than `model_construct` (Python), ~9 µs vs
+    # ~14 µs for a `partial_text`, so skipping validation would not make the hot path cheaper.
     return OmniMessage(timestamp=now_iso(), type="model_msg", payload=payload)
 
 
