@@ -16,7 +16,7 @@ import ipywidgets as widgets
 from ..omni import OmniMessage
 from .live_blocks import SplitTextBlock
 from .live_render import head_tail, muted_html, pre_html
-from .live_shared import plain_hbox, plain_html, plain_vbox
+from .live_shared import plain_hbox, plain_html, plain_vbox, shared_layout
 from .transcript_model import diff_preview, tool_card_summary, tool_description
 
 COLLAPSE_LINES = 40
@@ -47,19 +47,21 @@ class ToolCardWidget:
         self.title = plain_html(self._title_html(name or "tool", ""))
         self.detail = plain_html()
         self.approval_box = plain_hbox()
-        self.output_box = widgets.VBox([], layout=widgets.Layout(max_height="24em", overflow="auto"))
+        self.output_box = widgets.VBox([], layout=shared_layout(max_height="24em", overflow="auto"))
         self.status = plain_html()
         self.output = SplitTextBlock(
             self.output_box, pre_html, boundary="\n", chunk_chars=4000, redact=redact
         )
         children = [self.title, self.detail, self.approval_box, self.status]
         if quiet:
-            self.output_accordion = widgets.Accordion(children=[self.output_box], selected_index=None)
+            self.output_accordion = widgets.Accordion(
+                children=[self.output_box], selected_index=None, layout=shared_layout()
+            )
             self.output_accordion.set_title(0, "Output")
             children.insert(3, self.output_accordion)
         else:
             children.insert(3, self.output_box)
-        self.widget = widgets.VBox(children, layout=widgets.Layout(**CARD_STYLE))
+        self.widget = widgets.VBox(children, layout=shared_layout(**CARD_STYLE))
         self.images: list[str] = []
 
     def _title_html(self, name: str, detail: str) -> str:
@@ -113,9 +115,11 @@ class ToolCardWidget:
         lines = len(payload.output.splitlines())
         if lines > COLLAPSE_LINES and not self.quiet:
             short, _hidden = head_tail(self.redact(payload.output))
-            full = widgets.Accordion(children=[plain_vbox(self.output_box.children)], selected_index=None)
+            full = widgets.Accordion(
+                children=[plain_vbox(self.output_box.children)], selected_index=None, layout=shared_layout()
+            )
             full.set_title(0, f"Full output ({lines} lines)")
-            self.output_box.layout = widgets.Layout()
+            self.output_box.layout = shared_layout()
             self.output_box.children = (plain_html(pre_html(short)), full)
         color = STATUS_COLORS.get(payload.stop_reason, "#555")
         self.status.value = (

@@ -1,16 +1,17 @@
 """Plain live widgets with one shared Layout and one shared HTML style (notebook-design.md §4).
 
-Owns `plain_html`, `plain_vbox`, `plain_hbox` and `is_shared`. Every ipywidgets widget made
+Owns `plain_html`, `plain_vbox`, `plain_hbox`, `shared_layout` and `is_shared`. Every ipywidgets widget made
 without a `layout=` (and an HTML without a `style=`) opens its own LayoutModel (and
 HTMLStyleModel): two extra `comm_open` iopub messages per widget, about a kilobyte each, for
 models that hold nothing but defaults. The live views' plain widgets share one default Layout and
 one default HTML style instead, created once per kernel and never closed (the paced teardown
-skips them). Nothing may mutate them: a widget that needs its own layout gets its own.
+skips them); fixed layouts used by every card (`shared_layout(**settings)`) are shared the same
+way. Nothing may mutate them: a widget whose layout changes gets its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import ipywidgets as widgets
 from ipywidgets.widgets.widget_string import HTMLStyle
@@ -18,15 +19,17 @@ from ipywidgets.widgets.widget_string import HTMLStyle
 _shared: dict[str, widgets.Widget] = {}
 
 
-def _get(name: str, make: type[widgets.Widget]) -> widgets.Widget:
+def _get(name: str, make: Callable[[], widgets.Widget]) -> widgets.Widget:
     model = _shared.get(name)
     if model is None or model.comm is None:  # (re)made if absent or closed, e.g. by Widget.close_all()
         model = _shared[name] = make()
     return model
 
 
-def shared_layout() -> widgets.Layout:
-    return _get("layout", widgets.Layout)  # type: ignore[return-value]
+def shared_layout(**settings: str) -> widgets.Layout:
+    """The kernel's one Layout with exactly these settings (the default one without any)."""
+    key = "layout" + "".join(f";{k}={v}" for k, v in sorted(settings.items()))
+    return _get(key, lambda: widgets.Layout(**settings))  # type: ignore[return-value]
 
 
 def is_shared(widget: widgets.Widget) -> bool:

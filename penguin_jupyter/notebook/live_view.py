@@ -20,7 +20,7 @@ from .live_blocks import SplitTextBlock
 from .live_cards import ToolCardWidget
 from .live_header import HeaderWidget, usage_text
 from .live_render import muted_html, note_html, pre_html
-from .live_shared import plain_html, plain_vbox
+from .live_shared import plain_html, plain_vbox, shared_layout
 from .live_teardown import close_widgets_paced
 from .markdown_html import markdown_html
 
@@ -87,7 +87,7 @@ class LiveScope:
     def _open_thinking(self) -> SplitTextBlock:
         if self.thinking is None:
             box = plain_vbox()
-            self.thinking_box = widgets.Accordion(children=[box], selected_index=None)
+            self.thinking_box = widgets.Accordion(children=[box], selected_index=None, layout=shared_layout())
             self.thinking_box.set_title(0, "Thinking…")
             self.add(self.thinking_box)
             self.thinking = SplitTextBlock(box, pre_html, boundary="\n", redact=self.redact)
@@ -107,7 +107,7 @@ class LiveScope:
         scope = self.children.get(hop)
         if scope is None:
             box = plain_vbox()
-            accordion = widgets.Accordion(children=[box], selected_index=0)
+            accordion = widgets.Accordion(children=[box], selected_index=0, layout=shared_layout())
             accordion.set_title(0, f"Subagent {hop}")
             self.add(accordion)
             scope = LiveScope(box, quiet=self.quiet, redact=self.redact)
