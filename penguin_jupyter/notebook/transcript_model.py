@@ -210,8 +210,7 @@ class _Scope:
         self.blocks = blocks
         self.cards: dict[str, list[ToolCard]] = {}
         self.children: dict[str, tuple[SubagentGroup, _Scope]] = {}
-        self.open_compaction: EventBlock | None = None
-        self.open_mcp: EventBlock | None = None
+        self.open_pairs: dict[str, EventBlock] = {}  # begin/end events waiting for their end
 
     def card_for(self, tool_call_id: str, *, wants: str) -> ToolCard:
         """The first card for this id still missing `wants` (call/decision/output), else a new one."""
@@ -296,6 +295,14 @@ def _mcp_text(begin: Mapping[str, Any] | None, end: Mapping[str, Any] | None) ->
     return text
 
 
+_PAIRED_EVENTS = {
+    "compaction_begin": ("compaction", _compaction_text),
+    "compaction_end": ("compaction", _compaction_text),
+    "mcp_connect_begin": ("mcp_connect", _mcp_text),
+    "mcp_connect_end": ("mcp_connect", _mcp_text),
+}
+
+
 def _add_event(scope: _Scope, payload: Mapping[str, Any]) -> None:
     kind = payload.get("type")
     if kind in SILENT_EVENTS:
@@ -309,36 +316,29 @@ def _add_event(scope: _Scope, payload: Mapping[str, Any]) -> None:
         event, text = _retry_text(payload)
         details = {k: payload[k] for k in ("error_message", "attempt", "retry_in_ms") if k in payload}
         scope.blocks.append(EventBlock(event, text, str(payload.get("status")), details))
-    elif kind == "compaction_begin":
-        block = EventBlock("compaction", _compaction_text(payload, None), None, {"begin": dict(payload)})
-        scope.open_compaction = block
-        scope.blocks.append(block)
-    elif kind == "compaction_end":
-        block = scope.open_compaction
-        if block is None:
-            block = EventBlock("compaction", "", None, {})
-            scope.blocks.append(block)
-        block.details["end"] = dict(payload)
-        block.status = str(payload.get("status"))
-        block.text = _compaction_text(block.details.get("begin"), payload)
-        scope.open_compaction = None
-    elif kind == "mcp_connect_begin":
-        block = EventBlock("mcp_connect", _mcp_text(payload, None), None, {"begin": dict(payload)})
-        scope.open_mcp = block
-        scope.blocks.append(block)
-    elif kind == "mcp_connect_end":
-        block = scope.open_mcp
-        if block is None:
-            block = EventBlock("mcp_connect", "", None, {})
-            scope.blocks.append(block)
-        block.details["end"] = dict(payload)
-        block.status = str(payload.get("status"))
-        block.text = _mcp_text(block.details.get("begin"), payload)
-        scope.open_mcp = None
+    elif kind in _PAIRED_EVENTS:
+        _add_paired_event(scope, kind, payload)
     elif kind == "abort":
         reason = payload.get("reason")
         text = "Aborted" + (f": {reason}" if reason else "")
         scope.blocks.append(EventBlock("abort", text, "aborted", {"reason": reason}))
+
+
+def _add_paired_event(scope: _Scope, kind: str, payload: Mapping[str, Any]) -> None:
+    """`*_begin` opens one block; its `*_end` completes the same block (or stands alone)."""
+    event, render = _PAIRED_EVENTS[kind]
+    if kind.endswith("_begin"):
+        block = EventBlock(event, render(payload, None), None, {"begin": dict(payload)})
+        scope.open_pairs[event] = block
+        scope.blocks.append(block)
+        return
+    block = scope.open_pairs.pop(event, None)
+    if block is None:
+        block = EventBlock(event, "", None, {})
+        scope.blocks.append(block)
+    block.details["end"] = dict(payload)
+    block.status = str(payload.get("status"))
+    block.text = render(block.details.get("begin"), payload)
 
 
 def _add_model(scope: _Scope, payload: Mapping[str, Any]) -> None:
