@@ -117,7 +117,16 @@ def test_wheel_ships_the_labextension_and_jupyter_lists_it_enabled(tmp_path):
     pip("wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp_path / "dist"), str(src), cwd=tmp_path)
     (wheel,) = (tmp_path / "dist").glob("penguin_jupyter-*.whl")
     prefix = tmp_path / "prefix"
-    pip("install", "--no-deps", "--no-compile", "--prefix", str(prefix), str(wheel), cwd=tmp_path)
+    pip(
+        "install",
+        "--no-deps",
+        "--ignore-installed",
+        "--no-compile",
+        "--prefix",
+        str(prefix),
+        str(wheel),
+        cwd=tmp_path,
+    )
     ext_dir = prefix / "share" / "jupyter" / "labextensions" / EXT_NAME
     assert_built_extension(ext_dir)
     assert not list(prefix.glob("lib/python*/site-packages/penguin_jupyter/labextension"))
@@ -130,7 +139,17 @@ def test_editable_install_builds_and_lists_the_labextension(tmp_path):
     _build_tools_or_skip()
     src = source_copy(tmp_path / "src")
     prefix = tmp_path / "prefix"
-    pip("install", "--no-deps", "--no-build-isolation", "--prefix", str(prefix), "-e", str(src), cwd=tmp_path)
+    pip(
+        "install",
+        "--no-deps",
+        "--ignore-installed",
+        "--no-build-isolation",
+        "--prefix",
+        str(prefix),
+        "-e",
+        str(src),
+        cwd=tmp_path,
+    )
     assert (src / "penguin_jupyter" / "labextension" / "package.json").is_file()
     assert_built_extension(prefix / "share" / "jupyter" / "labextensions" / EXT_NAME)
     listing = labextension_list(prefix / "share" / "jupyter")
