@@ -16,6 +16,7 @@ from penguin_jupyter.notebook.transcript_bundle import (
     transcript_mimebundle,
 )
 from penguin_jupyter.notebook.transcript_html import render_html
+from penguin_jupyter.notebook.transcript_model import session_label
 from penguin_jupyter.omni import (
     assistant_text,
     thinking,
@@ -190,3 +191,13 @@ def test_unreadable_bundle_is_a_one_line_error():
         read_bundle([1, 2])
     with pytest.raises(ValueError, match=r"^transcript bundle is not JSON: "):
         read_bundle("{oops")
+
+
+def test_headers_name_a_generated_session_id_once():
+    bundle = sample_bundle()
+    bundle["session"]["session_id"] = "session-2026-12-02-10-00-00-abcd1234"
+    mime = transcript_mimebundle(bundle)
+    for text in (mime["text/html"], mime["text/plain"]):
+        assert "session-2026-12-02-10-00-00-abcd1234" in text
+        assert "session session-" not in text
+    assert session_label("sess-1234") == "session sess-1234"

@@ -15,6 +15,11 @@ export const OUTPUT_HEAD_LINES = 12;
 
 type Child = Node | string | null | undefined | false;
 
+/** How headers name a session: ids already read `session-…`, so only others get the word. */
+export function sessionLabel(sessionId: string): string {
+  return sessionId.startsWith('session-') ? sessionId : `session ${sessionId}`;
+}
+
 function el(tag: string, className?: string, ...children: Child[]): HTMLElement {
   const node = document.createElement(tag);
   if (className) {
@@ -149,7 +154,7 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
     const model = [s.provider, s.model_id].filter(Boolean).join('/') || 'unknown model';
     const meta = [
       s.workspace ? `workspace ${s.workspace}` : '',
-      s.session_id ? `session ${s.session_id}` : '',
+      s.session_id ? sessionLabel(s.session_id) : '',
       s.approval_mode ? `approve ${s.approval_mode}` : ''
     ].filter(Boolean).join(' · ');
     const header = el('div', 'pg-header',

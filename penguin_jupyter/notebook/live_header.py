@@ -13,6 +13,7 @@ import ipywidgets as widgets
 
 from .live_shared import plain_hbox, plain_html
 from .live_throttle import ThrottledSetter
+from .transcript_model import session_label
 
 
 def usage_text(session_total: int, request_total: int, output: int) -> str:
@@ -38,7 +39,7 @@ class HeaderWidget:
         parts = [
             f"<b>{html.escape(str(i.get('provider', '?')))}/{html.escape(str(i.get('model_id', '?')))}</b>",
             f"workspace <code>{html.escape(str(i.get('workspace', '')))}</code>",
-            f"session <code>{html.escape(str(i.get('session_id', '')))}</code>",
+            f"<code>{html.escape(session_label(i.get('session_id', '')))}</code>",
             f"approve: {html.escape(str(i.get('approval_mode', '')))}",
         ]
         return " · ".join(parts)

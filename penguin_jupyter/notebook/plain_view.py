@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from ..omni import OmniMessage
-from .transcript_model import tool_card_summary
+from .transcript_model import session_label, tool_card_summary
 
 
 class PlainView:
@@ -31,7 +31,7 @@ class PlainView:
         self.shown_calls: set[str] = set()
         self._write(
             f"🐧 {info.get('provider')}/{info.get('model_id')} · workspace {info.get('workspace')} · "
-            f"session {info.get('session_id')} · approve: {info.get('approval_mode')}\n"
+            f"{session_label(info.get('session_id'))} · approve: {info.get('approval_mode')}\n"
         )
 
     def _write(self, text: str) -> None:

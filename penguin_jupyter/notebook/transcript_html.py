@@ -22,6 +22,7 @@ from .transcript_model import (
     ThinkingBlock,
     ToolCard,
     build_blocks,
+    session_label,
 )
 
 OUTPUT_HEAD_LINES = 12
@@ -169,7 +170,7 @@ def render_html(bundle: Mapping[str, Any]) -> str:
     session = bundle.get("session") or {}
     model = "/".join(str(session[k]) for k in ("provider", "model_id") if session.get(k)) or "unknown model"
     meta = [f"workspace {session['workspace']}" if session.get("workspace") else ""]
-    meta.append(f"session {session['session_id']}" if session.get("session_id") else "")
+    meta.append(session_label(session["session_id"]) if session.get("session_id") else "")
     meta.append(f"approve {session['approval_mode']}" if session.get("approval_mode") else "")
     status = str(bundle.get("status") or "completed")
     header = (

@@ -97,6 +97,12 @@ Block = TextBlock | ThinkingBlock | ImageBlock | ToolCard | EventBlock | Subagen
 # --- small public helpers (shared with the live widgets) ----------------------------------
 
 
+def session_label(session_id: Any) -> str:
+    """How headers name a session: ids already read `session-…`, so only others get the word."""
+    text = str(session_id)
+    return text if text.startswith("session-") else f"session {text}"
+
+
 def as_wire(message: Any) -> dict[str, Any]:
     """A wire dict for an OmniMessage or an already-decoded wire dict."""
     if isinstance(message, OmniMessage):

@@ -10,7 +10,15 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from .transcript_model import Block, EventBlock, SubagentGroup, TextBlock, build_blocks, iter_tool_cards
+from .transcript_model import (
+    Block,
+    EventBlock,
+    SubagentGroup,
+    TextBlock,
+    build_blocks,
+    iter_tool_cards,
+    session_label,
+)
 
 REPLY_LIMIT = 300
 
@@ -30,7 +38,7 @@ def render_text(bundle: Mapping[str, Any]) -> str:
     blocks = build_blocks(bundle.get("messages") or [])
     model = "/".join(str(session[k]) for k in ("provider", "model_id") if session.get(k)) or "unknown model"
     lines = [f"penguin transcript — {model} — {bundle.get('status') or 'completed'}"]
-    where = [f"session {session['session_id']}" if session.get("session_id") else ""]
+    where = [session_label(session["session_id"]) if session.get("session_id") else ""]
     where.append(f"workspace {session['workspace']}" if session.get("workspace") else "")
     if any(where):
         lines.append(" · ".join(w for w in where if w))
