@@ -55,6 +55,8 @@ class NotebookSessions:
     session: Any = None
     always_allowed: dict[str, set[str]] = field(default_factory=dict)
     last_usage: Any = None
+    python_timeout_s: float | None = None  # `%penguin python-timeout`; None = the tool's default
+    cell_python_timeout_s: float | None = None  # the running cell's `--python-timeout`
 
     async def get_agent(self) -> Any:
         if self.agent is None:
@@ -66,6 +68,15 @@ class NotebookSessions:
     def allowed_for(self, session: Any) -> set[str]:
         return self.always_allowed.setdefault(str(getattr(session, "session_id", "")), set())
 
+    def python_timeout_ms(self) -> int:
+        """run_python's timeout now: the cell's option, else the kernel's, else the tool default."""
+        from .kernel_tools.run_python import DEFINITION, seconds_to_ms
+
+        seconds = self.cell_python_timeout_s
+        if seconds is None:
+            seconds = self.python_timeout_s
+        return DEFINITION.timeout_ms if seconds is None else seconds_to_ms(seconds)
+
     def _kernel_tool_kwargs(self) -> dict[str, Any]:
         """The kernel tools and the notebook prompt note, when running inside a kernel."""
         if self.shell is None:
@@ -73,7 +84,7 @@ class NotebookSessions:
         from .kernel_tools import kernel_tools, notebook_prompt
 
         return {
-            "extra_tools": kernel_tools(self.shell),
+            "extra_tools": kernel_tools(self.shell, self.python_timeout_ms),
             "system_prompt_extra": notebook_prompt(self.shell.user_ns),
         }
 
@@ -93,7 +104,9 @@ class NotebookSessions:
             self.start_new = True
 
     async def session_for(self, opts: CellOptions, workspace: str) -> Any:
-        """The Session this cell runs in (created, resumed or continued)."""
+        """The Session this cell runs in (created, resumed or continued); also takes the cell's
+        run_python timeout, read by the kernel tools while the cell runs."""
+        self.cell_python_timeout_s = opts.python_timeout_s
         resume_id = opts.session_id or (None if opts.new else self.resume_id)
         wanted_model = opts.model or self.model
         current = self.session

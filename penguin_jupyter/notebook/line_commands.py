@@ -1,5 +1,5 @@
-"""`%penguin <command>`: status, new, sessions, resume, model, models, approve, compact, usage,
-trace, config, help (notebook-design.md §1).
+"""`%penguin <command>`: status, new, sessions, resume, model, models, approve, python-timeout,
+compact, usage, trace, config, help (notebook-design.md §1).
 
 Owns the command handlers and their printed text. Parsing lives in `options.py`; the session
 bookkeeping in `kernel_sessions.py`.
@@ -13,7 +13,15 @@ import sys
 from typing import Any
 
 from .kernel_sessions import NotebookSessions, config_path_text
-from .options import CELL_USAGE, LINE_COMMANDS, OptionError, parse_line_command, parse_model_pair
+from .options import (
+    CELL_USAGE,
+    LINE_COMMANDS,
+    OptionError,
+    parse_line_command,
+    parse_model_pair,
+    parse_python_timeout,
+    timeout_text,
+)
 
 
 def _current(state: NotebookSessions) -> Any:
@@ -71,6 +79,8 @@ async def run_line(line: str) -> None:
     elif name == "status":
         session = state.session
         print(f"approval mode: {state.approval_mode}")
+        if state.python_timeout_s is not None:
+            print(f"run_python time limit: {timeout_text(state.python_timeout_s)}")
         if state.model:
             print(f"model for new sessions: {state.model[0]}/{state.model[1]}")
         if session is None:
@@ -98,6 +108,9 @@ async def run_line(line: str) -> None:
     elif name == "approve":
         state.approval_mode = arg or "ask"
         print(f"penguin: approval mode is now {state.approval_mode}")
+    elif name == "python-timeout":
+        state.python_timeout_s = parse_python_timeout(arg or "")
+        print(f"penguin: run_python time limit is now {timeout_text(state.python_timeout_s)}")
     elif name == "sessions":
         await _sessions(state)
     elif name == "models":

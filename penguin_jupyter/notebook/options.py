@@ -6,6 +6,7 @@ nothing: the runner and the line-command handler act on what is returned here.
 
 from __future__ import annotations
 
+import math
 import shlex
 from dataclasses import dataclass
 
@@ -15,7 +16,7 @@ APPROVAL_MODES: tuple[str, ...] = ("ask", "read-only", "allow-all", "deny-all")
 CELL_USAGE = (
     "usage: %%penguin [--model PROVIDER/MODEL_ID] [--new] [--session ID] "
     "[--approve ask|read-only|allow-all|deny-all] [--thinking none|low|medium|high|xhigh|max] "
-    "[--max-turns N] [--workspace DIR] [--quiet]"
+    "[--max-turns N] [--python-timeout SECONDS] [--workspace DIR] [--quiet]"
 )
 
 
@@ -31,6 +32,7 @@ class CellOptions:
     approve: str | None = None
     thinking: str | None = None
     max_turns: int | None = None
+    python_timeout_s: float | None = None
     workspace: str | None = None
     quiet: bool = False
 
@@ -49,6 +51,19 @@ def parse_approval_mode(value: str) -> str:
             f"penguin: unknown approval mode {value!r} (choose from {', '.join(APPROVAL_MODES)})"
         )
     return value
+
+
+def parse_python_timeout(value: str) -> float:
+    """`--python-timeout` / `%penguin python-timeout`: seconds >= 0, where 0 means no limit."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0:
+        raise OptionError(
+            f"penguin: python-timeout needs a number of seconds >= 0 (0 = no limit), got {value!r}"
+        )
+    return seconds
 
 
 def _split(line: str) -> list[str]:
@@ -101,6 +116,8 @@ def parse_cell_options(line: str) -> CellOptions:
                 raise OptionError(f"penguin: --max-turns needs an integer, got {value!r}") from None
             if opts.max_turns == 0 or opts.max_turns < -1:
                 raise OptionError(f"penguin: --max-turns must be a positive integer or -1, got {value!r}")
+        elif flag == "--python-timeout":
+            opts.python_timeout_s = parse_python_timeout(take_value(flag))
         elif flag == "--workspace":
             opts.workspace = take_value(flag)
         else:
@@ -119,6 +136,7 @@ LINE_COMMANDS: dict[str, str] = {
     "model PROVIDER/MODEL_ID": "use this model for new sessions",
     "models": "list the configured models",
     "approve MODE": "set the approval mode (ask, read-only, allow-all, deny-all)",
+    "python-timeout SECONDS": "run_python's time limit for the next cells (0 = no limit; default 120)",
     "compact": "compact the current session's context now",
     "usage": "show the token usage of the current session",
     "trace": "show the path of the current trace file",
@@ -138,7 +156,12 @@ def parse_line_command(line: str) -> LineCommand:
     if not tokens:
         return LineCommand("help")
     name, args = tokens[0], tokens[1:]
-    needs_arg = {"resume": "resume ID", "model": "model PROVIDER/MODEL_ID", "approve": "approve MODE"}
+    needs_arg = {
+        "resume": "resume ID",
+        "model": "model PROVIDER/MODEL_ID",
+        "approve": "approve MODE",
+        "python-timeout": "python-timeout SECONDS",
+    }
     known = {key.split()[0] for key in LINE_COMMANDS}
     if name not in known:
         raise OptionError(f"penguin: unknown command {name!r}; try %penguin help")
@@ -149,7 +172,14 @@ def parse_line_command(line: str) -> LineCommand:
             parse_model_pair(args[0])
         if name == "approve":
             parse_approval_mode(args[0])
+        if name == "python-timeout":
+            parse_python_timeout(args[0])
         return LineCommand(name, args[0])
     if args:
         raise OptionError(f"penguin: %penguin {name} takes no arguments")
     return LineCommand(name)
+
+
+def timeout_text(seconds: float) -> str:
+    """`120 s`, `2.5 s`, or `no limit` for 0."""
+    return "no limit" if seconds == 0 else f"{seconds:g} s"

@@ -6,6 +6,8 @@ the session as `extra_tools`, so the Environment's close-out (timeouts, truncati
 framing) applies to them exactly as to the builtin tools. Rendering is left to the widgets.
 """
 
+from collections.abc import Callable
+
 from .expand import expand_variables
 from .inspect_variables import InspectVariablesTool
 from .notebook_prompt import notebook_prompt
@@ -13,9 +15,14 @@ from .propose_cell import ProposeCellTool
 from .run_python import RunPythonTool
 
 
-def kernel_tools(shell) -> list:
-    """The three kernel tools bound to an IPython shell (its `user_ns` and `set_next_input`)."""
-    return [RunPythonTool(shell), InspectVariablesTool(shell), ProposeCellTool(shell)]
+def kernel_tools(shell, python_timeout_ms: Callable[[], int] | None = None) -> list:
+    """The three kernel tools bound to an IPython shell (its `user_ns` and `set_next_input`);
+    `python_timeout_ms` gives run_python's current timeout (default: its definition's 120 s)."""
+    return [
+        RunPythonTool(shell, python_timeout_ms),
+        InspectVariablesTool(shell),
+        ProposeCellTool(shell),
+    ]
 
 
 __all__ = [

@@ -3,14 +3,16 @@
 Owns the tool definition and the bridge between the worker thread (python_runner) and the
 tool stream: stdout/stderr stream as deltas while the code runs, then the last expression's
 repr, errors as `failed` with a trimmed traceback, figures as PNG images. On abort or the
-Environment's timeout the code is interrupted; the kernel and namespace stay usable.
+Environment's timeout the code is interrupted; the kernel and namespace stay usable. The
+timeout is read through a getter each call (`--python-timeout` / `%penguin python-timeout`),
+since the Environment takes it from `definition` when the call starts.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
@@ -56,12 +58,26 @@ DEFINITION = ToolDefinitionConfig(
 )
 
 
+def seconds_to_ms(seconds: float) -> int:
+    """0 stays 0 (no limit); anything above rounds to at least 1 ms."""
+    return 0 if seconds == 0 else max(1, round(seconds * 1000))
+
+
 class RunPythonTool:
     name = "run_python"
-    definition = DEFINITION
 
-    def __init__(self, shell: Any) -> None:
+    def __init__(self, shell: Any, timeout_ms: Callable[[], int] | None = None) -> None:
         self._shell = shell
+        self._timeout_ms = timeout_ms
+        self._definition = DEFINITION
+
+    @property
+    def definition(self) -> ToolDefinitionConfig:
+        """DEFINITION with the current timeout (0 = none); the Environment reads it per call."""
+        wanted = self._timeout_ms() if self._timeout_ms is not None else DEFINITION.timeout_ms
+        if wanted != self._definition.timeout_ms:
+            self._definition = DEFINITION.model_copy(update={"timeout_ms": wanted})
+        return self._definition
 
     async def execute(
         self, args: dict[str, Any], ctx: ToolExecutionContext
