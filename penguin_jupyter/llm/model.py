@@ -46,15 +46,12 @@ from .limits import (
 from .outbound import group_history, merge_to_uni_message
 from .tool_call_ids import ToolCallIdAllocator
 from .translator import EventTranslator
+from .upstream_pump import UpstreamPump
 
 log = logging.getLogger(__name__)
 
 # How long a cancelled upstream read may take to wind down before it is abandoned.
 _CANCEL_GRACE_S = 1.0
-
-
-async def _next_event(stream: AsyncIterator[UniEvent]) -> UniEvent:
-    return await anext(stream)
 
 
 class GenerativeModel:
@@ -196,7 +193,7 @@ class GenerativeModel:
             yield self._error_outcome(exc, signal)
             return
         outcome: LLMOutcome | None = None
-        pending: asyncio.Task[UniEvent] | None = None
+        pump: UpstreamPump[UniEvent] = UpstreamPump(stream)
         # One abort waiter per request (not one per event); cancelled in `finally`.
         abort_waiter = asyncio.ensure_future(signal.wait()) if signal is not None else None
         timeout_s = self._idle_timeout_s()
@@ -205,30 +202,18 @@ class GenerativeModel:
                 if signal is not None and signal.aborted:
                     outcome = LLMOutcome("aborted")
                     break
-                if abort_waiter is None and timeout_s is None:
-                    # Nothing to race the read against: read in place, no Task per event.
-                    try:
-                        event = await anext(stream)
-                    except StopAsyncIteration:
-                        break
-                    except Exception as exc:
-                        outcome = self._error_outcome(exc, signal)
-                        break
-                else:
-                    pending = asyncio.ensure_future(_next_event(stream))
-                    stopped_by = await self._wait_for(pending, abort_waiter, timeout_s, signal)
-                    if stopped_by is not None:
-                        upstream_signal.abort(stopped_by)
-                        outcome = self._stop_outcome(stopped_by)
-                        break
-                    task, pending = pending, None
-                    error = asyncio.CancelledError() if task.cancelled() else task.exception()
-                    if isinstance(error, StopAsyncIteration):
-                        break
-                    if error is not None:
-                        outcome = self._error_outcome(error, signal)
-                        break
-                    event = task.result()
+                if not await pump.wait(abort_waiter, timeout_s):
+                    stopped_by = "aborted" if signal is not None and signal.aborted else "timeout"
+                    upstream_signal.abort(stopped_by)
+                    outcome = self._stop_outcome(stopped_by)
+                    break
+                try:
+                    event = pump.take()
+                except StopAsyncIteration:
+                    break
+                except (Exception, asyncio.CancelledError) as exc:  # the upstream's, never ours
+                    outcome = self._error_outcome(exc, signal)
+                    break
                 if signal is not None and signal.aborted:
                     outcome = LLMOutcome("aborted")
                     break
@@ -244,7 +229,7 @@ class GenerativeModel:
         finally:
             if abort_waiter is not None:
                 abort_waiter.cancel()
-            await self._release(stream, pending)
+            await self._release(stream, pump.task)
 
         if outcome is not None:
             reason = "failed" if outcome.status == "completed" else outcome.status
@@ -265,24 +250,6 @@ class GenerativeModel:
         timeout_ms = self.config.request_timeout_ms
         return timeout_ms / 1000 if timeout_ms and timeout_ms > 0 else None
 
-    async def _wait_for(
-        self,
-        pending: asyncio.Task[UniEvent],
-        abort_waiter: asyncio.Future[Any] | None,
-        timeout_s: float | None,
-        signal: AbortSignal | None,
-    ) -> str | None:
-        """Wait for the next upstream event, raced against the request's abort waiter and the idle
-        timer. Returns None when the event (or the stream's error/end) arrived, else
-        "aborted"/"timeout"."""
-        waiters: set[asyncio.Future[Any]] = {pending} if abort_waiter is None else {pending, abort_waiter}
-        await asyncio.wait(waiters, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
-        if pending.done():
-            return None  # an arrived event (or the stream's end, when agenthub commits the turn) wins
-        if signal is not None and signal.aborted:
-            return "aborted"
-        return "timeout"
-
     def _stop_outcome(self, stopped_by: str) -> LLMOutcome:
         if stopped_by == "aborted":
             return LLMOutcome("aborted")
@@ -295,18 +262,17 @@ class GenerativeModel:
             return LLMOutcome("aborted")
         return classify_error(error, fast_mode=self.config.fast_mode)
 
-    async def _release(self, stream: AsyncIterator[UniEvent], pending: asyncio.Task[UniEvent] | None) -> None:
-        """Cancel an in-flight read and close the upstream, abandoning either if it does not wind
+    async def _release(self, stream: AsyncIterator[UniEvent], pending: asyncio.Task[None]) -> None:
+        """Stop the pump's reader and close the upstream, abandoning either if it does not wind
         down within a short grace (an upstream that ignores cancellation cannot hang the run)."""
-        if pending is not None:
+        if not pending.done():
+            pending.cancel()
+            await asyncio.wait({pending}, timeout=_CANCEL_GRACE_S)
             if not pending.done():
-                pending.cancel()
-                await asyncio.wait({pending}, timeout=_CANCEL_GRACE_S)
-                if not pending.done():
-                    return
-            if not pending.cancelled():
-                with suppress(BaseException):
-                    pending.exception()
+                return
+        if not pending.cancelled():
+            with suppress(BaseException):
+                pending.exception()
         aclose = getattr(stream, "aclose", None)
         if aclose is None:
             return
