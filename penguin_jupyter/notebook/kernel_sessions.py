@@ -2,7 +2,8 @@
 
 Owns which Session a cell talks to: the Agent (created once per kernel), the current Session
 (continued across cells), `--new` / `--session` / `%penguin new|resume|model|approve`, the
-per-session "always allow" sets and the last token usage. Creating and resuming sessions is the
+per-session "always allow" sets, the last token usage and the subagents' `session_meta` (so a
+background subagent's card names its model in a later cell). Creating and resuming sessions is the
 Agent's job; turning a start failure into the "configure a model" paragraph happens here.
 """
 
@@ -13,6 +14,8 @@ from typing import Any
 
 from ..state.dotenv import load_dotenv
 from .options import CellOptions
+
+MAX_SUBAGENT_METAS = 64
 
 NO_MODEL_PARAGRAPH = (
     "penguin: could not start a session ({reason}), so nothing was run. To configure a model, edit "
@@ -57,6 +60,14 @@ class NotebookSessions:
     last_usage: Any = None
     python_timeout_s: float | None = None  # `%penguin python-timeout`; None = the tool's default
     cell_python_timeout_s: float | None = None  # the running cell's `--python-timeout`
+    subagent_metas: dict[str, Any] = field(default_factory=dict)
+
+    def remember_subagent_meta(self, hop: str, meta: Any) -> None:
+        """Keep a subagent's origin-tagged session_meta (the newest `MAX_SUBAGENT_METAS`)."""
+        self.subagent_metas.pop(hop, None)
+        self.subagent_metas[hop] = meta
+        while len(self.subagent_metas) > MAX_SUBAGENT_METAS:
+            self.subagent_metas.pop(next(iter(self.subagent_metas)))
 
     async def get_agent(self) -> Any:
         if self.agent is None:

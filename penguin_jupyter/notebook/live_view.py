@@ -66,6 +66,8 @@ class LiveScope:
         self.countdown: asyncio.Task | None = None
         self.blocks: list[Any] = []
         self.title_holder: tuple[widgets.Accordion, str] | None = None
+        self.model_label = ""
+        self.background = False
 
     def add(self, widget: widgets.Widget) -> None:
         self.container.children = (*self.container.children, widget)
@@ -108,12 +110,25 @@ class LiveScope:
         if scope is None:
             box = plain_vbox()
             accordion = widgets.Accordion(children=[box], selected_index=0, layout=shared_layout())
-            accordion.set_title(0, f"Subagent {hop}")
             self.add(accordion)
             scope = LiveScope(box, quiet=self.quiet, redact=self.redact)
             scope.title_holder = (accordion, hop)
+            scope._show_title()
             self.children[hop] = scope
         return scope
+
+    def mark_background(self) -> None:
+        """This subagent scope runs in the background (its title says so)."""
+        if not self.background:
+            self.background = True
+            self._show_title()
+
+    def _show_title(self) -> None:
+        if self.title_holder is None:
+            return
+        accordion, hop = self.title_holder
+        title = f"Subagent {hop}" + (f" — {self.model_label}" if self.model_label else "")
+        accordion.set_title(0, title + (" (background)" if self.background else ""))
 
     # --- routing ----------------------------------------------------------------------
     def handle(self, msg: OmniMessage, origin: list[str]) -> None:
@@ -123,9 +138,8 @@ class LiveScope:
         payload = msg.payload
         kind = msg.kind
         if kind == "session_meta":
-            if self.title_holder is not None:
-                accordion, hop = self.title_holder
-                accordion.set_title(0, f"Subagent {hop} — {payload.provider}/{payload.model_id}")
+            self.model_label = f"{payload.provider}/{payload.model_id}"
+            self._show_title()
             return
         if kind != "request_end":
             self._stop_countdown()
@@ -235,6 +249,14 @@ class LiveView:
         elif msg.kind == "tool_call" and not msg.origin:
             self.header.set_status(f"running {msg.payload.name}…")
         self.scope.handle(msg, list(msg.origin or []))
+
+    def handle_background(self, msg: OmniMessage) -> None:
+        """A live message of a background subagent: its card is marked, the header is left alone."""
+        origin = list(msg.origin or [])
+        if not origin:
+            return
+        self.scope.child(origin[0]).mark_background()
+        self.scope.handle(msg, origin)
 
     def show_approval(self, tool_call: OmniMessage, row: ApprovalRow | None) -> None:
         scope = self.scope

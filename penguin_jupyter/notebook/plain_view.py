@@ -1,8 +1,10 @@
 """Plain-text live view for places without a widget frontend (terminal IPython).
 
 Owns the text stream: assistant text and tool output as they arrive, one line per tool call,
-approval and event notices. Same interface as `LiveView` (handle, show_approval, show_note,
-finish, display_object).
+approval and event notices. Background subagents' messages are printed as whole lines with the
+same `[hop] ` prefix as foreground subagent lines (their text streams alongside the main one,
+so it is line-buffered per subagent). Same interface as `LiveView` (handle, handle_background,
+show_approval, show_note, finish, display_object).
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ class PlainView:
         self.stream = stream or sys.stdout
         self.at_line_start = True
         self.shown_calls: set[str] = set()
+        self.background_text: dict[str, str] = {}  # per background hop: streamed, not yet printed
+        self.background_streamed: set[str] = set()  # hops whose current answer was streamed
+        self.background_seen: set[str] = set()
         self._write(
             f"🐧 {info.get('provider')}/{info.get('model_id')} · workspace {info.get('workspace')} · "
             f"{session_label(info.get('session_id'))} · approve: {info.get('approval_mode')}\n"
@@ -73,6 +78,35 @@ class PlainView:
             self._line(f"compacting context ({p.reason}, {p.mode})…")
         elif kind == "compaction_end":
             self._line(f"compaction {p.status}")
+
+    def handle_background(self, msg: OmniMessage) -> None:
+        """A live message of a background subagent, printed as prefixed whole lines."""
+        if not msg.origin:
+            return
+        hop = msg.origin[0]
+        prefix = self._prefix(msg)
+        if hop not in self.background_seen:
+            self.background_seen.add(hop)
+            self._line(f"[{hop}] background subagent")
+        kind, p = msg.kind, msg.payload
+        if kind == "partial_text" and len(msg.origin) == 1:
+            self.background_streamed.add(hop)
+            pending = self.background_text.get(hop, "") + p.text
+            *done, rest = pending.split("\n")
+            self.background_text[hop] = rest
+            for line in done:
+                self._line(prefix + line)
+        elif kind == "text" and p.role == "assistant" and len(msg.origin) == 1:
+            rest = self.background_text.pop(hop, "")
+            if hop not in self.background_streamed:
+                rest = p.text
+            self.background_streamed.discard(hop)
+            for line in rest.split("\n") if rest else []:
+                self._line(prefix + line)
+        elif kind == "abort":
+            self._line(prefix + (f"interrupted ({p.reason})" if p.reason else "interrupted"))
+        elif kind in ("tool_call", "tool_call_output", "approval_decision"):
+            self.handle(msg)
 
     def _show_call(self, msg: OmniMessage) -> None:
         call_id = msg.payload.tool_call_id

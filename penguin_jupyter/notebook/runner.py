@@ -3,7 +3,8 @@
 Owns the Task lifecycle inside the kernel: options → workspace → Session → live view →
 `session.run(...)` consumed in a task that the cell awaits in ≤0.25 s slices → interrupt/Stop
 handling (abort signal, disabled buttons, killed command process groups) → the live view
-replaced by the static transcript bundle. The input transformer in `extension.py` rewrites a
+replaced by the static transcript bundle. While the cell runs, background subagents' live
+messages reach the same view through a `BackgroundFeed` (and, when complete, the bundle). The input transformer in `extension.py` rewrites a
 `%%penguin` cell into `await run_cell(line, body)`.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 from ..interfaces import AbortSignal
 from ..omni import OmniMessage, is_partial_payload, user_text
 from .approval import NotebookApprover, approval_channel
+from .background_feed import BackgroundFeed, subagent_manager
 from .kernel_sessions import NotebookSessions, SessionStartError
 from .options import CellOptions, OptionError, parse_cell_options
 from .transcript_bundle import make_bundle, redact, transcript_mimebundle
@@ -88,6 +90,8 @@ class CellTask:
         self.failed: str | None = None
         self.interrupted = False
         self.lasting_notes: list[str] = []
+        self.background_hops: set[str] = set()  # background subagents shown in this cell
+        self.seen_hops: set[str] = set()  # subagents with messages in this cell
         self.loop = asyncio.get_running_loop()
         self.info = {
             "session_id": str(session.session_id),
@@ -106,6 +110,8 @@ class CellTask:
             channel=approval_channel(shell),
             signal=self.signal,
         )
+        manager = subagent_manager(session)
+        self.feed = BackgroundFeed(manager, self.loop, self.on_background) if manager is not None else None
 
     def redact_text(self, text: str) -> str:
         return redact(text, self.secrets)
@@ -162,8 +168,7 @@ class CellTask:
     async def _consume(self) -> None:
         try:
             async for msg in self.session.run([user_text(self.body)], **self._run_kwargs()):
-                if not is_partial_payload(msg):
-                    self.messages.append(msg)
+                self._remember(msg)
                 if not msg.origin:
                     if msg.kind == "token_usage":
                         self.usage = msg
@@ -177,6 +182,29 @@ class CellTask:
         except Exception as exc:
             self.failed = f"{type(exc).__name__}: {exc}"
             self.show_note(f"penguin: the task failed: {self.failed}")
+
+    def on_background(self, msg: OmniMessage) -> None:
+        """A background subagent's live message (on the loop, via the feed)."""
+        origin = msg.origin or []
+        if not origin:
+            return
+        hop = origin[0]
+        if hop not in self.background_hops:
+            self.background_hops.add(hop)
+            meta = self.state.subagent_metas.get(hop)
+            if meta is not None and hop not in self.seen_hops:
+                self._remember(meta)  # launched in an earlier cell: name its model here too
+                self.view.handle_background(meta)
+        self._remember(msg)
+        self.view.handle_background(msg)
+
+    def _remember(self, msg: OmniMessage) -> None:
+        if not is_partial_payload(msg):
+            self.messages.append(msg)
+        if msg.origin:
+            self.seen_hops.add(msg.origin[0])
+            if msg.kind == "session_meta" and len(msg.origin) == 1:
+                self.state.remember_subagent_meta(msg.origin[0], msg)
 
     def _status(self) -> str:
         if self.aborted or self.interrupted:
@@ -195,6 +223,8 @@ class CellTask:
         shown = self.view.display_object()
         if shown is not None:
             handle = display(shown, display_id=True)
+        if self.feed is not None:
+            self.feed.attach()
         consumer = asyncio.ensure_future(self._consume())
         try:
             await wait_sliced(consumer)
@@ -207,6 +237,9 @@ class CellTask:
                 pass
             if not consumer.done():
                 consumer.cancel()
+        finally:
+            if self.feed is not None:
+                self.feed.detach()
         status = self._status()
         self.view.finish("interrupted" if status == "aborted" else status)
         self._show_final(handle, status)

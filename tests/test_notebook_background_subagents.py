@@ -1,0 +1,353 @@
+"""Background subagents' live messages in the notebook: the feed's attach/detach and backlog
+flush against a real SubagentSessionManager, the live and plain views' background cards/lines,
+an in-process plain-text `%%penguin` cell and a real-kernel cell (scripted model servers)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from penguin_jupyter.environment.tools.subagent import SubagentSessionManager
+from penguin_jupyter.notebook.background_feed import BackgroundFeed, subagent_manager
+from penguin_jupyter.notebook.live_view import LiveView
+from penguin_jupyter.notebook.plain_view import PlainView
+from penguin_jupyter.omni import assistant_text, partial_text, tool_call, tool_call_output, with_origin
+from penguin_jupyter.state import add_model
+from penguin_jupyter.testing import ScriptedModelServer
+from tests.support_kernel import KernelHarness, kernel_env
+from tests.support_session import PROVIDER, configure_model
+
+HOP = "session-bg-0001"
+CHILD_TEXT = "Background answer streamed live."
+
+
+def _bg(message):
+    return with_origin(message, HOP)
+
+
+def _texts(messages) -> list[str]:
+    return [m.payload.text for m in messages]
+
+
+async def _settle() -> None:
+    for _ in range(3):
+        await asyncio.sleep(0)
+
+
+# --- the feed ----------------------------------------------------------------------------------
+
+
+async def test_feed_flushes_the_backlog_on_attach_and_buffers_again_after_detach():
+    manager = SubagentSessionManager()
+    received = []
+    manager.forward(_bg(partial_text("delta", "before the cell ")))
+    feed = BackgroundFeed(manager, asyncio.get_running_loop(), received.append)
+    feed.attach()
+    assert received == []  # delivered on the loop, not inside set_message_listener
+    await _settle()
+    assert _texts(received) == ["before the cell "]
+    manager.forward(_bg(partial_text("delta", "during ")))
+    manager.forward(_bg(partial_text("delta", "the cell")))
+    feed.detach()  # what is queued is delivered at detach, before the view finishes
+    assert _texts(received) == ["before the cell ", "during ", "the cell"]
+    manager.forward(_bg(partial_text("delta", "between cells")))
+    await _settle()
+    assert len(received) == 3
+
+    later = []
+    next_feed = BackgroundFeed(manager, asyncio.get_running_loop(), later.append)
+    next_feed.attach()
+    await _settle()
+    next_feed.detach()
+    assert _texts(later) == ["between cells"]
+
+
+async def test_feed_hops_onto_the_loop_in_batches_from_another_thread():
+    manager = SubagentSessionManager()
+    loop_thread = threading.get_ident()
+    threads: list[int] = []
+    received = []
+
+    def sink(message):
+        threads.append(threading.get_ident())
+        received.append(message)
+
+    feed = BackgroundFeed(manager, asyncio.get_running_loop(), sink)
+    feed.attach()
+
+    def produce() -> None:
+        for n in range(200):
+            manager.forward(_bg(partial_text("delta", f"{n} ")))
+
+    await asyncio.to_thread(produce)
+    await _settle()
+    feed.detach()
+    assert _texts(received) == [f"{n} " for n in range(200)]
+    assert set(threads) == {loop_thread}
+    assert 1 <= feed.batches < 200  # one loop callback per batch, not one per message
+
+
+async def test_a_message_racing_detach_goes_back_to_the_backlog():
+    manager = SubagentSessionManager()
+    received = []
+    feed = BackgroundFeed(manager, asyncio.get_running_loop(), received.append)
+    feed.attach()
+    feed.detach()
+    feed.receive(_bg(partial_text("delta", "late")))  # a delivery that read the old listener
+    assert received == []
+    later = []
+    BackgroundFeed(manager, asyncio.get_running_loop(), later.append).attach()
+    await _settle()
+    assert _texts(later) == ["late"]
+
+
+def test_manager_lookup_uses_public_attributes_only():
+    class Services:
+        subagent_sessions = SubagentSessionManager()
+
+    class Env:
+        services = Services()
+
+    class Session:
+        environment = Env()
+
+    assert subagent_manager(Session()) is Services.subagent_sessions  # even while empty (len 0)
+    Services.subagent_sessions.dispose()
+    assert subagent_manager(Session()) is None
+    assert subagent_manager(object()) is None
+
+
+# --- the views ---------------------------------------------------------------------------------
+
+
+async def test_live_view_nests_background_messages_in_a_background_card():
+    view = LiveView({"session_id": "s"}, lambda: None, redact=lambda s: s)
+    view.header.set_status("idle")
+    view.handle_background(_bg(partial_text("delta", "streamed ")))
+    view.handle_background(_bg(tool_call("read_file", {"file_path": "x"}, "C")))
+    view.handle_background(_bg(tool_call_output("x body", "C")))
+    view.finish("completed")
+    child = view.scope.children[HOP]
+    accordion, _ = child.title_holder
+    assert accordion.get_title(0) == f"Subagent {HOP} (background)"
+    assert set(child.cards) == {"C"} and child.cards["C"].output.text == "x body"
+    assert view.scope.cards == {}  # nothing leaked into the main scope
+
+
+async def test_a_foreground_card_turns_background_when_live_messages_arrive():
+    from penguin_jupyter.omni import session_meta
+
+    view = LiveView({"session_id": "s"}, lambda: None, redact=lambda s: s)
+    meta = session_meta(
+        session_id=HOP,
+        provider="p",
+        model_id="m",
+        model_context_window=1000,
+        system_prompt="",
+        agent_state="/tmp",
+        workspace="/tmp",
+        source="subagent",
+    )
+    view.handle(_bg(meta))  # the launch yields the child's meta through the main stream
+    accordion, _ = view.scope.children[HOP].title_holder
+    assert accordion.get_title(0) == f"Subagent {HOP} — p/m"
+    view.handle_background(_bg(partial_text("delta", "hi")))
+    assert accordion.get_title(0) == f"Subagent {HOP} — p/m (background)"
+
+
+def test_plain_view_prints_background_lines_with_the_subagent_prefix():
+    out = io.StringIO()
+    view = PlainView(
+        {"provider": "p", "model_id": "m", "workspace": "/w", "session_id": "s", "approval_mode": "ask"},
+        redact=lambda s: s,
+        stream=out,
+    )
+    view.handle(partial_text("delta", "Main text "))
+    view.handle_background(_bg(partial_text("delta", "first line\nsec")))
+    view.handle(partial_text("delta", "continues"))
+    view.handle_background(_bg(partial_text("delta", "ond line")))
+    view.handle_background(_bg(assistant_text("first line\nsecond line")))
+    view.handle_background(_bg(tool_call("exec_command", {"cmd": "ls"}, "c1")))
+    view.handle_background(_bg(tool_call_output("a.txt", "c1")))
+    view.handle_background(_bg(assistant_text("unstreamed answer")))
+    view.finish("completed")
+    assert out.getvalue().splitlines()[1:] == [
+        "Main text ",
+        f"[{HOP}] background subagent",
+        f"[{HOP}] first line",
+        "continues",
+        f"[{HOP}] second line",
+        f"[{HOP}] 🔧 exec_command $ ls",
+        f"[{HOP}]   → completed",
+        f"[{HOP}] unstreamed answer",
+        "— completed",
+    ]
+
+
+# --- end to end --------------------------------------------------------------------------------
+
+RELEASE = "release.flag"
+WAIT_FOR_RELEASE = f"while [ ! -e {RELEASE} ]; do sleep 0.05; done; echo released"
+
+
+def _scripts() -> tuple[list[dict], list[dict]]:
+    parent = [
+        {
+            "tool_calls": [
+                {
+                    "name": "run_subagent",
+                    "id": "p1",
+                    "arguments": {
+                        "description": "Research in the background.",
+                        "prompt": "Research quietly.",
+                        "run_in_background": True,
+                        "provider": PROVIDER,
+                        "model_id": "child-model",
+                    },
+                }
+            ]
+        },
+        # The parent waits until the test saw the child's text (deterministic, no timing).
+        {"tool_calls": [{"name": "exec_command", "id": "p2", "arguments": {"cmd": WAIT_FOR_RELEASE}}]},
+        {"text": "Parent done."},
+    ]
+    child = [{"text": [CHILD_TEXT[:12], CHILD_TEXT[12:]]}]
+    return parent, child
+
+
+def _configure(parent_server: ScriptedModelServer, child_server: ScriptedModelServer) -> None:
+    root = Path(os.environ["PENGUIN_HOME"])
+    configure_model(root, parent_server)
+    add_model(
+        root,
+        "default_project",
+        provider=PROVIDER,
+        model_id="child-model",
+        base_url=child_server.url,
+        api_key="sk-child",
+        client_type="openai-chat",
+        context_window=16384,
+    )
+
+
+class _ReleasingStdout(io.StringIO):
+    """stdout that lets the parent's waiting command finish once the child's line was printed."""
+
+    def __init__(self, release: Path) -> None:
+        super().__init__()
+        self.release = release
+
+    def write(self, text: str) -> int:
+        written = super().write(text)
+        if CHILD_TEXT in self.getvalue() and not self.release.exists():
+            self.release.write_text("go")
+        return written
+
+
+async def test_plain_cell_prints_the_background_childs_answer_with_its_prefix(tmp_path, monkeypatch):
+    from penguin_jupyter.notebook.runner import run_cell
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    monkeypatch.chdir(workspace)
+    out = _ReleasingStdout(workspace / RELEASE)
+    monkeypatch.setattr("sys.stdout", out)
+    parent, child = _scripts()
+    with ScriptedModelServer(parent) as parent_server, ScriptedModelServer(child) as child_server:
+        _configure(parent_server, child_server)
+        try:
+            await asyncio.wait_for(run_cell("--approve allow-all", "Start research in the background."), 120)
+        finally:
+            (workspace / RELEASE).write_text("go")
+    lines = out.getvalue().splitlines()
+    prefixed = [line for line in lines if line.startswith("[session-")]
+    hop = prefixed[0][1 : prefixed[0].index("]")]
+    assert prefixed == [f"[{hop}] background subagent", f"[{hop}] {CHILD_TEXT}"]
+    assert "Parent done." in out.getvalue()
+
+
+def _widget_states(result) -> dict[str, dict]:
+    """comm_id → the widget's latest state, from comm_open and comm_msg updates."""
+    states: dict[str, dict] = {}
+    for msg in result.messages:
+        content = msg["content"]
+        if msg["msg_type"] == "comm_open":
+            states[content["comm_id"]] = dict(content.get("data", {}).get("state", {}))
+        elif msg["msg_type"] == "comm_msg" and content.get("data", {}).get("method") == "update":
+            states.setdefault(content["comm_id"], {}).update(content["data"].get("state", {}))
+    return states
+
+
+def _descendant_text(states: dict[str, dict], comm_id: str) -> str:
+    text, pending, seen = [], [comm_id], set()
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        state = states.get(current, {})
+        if isinstance(state.get("value"), str):
+            text.append(state["value"])
+        for child in state.get("children") or []:
+            if isinstance(child, str) and child.startswith("IPY_MODEL_"):
+                pending.append(child[len("IPY_MODEL_") :])
+    return "".join(text)
+
+
+@pytest.mark.kernel
+def test_kernel_cell_shows_the_background_childs_text_in_a_background_card(tmp_path):
+    notebook_dir = tmp_path / "project" / "notebooks"
+    notebook_dir.mkdir(parents=True)
+    parent, child = _scripts()
+    with ScriptedModelServer(parent) as parent_server, ScriptedModelServer(child) as child_server:
+        _configure(parent_server, child_server)
+        kernel_cwd = tmp_path / "elsewhere"
+        kernel_cwd.mkdir()
+        env = kernel_env({"JPY_SESSION_NAME": str(notebook_dir / "analysis.ipynb")})
+        kernel = KernelHarness(str(kernel_cwd), env)
+        released: list[bool] = []
+
+        def on_message(msg, result):
+            if released or msg["msg_type"] not in ("comm_open", "comm_msg"):
+                return
+            if CHILD_TEXT in json.dumps(msg["content"]):
+                released.append(True)
+                (notebook_dir / RELEASE).write_text("go")
+
+        try:
+            assert kernel.execute("%load_ext penguin_jupyter").reply["content"]["status"] == "ok"
+            result = kernel.execute(
+                "%%penguin --approve allow-all\nStart research in the background.",
+                on_message=on_message,
+                timeout=120,
+            )
+        finally:
+            (notebook_dir / RELEASE).write_text("go")
+            kernel.close()
+    assert result.reply["content"]["status"] == "ok", result.stderr
+    assert released, "the background child's text never reached the cell's widgets"
+    states = _widget_states(result)
+    cards = [
+        comm_id
+        for comm_id, state in states.items()
+        if state.get("_model_name") == "AccordionModel"
+        and any("(background)" in str(title) for title in state.get("_titles") or state.get("titles") or [])
+    ]
+    assert len(cards) == 1, "one background subagent card"
+    title = next(str(t) for t in states[cards[0]].get("_titles") or states[cards[0]]["titles"] if t)
+    assert title.startswith("Subagent session-") and "child-model" in title
+    assert CHILD_TEXT in _descendant_text(states, cards[0]).replace("\n", "")
+    bundle = result.final_bundles()[-1]["application/vnd.penguin.transcript+json"]
+    child_answers = [
+        m
+        for m in bundle["messages"]
+        if m.get("origin") and m["payload"].get("type") == "text" and m["payload"].get("role") == "assistant"
+    ]
+    assert [m["payload"]["text"] for m in child_answers] == [CHILD_TEXT]
+    assert "Parent done." in result.final_bundles()[-1]["text/html"]
