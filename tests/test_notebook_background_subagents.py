@@ -351,3 +351,58 @@ def test_kernel_cell_shows_the_background_childs_text_in_a_background_card(tmp_p
     ]
     assert [m["payload"]["text"] for m in child_answers] == [CHILD_TEXT]
     assert "Parent done." in result.final_bundles()[-1]["text/html"]
+
+
+WAIT_FOR_CHILD = (
+    "import asyncio\n"
+    "_m = get_ipython()._penguin_sessions.session.environment.services.subagent_sessions\n"
+    "while _m.has_running():\n"
+    "    await asyncio.sleep(0.05)\n"
+)
+
+
+@pytest.mark.kernel
+def test_kernel_next_cell_flushes_what_the_child_said_between_cells(tmp_path):
+    notebook_dir = tmp_path / "project" / "notebooks"
+    notebook_dir.mkdir(parents=True)
+    parent, _ = _scripts()
+    parent = [parent[0], {"text": "Started it."}, {"text": "Noted the report."}]
+    child = [
+        {"tool_calls": [{"name": "exec_command", "id": "k1", "arguments": {"cmd": WAIT_FOR_RELEASE}}]},
+        {"text": CHILD_TEXT},
+    ]
+    with ScriptedModelServer(parent) as parent_server, ScriptedModelServer(child) as child_server:
+        _configure(parent_server, child_server)
+        kernel_cwd = tmp_path / "elsewhere"
+        kernel_cwd.mkdir()
+        env = kernel_env({"JPY_SESSION_NAME": str(notebook_dir / "analysis.ipynb")})
+        kernel = KernelHarness(str(kernel_cwd), env)
+        try:
+            assert kernel.execute("%load_ext penguin_jupyter").reply["content"]["status"] == "ok"
+            first = kernel.execute("%%penguin --approve allow-all\nStart research.", timeout=120)
+            (notebook_dir / RELEASE).write_text("go")  # the child finishes after the first cell
+            waited = kernel.execute(WAIT_FOR_CHILD, timeout=120)
+            second = kernel.execute("%%penguin --approve allow-all\nAnything new?", timeout=120)
+        finally:
+            (notebook_dir / RELEASE).write_text("go")
+            kernel.close()
+    for result in (first, waited, second):
+        assert result.reply["content"]["status"] == "ok", result.stderr
+    assert CHILD_TEXT not in json.dumps([m["content"] for m in first.messages], default=str)
+    states = _widget_states(second)
+    cards = [
+        comm_id
+        for comm_id, state in states.items()
+        if state.get("_model_name") == "AccordionModel"
+        and any("(background)" in str(title) for title in state.get("_titles") or state.get("titles") or [])
+    ]
+    assert len(cards) == 1
+    title = next(str(t) for t in states[cards[0]].get("_titles") or states[cards[0]]["titles"] if t)
+    assert "child-model" in title  # the meta seen in the first cell names the model here
+    shown = _descendant_text(states, cards[0])
+    assert CHILD_TEXT in shown and "released" in shown  # the child's command output, too
+    bundle = second.final_bundles()[-1]["application/vnd.penguin.transcript+json"]
+    origins = {tuple(m["origin"]) for m in bundle["messages"] if m.get("origin")}
+    assert len(origins) == 1
+    metas = [m for m in bundle["messages"] if m.get("origin") and m.get("type") == "session_meta"]
+    assert len(metas) == 1 and metas[0]["payload"]["model_id"] == "child-model"
