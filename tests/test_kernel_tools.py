@@ -185,12 +185,9 @@ STUCK_FIGURE_CODE = (
     "stuck = plt.figure()\n"
     "stuck.add_artist(Stuck())"
 )
-# pyplot is imported first (as in any plotting notebook) so the short timeout never lands mid-import.
-SHORT_TIMEOUT_CELL = (
-    "import matplotlib.pyplot\n"
-    "from penguin_jupyter.notebook.kernel_tools import RunPythonTool\n"
-    "RunPythonTool.definition = RunPythonTool.definition.model_copy(update={'timeout_ms': 2000})"
-)
+# pyplot is imported first (as in any plotting notebook) so the short timeout never lands mid-import;
+# the `%penguin python-timeout` line command sets run_python's limit for the following cells.
+SHORT_TIMEOUT_CELL = "import matplotlib.pyplot\n%penguin python-timeout 2"
 TIMEOUT_MARKER = "[tool timeout: exceeded 2000ms]"
 
 
@@ -260,13 +257,15 @@ def test_runaway_code_hits_the_timeout_and_the_kernel_still_answers(tmp_path):
     with ScriptedModelServer(script) as server:
         kernel = _start(tmp_path, server)
         try:
-            # The definition is read each time the tool runs; the test shortens its 120 s timeout.
-            _ok(kernel.execute(SHORT_TIMEOUT_CELL))
+            # The definition is read each time the tool runs; the line command shortens its 120 s.
+            short = kernel.execute(SHORT_TIMEOUT_CELL)
             cell = kernel.execute("%%penguin --approve allow-all\nSpin, then draw", timeout=120)
             plain = kernel.execute("import matplotlib.pyplot as plt\nprint(6 * 7, plt.get_fignums())")
             follow = kernel.execute("%%penguin --approve allow-all\nAre you still there?", timeout=120)
         finally:
             kernel.close()
+    _ok(short)
+    assert short.stdout == "penguin: run_python time limit is now 2 s\n"
     _ok(cell)
     requests = server.requests
     assert len(requests) == 5
@@ -359,3 +358,106 @@ def test_code_stuck_in_native_code_is_abandoned_and_reported(tmp_path):
     assert unblock.stdout == "[]\n" and "woke up" not in unblock.stdout
     _ok(follow)
     assert _outputs(_transcript(follow))["call_free"]["output"] == "free again\n"
+
+
+def _image_parts(request: dict) -> list[str]:
+    return [
+        part["image_url"]["url"]
+        for message in request["messages"]
+        if isinstance(message.get("content"), list)
+        for part in message["content"]
+        if part.get("type") == "image_url"
+    ]
+
+
+# Sleeps 10 s in 0.05 s slices (interruptible between slices, as a training loop is).
+SLEEP_CODE = "import time\nfor _ in range(200):\n    time.sleep(0.05)\nprint('slept')"
+
+
+def test_python_timeout_option_ends_long_code_and_the_next_cell_runs(tmp_path):
+    """`--python-timeout 2`: code that would sleep 10 s ends at 2 s with the timeout marker (model
+    and transcript); the cell finishes, the next cell runs, and the next `%%penguin` cell without
+    the option is back on the default limit (the same code would have run to the end)."""
+    script = [
+        _call("call_sleep", "run_python", description="Sleep", code=SLEEP_CODE),
+        {"text": "It ran out of time."},
+        _call(
+            "call_quick", "run_python", description="Print", code="import time\ntime.sleep(2.5)\nprint('ok')"
+        ),
+        {"text": "Done."},
+    ]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, server)
+        try:
+            _ok(kernel.execute("import matplotlib.pyplot"))
+            bad = kernel.execute("%%penguin --python-timeout soon\nSleep")
+            cell = kernel.execute("%%penguin --approve allow-all --python-timeout 2\nSleep", timeout=120)
+            plain = kernel.execute("print(6 * 7)")
+            follow = kernel.execute("%%penguin --approve allow-all\nPrint", timeout=120)
+        finally:
+            kernel.close()
+    _ok(bad)
+    assert bad.stderr == (
+        "penguin: python-timeout needs a number of seconds >= 0 (0 = no limit), got 'soon'\n"
+    )
+    _ok(cell)
+    requests = server.requests
+    assert len(requests) == 4
+    sleep = _outputs(_transcript(cell))["call_sleep"]
+    assert (sleep["stop_reason"], sleep["output"]) == ("failed", TIMEOUT_MARKER)
+    assert _text(_tool_reply(requests[1], "call_sleep")) == TIMEOUT_MARKER
+    _ok(plain)
+    assert plain.stdout == "42\n"
+    _ok(follow)
+    quick = _outputs(_transcript(follow))["call_quick"]
+    assert (quick["stop_reason"], quick["output"]) == ("completed", "ok\n")
+
+
+# A 1×1 PNG; `Dot` displays as it (and as text `Dot()`).
+DOT_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+DOT_CELL = (
+    "import base64\n"
+    "class Dot:\n"
+    "    def _repr_png_(self):\n"
+    f"        return base64.b64decode({DOT_PNG!r})\n"
+    "    def __repr__(self):\n"
+    "        return 'Dot()'"
+)
+DISPLAY_CODE = (
+    "from IPython.display import Markdown, display\n"
+    "print('before', end='')\n"
+    "display(sales[['region', 'units']])\n"
+    "display(Markdown('**cleaned**'))\n"
+    "display(Dot())\n"
+    "print('after')"
+)
+
+
+def test_display_in_run_python_reaches_the_model(tmp_path):
+    """display() inside run_python: a DataFrame's text and Markdown go into the tool's text, in
+    order with the prints; an object with `_repr_png_` becomes an image part of the next model
+    request. The user still sees the displays in the cell."""
+    script = [
+        _call("call_display", "run_python", description="Show", code=DISPLAY_CODE),
+        {"text": "Shown."},
+    ]
+    with ScriptedModelServer(script) as server:
+        kernel = _start(tmp_path, server)
+        try:
+            _ok(kernel.execute(SALES_CELL + "\n" + DOT_CELL))
+            cell = kernel.execute("%%penguin --approve allow-all\nShow me", timeout=120)
+        finally:
+            kernel.close()
+    _ok(cell)
+    requests = server.requests
+    assert len(requests) == 2
+    frame = repr(_local_sales()[["region", "units"]])
+    expected = f"before\n{frame}\n**cleaned**\nDot()\nafter\n"
+    assert _text(_tool_reply(requests[1], "call_display")) == expected
+    dot_url = "data:image/png;base64," + DOT_PNG
+    assert _image_parts(requests[1]) == [dot_url]
+    output = _outputs(_transcript(cell))["call_display"]
+    assert (output["stop_reason"], output["output"], output["images"]) == ("completed", expected, [dot_url])
+    shown = [m["content"]["data"] for m in cell.of_type("display_data")]
+    assert {"text/plain": "<IPython.core.display.Markdown object>", "text/markdown": "**cleaned**"} in shown
+    assert any(d.get("image/png") == DOT_PNG for d in shown), "the user still sees the displayed image"

@@ -1,8 +1,10 @@
-"""Per-thread capture of stdout/stderr while `run_python` code runs in a worker thread.
+"""Per-thread capture of stdout/stderr and display() while `run_python` code runs in a worker.
 
 Owns the sys.stdout/sys.stderr proxy: writes from a registered worker thread go to that
-worker's sink; every other thread (the kernel's own output) passes through untouched.
-Installed once and left in place; it costs one dict lookup per write.
+worker's sink; every other thread (the kernel's own output) passes through untouched. Owns the
+same routing for the shell's display publisher: a registered worker's `display(...)` mimebundle
+is also handed to its display sink (the publish itself still happens, so the user sees it as
+before). Both are installed once and left in place; they cost one dict lookup per write/publish.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 Sink = Callable[[str], None]
+DisplaySink = Callable[[dict[str, Any]], None]
 
 
 class _RoutingStream:
@@ -36,7 +39,9 @@ class _RoutingStream:
 
 
 _sinks: dict[int, Sink] = {}
+_display_sinks: dict[int, DisplaySink] = {}
 _lock = threading.Lock()
+_ROUTED = "_penguin_display_routed"
 
 
 def _ensure_installed() -> None:
@@ -47,11 +52,48 @@ def _ensure_installed() -> None:
                 setattr(sys, name, _RoutingStream(current, _sinks))
 
 
-def capture_current_thread(sink: Sink) -> None:
-    """Route this thread's stdout/stderr writes to `sink` until `release_current_thread`."""
+def _route_publisher(publisher: Any) -> None:
+    """Wrap `publisher.publish` (an instance attribute) so registered threads also feed their sink."""
+    with _lock:
+        if getattr(publisher, _ROUTED, False):
+            return
+        original = publisher.publish
+
+        def publish(*args: Any, **kwargs: Any) -> Any:
+            ident = threading.get_ident()
+            sink = _display_sinks.get(ident)
+            if sink is None:
+                return original(*args, **kwargs)
+            data = kwargs.get("data", args[0] if args else None)
+            if isinstance(data, dict) and not kwargs.get("update"):  # updates redraw a live display
+                try:
+                    sink(data)
+                except Exception as exc:  # the user's display must still happen
+                    print(f"[penguin] display capture failed: {exc}", file=sys.__stderr__)
+            # A publisher that prints (terminal IPython) prints to the user only: the sink has it.
+            stream_sink = _sinks.pop(ident, None)
+            try:
+                return original(*args, **kwargs)
+            finally:
+                if stream_sink is not None:
+                    _sinks[ident] = stream_sink
+
+        publisher.publish = publish
+        setattr(publisher, _ROUTED, True)
+
+
+def capture_current_thread(
+    sink: Sink, display_publisher: Any = None, display_sink: DisplaySink | None = None
+) -> None:
+    """Route this thread's stdout/stderr writes to `sink`, and its `display()` mimebundles published
+    through `display_publisher` to `display_sink`, until `release_current_thread`."""
     _ensure_installed()
     _sinks[threading.get_ident()] = sink
+    if display_publisher is not None and display_sink is not None:
+        _route_publisher(display_publisher)
+        _display_sinks[threading.get_ident()] = display_sink
 
 
 def release_current_thread() -> None:
     _sinks.pop(threading.get_ident(), None)
+    _display_sinks.pop(threading.get_ident(), None)

@@ -153,13 +153,15 @@ def describe_value(value: Any) -> tuple[str, str | None]:
     return text, None
 
 
-def run_code(code: str, namespace: dict[str, Any]) -> RunOutcome:
-    """Run `code` in `namespace` on the calling thread (the worker). Never raises."""
+def run_code(code: str, namespace: dict[str, Any], outcome: RunOutcome | None = None) -> RunOutcome:
+    """Run `code` in `namespace` on the calling thread (the worker), filling `outcome` (whose
+    `images` may already be receiving displayed images). Never raises."""
     filename = f"<run_python-{next(_counter)}>"
-    outcome = RunOutcome()
+    outcome = outcome if outcome is not None else RunOutcome()
     _abandoned.intersection_update(t.ident for t in threading.enumerate())
     if _abandoned and _exec_lock.locked():  # waiting would only run into the timeout as well
-        return RunOutcome(error=BUSY_MESSAGE)
+        outcome.error = BUSY_MESSAGE
+        return outcome
     try:
         _run_locked(code, namespace, filename, outcome)
     finally:

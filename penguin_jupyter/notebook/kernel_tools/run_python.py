@@ -1,8 +1,9 @@
 """The `run_python` tool (rw): run code in the notebook's own namespace.
 
 Owns the tool definition and the bridge between the worker thread (python_runner) and the
-tool stream: stdout/stderr stream as deltas while the code runs, then the last expression's
-repr, errors as `failed` with a trimmed traceback, figures as PNG images. On abort or the
+tool stream: stdout/stderr and the text of `display(...)` calls stream as deltas while the code
+runs, then the last expression's repr, errors as `failed` with a trimmed traceback, figures and
+displayed images as images. On abort or the
 Environment's timeout the code is interrupted; the kernel and namespace stay usable. The
 timeout is read through a getter each call (`--python-timeout` / `%penguin python-timeout`),
 since the Environment takes it from `definition` when the call starts.
@@ -17,6 +18,7 @@ from typing import Any
 
 from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from ...omni import OmniMessage, partial_tool_call_output
+from .displayed import DisplayCapture
 from .output_router import capture_current_thread, release_current_thread
 from .python_runner import (
     RunOutcome,
@@ -34,8 +36,9 @@ DEFINITION = ToolDefinitionConfig(
     description=(
         "Run Python code inside the user's Jupyter kernel, in the same namespace as the notebook "
         "cells: variables you create stay available to the user and to later calls. Returns "
-        "printed output, the repr of the last expression, errors with their traceback, and any "
-        "matplotlib figures as images. Prefer this over shell commands for data work."
+        "printed output, what display() shows, the repr of the last expression, errors with their "
+        "traceback, and matplotlib figures and displayed images as images. Prefer this over shell "
+        "commands for data work."
     ),
     parameters={
         "type": "object",
@@ -92,14 +95,29 @@ class RunPythonTool:
         loop = asyncio.get_running_loop()
         chunks: asyncio.Queue[str] = asyncio.Queue()
         done = loop.create_future()
-        result: list[RunOutcome] = []
+        outcome = RunOutcome()  # filled by the worker; displayed images land in outcome.images
+        finished: list[bool] = []
+        last_sent = [""]
+
+        def emit(text: str) -> None:
+            last_sent[0] = text[-1:] or last_sent[0]
+            loop.call_soon_threadsafe(chunks.put_nowait, text)
+
+        def emit_display(text: str) -> None:  # a displayed object starts on its own line
+            emit(("\n" if last_sent[0] not in ("", "\n") else "") + text)
 
         def worker() -> None:
-            capture_current_thread(lambda text: loop.call_soon_threadsafe(chunks.put_nowait, text))
+            capture_current_thread(
+                emit,
+                getattr(self._shell, "display_pub", None),
+                DisplayCapture(emit_display, outcome.images),
+            )
             try:
-                result.append(run_code(code, self._shell.user_ns))
+                run_code(code, self._shell.user_ns, outcome)
+                finished.append(True)
             except RunPythonInterrupted:  # the interrupt landed just outside run_code's own handler
-                result.append(RunOutcome(interrupted=True))
+                outcome.interrupted = True
+                finished.append(True)
             finally:
                 release_current_thread()
                 loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
@@ -123,7 +141,8 @@ class RunPythonTool:
                 continue
             last_char = text[-1:] or last_char
             yield partial_tool_call_output("delta", text, ctx.tool_call_id)
-        outcome = result[0] if result else RunOutcome(interrupted=True)
+        if not finished:
+            outcome.interrupted = True
         if outcome.interrupted or interrupted:
             yield ToolResult(stop_reason="aborted")
             return
