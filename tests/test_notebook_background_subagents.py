@@ -161,6 +161,33 @@ async def test_a_foreground_card_turns_background_when_live_messages_arrive():
     assert accordion.get_title(0) == f"Subagent {HOP} — p/m (background)"
 
 
+async def test_a_flushed_backlog_costs_a_few_widget_updates_not_one_per_message(monkeypatch):
+    from penguin_jupyter.notebook import live_throttle
+
+    sent = []
+    original = live_throttle.ThrottledSetter.flush
+
+    def counting_flush(self):
+        if self._has_pending:
+            sent.append(self)
+        original(self)
+
+    monkeypatch.setattr(live_throttle.ThrottledSetter, "flush", counting_flush)
+    manager = SubagentSessionManager()
+    for n in range(2000):
+        manager.forward(_bg(partial_text("delta", f"w{n} ")))
+    view = LiveView({"session_id": "s"}, lambda: None, redact=lambda s: s)
+    feed = BackgroundFeed(manager, asyncio.get_running_loop(), view.handle_background)
+    feed.attach()
+    await _settle()
+    feed.detach()
+    view.finish("completed")
+    text = view.scope.children[HOP].blocks[0]
+    assert feed.delivered == 2000 and feed.batches == 1
+    assert text.text == "".join(f"w{n} " for n in range(2000))
+    assert len(sent) <= 2 * len(text.widgets) + 2  # per widget: at most its first and last value
+
+
 def test_plain_view_prints_background_lines_with_the_subagent_prefix():
     out = io.StringIO()
     view = PlainView(
