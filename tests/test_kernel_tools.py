@@ -423,6 +423,9 @@ DOT_CELL = (
     "    def __repr__(self):\n"
     "        return 'Dot()'"
 )
+DISPLAY_FIGURE_CODE = (
+    "import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(2, 2))\nax.plot([1, 2])\ndisplay(fig)"
+)
 DISPLAY_CODE = (
     "from IPython.display import Markdown, display\n"
     "print('before', end='')\n"
@@ -439,6 +442,7 @@ def test_display_in_run_python_reaches_the_model(tmp_path):
     request. The user still sees the displays in the cell."""
     script = [
         _call("call_display", "run_python", description="Show", code=DISPLAY_CODE),
+        _call("call_figure", "run_python", description="Plot", code=DISPLAY_FIGURE_CODE),
         {"text": "Shown."},
     ]
     with ScriptedModelServer(script) as server:
@@ -450,7 +454,7 @@ def test_display_in_run_python_reaches_the_model(tmp_path):
             kernel.close()
     _ok(cell)
     requests = server.requests
-    assert len(requests) == 2
+    assert len(requests) == 3
     frame = repr(_local_sales()[["region", "units"]])
     expected = f"before\n{frame}\n**cleaned**\nDot()\nafter\n"
     assert _text(_tool_reply(requests[1], "call_display")) == expected
@@ -461,3 +465,8 @@ def test_display_in_run_python_reaches_the_model(tmp_path):
     shown = [m["content"]["data"] for m in cell.of_type("display_data")]
     assert {"text/plain": "<IPython.core.display.Markdown object>", "text/markdown": "**cleaned**"} in shown
     assert any(d.get("image/png") == DOT_PNG for d in shown), "the user still sees the displayed image"
+    # display(fig): the figure reaches the model once (not again as a new open figure)
+    figure = _outputs(_transcript(cell))["call_figure"]
+    assert figure["output"] == "<Figure size 200x200 with 1 Axes>\n"
+    assert len(figure["images"]) == 1 and figure["images"][0].startswith("data:image/png;base64,")
+    assert _image_parts(requests[2])[-1:] == figure["images"]

@@ -4,7 +4,8 @@ Owns the sys.stdout/sys.stderr proxy: writes from a registered worker thread go 
 worker's sink; every other thread (the kernel's own output) passes through untouched. Owns the
 same routing for the shell's display publisher: a registered worker's `display(...)` mimebundle
 is also handed to its display sink (the publish itself still happens, so the user sees it as
-before). Both are installed once and left in place; they cost one dict lookup per write/publish.
+before), and for the display formatter, whose sink sees the object being displayed. All are
+installed once and left in place; they cost one dict lookup per write/publish/format.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, TextIO
 
 Sink = Callable[[str], None]
 DisplaySink = Callable[[dict[str, Any]], None]
+FormatSink = Callable[[Any], None]
 
 
 class _RoutingStream:
@@ -40,6 +42,7 @@ class _RoutingStream:
 
 _sinks: dict[int, Sink] = {}
 _display_sinks: dict[int, DisplaySink] = {}
+_format_sinks: dict[int, FormatSink] = {}
 _lock = threading.Lock()
 _ROUTED = "_penguin_display_routed"
 
@@ -82,18 +85,49 @@ def _route_publisher(publisher: Any) -> None:
         setattr(publisher, _ROUTED, True)
 
 
+def _route_formatter(formatter: Any) -> None:
+    """Wrap `formatter.format` so a registered thread's format sink sees each displayed object."""
+    with _lock:
+        if getattr(formatter, _ROUTED, False):
+            return
+        original = formatter.format
+
+        def routed_format(obj: Any, *args: Any, **kwargs: Any) -> Any:
+            sink = _format_sinks.get(threading.get_ident())
+            if sink is not None:
+                try:
+                    sink(obj)
+                except Exception as exc:
+                    print(f"[penguin] display capture failed: {exc}", file=sys.__stderr__)
+            return original(obj, *args, **kwargs)
+
+        formatter.format = routed_format
+        setattr(formatter, _ROUTED, True)
+
+
 def capture_current_thread(
-    sink: Sink, display_publisher: Any = None, display_sink: DisplaySink | None = None
+    sink: Sink,
+    shell: Any = None,
+    display_sink: DisplaySink | None = None,
+    format_sink: FormatSink | None = None,
 ) -> None:
-    """Route this thread's stdout/stderr writes to `sink`, and its `display()` mimebundles published
-    through `display_publisher` to `display_sink`, until `release_current_thread`."""
+    """Route this thread's stdout/stderr writes to `sink`; with an IPython `shell`, also hand its
+    `display()` mimebundles to `display_sink` and the displayed objects to `format_sink`, until
+    `release_current_thread`."""
     _ensure_installed()
-    _sinks[threading.get_ident()] = sink
-    if display_publisher is not None and display_sink is not None:
-        _route_publisher(display_publisher)
-        _display_sinks[threading.get_ident()] = display_sink
+    ident = threading.get_ident()
+    _sinks[ident] = sink
+    publisher = getattr(shell, "display_pub", None)
+    if publisher is not None and display_sink is not None:
+        _route_publisher(publisher)
+        _display_sinks[ident] = display_sink
+    formatter = getattr(shell, "display_formatter", None)
+    if formatter is not None and format_sink is not None:
+        _route_formatter(formatter)
+        _format_sinks[ident] = format_sink
 
 
 def release_current_thread() -> None:
-    _sinks.pop(threading.get_ident(), None)
-    _display_sinks.pop(threading.get_ident(), None)
+    ident = threading.get_ident()
+    for sinks in (_sinks, _display_sinks, _format_sinks):
+        sinks.pop(ident, None)

@@ -44,6 +44,7 @@ class RunOutcome:
     error: str | None = None
     images: list[str] = field(default_factory=list)
     interrupted: bool = False
+    displayed_figures: set[int] = field(default_factory=set)  # already sent via display(fig)
 
 
 def _split_last_expression(code: str, filename: str) -> tuple[Any, Any]:
@@ -76,7 +77,16 @@ def _figure_numbers() -> set[int]:
     return set(plt.get_fignums()) if plt is not None else set()
 
 
-def _collect_new_figures(before: set[int]) -> list[str]:
+def note_displayed(value: Any, outcome: RunOutcome) -> None:
+    """A pyplot figure passed to display() already reached the model: don't send it again."""
+    figure = sys.modules.get("matplotlib.figure")
+    if figure is not None and isinstance(value, figure.Figure):
+        number = getattr(value, "number", None)
+        if isinstance(number, int):
+            outcome.displayed_figures.add(number)
+
+
+def _collect_new_figures(before: set[int], displayed: set[int] | None = None) -> list[str]:
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is None:
         return []
@@ -84,6 +94,8 @@ def _collect_new_figures(before: set[int]) -> list[str]:
     new_numbers = sorted(set(plt.get_fignums()) - before)
     try:
         for num in new_numbers:
+            if displayed and num in displayed:
+                continue
             buffer = io.BytesIO()
             plt.figure(num).savefig(buffer, format="png", dpi=100, bbox_inches="tight")
             images.append(_png_data_url(buffer.getvalue()))
@@ -106,7 +118,7 @@ def _capture_show(code: str, before: set[int], outcome: RunOutcome) -> Any:
     original = plt.show
 
     def show(*_args: Any, **_kwargs: Any) -> None:
-        outcome.images.extend(_collect_new_figures(before))
+        outcome.images.extend(_collect_new_figures(before, outcome.displayed_figures))
 
     plt.show = show
 
@@ -191,7 +203,7 @@ def _run_locked(code: str, namespace: dict[str, Any], filename: str, outcome: Ru
         finally:
             restore_show()
         try:
-            outcome.images.extend(_collect_new_figures(before))
+            outcome.images.extend(_collect_new_figures(before, outcome.displayed_figures))
         except RunPythonInterrupted:
             outcome.interrupted = True
         except Exception as exc:

@@ -25,6 +25,7 @@ from .python_runner import (
     RunPythonInterrupted,
     abandon_thread,
     interrupt_thread,
+    note_displayed,
     run_code,
 )
 
@@ -109,8 +110,9 @@ class RunPythonTool:
         def worker() -> None:
             capture_current_thread(
                 emit,
-                getattr(self._shell, "display_pub", None),
+                self._shell,
                 DisplayCapture(emit_display, outcome.images),
+                lambda value: note_displayed(value, outcome),
             )
             try:
                 run_code(code, self._shell.user_ns, outcome)
