@@ -4,8 +4,9 @@ Owns the Task lifecycle inside the kernel: options → workspace → Session →
 `session.run(...)` consumed in a task that the cell awaits in ≤0.25 s slices → interrupt/Stop
 handling (abort signal, disabled buttons, killed command process groups) → the live view
 replaced by the static transcript bundle. While the cell runs, background subagents' live
-messages reach the same view through a `BackgroundFeed` (and, when complete, the bundle). The input transformer in `extension.py` rewrites a
-`%%penguin` cell into `await run_cell(line, body)`.
+messages reach the same view through a `BackgroundFeed` (and, when complete, the bundle).
+The input transformer in `extension.py` rewrites a `%%penguin` cell into
+`await run_cell(line, body)`.
 """
 
 from __future__ import annotations
