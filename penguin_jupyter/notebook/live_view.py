@@ -2,7 +2,8 @@
 
 Owns the routing rules of notebook-design.md §4: one widget per message segment (thinking,
 assistant text, tool card, event), tool outputs joined to their call by `tool_call_id`,
-subagent messages nested by `origin`, retry countdowns and notices. The header, cards, blocks
+subagent messages nested by `origin` (a background subagent's card titled "(background)"),
+retry countdowns and notices. The header, cards, blocks
 and throttling live in their own `live_*` modules; the runner owns the Task lifecycle.
 """
 
