@@ -4,6 +4,7 @@ the kernel-level tests in test_kernel_tools.py run them inside a real ipykernel.
 from __future__ import annotations
 
 import asyncio
+import base64
 
 import numpy as np
 import pandas as pd
@@ -11,6 +12,7 @@ import pytest
 
 from penguin_jupyter.environment.types import ToolExecutionContext, ToolResult
 from penguin_jupyter.interfaces import AbortSignal
+from penguin_jupyter.notebook.kernel_sessions import NotebookSessions
 from penguin_jupyter.notebook.kernel_tools import (
     InspectVariablesTool,
     ProposeCellTool,
@@ -18,7 +20,20 @@ from penguin_jupyter.notebook.kernel_tools import (
     expand_variables,
     notebook_prompt,
 )
+from penguin_jupyter.notebook.kernel_tools.displayed import (
+    MAX_DISPLAY_IMAGES,
+    MAX_IMAGE_BYTES,
+    DisplayCapture,
+    bundle_image,
+    bundle_text,
+)
 from penguin_jupyter.notebook.kernel_tools.python_runner import html_to_text
+from penguin_jupyter.notebook.options import (
+    LineCommand,
+    OptionError,
+    parse_cell_options,
+    parse_line_command,
+)
 
 
 class FakeShell:
@@ -147,3 +162,134 @@ def test_notebook_prompt_names_dataframes(shell):
     prompt = notebook_prompt(shell.user_ns)
     assert "run_python" in prompt and "inspect_variables" in prompt and "propose_cell" in prompt
     assert "DataFrames defined when this session started: sales." in prompt
+
+
+# --- run_python's timeout setting ---------------------------------------------------------
+
+
+def test_python_timeout_option_and_line_command_parse():
+    assert parse_cell_options("--python-timeout 600").python_timeout_s == 600
+    assert parse_cell_options("--python-timeout=0").python_timeout_s == 0
+    assert parse_cell_options("--new").python_timeout_s is None
+    for bad in ("abc", "-1", "nan", "inf"):
+        with pytest.raises(OptionError) as info:
+            parse_cell_options(f"--python-timeout {bad}")
+        assert str(info.value) == (
+            f"penguin: python-timeout needs a number of seconds >= 0 (0 = no limit), got {bad!r}"
+        )
+    with pytest.raises(OptionError, match="needs a value"):
+        parse_cell_options("--python-timeout")
+    assert parse_line_command("python-timeout 90") == LineCommand("python-timeout", "90")
+    with pytest.raises(OptionError, match="usage: %penguin python-timeout SECONDS"):
+        parse_line_command("python-timeout")
+    with pytest.raises(OptionError, match="got 'x'"):
+        parse_line_command("python-timeout x")
+
+
+def test_run_python_definition_follows_cell_then_kernel_then_default(shell):
+    state = NotebookSessions(shell=None)
+    tool = RunPythonTool(shell, state.python_timeout_ms)
+    assert tool.definition.timeout_ms == 120_000
+    state.python_timeout_s = 0  # %penguin python-timeout 0: no limit
+    assert tool.definition.timeout_ms == 0
+    state.cell_python_timeout_s = 2.5  # this cell's --python-timeout
+    assert tool.definition.timeout_ms == 2500
+    assert tool.definition.description == RunPythonTool(shell).definition.description
+    state.cell_python_timeout_s = None
+    assert tool.definition.timeout_ms == 0
+    assert RunPythonTool(shell).definition.timeout_ms == 120_000
+
+
+# --- display() captured for the model -------------------------------------------------------
+
+PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def test_bundle_text_prefers_markdown_then_plain_then_html():
+    assert bundle_text({"text/plain": "<Markdown object>", "text/markdown": "**hi**"}) == "**hi**"
+    assert bundle_text({"text/plain": "   a\n0  1"}) == "   a\n0  1"
+    html_only = {"text/plain": "<IPython.core.display.HTML object>", "text/html": "<b>x</b><br>y"}
+    assert bundle_text(html_only) == "x\ny"
+    assert bundle_text({"text/plain": "<IPython.core.display.Image object>", "image/png": PNG_1PX}) is None
+    assert bundle_text({"application/json": {"a": 1}}) is None
+
+
+def test_bundle_image_png_jpeg_bytes_and_too_large():
+    assert bundle_image({"image/png": PNG_1PX}) == ("data:image/png;base64," + PNG_1PX, None)
+    raw = base64.b64decode(PNG_1PX)
+    assert bundle_image({"image/png": raw}) == ("data:image/png;base64," + PNG_1PX, None)
+    assert bundle_image({"image/jpeg": "abcd"}) == ("data:image/jpeg;base64,abcd", None)
+    image, note = bundle_image({"image/png": "A" * (MAX_IMAGE_BYTES + 4)})
+    assert image is None and note.startswith("[displayed image/png of 3,000,003 bytes not sent")
+
+
+def test_display_capture_bounds_images_per_call():
+    texts, images = [], []
+    capture = DisplayCapture(texts.append, images)
+    for _ in range(MAX_DISPLAY_IMAGES + 2):
+        capture({"text/plain": "<IPython.core.display.Image object>", "image/png": PNG_1PX})
+    assert len(images) == MAX_DISPLAY_IMAGES
+    assert texts == [f"[displayed image not sent: more than {MAX_DISPLAY_IMAGES} in one call]\n"] * 2
+
+
+class PrintingPublisher:
+    """Publishes the way terminal IPython's DisplayPublisher does: prints the text/plain."""
+
+    def publish(self, data, metadata=None, *, transient=None, update=False):
+        if "text/plain" in data:
+            print(data["text/plain"])
+
+
+class DisplayShell(FakeShell):
+    """A FakeShell with a display publisher and IPython's real DisplayFormatter."""
+
+    def __init__(self, ns):
+        from IPython.core.formatters import DisplayFormatter
+
+        super().__init__(ns)
+        self.display_pub = PrintingPublisher()
+        self.display_formatter = DisplayFormatter()
+
+
+async def test_run_python_display_goes_to_the_model_in_order_with_prints(capsys):
+    shell = DisplayShell({})
+    shell.user_ns["show"] = lambda data: shell.display_pub.publish(data=data, metadata={})
+    code = (
+        "print('one', end='')\n"
+        "show({'text/plain': 'frame text', 'text/markdown': '**md**'})\n"
+        "show({'text/plain': '<IPython.core.display.Image object>', 'image/png': PNG})\n"
+        "print('two')\n"
+        "7"
+    )
+    shell.user_ns["PNG"] = PNG_1PX
+    out, result = await run_tool(RunPythonTool(shell), {"code": code})
+    assert out == "one\n**md**\ntwo\n7"
+    assert result.images == ["data:image/png;base64," + PNG_1PX]
+    # the printing publisher still printed for the user, and only there (not into the model text)
+    assert "frame text" in capsys.readouterr().out
+    # other threads (the kernel's own displays) are not captured
+    shell.display_pub.publish(data={"text/plain": "kernel display"}, metadata={})
+    assert "kernel display" in capsys.readouterr().out
+    out, _ = await run_tool(RunPythonTool(shell), {"code": "print('next')"})
+    assert out == "next\n"
+
+
+async def test_run_python_figure_passed_to_display_is_not_collected_again():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    shell = DisplayShell({})
+    shell.user_ns["show"] = lambda obj: shell.display_pub.publish(
+        data=shell.display_formatter.format(obj)[0], metadata={}
+    )
+    code = (
+        "import matplotlib.pyplot as plt\nfig = plt.figure()\nplt.plot([1, 2])\nshow(fig)\nplt.figure()\nNone"
+    )
+    out, result = await run_tool(RunPythonTool(shell), {"code": code})
+    import matplotlib.pyplot as plt
+
+    # no inline backend here, so display(fig) sends its text only; of the two new figures only
+    # the one never displayed is collected as an image (in a kernel the displayed one is its PNG)
+    assert out == "<Figure size 640x480 with 1 Axes>\n"
+    assert len(result.images) == 1
+    assert plt.get_fignums() == []
