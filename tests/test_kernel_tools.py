@@ -259,6 +259,7 @@ def test_runaway_code_hits_the_timeout_and_the_kernel_still_answers(tmp_path):
         try:
             # The definition is read each time the tool runs; the line command shortens its 120 s.
             short = kernel.execute(SHORT_TIMEOUT_CELL)
+            status = kernel.execute("%penguin status")
             cell = kernel.execute("%%penguin --approve allow-all\nSpin, then draw", timeout=120)
             plain = kernel.execute("import matplotlib.pyplot as plt\nprint(6 * 7, plt.get_fignums())")
             follow = kernel.execute("%%penguin --approve allow-all\nAre you still there?", timeout=120)
@@ -266,6 +267,7 @@ def test_runaway_code_hits_the_timeout_and_the_kernel_still_answers(tmp_path):
             kernel.close()
     _ok(short)
     assert short.stdout == "penguin: run_python time limit is now 2 s\n"
+    assert "run_python time limit: 2 s\n" in status.stdout
     _ok(cell)
     requests = server.requests
     assert len(requests) == 5
