@@ -14,7 +14,7 @@ from penguin_jupyter.notebook.approval import NO_STDIN_NOTE, NotebookApprover, a
 from penguin_jupyter.notebook.extension import transform_penguin_cell
 from penguin_jupyter.notebook.live_blocks import SplitTextBlock
 from penguin_jupyter.notebook.live_render import pre_html
-from penguin_jupyter.notebook.live_throttle import MAX_UPDATES_PER_SECOND, ThrottledSetter
+from penguin_jupyter.notebook.live_throttle import MAX_UPDATES_PER_SECOND, TEXT_INTERVAL_S, ThrottledSetter
 from penguin_jupyter.notebook.live_view import LiveView
 from penguin_jupyter.notebook.options import OptionError, parse_cell_options, parse_line_command
 from penguin_jupyter.notebook.plain_view import PlainView
@@ -164,7 +164,7 @@ async def test_split_block_freezes_finished_text():
     for i, line in enumerate(lines):
         block.append(line)
         if i % 12 == 11:
-            await asyncio.sleep(0.06)  # splits are rate-limited like updates
+            await asyncio.sleep(TEXT_INTERVAL_S + 0.01)  # splits are rate-limited like updates
     block.flush()
     await asyncio.sleep(0.1)
     assert block.text == "".join(lines)
@@ -173,6 +173,21 @@ async def test_split_block_freezes_finished_text():
     shown = [re.sub(r"<[^>]+>", "", w.value) for w in block.widgets]
     assert "".join(shown) == "".join(lines)
     assert all(0 < len(chunk) <= 110 for chunk in shown)
+
+
+async def test_text_blocks_update_at_the_text_rate():
+    import ipywidgets as widgets
+
+    block = SplitTextBlock(widgets.VBox([]), pre_html, boundary="\n", chunk_chars=10_000)
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 0.5
+    while loop.time() < end:
+        block.append("x")
+        await asyncio.sleep(0.001)
+    block.flush()
+    sent = block._setter.sent_count if block._setter else 0
+    assert re.sub(r"<[^>]+>", "", block.widgets[-1].value) == block.text
+    assert sent <= 0.5 / TEXT_INTERVAL_S + 2
 
 
 # --- approval -------------------------------------------------------------------------------

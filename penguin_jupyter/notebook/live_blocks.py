@@ -3,7 +3,8 @@
 Owns the split rule of notebook-design.md §4: a block's text lives in a run of HTML widgets;
 once the open widget holds more than `chunk_chars`, its text up to the last paragraph (or line)
 boundary is sent one final time and frozen, and a fresh widget takes the rest, so an update never
-re-sends finished text. Every widget update goes through a `ThrottledSetter`.
+re-sends finished text. Every widget update goes through a `ThrottledSetter`, at the text rate
+(`TEXT_INTERVAL_S`); splits keep the same spacing.
 
 Traffic per split (each is an iopub message carrying the whole state): the widgets share one
 Layout and one style (`live_shared`: no LayoutModel/HTMLStyleModel `comm_open` per widget), and
@@ -19,7 +20,7 @@ from collections.abc import Callable
 import ipywidgets as widgets
 
 from .live_shared import plain_html, plain_vbox
-from .live_throttle import MIN_INTERVAL_S, ThrottledSetter
+from .live_throttle import TEXT_INTERVAL_S, ThrottledSetter
 
 Render = Callable[[str], str]
 GROUP_SIZE = 8
@@ -36,8 +37,10 @@ class SplitTextBlock:
         boundary: str = "\n\n",
         chunk_chars: int = 2000,
         redact: Callable[[str], str] = lambda s: s,
+        min_interval_s: float = TEXT_INTERVAL_S,
     ) -> None:
         self.container = container
+        self.min_interval_s = min_interval_s
         self.render = render
         self.boundary = boundary
         self.chunk_chars = chunk_chars
@@ -57,7 +60,7 @@ class SplitTextBlock:
         """A fresh widget opened with `value` (its first update rides on the `comm_open`)."""
         widget = plain_html(value)
         self.widgets.append(widget)
-        self._setter = ThrottledSetter(widget)
+        self._setter = ThrottledSetter(widget, min_interval_s=self.min_interval_s)
         self._setter.mark_sent()
         group = self.groups[-1] if self.groups else None
         children = self.container.children
@@ -86,7 +89,7 @@ class SplitTextBlock:
             return
         self.open_text += delta
         now = time.monotonic()
-        if len(self.open_text) > self.chunk_chars and now - self._last_split >= MIN_INTERVAL_S:
+        if len(self.open_text) > self.chunk_chars and now - self._last_split >= self.min_interval_s:
             cut = self._split_point()
             if cut > 0:
                 head, self.open_text = self.open_text[:cut], self.open_text[cut:]

@@ -14,16 +14,28 @@ from typing import Any
 
 MAX_UPDATES_PER_SECOND = 20
 MIN_INTERVAL_S = 1.0 / MAX_UPDATES_PER_SECOND
+# Streaming text blocks (assistant text, thinking, tool output) re-send their open widget's
+# whole value on every update, so they update half as often: measured, this halves their value
+# bytes and their share of iopub messages while 10 frames a second still reads as live.
+TEXT_UPDATES_PER_SECOND = 10
+TEXT_INTERVAL_S = 1.0 / TEXT_UPDATES_PER_SECOND
 
 
 class ThrottledSetter:
-    """`set(value)` → the widget's `attr` gets it now, or at most 50 ms later (coalesced)."""
+    """`set(value)` → the widget's `attr` gets it now, or at most `min_interval_s` later
+    (coalesced; 50 ms unless the caller asks for a slower rate)."""
 
     def __init__(
-        self, widget: Any, attr: str = "value", loop: asyncio.AbstractEventLoop | None = None
+        self,
+        widget: Any,
+        attr: str = "value",
+        loop: asyncio.AbstractEventLoop | None = None,
+        *,
+        min_interval_s: float = MIN_INTERVAL_S,
     ) -> None:
         self.widget = widget
         self.attr = attr
+        self.min_interval_s = max(min_interval_s, MIN_INTERVAL_S)
         self.sent_count = 0
         self._pending: Any = None
         self._has_pending = False
@@ -41,7 +53,7 @@ class ThrottledSetter:
         """Like `set`, but the value is computed only when it is actually sent."""
         self._pending = make_value
         self._has_pending = True
-        wait = self._last_sent + MIN_INTERVAL_S - time.monotonic()
+        wait = self._last_sent + self.min_interval_s - time.monotonic()
         if wait <= 0 or self._loop is None:
             self.flush()
         elif self._timer is None:
