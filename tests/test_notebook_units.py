@@ -267,6 +267,34 @@ async def test_buttons_resolve_via_click_and_abort_closes_them():
     assert "interrupted" in surface.asked[1][1].status.value
 
 
+async def test_a_finished_cells_approver_asks_the_running_cell_or_denies():
+    """Background subagents keep the approver of the cell that launched them."""
+    old_surface, new_surface = _Surface(), _Surface()
+    answers = iter(["y"])
+
+    def approver(mode: str, surface: _Surface) -> NotebookApprover:
+        return NotebookApprover(
+            mode=mode,
+            permission_of=lambda n: "r" if n == "read_file" else "rw",
+            always_allowed=set(),
+            surface=surface,
+            channel="stdin",
+            input_fn=lambda prompt: next(answers),
+        )
+
+    old, running = approver("read-only", old_surface), approver("ask", new_surface)
+    current: list[NotebookApprover | None] = [running]
+    old.retire(lambda: current[0])
+    call = tool_call("exec_command", {"cmd": "ls"}, "c1")
+    assert await old(call) == "allow"  # asked in the running cell, answered there
+    assert [name for name, _row in new_surface.asked] == ["exec_command"] and not old_surface.asked
+
+    current[0] = None  # no cell running: the old mode's automatic decisions only
+    assert await old(tool_call("read_file", {"path": "a"}, "c2")) == "allow"
+    assert await old(tool_call("exec_command", {"cmd": "ls"}, "c3")) == "deny"
+    assert not old_surface.asked
+
+
 # --- live routing ----------------------------------------------------------------------------
 
 

@@ -128,8 +128,19 @@ class NotebookApprover:
         self.input_fn = input_fn
         self.open_rows: list[ApprovalRow] = []
         self._stdin_noted = False
+        self._successor: Callable[[], NotebookApprover | None] | None = None
+
+    def retire(self, successor: Callable[[], NotebookApprover | None]) -> None:
+        """The cell ended. Background subagents it launched keep this approver, so from now on a
+        question goes to the running cell's approver (`successor()`), and with no cell running
+        only this mode's automatic decisions hold: anything that needs a human is denied."""
+        self._successor = successor
 
     async def __call__(self, tool_call: OmniMessage) -> ApprovalDecision:
+        if self._successor is not None:
+            current = self._successor()
+            if current is not None and current is not self:
+                return await current(tool_call)
         name = _tool_name(tool_call)
         try:
             permission = self.permission_of(name)
@@ -138,6 +149,8 @@ class NotebookApprover:
         decided = auto_decision(self.mode, name, permission, self.always_allowed)
         if decided is not None:
             return decided
+        if self._successor is not None:
+            return "deny"  # retired and no cell is running: nobody can answer
         if self.channel == "buttons":
             return await self._ask_buttons(tool_call, name)
         if self.channel == "stdin":

@@ -61,6 +61,7 @@ class NotebookSessions:
     python_timeout_s: float | None = None  # `%penguin python-timeout`; None = the tool's default
     cell_python_timeout_s: float | None = None  # the running cell's `--python-timeout`
     subagent_metas: dict[str, Any] = field(default_factory=dict)
+    active_approver: Any = None  # the running cell's NotebookApprover (background children ask it)
 
     def remember_subagent_meta(self, hop: str, meta: Any) -> None:
         """Keep a subagent's origin-tagged session_meta (the newest `MAX_SUBAGENT_METAS`)."""

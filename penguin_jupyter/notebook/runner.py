@@ -226,6 +226,7 @@ class CellTask:
             handle = display(shown, display_id=True)
         if self.feed is not None:
             self.feed.attach()
+        self.state.active_approver = self.approver
         consumer = asyncio.ensure_future(self._consume())
         try:
             await wait_sliced(consumer)
@@ -241,6 +242,9 @@ class CellTask:
         finally:
             if self.feed is not None:
                 self.feed.detach()
+            if self.state.active_approver is self.approver:
+                self.state.active_approver = None
+            self.approver.retire(lambda: self.state.active_approver)
         status = self._status()
         self.view.finish("interrupted" if status == "aborted" else status)
         self._show_final(handle, status)
