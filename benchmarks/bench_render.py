@@ -174,6 +174,9 @@ def _kind(msg: dict[str, Any]) -> str:
         )
     elif kind == "comm_open":
         kind += "(" + str(msg["content"].get("data", {}).get("state", {}).get("_model_name")) + ")"
+    value = msg["content"].get("data", {}).get("state", {}).get("value") if kind.startswith("comm") else None
+    if isinstance(value, str):  # which stream the value belongs to: output/thinking <pre> or text
+        kind += " pre" if value.startswith("<pre") else " text"
     return kind
 
 

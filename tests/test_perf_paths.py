@@ -17,6 +17,7 @@ from penguin_jupyter.notebook.live_blocks import GROUP_SIZE, SplitTextBlock
 from penguin_jupyter.notebook.live_render import pre_html
 from penguin_jupyter.notebook.live_shared import is_shared, plain_html
 from penguin_jupyter.notebook.live_teardown import CLOSE_BATCH, close_widgets_paced, widget_tree
+from penguin_jupyter.notebook.live_throttle import MIN_INTERVAL_S, TEXT_INTERVAL_S
 from penguin_jupyter.omni import builders, now_iso
 
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
@@ -41,7 +42,7 @@ def test_now_iso_second_prefix_follows_the_clock(monkeypatch):
 
 async def test_split_widgets_are_grouped_and_share_layout_and_style():
     box = widgets.VBox([])
-    block = SplitTextBlock(box, pre_html, boundary="\n", chunk_chars=40)
+    block = SplitTextBlock(box, pre_html, boundary="\n", chunk_chars=40, min_interval_s=MIN_INTERVAL_S)
     lines = [f"line {i:03d}\n" for i in range(90)]
     for line in lines:
         block.append(line)
@@ -63,7 +64,6 @@ async def test_split_after_an_image_starts_a_new_group():
     block.append("first line of output\n")
     image = plain_html("<img>")
     box.children = (*box.children, image)
-    await asyncio.sleep(0.06)
     block.append("second line of output\nthird\n")
     assert box.children[1] is image and len(box.children) == 3
     assert box.children[2] is block.groups[-1]
@@ -98,3 +98,25 @@ def test_teardown_without_a_loop_closes_at_once():
     root = widgets.VBox([plain_html("x")])
     close_widgets_paced([root])
     assert root.comm is None and root.children[0].comm is None
+
+
+async def test_a_fast_stream_sends_each_finished_widget_once_after_its_open():
+    box = widgets.VBox([])
+    block = SplitTextBlock(box, pre_html, boundary="\n", chunk_chars=100)
+    changes: dict[int, int] = {}
+    seen: set[int] = set()
+    for _ in range(12):
+        for n in range(10):
+            block.append(f"{n:02d} twenty-seven characters\n")
+        for w in block.widgets:  # count value changes of every widget from its open on
+            if id(w) not in seen:
+                seen.add(id(w))
+                w.observe(
+                    lambda change, key=id(w): changes.__setitem__(key, changes.get(key, 0) + 1), "value"
+                )
+        await asyncio.sleep(TEXT_INTERVAL_S + 0.01)
+    block.flush()
+    assert len(block.widgets) >= 10
+    assert max(changes.values()) == 1, "a finished head is sent once, not as an update and again as the split"
+    shown = "".join(re.sub(r"<[^>]+>", "", w.value) for w in block.widgets)
+    assert shown == block.text

@@ -1,10 +1,10 @@
 """Streaming text blocks for the live view: growing text split into frozen widgets.
 
 Owns the split rule of notebook-design.md §4: a block's text lives in a run of HTML widgets;
-once the open widget holds more than `chunk_chars`, its text up to the last paragraph (or line)
-boundary is sent one final time and frozen, and a fresh widget takes the rest, so an update never
-re-sends finished text. Every widget update goes through a `ThrottledSetter`, at the text rate
-(`TEXT_INTERVAL_S`); splits keep the same spacing.
+once the open widget holds more than `chunk_chars`, its next update is the split: its text up to
+the last paragraph (or line) boundary is sent one final time and frozen, and a fresh widget takes
+the rest, so an update never re-sends finished text. Every widget update goes through a
+`ThrottledSetter` at the text rate (`TEXT_INTERVAL_S`), splits included.
 
 Traffic per split (each is an iopub message carrying the whole state): the widgets share one
 Layout and one style (`live_shared`: no LayoutModel/HTMLStyleModel `comm_open` per widget), and
@@ -14,7 +14,6 @@ than the whole, ever-growing list of the block's container.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import ipywidgets as widgets
@@ -50,7 +49,6 @@ class SplitTextBlock:
         self.widgets: list[widgets.HTML] = []
         self.groups: list[widgets.VBox] = []
         self._setter: ThrottledSetter | None = None
-        self._last_split = 0.0  # new widgets (and container updates) also stay within the budget
 
     @property
     def text(self) -> str:
@@ -87,27 +85,42 @@ class SplitTextBlock:
     def append(self, delta: str) -> None:
         if not delta:
             return
+        if self._setter is not None and self._overtaken():
+            self._freeze_open()
         self.open_text += delta
-        now = time.monotonic()
-        if len(self.open_text) > self.chunk_chars and now - self._last_split >= self.min_interval_s:
-            cut = self._split_point()
-            if cut > 0:
-                head, self.open_text = self.open_text[:cut], self.open_text[cut:]
-                final = self.render(self.redact(head))
-                if self._setter is None:
-                    self._new_widget(final)
-                else:
-                    self._setter.set(final)
-                    self._setter.flush()
-                self.frozen.append(head)
-                self._last_split = now
-                self._setter = None
-                if not self.open_text:
-                    return
         if self._setter is None:
             self._new_widget(self._render_open())
         else:
-            self._setter.set_lazy(self._render_open)
+            self._setter.set_lazy(self._next_value)
+
+    def _overtaken(self) -> bool:
+        """Something else (an image in a tool card) was added to the container after the open
+        widget's group: new text must go below it, in a fresh widget."""
+        children = self.container.children
+        return not children or children[-1] is not self.groups[-1]
+
+    def _freeze_open(self) -> None:
+        assert self._setter is not None
+        self._setter.set(self._render_open())
+        self._setter.flush()
+        self.frozen.append(self.open_text)
+        self.open_text, self._setter = "", None
+
+    def _next_value(self) -> str:
+        """The open widget's value at its next send slot. Once the open text has outgrown
+        `chunk_chars`, that slot is the split: the widget gets its head, final, and the rest
+        opens a fresh widget, so the head is sent once rather than as an update and again as
+        the split (a split also keeps to the widget's update rate: 3 messages, not 1)."""
+        if len(self.open_text) > self.chunk_chars:
+            cut = self._split_point()
+            if cut > 0:
+                head, self.open_text = self.open_text[:cut], self.open_text[cut:]
+                self.frozen.append(head)
+                self._setter = None
+                if self.open_text:
+                    self._new_widget(self._render_open())
+                return self.render(self.redact(head))
+        return self._render_open()
 
     def _render_open(self) -> str:
         return self.render(self.redact(self.open_text))
