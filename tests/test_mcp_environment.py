@@ -160,8 +160,7 @@ async def test_permission_override_and_invalid_permission(tmp_path):
     try:
         assert await env.list_tools() == []
         results = await env.connect_mcp()
-        assert [(r.server, r.status) for r in results] == [("fx", "failed")]
-        assert results[0].error == '"permission" must be "auto", "r" or "rw", got "readonly"'
+        assert results == []  # an invalid entry is warned about on stderr and skipped (§10.1)
         assert fixture_children() == []
     finally:
         await env.aclose()

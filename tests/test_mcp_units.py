@@ -148,7 +148,7 @@ def test_invalid_entries_have_a_one_line_reason(entry, reason):
     assert "\n" not in str(info.value)
 
 
-async def test_invalid_and_duplicate_entries_are_warned_skipped_and_reported_without_connecting(tmp_path):
+async def test_invalid_and_duplicate_entries_are_warned_and_skipped_without_a_result(tmp_path):
     warnings: list[str] = []
     manager = McpManager(
         [
@@ -166,13 +166,14 @@ async def test_invalid_and_duplicate_entries_are_warned_skipped_and_reported_wit
     signal = AbortSignal()
     signal.abort("user")
     results = await manager.connect(signal)
-    assert [(r.server, r.transport, r.status) for r in results] == [
-        ("bad", "stdio", "failed"),
-        ("dup", "http", "aborted"),
-        ("dup", "stdio", "failed"),
+    assert [(r.server, r.transport, r.status) for r in results] == [("dup", "http", "aborted")]
+    assert warnings == []  # nothing was attempted yet
+    results = await manager.connect()  # port 9 refuses at once
+    assert [(r.server, r.transport, r.status) for r in results] == [("dup", "http", "failed")]
+    assert warnings[:2] == [
+        'MCP server "bad" skipped: "permission" must be "auto", "r" or "rw", got "readonly"',
+        'MCP server "dup" skipped: duplicate server name',
     ]
-    assert results[0].error == '"permission" must be "auto", "r" or "rw", got "readonly"'
-    assert results[2].error == "duplicate server name"
     assert manager.tools == []
     await manager.aclose()
 

@@ -171,10 +171,7 @@ class McpManager:
 
     def _aborted_results(self) -> list[McpServerResult]:
         return [
-            _result(e.label, e.transport, "failed", 0, error=e.reason)
-            if isinstance(e, _Rejected)
-            else _result(e.name, e.transport, "aborted", 0)
-            for e in self._entries
+            _result(e.name, e.transport, "aborted", 0) for e in self._entries if not isinstance(e, _Rejected)
         ]
 
     def _cancel_attempt(self) -> None:
@@ -198,8 +195,7 @@ class McpManager:
         tools: dict[str, McpTool] = {}
         for entry in self._entries:
             if isinstance(entry, _Rejected):
-                results.append(_result(entry.label, entry.transport, "failed", 0, error=entry.reason))
-                continue
+                continue  # warned about once and skipped (§10.1): not a server, so no result
             connection, outcome = outcome_of[entry.name]
             if isinstance(outcome, _Failure):
                 results.append(
