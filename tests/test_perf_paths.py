@@ -87,7 +87,9 @@ async def test_teardown_closes_in_paced_batches_and_keeps_shared_models():
     assert not any(is_shared(w) for w in tree)
     close_widgets_paced([root])
     assert all(w.comm is not None for w in tree), "nothing closes at once"
-    await asyncio.sleep(live_teardown.CLOSE_INTERVAL_S + 0.2)
+    await asyncio.sleep(live_teardown.START_DELAY_S - 0.3)
+    assert all(w.comm is not None for w in tree), "the first batch waits out the end-of-Task burst"
+    await asyncio.sleep(0.5)
     assert sum(w.comm is None for w in tree) == CLOSE_BATCH
     await asyncio.sleep(2 * live_teardown.CLOSE_INTERVAL_S + 0.3)
     assert all(w.comm is None for w in tree)

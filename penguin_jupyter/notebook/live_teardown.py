@@ -21,6 +21,9 @@ from .live_shared import is_shared
 
 CLOSE_BATCH = 10
 CLOSE_INTERVAL_S = 0.5  # at most 20 comm_close messages a second
+# The first batch waits a full second: the end of a Task is already a burst (the last updates,
+# the final tool card, the display update), and closes must not land in the same second.
+START_DELAY_S = 1.0
 
 _queue: deque[widgets.Widget] = deque()
 _timer: asyncio.TimerHandle | None = None
@@ -56,7 +59,7 @@ def close_widgets_paced(roots: Iterable[widgets.Widget]) -> None:
         return
     _queue.extend(tree)
     if _timer is None or _timer_loop is not loop:  # (a timer of a closed loop never fires)
-        _timer, _timer_loop = loop.call_later(CLOSE_INTERVAL_S, _close_batch, loop), loop
+        _timer, _timer_loop = loop.call_later(START_DELAY_S, _close_batch, loop), loop
 
 
 def _close_batch(loop: asyncio.AbstractEventLoop) -> None:
