@@ -7,11 +7,12 @@ that wraps every tool lives in `close_out.py`; the tools themselves in `tools/`.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..interfaces import AbortSignal, ApproveFn, EnvironmentServices, MCPServerConfig, Permission
 from ..omni import OmniMessage, StopReason
@@ -21,18 +22,60 @@ DEFAULT_MAX_OUTPUT_LENGTH = 16_000
 
 
 class ToolDefinitionConfig(BaseModel):
-    """One toolset entry (`tools.builtin[]` in system_config.yaml). Values <= 0 disable a limit."""
+    """One toolset entry (`tools.builtin[]` in system_config.yaml). Values <= 0 disable a limit.
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+    Built as python-api.md writes it (`name`, `description` may be positional, snake_case
+    names); the camelCase spellings of system_config.yaml (`forModel`, `timeoutMs`,
+    `maxOutputLength`) are accepted too.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
     description: str
     parameters: dict[str, Any] | None = None
     permission: Permission | None = None
-    for_model: Literal["vision", "text-only"] | None = Field(default=None, alias="forModel")
-    timeout_ms: int = Field(default=DEFAULT_TIMEOUT_MS, alias="timeoutMs")
-    max_output_length: int = Field(default=DEFAULT_MAX_OUTPUT_LENGTH, alias="maxOutputLength")
+    for_model: Literal["vision", "text-only"] | None = None
+    timeout_ms: int = DEFAULT_TIMEOUT_MS
+    max_output_length: int = DEFAULT_MAX_OUTPUT_LENGTH
     call_description: bool | None = None
+
+    def __init__(self, *args: Any, **data: Any) -> None:
+        if len(args) > len(_POSITIONAL_FIELDS):
+            raise TypeError(
+                f"ToolDefinitionConfig takes at most {len(_POSITIONAL_FIELDS)} positional arguments"
+            )
+        for field_name, value in zip(_POSITIONAL_FIELDS, args, strict=False):
+            if field_name in data:
+                raise TypeError(f"ToolDefinitionConfig got multiple values for {field_name!r}")
+            data[field_name] = value
+        super().__init__(**data)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_camel_case(cls, data: Any) -> Any:
+        if isinstance(data, dict) and any(key in data for key in _CAMEL_CASE):
+            data = dict(data)
+            for camel, snake in _CAMEL_CASE.items():
+                if camel in data:
+                    data[snake] = data.pop(camel)
+        return data
+
+
+_POSITIONAL_FIELDS = tuple(ToolDefinitionConfig.model_fields)
+ToolDefinitionConfig.__signature__ = inspect.Signature(  # type: ignore[misc]
+    [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            default=inspect.Parameter.empty if info.is_required() else info.default,
+            annotation=info.annotation,
+        )
+        for name, info in ToolDefinitionConfig.model_fields.items()
+    ],
+    return_annotation=None,
+)
+_CAMEL_CASE = {"forModel": "for_model", "timeoutMs": "timeout_ms", "maxOutputLength": "max_output_length"}
 
 
 class ToolConfig(BaseModel):
