@@ -347,6 +347,24 @@ def test_partial_aggregator_folds_a_segment():
     assert [m.payload.text for m in flushed] == ["open"]
 
 
+def test_payload_is_a_discriminated_union_on_payload_type():
+    import penguin_jupyter.omni as o
+
+    def build(kind: str, payload: dict[str, Any]) -> Any:
+        return OmniMessage(timestamp="2026-01-01T00:00:00.000Z", type=kind, payload=payload).payload
+
+    assert isinstance(build("model_msg", {"type": "text", "role": "user", "text": "x"}), o.TextPayload)
+    assert isinstance(build("model_msg", {"type": "thinking", "thinking": ""}), o.ThinkingPayload)
+    assert isinstance(build("event_msg", {"type": "abort", "reason": None}), o.AbortPayload)
+    meta = build("session_meta", {"session_id": "s", "provider": "p", "model_id": "m",
+                                  "model_context_window": 1000, "system_prompt": "", "agent_state": "/a",
+                                  "workspace": "/w"})  # fmt: skip
+    assert isinstance(meta, o.SessionMetaPayload)
+    assert build("model_msg", {"type": "text", "role": "user", "text": "x", "fidelity": {}}).fidelity is None
+    assert o.user_text("x").origin is None
+    assert OmniMessage.model_validate({**o.to_dict(o.user_text("x")), "origin": []}).origin is None
+
+
 # --- Interfaces: penguin_jupyter.interfaces -----------------------------------------------------
 
 
@@ -593,6 +611,39 @@ async def test_adding_a_builtin_tool_is_one_factory_entry(tmp_path, monkeypatch)
     env.dispose()
 
 
+async def test_environment_config_fields_take_effect(tmp_path):
+    from penguin_jupyter.environment import Environment, EnvironmentConfig, ToolConfig, ToolDefinitionConfig
+    from penguin_jupyter.interfaces import ToolExecutionRequest
+    from penguin_jupyter.omni import tool_call
+
+    everything = Environment(EnvironmentConfig(str(tmp_path), ToolConfig()))  # builtin=None: the full set
+    assert [t.name for t in await everything.list_tools()] == list(BUILTIN_TABLE)
+    everything.dispose()
+
+    scratch = tmp_path / "scratch"
+    exec_entry = ToolDefinitionConfig("exec_command", "run", {"type": "object"}, "rw", max_output_length=50)
+    env = Environment(
+        EnvironmentConfig(
+            str(tmp_path),
+            ToolConfig(builtin=[exec_entry]),
+            session_scratchpad_dir=str(scratch),
+            vault={"PENGUIN_CONTRACT_SECRET": "s3cret"},
+        )
+    )
+
+    async def run(cmd: str, call_id: str) -> str:
+        request = ToolExecutionRequest(tool_call("exec_command", {"cmd": cmd}, call_id))
+        return [m async for m in env.execute_tool(request)][-1].payload.output
+
+    assert (await run('printf %s "$PENGUIN_CONTRACT_SECRET"', "v1")).startswith("s3cret")
+    long = await run("seq 1 5000", "v2")
+    assert long[50:].startswith("\n[output truncated: exceeded 50 chars]\n[output archived: ")
+    archived = Path(long.split("[output archived: ", 1)[1].split("]", 1)[0])
+    assert archived.parent == scratch / "truncated-tool-output"
+    assert archived.read_text().splitlines() == [str(i) for i in range(1, 5001)]
+    env.dispose()
+
+
 # --- Model: penguin_jupyter.llm -------------------------------------------------------------------
 
 
@@ -643,6 +694,70 @@ async def test_generative_model_never_raises_on_a_dead_endpoint():
     items = [i async for i in model.stream_generate(GenerativeModelParameters([user_text("hi")]))]
     assert isinstance(items[-1], LLMOutcome) and items[-1].status != "completed"
     assert sum(isinstance(i, LLMOutcome) for i in items) == 1
+
+
+def test_tool_call_id_allocator_examples_of_section_6():
+    from penguin_jupyter.llm import ToolCallIdAllocator
+
+    ids = ToolCallIdAllocator()
+    assert [ids.allocate("get_time") for _ in range(3)] == ["get_time", "get_time#2", "get_time#3"]
+    marked = ToolCallIdAllocator()
+    marked.mark_used("t")
+    marked.mark_used("t#2")
+    marked.mark_used("t#2")
+    assert marked.allocate("t") == "t#3"
+    assert [ToolCallIdAllocator.strip_suffix(i) for i in ("a#2", "a#2#3", "a#b", "a#2b", "a")] == [
+        "a",
+        "a#2",
+        "a#b",
+        "a#2b",
+        "a",
+    ]
+
+
+async def test_generative_model_rejects_mixed_roles_and_empty_input_with_a_failed_outcome():
+    from penguin_jupyter.interfaces import AbortSignal, GenerativeModelParameters, LLMOutcome
+    from penguin_jupyter.llm import GenerativeModel, GenerativeModelConfig
+    from penguin_jupyter.omni import assistant_text, user_text
+
+    model = GenerativeModel(GenerativeModelConfig("m", api_key="k", base_url="http://127.0.0.1:9/v1",
+                                                  client_type="openai-chat"))  # fmt: skip
+
+    async def items(params: GenerativeModelParameters) -> list[Any]:
+        return [i async for i in model.stream_generate(params)]
+
+    mixed = await items(GenerativeModelParameters([user_text("a"), assistant_text("b")]))
+    assert len(mixed) == 1 and isinstance(mixed[0], LLMOutcome) and mixed[0].status == "failed"
+    assert "does not accept mixed roles" in (mixed[0].message or "")
+    empty = await items(GenerativeModelParameters([]))
+    assert len(empty) == 1 and empty[0].status == "failed"
+    signal = AbortSignal()
+    signal.abort()
+    aborted = await items(GenerativeModelParameters([user_text("a")], signal=signal))
+    assert len(aborted) == 1 and aborted[0].status == "aborted"
+
+
+async def test_a_throwing_approve_counts_as_deny(tmp_path):
+    from penguin_jupyter.engine import ContextEngine
+    from penguin_jupyter.environment import Environment, EnvironmentConfig, default_tool_config
+    from penguin_jupyter.llm import GenerativeModel, GenerativeModelConfig
+    from penguin_jupyter.omni import user_text
+
+    async def broken(_call: OmniMessage) -> str:
+        raise RuntimeError("approval UI crashed")
+
+    script = [
+        {"tool_calls": [{"name": "write_file", "arguments": {"file_path": "x.txt", "content": "hi"}}]},
+        {"text": "ok"},
+    ]
+    env = Environment(EnvironmentConfig(str(tmp_path), default_tool_config()))
+    with ScriptedModelServer(script) as server:
+        llm = GenerativeModel(GenerativeModelConfig("scripted-model", api_key="k", base_url=server.url,
+                                                    client_type="openai-chat", tools=await env.list_tools()))  # fmt: skip
+        msgs = [m async for m in ContextEngine(llm, env).run([user_text("write")], approve=broken)]
+    env.dispose()
+    assert [m.payload.decision for m in msgs if m.payload.type == "approval_decision"] == ["deny"]
+    assert not (tmp_path / "x.txt").exists()
 
 
 async def test_context_engine_runs_a_tool_turn_over_real_parts(tmp_path):
@@ -781,6 +896,28 @@ async def test_create_agent_root_and_project_arguments(tmp_path):
     agent = await create_agent("helper", project_id="proj", root=tmp_path)
     assert (agent.agent_id, agent.project_id) == ("helper", "proj")
     assert (tmp_path / "proj" / "agents" / "helper").is_dir()
+
+
+async def test_create_agent_root_falls_back_to_home_penguin_data(monkeypatch):
+    from penguin_jupyter import create_agent
+
+    monkeypatch.delenv("PENGUIN_HOME", raising=False)
+    agent = await create_agent()
+    assert Path(agent.root) == Path.home() / ".penguin" / "data"
+    assert (Path.home() / ".penguin" / "data" / "default_project" / "agents" / "default_agent").is_dir()
+
+
+def test_subagent_and_vision_seams_match_interfaces_md():
+    from penguin_jupyter.subagent_runner import AgentSubagentRunner, SubagentSessionHandle
+
+    assert inspect.iscoroutinefunction(AgentSubagentRunner.spawn)
+    assert_params(AgentSubagentRunner.spawn, {"agent_id": None, "model_id": None},
+                  keyword_only=("agent_id", "model_id"))  # fmt: skip
+    assert inspect.isasyncgenfunction(SubagentSessionHandle.run)
+    assert_params(
+        SubagentSessionHandle.run, {"prompt": inspect.Parameter.empty, "signal": None, "approve": None}
+    )
+    assert callable(SubagentSessionHandle.dispose)
 
 
 # --- Layering and the notebook entry point --------------------------------------------------------
