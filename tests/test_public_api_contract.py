@@ -584,12 +584,15 @@ async def test_adding_a_builtin_tool_is_one_factory_entry(tmp_path, monkeypatch)
         EnvironmentConfig,
         ToolConfig,
         ToolDefinitionConfig,
+        ToolExecutionContext,
         ToolResult,
     )
     from penguin_jupyter.interfaces import ToolExecutionRequest
     from penguin_jupyter.omni import partial_tool_call_output, tool_call
 
     assert ToolResult() == ToolResult(stop_reason=None, note=None, images=None)
+    context_fields = [f.name for f in dataclasses.fields(ToolExecutionContext)]
+    assert context_fields[:4] == ["workspace_dir", "tool_call_id", "signal", "approve"]
 
     class Echo:
         name = "echo"
@@ -765,6 +768,7 @@ async def test_context_engine_runs_a_tool_turn_over_real_parts(tmp_path):
     from penguin_jupyter.environment import Environment, EnvironmentConfig, default_tool_config
     from penguin_jupyter.llm import GenerativeModel, GenerativeModelConfig
     from penguin_jupyter.omni import user_text
+    from penguin_jupyter.trace import TraceWriter, read_trace
 
     script = [
         {"tool_calls": [{"name": "write_file", "arguments": {"file_path": "x.txt", "content": "hi"}}]},
@@ -775,7 +779,7 @@ async def test_context_engine_runs_a_tool_turn_over_real_parts(tmp_path):
         tools = await env.list_tools()
         llm = GenerativeModel(GenerativeModelConfig("scripted-model", api_key="k", base_url=server.url,
                                                     client_type="openai-chat", tools=tools))  # fmt: skip
-        engine = ContextEngine(llm, env)
+        engine = ContextEngine(llm, env, trace=TraceWriter(tmp_path / "trace.jsonl"))
         assert engine.steer([user_text("late")]) is False  # no run in flight
         assert engine.skip_reconnect_wait() is False
         msgs = [m async for m in engine.run([user_text("write x.txt")], approve=allow)]
@@ -787,6 +791,10 @@ async def test_context_engine_runs_a_tool_turn_over_real_parts(tmp_path):
     assert msgs[-1].payload.type == "token_usage" or kinds[-1] in ("text", "token_usage", "request_end")
     assert [m.payload.text for m in msgs if m.payload.type == "text"] == ["Wrote it."]
     assert not any(m.payload.type == "text" and m.payload.role == "user" for m in msgs)  # input not echoed
+    records = read_trace(tmp_path / "trace.jsonl")
+    assert records[0].payload.type == "text" and records[0].payload.text == "write x.txt"
+    assert [r.payload.type for r in records if r.payload.type.startswith("partial_")] == []
+    assert [r.payload.type for r in records].count("tool_call_output") == 1
 
 
 async def test_context_engine_denies_everything_without_approve(tmp_path):
@@ -953,6 +961,26 @@ def test_load_ext_registers_the_penguin_magics():
 
 
 # --- README "The core, from Python" ---------------------------------------------------------------
+
+
+def test_readme_core_module_list_names_exist():
+    import importlib
+
+    listed = {
+        "penguin_jupyter.omni": ["OmniMessage", "to_json", "from_json", "PartialAggregator", "markers"],
+        "penguin_jupyter.interfaces": ["LLMInterface", "EnvironmentInterface", "ApproveFn", "RunOptions",
+                                       "SubagentRunner", "AbortSignal"],
+        "penguin_jupyter.engine": ["ContextEngine"],
+        "penguin_jupyter.llm": ["GenerativeModel"],
+        "penguin_jupyter.environment": ["Environment"],
+        "penguin_jupyter.trace": ["TraceWriter", "read_trace"],
+    }  # fmt: skip
+    readme = (REPO / "README.md").read_text(encoding="utf-8").split("## The core, from Python", 1)[1]
+    for module, names in listed.items():
+        assert f"`{module}" in readme, module
+        loaded = importlib.import_module(module)
+        for name in names:
+            assert hasattr(loaded, name), f"{module}.{name}"
 
 
 def readme_core_snippet() -> str:
