@@ -506,10 +506,15 @@ def test_tool_definition_config_fields_and_defaults():
 
 
 def test_tool_config_and_environment_config_defaults():
-    from penguin_jupyter.environment import EnvironmentConfig, ToolConfig
+    from penguin_jupyter.environment import EnvironmentConfig, ToolConfig, default_tool_config
 
     tc = ToolConfig()
     assert (tc.builtin, tc.custom_tools, tc.mcp_servers) == (None, [], [])
+    assert_params(ToolConfig, {"builtin": None, "custom_tools": [], "mcp_servers": []})
+    entries = default_tool_config().builtin
+    assert ToolConfig(entries).builtin == entries  # builtin is the first parameter
+    servers = ToolConfig(mcp_servers=[{"name": "files", "config": {"command": "npx"}}]).mcp_servers
+    assert [(s.name, s.config) for s in servers] == [("files", {"command": "npx"})]
     cfg = EnvironmentConfig("/w", tc)
     assert (cfg.workspace_dir, cfg.tool_config, cfg.session_scratchpad_dir, cfg.services, cfg.vault) == (
         "/w",

@@ -21,12 +21,44 @@ DEFAULT_TIMEOUT_MS = 120_000
 DEFAULT_MAX_OUTPUT_LENGTH = 16_000
 
 
-class ToolDefinitionConfig(BaseModel):
+class _PositionalModel(BaseModel):
+    """A pydantic model whose fields may also be passed positionally, in declaration order (the
+    call shapes python-api.md writes), with a signature that says so."""
+
+    def __init__(self, *args: Any, **data: Any) -> None:
+        names = tuple(type(self).model_fields)
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__} takes at most {len(names)} positional arguments")
+        for name, value in zip(names, args, strict=False):
+            if name in data:
+                raise TypeError(f"{type(self).__name__} got multiple values for {name!r}")
+            data[name] = value
+        super().__init__(**data)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls.__signature__ = inspect.Signature(  # type: ignore[misc]
+            [
+                inspect.Parameter(
+                    name,
+                    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                    default=inspect.Parameter.empty
+                    if info.is_required()
+                    else info.get_default(call_default_factory=True),
+                    annotation=info.annotation,
+                )
+                for name, info in cls.model_fields.items()
+            ],
+            return_annotation=None,
+        )
+
+
+class ToolDefinitionConfig(_PositionalModel):
     """One toolset entry (`tools.builtin[]` in system_config.yaml). Values <= 0 disable a limit.
 
-    Built as python-api.md writes it (`name`, `description` may be positional, snake_case
-    names); the camelCase spellings of system_config.yaml (`forModel`, `timeoutMs`,
-    `maxOutputLength`) are accepted too.
+    The camelCase spellings of system_config.yaml (`forModel`, `timeoutMs`, `maxOutputLength`)
+    are accepted as well as the snake_case field names.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -40,17 +72,6 @@ class ToolDefinitionConfig(BaseModel):
     max_output_length: int = DEFAULT_MAX_OUTPUT_LENGTH
     call_description: bool | None = None
 
-    def __init__(self, *args: Any, **data: Any) -> None:
-        if len(args) > len(_POSITIONAL_FIELDS):
-            raise TypeError(
-                f"ToolDefinitionConfig takes at most {len(_POSITIONAL_FIELDS)} positional arguments"
-            )
-        for field_name, value in zip(_POSITIONAL_FIELDS, args, strict=False):
-            if field_name in data:
-                raise TypeError(f"ToolDefinitionConfig got multiple values for {field_name!r}")
-            data[field_name] = value
-        super().__init__(**data)
-
     @model_validator(mode="before")
     @classmethod
     def _accept_camel_case(cls, data: Any) -> Any:
@@ -62,23 +83,10 @@ class ToolDefinitionConfig(BaseModel):
         return data
 
 
-_POSITIONAL_FIELDS = tuple(ToolDefinitionConfig.model_fields)
-ToolDefinitionConfig.__signature__ = inspect.Signature(  # type: ignore[misc]
-    [
-        inspect.Parameter(
-            name,
-            inspect.Parameter.POSITIONAL_OR_KEYWORD,
-            default=inspect.Parameter.empty if info.is_required() else info.default,
-            annotation=info.annotation,
-        )
-        for name, info in ToolDefinitionConfig.model_fields.items()
-    ],
-    return_annotation=None,
-)
 _CAMEL_CASE = {"forModel": "for_model", "timeoutMs": "timeout_ms", "maxOutputLength": "max_output_length"}
 
 
-class ToolConfig(BaseModel):
+class ToolConfig(_PositionalModel):
     """The session toolset: `builtin=None` means `default_tool_config().builtin`."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, arbitrary_types_allowed=True)
