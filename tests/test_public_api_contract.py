@@ -1029,3 +1029,30 @@ async def test_readme_core_snippet_runs_as_written(tmp_path, monkeypatch, capsys
     assert "tool_call_output" in printed and "A notes file about penguins." in printed
     assert "penguins" in printed  # read_file was allowed and its output streamed back
     assert not (workspace / "evil.txt").exists()  # write_file was denied by the snippet's approve
+
+
+def test_readme_model_config_snippets_work():
+    import os
+    import stat
+
+    from penguin_jupyter.state import load_project_config, paths
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    toml_block = re.search(r"```toml\n(.*?)```", readme, re.S)
+    assert toml_block, "README shows a .project_config.toml example"
+    toml_text = "\n".join(line.strip() for line in toml_block.group(1).splitlines())
+    root = paths.resolve_root(None)
+    config_path = root / "default_project" / ".project_config.toml"
+    config_path.parent.mkdir(parents=True)
+    config_path.write_text(toml_text, encoding="utf-8")
+    config = load_project_config(None, "default_project")
+    [entry] = config.models
+    assert (entry.provider, entry.model_id, entry.client_type) == ("local", "qwen3-32b", "openai-chat")
+    assert (entry.base_url, entry.context_window) == ("http://127.0.0.1:8000/v1", 131072)
+    assert (config.default_model.provider, config.default_model.model_id) == ("local", "qwen3-32b")
+
+    config_path.unlink()
+    add_model(None, "default_project", provider="local", model_id="qwen3-32b", base_url="http://127.0.0.1:8000/v1",
+              api_key="sk-x", client_type="openai-chat", default=True)  # fmt: skip
+    assert stat.S_IMODE(os.stat(config_path).st_mode) == 0o600
+    assert load_project_config(None, "default_project").models[0].api_key == "sk-x"
