@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .engine import CompactionSettings, ContextEngine, EngineState, NoticeQueue, compactability_of
+from .engine.inputs import require_messages
 from .interfaces import AbortSignal, ApproveFn, Permission, ThinkingLevelName, ToolDefinition
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator
 from .omni import OmniMessage, TokenCounts, abort, mcp_connect_begin, mcp_connect_end, tool_list_ready
@@ -149,7 +150,7 @@ class Session:
             raise RuntimeError(f"Session {self.session_id} is disposed")
         if approve is not None:
             approve = self._policy_wrapped(approve)
-        messages = list(new_messages)
+        messages = require_messages(new_messages, "Session.run")
         if not self._setup.vision:
             messages = fold_images(messages, self._setup.scratchpad_dir)
         self._ensure_meta_recorded()

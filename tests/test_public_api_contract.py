@@ -470,7 +470,12 @@ def test_context_engine_signature_and_compaction_settings():
         -1,
         "summarize",
     )
-    assert settings.prompt.startswith("Summarize the task transcript above.")
+    assert settings.prompt == (  # core-behavior.md §9.5
+        "Summarize the task transcript above. The summary will replace the transcript as its only record, so "
+        "include everything needed to continue the task — the original request, current state, next steps, and "
+        "any learnings. Do not call any tools; reply with text only, in exactly this format and nothing after "
+        "it:\n\n[summary]put the summary text here...[/summary]"
+    )
     assert CompactionSettings(max_context_length=1000, mode="discard").mode == "discard"
 
 
@@ -802,6 +807,25 @@ async def test_context_engine_runs_a_tool_turn_over_real_parts(tmp_path):
     assert [r.payload.type for r in records].count("tool_call_output") == 1
 
 
+async def test_context_engine_run_rejects_a_non_list_input_in_one_line(tmp_path):
+    from penguin_jupyter.engine import ContextEngine
+    from penguin_jupyter.environment import Environment, EnvironmentConfig
+    from penguin_jupyter.llm import GenerativeModel, GenerativeModelConfig
+    from penguin_jupyter.omni import user_text
+
+    env = Environment(EnvironmentConfig(str(tmp_path)))
+    llm = GenerativeModel(
+        GenerativeModelConfig("m", api_key="k", base_url="http://127.0.0.1:9/v1", client_type="openai-chat")
+    )
+    engine = ContextEngine(llm, env)
+    for bad in ("hello", user_text("hello"), [user_text("ok"), 3], None):
+        with pytest.raises(TypeError, match=r"^ContextEngine\.run takes a list of OmniMessage") as info:
+            [m async for m in engine.run(bad)]
+        assert "\n" not in str(info.value)
+    assert engine.task_running is False
+    env.dispose()
+
+
 async def test_context_engine_denies_everything_without_approve(tmp_path):
     from penguin_jupyter.engine import ContextEngine
     from penguin_jupyter.environment import Environment, EnvironmentConfig, default_tool_config
@@ -872,6 +896,9 @@ async def test_agent_session_lifecycle_on_the_scripted_server(tmp_path, monkeypa
         )
         assert isinstance(session.session_id, str) and session.session_id
         assert session.steer([user_text("nobody listens")]) is False
+        for bad in ("hello", user_text("hello"), ["hello"]):
+            with pytest.raises(TypeError, match=r"^Session\.run takes a list of OmniMessage"):
+                [m async for m in session.run(bad)]
         msgs = [m async for m in session.run([user_text("hello")])]
         assert [m.payload.text for m in msgs if m.payload.type == "text"] == ["first"]
         assert not any(m.type == "session_meta" for m in msgs)  # never the main session's own meta

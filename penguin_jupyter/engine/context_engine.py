@@ -25,6 +25,7 @@ from ..interfaces import (
 from ..omni import OmniMessage, TokenCounts, abort, assistant_text, partial_text
 from .carry_over import TurnResult, build_carry_over, with_retried_turns
 from .compaction import CompactionMixin, CompactionResult
+from .inputs import require_messages
 from .protocols import BackgroundNotices, CreateLLM, FoldInputImages, TraceSink
 from .recorder import Recorder
 from .settings import CompactionSettings, EngineState, compactability_of
@@ -193,6 +194,7 @@ class ContextEngine(CompactionMixin):
     ) -> AsyncIterator[OmniMessage]:
         """Run one task; yields every message for the caller (never the input itself).
         `max_turns` overrides the engine's limit for this run only."""
+        messages = require_messages(new_messages, "ContextEngine.run")
         if self._task_running:
             raise RuntimeError("a run is already in progress on this engine")
         configured = self._max_turns
@@ -202,7 +204,7 @@ class ContextEngine(CompactionMixin):
             self._max_turns = max_turns
         self._task_running = True
         try:
-            async for msg in self._run_task(list(new_messages), approve or _deny_all, signal, thinking_level):
+            async for msg in self._run_task(messages, approve or _deny_all, signal, thinking_level):
                 yield msg
         finally:
             self._task_running = False
