@@ -229,6 +229,12 @@ class Session:
         finally:
             self._trace.close()
 
+    async def aclose(self) -> None:
+        """`dispose()`, then wait for the MCP servers to shut down: use it from async code that
+        is about to close its event loop (`asyncio.run`), so no server process outlives it."""
+        self.dispose()
+        await self.environment.aclose()
+
     # --- internals -----------------------------------------------------------------------------
 
     def _engine_or_fail(self) -> ContextEngine:

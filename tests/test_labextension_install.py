@@ -89,6 +89,8 @@ def labextension_list(jupyter_path: Path | None) -> str:
 def pip(*args: str, cwd: Path) -> None:
     """pip with yarn pointed at the warmed cache and forbidden to touch the network."""
     env = {**os.environ, "YARN_GLOBAL_FOLDER": str(YARN_GLOBAL), "YARN_ENABLE_NETWORK": "0"}
+    # The build runs `jlpm` from this interpreter's environment, activated or not.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     done = subprocess.run(
         [sys.executable, "-m", "pip", *args],
         cwd=cwd,

@@ -26,8 +26,7 @@ def add_mcp_server(agent, entry) -> None:
 
 
 async def close(session) -> None:
-    session.dispose()
-    await session.environment.aclose()
+    await session.aclose()
     assert await asyncio.to_thread(wait_until, lambda: fixture_children() == [], 15)
 
 

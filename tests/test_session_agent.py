@@ -217,8 +217,7 @@ async def test_bootstrap_with_mcp_server_events(workspace):
         ]
         second = await collect(session.run([omni.user_text("more")]))
         assert not {"mcp_connect_begin", "mcp_connect_end", "tool_list_ready"} & set(kinds(second))
-        session.dispose()
-        await session.environment.aclose()  # the MCP child is gone before this loop closes
+        await session.aclose()  # dispose + the MCP child is gone before this loop closes
 
 
 async def test_abort_mid_connect_then_next_run_bootstraps_afresh(workspace, tmp_path):
@@ -265,10 +264,9 @@ async def test_abort_mid_connect_then_next_run_bootstraps_afresh(workspace, tmp_
             if m.type == "model_msg" and m.payload.type == "text" and m.payload.role == "user"
         ]
         assert user_texts == ["go", "again"]
-        session.dispose()
-        # the aborted start shuts down in the background (stdin, 2 s grace, SIGTERM): wait for it,
-        # or it outlives this test's loop and shows up in later fixture_children() checks
-        await session.environment.aclose()
+        # the aborted start shuts down in the background (stdin, 2 s grace, SIGTERM): aclose waits
+        # for it, or it outlives this test's loop and shows up in later fixture_children() checks
+        await session.aclose()
 
 
 # --- background notices (62) ----------------------------------------------------------------------
