@@ -331,3 +331,19 @@ async def test_proxy_policy_is_read_at_every_spawn(tmp_path, monkeypatch):
         "[http://127.0.0.1:9|http://127.0.0.1:9|localhost|localhost]\n"
     )
     env.dispose()
+
+
+async def test_trailing_output_after_exit_is_kept_whether_or_not_a_child_holds_the_pipes(tmp_path):
+    from penguin_jupyter.environment.commands.session import CommandSession
+
+    plain = CommandSession("printf 'a%.0s' $(seq 1 5000)", str(tmp_path), dict(os.environ))
+    text = "".join([chunk async for chunk in plain.collect(10_000, None)])
+    assert text == "a" * 5000 and plain.exited and plain.pipes_closed
+
+    # A background child keeps the pipes open after the shell exits: completion still follows
+    # the shell, and the child's output written within the quiet window is collected.
+    held = CommandSession("(sleep 0.01; echo late; sleep 3) & echo early", str(tmp_path), dict(os.environ))
+    text = "".join([chunk async for chunk in held.collect(10_000, None)])
+    assert held.exited and not held.pipes_closed
+    assert text.startswith("early\n")
+    held.hard_kill()

@@ -45,6 +45,7 @@ class CommandSession:
         self._dropped = 0
         self._wakers: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
         self._exited = threading.Event()
+        self._open_pipes = 2  # stdout and stderr; at 0 every byte the command wrote is buffered
         self.exit_code: int | None = None
         self.exit_signal: str | None = None
         self._killed = False
@@ -76,6 +77,12 @@ class CommandSession:
     @property
     def exited(self) -> bool:
         return self._exited.is_set()
+
+    @property
+    def pipes_closed(self) -> bool:
+        """Both pipes reached EOF: nothing more can arrive (no background child holds them)."""
+        with self._lock:
+            return self._open_pipes == 0
 
     def exit_description(self) -> str:
         """`exit code N` or `terminated by signal S` (only meaningful once exited)."""
@@ -111,6 +118,9 @@ class CommandSession:
         finally:
             with contextlib.suppress(OSError):
                 pipe.close()
+            with self._lock:
+                self._open_pipes -= 1
+            self._wake()
 
     def _push(self, text: str) -> None:
         if not text:
@@ -151,7 +161,7 @@ class CommandSession:
     def _wait_quiet(self, max_wait_s: float) -> None:
         """Let trailing output land: wait until no output arrived for the drain window."""
         give_up = time.monotonic() + max_wait_s
-        while time.monotonic() < give_up:
+        while time.monotonic() < give_up and not self.pipes_closed:
             quiet_for = time.monotonic() - self.last_output_at
             if quiet_for >= POST_EXIT_DRAIN_S:
                 return
@@ -235,7 +245,8 @@ class CommandSession:
 
     async def collect(self, yield_ms: float, signal: AbortSignal | None) -> AsyncIterator[str]:
         """Yield buffered output as it arrives until the shell exited (then drain trailing
-        output until 50 ms of quiet), the signal aborted, or `yield_ms` elapsed."""
+        output until both pipes closed, or 50 ms of quiet while a background child keeps them
+        open), the signal aborted, or `yield_ms` elapsed."""
         self.last_used = time.monotonic()
         loop = asyncio.get_running_loop()
         event = asyncio.Event()
@@ -268,10 +279,11 @@ class CommandSession:
         give_up = asyncio.get_running_loop().time() + MAX_TRAILING_DRAIN_S
         while asyncio.get_running_loop().time() < give_up:
             event.clear()
+            closed = self.pipes_closed  # read before the buffer: closed means all of it is there
             if self.has_output():
                 yield self.take_output()
                 continue
-            if signal is not None and signal.aborted:
+            if closed or (signal is not None and signal.aborted):
                 return
             if not await _wait_any(event, signal, POST_EXIT_DRAIN_S) and not self.has_output():
                 return
