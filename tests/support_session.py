@@ -33,6 +33,20 @@ def configure_model(
     )
 
 
+def configure_child_model(root: Path, server: ScriptedModelServer, model_id: str = "child-model") -> None:
+    """A second (non-default) model entry, for a subagent, that talks to `server`."""
+    add_model(
+        root,
+        "default_project",
+        provider=PROVIDER,
+        model_id=model_id,
+        base_url=server.url,
+        api_key="sk-child",
+        client_type="openai-chat",
+        context_window=16384,
+    )
+
+
 async def allow(_call: OmniMessage) -> str:
     return "allow"
 

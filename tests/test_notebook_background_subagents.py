@@ -18,10 +18,10 @@ from penguin_jupyter.notebook.background_feed import BackgroundFeed, subagent_ma
 from penguin_jupyter.notebook.live_view import LiveView
 from penguin_jupyter.notebook.plain_view import PlainView
 from penguin_jupyter.omni import assistant_text, partial_text, tool_call, tool_call_output, with_origin
-from penguin_jupyter.state import add_model
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support_kernel import KernelHarness, kernel_env
-from tests.support_session import PROVIDER, configure_model
+from tests.support_session import PROVIDER, configure_child_model, configure_model
+from tests.support_subagent import child_meta
 
 HOP = "session-bg-0001"
 CHILD_TEXT = "Background answer streamed live."
@@ -141,19 +141,8 @@ async def test_live_view_nests_background_messages_in_a_background_card():
 
 
 async def test_a_foreground_card_turns_background_when_live_messages_arrive():
-    from penguin_jupyter.omni import session_meta
-
     view = LiveView({"session_id": "s"}, lambda: None, redact=lambda s: s)
-    meta = session_meta(
-        session_id=HOP,
-        provider="p",
-        model_id="m",
-        model_context_window=1000,
-        system_prompt="",
-        agent_state="/tmp",
-        workspace="/tmp",
-        source="subagent",
-    )
+    meta = child_meta(HOP)
     view.handle(_bg(meta))  # the launch yields the child's meta through the main stream
     accordion, _ = view.scope.children[HOP].title_holder
     assert accordion.get_title(0) == f"Subagent {HOP} — p/m"
@@ -251,16 +240,7 @@ def _scripts() -> tuple[list[dict], list[dict]]:
 def _configure(parent_server: ScriptedModelServer, child_server: ScriptedModelServer) -> None:
     root = Path(os.environ["PENGUIN_HOME"])
     configure_model(root, parent_server)
-    add_model(
-        root,
-        "default_project",
-        provider=PROVIDER,
-        model_id="child-model",
-        base_url=child_server.url,
-        api_key="sk-child",
-        client_type="openai-chat",
-        context_window=16384,
-    )
+    configure_child_model(root, child_server)
 
 
 class _ReleasingStdout(io.StringIO):

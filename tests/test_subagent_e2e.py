@@ -7,12 +7,18 @@ from __future__ import annotations
 
 import asyncio
 
-from support_session import MODEL_ID, PROVIDER, collect, configure_model, request_messages
+from support_session import (
+    MODEL_ID,
+    PROVIDER,
+    collect,
+    configure_child_model,
+    configure_model,
+    request_messages,
+)
 from support_subagent import wait_for
 
 from penguin_jupyter import create_agent
 from penguin_jupyter.omni import OmniMessage, user_text
-from penguin_jupyter.state import add_model
 from penguin_jupyter.testing import ScriptedModelServer
 from penguin_jupyter.trace import find_latest_trace_file, read_trace
 
@@ -140,16 +146,7 @@ async def test_model_override_pair_runs_the_child_on_another_server(tmp_path):
     ):
         agent = await create_agent()
         configure_model(agent.root, parent_server)
-        add_model(
-            agent.root,
-            "default_project",
-            provider=PROVIDER,
-            model_id="child-model",
-            base_url=child_server.url,
-            api_key="sk-child",
-            client_type="openai-chat",
-            context_window=16384,
-        )
+        configure_child_model(agent.root, child_server)
         parent = await agent.create_session(workspace_dir=workspace)
         out = await collect(parent.run([user_text("go")], approve=approve))
         assert (len(parent_server.requests), len(child_server.requests)) == (2, 2)
@@ -181,16 +178,7 @@ async def test_background_subagent_reports_back_to_the_parent_session(tmp_path):
     ):
         agent = await create_agent()
         configure_model(agent.root, parent_server)
-        add_model(
-            agent.root,
-            "default_project",
-            provider=PROVIDER,
-            model_id="child-model",
-            base_url=child_server.url,
-            api_key="sk-child",
-            client_type="openai-chat",
-            context_window=16384,
-        )
+        configure_child_model(agent.root, child_server)
         parent_script[0] = run_subagent_call(
             run_in_background=True, provider=PROVIDER, model_id="child-model"
         )
