@@ -313,6 +313,27 @@ async def test_abort_mid_stream_closes_fragments_as_aborted():
     ]
 
 
+async def test_a_request_aborted_after_the_stream_was_read_to_its_end_leaves_no_history():
+    """The upstream is read ahead of the consumer, so agenthub may have committed the exchange
+    before the abort is seen: only a completed request may stay in the stateful history."""
+    signal = AbortSignal()
+    with ScriptedModelServer([{"text": ["one ", "two"]}, {"text": "fresh"}]) as s:
+        model = scripted_model(s)
+        async for item in model.stream_generate(GenerativeModelParameters([user_text("q")], signal=signal)):
+            if not isinstance(item, LLMOutcome) and getattr(item.payload, "event_type", None) == "start":
+                for _ in range(200):  # let the reader reach the end (and agenthub commit) first
+                    if model._client.get_history():
+                        break
+                    await asyncio.sleep(0.01)
+                signal.abort("user")
+            last = item
+        assert last == LLMOutcome("aborted")
+        assert model._client.get_history() == []
+        _messages, outcome = await collect(model, [user_text("again")])
+        assert outcome.status == "completed"
+    assert s.requests[1]["messages"] == [{"role": "user", "content": [{"type": "text", "text": "again"}]}]
+
+
 async def test_abort_while_waiting_for_the_next_event():
     signal = AbortSignal()
     entry = {"text": ["ab", "cd"], "fault": {"kind": "stall", "after": 1, "seconds": 10}}

@@ -54,6 +54,13 @@ log = logging.getLogger(__name__)
 _CANCEL_GRACE_S = 1.0
 
 
+def _keep_history(client: AutoLLMClient, length: int) -> None:
+    """Drop what the stateful client committed after `length` (a request that did not complete)."""
+    history = client.get_history()
+    if len(history) > length:
+        client.set_history(history[:length])
+
+
 class GenerativeModel:
     """`stream_generate` yields partials, complete messages and (on success) one `token_usage`,
     then exactly one `LLMOutcome`. It never raises for a provider, transport or input problem.
@@ -193,6 +200,9 @@ class GenerativeModel:
             yield self._error_outcome(exc, signal)
             return
         outcome: LLMOutcome | None = None
+        # agenthub commits the exchange to its history when the stream ends, and the pump may
+        # read to the end before this loop has seen every event: only a completed request keeps it.
+        committed_before = len(client.get_history())
         pump: UpstreamPump[UniEvent] = UpstreamPump(stream)
         # One abort waiter per request (not one per event); cancelled in `finally`.
         abort_waiter = asyncio.ensure_future(signal.wait()) if signal is not None else None
@@ -232,6 +242,7 @@ class GenerativeModel:
             await self._release(stream, pump.task)
 
         if outcome is not None:
+            _keep_history(client, committed_before)
             reason = "failed" if outcome.status == "completed" else outcome.status
             for msg in translator.finish_interrupted(reason):
                 yield msg
