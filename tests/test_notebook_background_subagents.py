@@ -413,3 +413,176 @@ def test_kernel_next_cell_flushes_what_the_child_said_between_cells(tmp_path):
     assert len(origins) == 1
     metas = [m for m in bundle["messages"] if m.get("origin") and m.get("type") == "session_meta"]
     assert len(metas) == 1 and metas[0]["payload"]["model_id"] == "child-model"
+
+
+# --- a background child's approval after the cell that launched it ended ----------------------
+
+CHILD_STARTED = "child_started.flag"
+CHILD_WROTE = "child_wrote.txt"
+CHILD_WAITS = f"touch {CHILD_STARTED}; {WAIT_FOR_RELEASE}"
+CHILD_WRITES = f"echo approved-in-cell-two > {CHILD_WROTE}; cat {CHILD_WROTE}"
+PARENT_WAITS_FOR_START = f"while [ ! -e {CHILD_STARTED} ]; do sleep 0.05; done; echo child started"
+PARENT_WAITS_FOR_WRITE = f"while [ ! -e {CHILD_WROTE} ]; do sleep 0.05; done; cat {CHILD_WROTE}"
+DENIED = "Tool call denied by user."
+
+
+def _launch_then_wait_for_the_child() -> list[dict]:
+    """Cell 1 of the parent: launch the child, wait until its first command runs, end."""
+    launch = _scripts()[0][0]
+    wait = {
+        "tool_calls": [{"name": "exec_command", "id": "p2", "arguments": {"cmd": PARENT_WAITS_FOR_START}}]
+    }
+    return [launch, wait, {"text": "Started it."}]
+
+
+def _child_waits_then_writes() -> list[dict]:
+    return [
+        {"tool_calls": [{"name": "exec_command", "id": "k1", "arguments": {"cmd": CHILD_WAITS}}]},
+        {"tool_calls": [{"name": "exec_command", "id": "k2", "arguments": {"cmd": CHILD_WRITES}}]},
+        {"text": CHILD_TEXT},
+    ]
+
+
+def _ever_inside(result, comm_id: str) -> set[str]:
+    """Widgets that were at any time below `comm_id` (a decided approval row is replaced)."""
+    edges: dict[str, set[str]] = {}
+    for msg in result.of_type("comm_open", "comm_msg"):
+        data = msg["content"].get("data", {})
+        for child in data.get("state", {}).get("children") or []:
+            if isinstance(child, str) and child.startswith("IPY_MODEL_"):
+                edges.setdefault(msg["content"]["comm_id"], set()).add(child[len("IPY_MODEL_") :])
+    found, pending = set(), [comm_id]
+    while pending:
+        current = pending.pop()
+        if current not in found:
+            found.add(current)
+            pending.extend(edges.get(current, ()))
+    return found
+
+
+def _background_cards(states: dict[str, dict]) -> list[str]:
+    return [
+        comm_id
+        for comm_id, state in states.items()
+        if state.get("_model_name") == "AccordionModel"
+        and any("(background)" in str(title) for title in state.get("_titles") or state.get("titles") or [])
+    ]
+
+
+def _start_kernel(tmp_path: Path, notebook_dir: Path) -> KernelHarness:
+    kernel_cwd = tmp_path / "elsewhere"
+    kernel_cwd.mkdir()
+    env = kernel_env({"JPY_SESSION_NAME": str(notebook_dir / "analysis.ipynb")})
+    kernel = KernelHarness(str(kernel_cwd), env)
+    assert kernel.execute("%load_ext penguin_jupyter").reply["content"]["status"] == "ok"
+    return kernel
+
+
+@pytest.mark.kernel
+def test_kernel_running_cell_answers_a_background_childs_approval_after_its_cell_ended(tmp_path):
+    notebook_dir = tmp_path / "project" / "notebooks"
+    notebook_dir.mkdir(parents=True)
+    parent = [
+        *_launch_then_wait_for_the_child(),
+        # Cell 2 (ask): the parent's own command holds the cell until the child's command ran.
+        {"tool_calls": [{"name": "exec_command", "id": "p3", "arguments": {"cmd": PARENT_WAITS_FOR_WRITE}}]},
+        {"text": "Parent done."},
+    ]
+    approvals: list[str] = []
+
+    with (
+        ScriptedModelServer(parent) as parent_server,
+        ScriptedModelServer(_child_waits_then_writes()) as child_server,
+    ):
+        _configure(parent_server, child_server)
+        kernel = _start_kernel(tmp_path, notebook_dir)
+
+        def on_message(msg, result):
+            if msg["msg_type"] != "comm_open":
+                return
+            for comm_id in result.buttons("Approve"):
+                if comm_id in approvals:
+                    continue
+                approvals.append(comm_id)
+                kernel.click(comm_id)
+                if len(approvals) == 1:  # the parent's p3: only now may the child ask
+                    (notebook_dir / RELEASE).write_text("go")
+
+        try:
+            first = kernel.execute("%%penguin --approve allow-all\nStart research.", timeout=120)
+            assert (notebook_dir / CHILD_STARTED).exists()  # the child waits on the release file
+            second = kernel.execute(
+                "%%penguin --approve ask\nWait for it.", on_message=on_message, timeout=120
+            )
+        finally:
+            (notebook_dir / RELEASE).write_text("go")
+            kernel.close()
+    for result in (first, second):
+        assert result.reply["content"]["status"] == "ok", result.stderr
+    assert not first.buttons("Approve")  # allow-all: the launch and the child's wait ran unasked
+    assert len(approvals) == 2, "one button for the parent's command, one for the child's"
+    assert (notebook_dir / CHILD_WROTE).read_text() == "approved-in-cell-two\n"
+    states = _widget_states(second)
+    cards = _background_cards(states)
+    assert len(cards) == 1, "the child's live messages have a background card in cell 2"
+    inside = _ever_inside(second, cards[0])
+    assert approvals[1] in inside and approvals[0] not in inside  # the child's row sits in its card
+    assert "approved-in-cell-two" in _descendant_text(states, cards[0])
+    final = second.final_bundles()[-1]
+    assert "Parent done." in final["text/html"]
+    child_calls = [
+        m
+        for m in final["application/vnd.penguin.transcript+json"]["messages"]
+        if m.get("origin") and m["payload"].get("type") == "tool_call"
+    ]
+    assert [json.loads(m["payload"]["arguments"])["cmd"] for m in child_calls][-1] == CHILD_WRITES
+
+
+@pytest.mark.kernel
+def test_kernel_background_childs_approval_with_no_cell_running_is_denied(tmp_path):
+    notebook_dir = tmp_path / "project" / "notebooks"
+    notebook_dir.mkdir(parents=True)
+    parent = [*_launch_then_wait_for_the_child(), {"text": "Noted the report."}]
+    clicked: list[str] = []
+    with (
+        ScriptedModelServer(parent) as parent_server,
+        ScriptedModelServer(_child_waits_then_writes()) as child_server,
+    ):
+        _configure(parent_server, child_server)
+        kernel = _start_kernel(tmp_path, notebook_dir)
+
+        def approve_all(msg, result):
+            if msg["msg_type"] == "comm_open":
+                for comm_id in result.buttons("Approve"):
+                    if comm_id not in clicked:
+                        clicked.append(comm_id)
+                        kernel.click(comm_id)
+
+        try:
+            # ask: the launch, the parent's wait and the child's first command are approved here.
+            first = kernel.execute(
+                "%%penguin --approve ask\nStart research.", on_message=approve_all, timeout=120
+            )
+            (notebook_dir / RELEASE).write_text("go")  # no cell runs when the child asks again
+            waited = kernel.execute(WAIT_FOR_CHILD, timeout=120)
+            third = kernel.execute("%%penguin --approve allow-all\nAnything new?", timeout=120)
+        finally:
+            (notebook_dir / RELEASE).write_text("go")
+            kernel.close()
+    for result in (first, waited, third):
+        assert result.reply["content"]["status"] == "ok", result.stderr
+    assert len(clicked) == 3
+    assert not (notebook_dir / CHILD_WROTE).exists()
+    assert not waited.buttons("Approve") and not third.buttons("Approve")
+    states = _widget_states(third)
+    cards = _background_cards(states)
+    assert len(cards) == 1
+    assert DENIED in _descendant_text(states, cards[0])
+    messages = third.final_bundles()[-1]["application/vnd.penguin.transcript+json"]["messages"]
+    outputs = [
+        m["payload"] for m in messages if m.get("origin") and m["payload"].get("type") == "tool_call_output"
+    ]
+    by_call = {p["tool_call_id"]: p for p in outputs}
+    assert by_call["k1"]["output"] == "released\n"  # approved in cell 1, ran after it
+    assert (by_call["k2"]["stop_reason"], by_call["k2"]["output"]) == ("aborted", DENIED)
+    assert CHILD_TEXT in json.dumps(messages)  # the child went on after the denial

@@ -11,6 +11,7 @@ denies and says so. Where the buttons are placed is the live view's business.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -129,6 +130,8 @@ class NotebookApprover:
         self.open_rows: list[ApprovalRow] = []
         self._stdin_noted = False
         self._successor: Callable[[], NotebookApprover | None] | None = None
+        # ipykernel takes an output's parent (which cell it belongs to) from a ContextVar.
+        self._context = contextvars.copy_context()
 
     def retire(self, successor: Callable[[], NotebookApprover | None]) -> None:
         """The cell ended. Background subagents it launched keep this approver, so from now on a
@@ -140,7 +143,7 @@ class NotebookApprover:
         if self._successor is not None:
             current = self._successor()
             if current is not None and current is not self:
-                return await current(tool_call)
+                return await current.ask_in_its_cell(tool_call)
         name = _tool_name(tool_call)
         try:
             permission = self.permission_of(name)
@@ -158,6 +161,11 @@ class NotebookApprover:
         self.surface.show_approval(tool_call, None)
         self.surface.show_note(NO_STDIN_NOTE)
         return "deny"
+
+    async def ask_in_its_cell(self, tool_call: OmniMessage) -> ApprovalDecision:
+        """Answer a question handed over by a retired approver in this cell's context, so its
+        widgets go out as this cell's traffic, not that of the cell that launched the asker."""
+        return await asyncio.get_running_loop().create_task(self(tool_call), context=self._context.copy())
 
     async def _ask_buttons(self, tool_call: OmniMessage, name: str) -> ApprovalDecision:
         row = ApprovalRow(asyncio.get_running_loop(), name)

@@ -12,6 +12,7 @@ The input transformer in `extension.py` rewrites a `%%penguin` cell into
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import os
 import sys
@@ -112,7 +113,11 @@ class CellTask:
             signal=self.signal,
         )
         manager = subagent_manager(session)
-        self.feed = BackgroundFeed(manager, self.loop, self.on_background) if manager is not None else None
+        # The feed may deliver from a child's task, whose context names the cell that launched it
+        # (ipykernel reads a message's parent from a ContextVar): render in this cell's context.
+        self.context = contextvars.copy_context()
+        sink = self._on_background_in_cell
+        self.feed = BackgroundFeed(manager, self.loop, sink) if manager is not None else None
 
     def redact_text(self, text: str) -> str:
         return redact(text, self.secrets)
@@ -183,6 +188,9 @@ class CellTask:
         except Exception as exc:
             self.failed = f"{type(exc).__name__}: {exc}"
             self.show_note(f"penguin: the task failed: {self.failed}")
+
+    def _on_background_in_cell(self, msg: OmniMessage) -> None:
+        self.context.run(self.on_background, msg)
 
     def on_background(self, msg: OmniMessage) -> None:
         """A background subagent's live message (on the loop, via the feed)."""
