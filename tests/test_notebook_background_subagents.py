@@ -424,13 +424,20 @@ CHILD_WRITES = f"echo approved-in-cell-two > {CHILD_WROTE}; cat {CHILD_WROTE}"
 PARENT_WAITS_FOR_START = f"while [ ! -e {CHILD_STARTED} ]; do sleep 0.05; done; echo child started"
 PARENT_WAITS_FOR_WRITE = f"while [ ! -e {CHILD_WROTE} ]; do sleep 0.05; done; cat {CHILD_WROTE}"
 DENIED = "Tool call denied by user."
+HOLD_MS = 119_000  # the parent's waits hold its cell for the longest yield (not a 60 s default)
 
 
 def _launch_then_wait_for_the_child() -> list[dict]:
     """Cell 1 of the parent: launch the child, wait until its first command runs, end."""
     launch = _scripts()[0][0]
     wait = {
-        "tool_calls": [{"name": "exec_command", "id": "p2", "arguments": {"cmd": PARENT_WAITS_FOR_START}}]
+        "tool_calls": [
+            {
+                "name": "exec_command",
+                "id": "p2",
+                "arguments": {"cmd": PARENT_WAITS_FOR_START, "yield_time_ms": HOLD_MS},
+            }
+        ]
     }
     return [launch, wait, {"text": "Started it."}]
 
@@ -485,7 +492,15 @@ def test_kernel_running_cell_answers_a_background_childs_approval_after_its_cell
     parent = [
         *_launch_then_wait_for_the_child(),
         # Cell 2 (ask): the parent's own command holds the cell until the child's command ran.
-        {"tool_calls": [{"name": "exec_command", "id": "p3", "arguments": {"cmd": PARENT_WAITS_FOR_WRITE}}]},
+        {
+            "tool_calls": [
+                {
+                    "name": "exec_command",
+                    "id": "p3",
+                    "arguments": {"cmd": PARENT_WAITS_FOR_WRITE, "yield_time_ms": HOLD_MS},
+                }
+            ]
+        },
         {"text": "Parent done."},
     ]
     approvals: list[str] = []
@@ -509,10 +524,10 @@ def test_kernel_running_cell_answers_a_background_childs_approval_after_its_cell
                     (notebook_dir / RELEASE).write_text("go")
 
         try:
-            first = kernel.execute("%%penguin --approve allow-all\nStart research.", timeout=120)
+            first = kernel.execute("%%penguin --approve allow-all\nStart research.", timeout=240)
             assert (notebook_dir / CHILD_STARTED).exists()  # the child waits on the release file
             second = kernel.execute(
-                "%%penguin --approve ask\nWait for it.", on_message=on_message, timeout=120
+                "%%penguin --approve ask\nWait for it.", on_message=on_message, timeout=240
             )
         finally:
             (notebook_dir / RELEASE).write_text("go")
@@ -561,11 +576,11 @@ def test_kernel_background_childs_approval_with_no_cell_running_is_denied(tmp_pa
         try:
             # ask: the launch, the parent's wait and the child's first command are approved here.
             first = kernel.execute(
-                "%%penguin --approve ask\nStart research.", on_message=approve_all, timeout=120
+                "%%penguin --approve ask\nStart research.", on_message=approve_all, timeout=240
             )
             (notebook_dir / RELEASE).write_text("go")  # no cell runs when the child asks again
-            waited = kernel.execute(WAIT_FOR_CHILD, timeout=120)
-            third = kernel.execute("%%penguin --approve allow-all\nAnything new?", timeout=120)
+            waited = kernel.execute(WAIT_FOR_CHILD, timeout=240)
+            third = kernel.execute("%%penguin --approve allow-all\nAnything new?", timeout=240)
         finally:
             (notebook_dir / RELEASE).write_text("go")
             kernel.close()
