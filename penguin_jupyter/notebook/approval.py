@@ -119,6 +119,7 @@ class NotebookApprover:
         channel: str,
         signal: AbortSignal | None = None,
         input_fn: Callable[[str], str] = input,
+        context: contextvars.Context | None = None,
     ) -> None:
         self.mode = mode
         self.permission_of = permission_of
@@ -130,8 +131,9 @@ class NotebookApprover:
         self.open_rows: list[ApprovalRow] = []
         self._stdin_noted = False
         self._successor: Callable[[], NotebookApprover | None] | None = None
-        # ipykernel takes an output's parent (which cell it belongs to) from a ContextVar.
-        self._context = contextvars.copy_context()
+        # ipykernel takes an output's parent (which cell it belongs to) from a ContextVar: the
+        # cell's context (the caller's by default) is where handed-over questions are asked.
+        self._context = context if context is not None else contextvars.copy_context()
 
     def retire(self, successor: Callable[[], NotebookApprover | None]) -> None:
         """The cell ended. Background subagents it launched keep this approver, so from now on a

@@ -104,6 +104,10 @@ class CellTask:
             "trace_path": str(getattr(session, "trace_path", "") or ""),
         }
         self.view = self._make_view()
+        # Background children and handed-over approvals run in tasks whose context names the cell
+        # that launched them (ipykernel reads a message's parent from a ContextVar): this cell's
+        # context, captured once, is where both render.
+        self.context = contextvars.copy_context()
         self.approver = NotebookApprover(
             mode=self.mode,
             permission_of=session.tool_permission,
@@ -111,11 +115,9 @@ class CellTask:
             surface=self,
             channel=approval_channel(shell),
             signal=self.signal,
+            context=self.context,
         )
         manager = subagent_manager(session)
-        # The feed may deliver from a child's task, whose context names the cell that launched it
-        # (ipykernel reads a message's parent from a ContextVar): render in this cell's context.
-        self.context = contextvars.copy_context()
         sink = self._on_background_in_cell
         self.feed = BackgroundFeed(manager, self.loop, sink) if manager is not None else None
 
