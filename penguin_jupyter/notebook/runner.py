@@ -254,6 +254,7 @@ class CellTask:
                 self.feed.detach()
             if self.state.active_approver is self.approver:
                 self.state.active_approver = None
+            self.state.cell_python_timeout_s = None  # a cell's --python-timeout ends with it
             self.approver.retire(lambda: self.state.active_approver)
         status = self._status()
         self.view.finish("interrupted" if status == "aborted" else status)
