@@ -65,6 +65,17 @@ def load_ipython_extension(ip: Any) -> None:
         transforms.append(transform_penguin_cell)
     ip.register_magic_function(_cell_magic, magic_kind="cell", magic_name="penguin")
     ip.register_magic_function(_line_magic, magic_kind="line", magic_name="penguin")
+    _open_notebook_link(ip)
+
+
+def _open_notebook_link(ip: Any) -> None:
+    """Open the comm to the notebook's frontend (the agent's notebook tools); never fails the load."""
+    try:
+        from .notebook_link import open_link
+
+        open_link(ip)
+    except Exception as exc:  # the extension still works without the notebook tools
+        print(f"penguin: notebook tools unavailable: {exc}", file=sys.stderr)
 
 
 def unload_ipython_extension(ip: Any) -> None:

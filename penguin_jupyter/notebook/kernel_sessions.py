@@ -94,10 +94,14 @@ class NotebookSessions:
         if self.shell is None:
             return {}
         from .kernel_tools import kernel_tools, notebook_prompt
+        from .kernel_tools.notebook_cells import notebook_tools, notebook_tools_prompt
+        from .notebook_link import link_of
 
+        link = link_of(self.shell)
+        prompt = "\n\n".join(p for p in (notebook_prompt(self.shell.user_ns), notebook_tools_prompt(link)) if p)
         return {
-            "extra_tools": kernel_tools(self.shell, self.python_timeout_ms),
-            "system_prompt_extra": notebook_prompt(self.shell.user_ns),
+            "extra_tools": kernel_tools(self.shell, self.python_timeout_ms) + notebook_tools(link),
+            "system_prompt_extra": prompt,
         }
 
     def drop_session(self) -> None:
@@ -142,6 +146,11 @@ class NotebookSessions:
         model: tuple[str, str] | None = None,
         resume_id: str | None = None,
     ) -> Any:
+        from .notebook_link import link_of
+
+        link = link_of(self.shell)
+        if link is not None:
+            await link.wait_for_frontend()  # the tools offered depend on the frontend's hello
         try:
             agent = await self.get_agent()
             if resume_id:

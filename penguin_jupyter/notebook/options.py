@@ -16,7 +16,7 @@ APPROVAL_MODES: tuple[str, ...] = ("ask", "read-only", "allow-all", "deny-all")
 CELL_USAGE = (
     "usage: %%penguin [--model PROVIDER/MODEL_ID] [--new] [--session ID] "
     "[--approve ask|read-only|allow-all|deny-all] [--thinking none|low|medium|high|xhigh|max] "
-    "[--max-turns N] [--python-timeout SECONDS] [--workspace DIR] [--quiet]"
+    "[--max-turns N] [--python-timeout SECONDS] [--workspace DIR] [--quiet] [--rerun]"
 )
 
 
@@ -35,6 +35,7 @@ class CellOptions:
     python_timeout_s: float | None = None
     workspace: str | None = None
     quiet: bool = False
+    rerun: bool = False  # ask the model again even if the cell's saved Task completed
 
 
 def parse_model_pair(value: str) -> tuple[str, str]:
@@ -95,6 +96,8 @@ def parse_cell_options(line: str) -> CellOptions:
             opts.new = True
         elif flag == "--quiet":
             opts.quiet = True
+        elif flag == "--rerun":
+            opts.rerun = True
         elif flag == "--model":
             opts.model = parse_model_pair(take_value(flag))
         elif flag == "--session":

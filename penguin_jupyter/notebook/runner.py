@@ -16,6 +16,7 @@ import contextvars
 import inspect
 import os
 import sys
+from dataclasses import replace
 from typing import Any
 
 from ..interfaces import AbortSignal
@@ -23,7 +24,9 @@ from ..omni import OmniMessage, is_partial_payload, user_text
 from .approval import NotebookApprover, approval_channel
 from .background_feed import BackgroundFeed, subagent_manager
 from .kernel_sessions import NotebookSessions, SessionStartError
+from .notebook_link import NotebookLink, link_of
 from .options import CellOptions, OptionError, parse_cell_options
+from .saved_transcript import penguin_cell_source, show_saved_transcript
 from .transcript_bundle import make_bundle, redact, transcript_mimebundle
 from .waits import wait_sliced
 from .workspace import resolve_workspace
@@ -92,6 +95,7 @@ class CellTask:
         self.failed: str | None = None
         self.interrupted = False
         self.lasting_notes: list[str] = []
+        self.final: tuple[str, dict[str, Any]] | None = None  # (status, mimebundle) once shown
         self.background_hops: set[str] = set()  # background subagents shown in this cell
         self.seen_hops: set[str] = set()  # subagents with messages in this cell
         self.loop = asyncio.get_running_loop()
@@ -269,6 +273,7 @@ class CellTask:
             self.messages, session_info=self.info, status=status, usage=self.usage, secrets=self.secrets
         )
         mimebundle = transcript_mimebundle(bundle, secrets=self.secrets)
+        self.final = (status, mimebundle)
         if handle is not None:
             handle.update(mimebundle, raw=True)
             self.view.close()
@@ -296,12 +301,42 @@ async def run_cell(line: str, body: str) -> None:
     if opts.workspace and not os.path.isdir(workspace):
         _error_line(f"penguin: --workspace directory does not exist: {workspace}")
         return
+    link = link_of(shell)
+    source = penguin_cell_source(line, body)
+    if link is not None and not opts.rerun:
+        saved = link.saved_completed_outputs(source)
+        if saved is not None:
+            show_saved_transcript(saved)
+            return
     try:
-        session = await state.session_for(opts, workspace)
+        session, note = await _session_for_cell(state, link, opts, workspace)
     except SessionStartError as exc:
         _error_line(str(exc))
         return
     from .kernel_tools import expand_variables
 
     task = CellTask(shell, state, session, opts, expand_variables(body.strip(), namespace))
+    if note:
+        task.show_note(note)
+    if link is not None:
+        link.begin_task(str(session.session_id), source, workspace)
+        await link.remember_session(str(session.session_id))
     await task.run()
+    if link is not None and task.final is not None and task.final[0] == "completed":
+        link.remember_completed(source, task.final[1])
+
+
+async def _session_for_cell(
+    state: NotebookSessions, link: NotebookLink | None, opts: CellOptions, workspace: str
+) -> tuple[Any, str | None]:
+    """The cell's Session, continuing the notebook's remembered session in a fresh kernel."""
+    fresh = state.session is None and state.resume_id is None and not opts.new and not opts.session_id
+    remembered = link.remembered_session() if link is not None and fresh else None
+    if remembered:
+        try:
+            session = await state.session_for(replace(opts, session_id=remembered), workspace)
+            return session, f"penguin: resumed session {remembered}, which this notebook used last (--new starts fresh)"
+        except SessionStartError as exc:
+            note = f"{exc} — starting a new session instead"
+            return await state.session_for(opts, workspace), note
+    return await state.session_for(opts, workspace), None

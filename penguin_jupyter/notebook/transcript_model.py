@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,17 +178,35 @@ def tool_card_summary(tool_call: Any) -> tuple[str, str]:
     return name, _shorten(json.dumps(shown, ensure_ascii=False, separators=(",", ":"))) if shown else ""
 
 
+_cell_source_lookup: Callable[[str], str | None] | None = None
+
+
+def set_cell_source_lookup(lookup: Callable[[str], str | None] | None) -> None:
+    """Where `edit_cell` previews find a cell's current source (the kernel's notebook link)."""
+    global _cell_source_lookup
+    _cell_source_lookup = lookup
+
+
 def diff_preview(name: str, arguments: Any) -> str | None:
-    """A unified diff computed from `edit_file`/`write_file` arguments; None for other tools.
+    """A unified diff computed from `edit_file`/`write_file`/`edit_cell` arguments; None otherwise.
 
     `edit_file`: old_string → new_string. `write_file`: the whole content as added lines (the
-    previous content is unknown to the transcript).
+    previous content is unknown to the transcript). `edit_cell`: the cell's last known source →
+    the new source (all added lines when the source is unknown).
     """
-    if name not in ("edit_file", "write_file"):
+    if name not in ("edit_file", "write_file", "edit_cell"):
         return None
     args = parse_arguments(arguments)
     if args is None:
         return None
+    if name == "edit_cell":
+        cell_id, source = _string_arg(args, "cell_id") or "", _string_arg(args, "source")
+        if source is None:
+            return None
+        known = _cell_source_lookup(cell_id) if _cell_source_lookup is not None else None
+        before = known.splitlines() if known is not None else []
+        diff = difflib.unified_diff(before, source.splitlines(), f"cell {cell_id}", f"cell {cell_id}", lineterm="", n=3)
+        return "\n".join(diff) or None
     path = _string_arg(args, "file_path") or "file"
     if name == "edit_file":
         old, new = _string_arg(args, "old_string"), _string_arg(args, "new_string")

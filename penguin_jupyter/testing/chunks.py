@@ -15,6 +15,7 @@ from typing import Any
 
 from penguin_jupyter.omni import dumps_compact
 
+from .placeholders import resolve as resolve_placeholders
 from .script import ScriptEntry
 
 _DEFAULT_ERRORS = {
@@ -122,8 +123,9 @@ def build_chunks(entry: ScriptEntry, request: dict[str, Any], completion_id: str
             "function": {"name": call.name, "arguments": ""},
         }
         chunks.append(factory.delta(tool_calls=[opening]))
-        for start in range(0, len(call.arguments), entry.chunk):
-            fragment = call.arguments[start : start + entry.chunk]
+        arguments = resolve_placeholders(call.arguments, request)
+        for start in range(0, len(arguments), entry.chunk):
+            fragment = arguments[start : start + entry.chunk]
             chunks.append(factory.delta(tool_calls=[{"index": index, "function": {"arguments": fragment}}]))
     chunks.append(factory.finish(entry.finish_reason))
     include_usage = (request.get("stream_options") or {}).get("include_usage", False)

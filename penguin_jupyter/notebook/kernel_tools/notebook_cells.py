@@ -1,0 +1,342 @@
+"""The notebook tools: `read_notebook` (r), `insert_cell`, `edit_cell`, `run_cell`, `delete_cell` (rw).
+
+Owns the tool definitions (names and arguments are a contract) and what each call does through
+the kernel's NotebookLink: the live notebook through the frontend bridge when it is connected,
+otherwise (`read_notebook` only) the saved .ipynb, marked as possibly stale. Approval, timeouts
+and truncation are the Environment's; the bridge protocol is frontend_bridge.py's. See
+docs/notebook-tools.md.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
+from ...omni import OmniMessage, partial_tool_call_output
+from ..frontend_bridge import BridgeError
+from .cell_outputs import cells_text, error_text
+from .notebook_file import NotebookFileError, read_saved_cells
+
+if TYPE_CHECKING:
+    from ..notebook_link import NotebookLink
+
+RUN_GRACE_S = 2.0
+_DESCRIPTION = {
+    "type": "string",
+    "description": "One short sentence, in the user's language, saying why; shown to the user while the call runs.",
+}
+_CELL_ID = {"type": "string", "description": "The cell's id, as read_notebook lists it."}
+
+
+def _definition(name: str, description: str, properties: dict[str, Any], required: list[str], permission: str, timeout_ms: int) -> ToolDefinitionConfig:
+    return ToolDefinitionConfig(
+        name=name,
+        description=description,
+        parameters={"type": "object", "properties": properties, "required": required, "additionalProperties": False},
+        permission=permission,  # type: ignore[arg-type]
+        timeout_ms=timeout_ms,
+        max_output_length=32_000,
+    )
+
+
+READ_NOTEBOOK = _definition(
+    "read_notebook",
+    "Read this notebook's cells as the user sees them now (unsaved edits included): index, id, type, "
+    "source and outputs (text cut to a budget, errors as short tracebacks, plots as images). The "
+    "running %%penguin cell is marked. Use `start`/`end` (cell indexes, end exclusive) for a range.",
+    {"start": {"type": "integer", "minimum": 0}, "end": {"type": "integer", "minimum": 0}},
+    [],
+    "r",
+    30_000,
+)
+INSERT_CELL = _definition(
+    "insert_cell",
+    "Insert a new cell into this notebook, unexecuted. By default it goes below the running %%penguin "
+    "cell, after the cells you already inserted in this task, so your cells read top to bottom. Put "
+    "work the user keeps here (loading, cleaning, the final plots), then run it with run_cell: "
+    "Restart & Run All then reproduces the analysis.",
+    {
+        "cell_type": {"type": "string", "enum": ["code", "markdown"]},
+        "source": {"type": "string", "description": "The cell's full source."},
+        "index": {"type": "integer", "minimum": 0, "description": "Optional position (0 = top)."},
+        "description": _DESCRIPTION,
+    },
+    ["cell_type", "source", "description"],
+    "rw",
+    30_000,
+)
+EDIT_CELL = _definition(
+    "edit_cell",
+    "Replace the whole source of an existing cell (the user sees the diff before approving). Outputs "
+    "are kept until the cell runs again. The running %%penguin cell cannot be edited.",
+    {"cell_id": _CELL_ID, "source": {"type": "string", "description": "The new full source."}, "description": _DESCRIPTION},
+    ["cell_id", "source", "description"],
+    "rw",
+    30_000,
+)
+RUN_CELL = _definition(
+    "run_cell",
+    "Run a cell of this notebook as a notebook cell, while your %%penguin cell keeps running: its "
+    "outputs and execution count appear in the notebook and are returned to you. Fails with the error "
+    "if the cell raised. %%penguin cells cannot be run this way.",
+    {"cell_id": _CELL_ID, "description": _DESCRIPTION},
+    ["cell_id", "description"],
+    "rw",
+    300_000,
+)
+DELETE_CELL = _definition(
+    "delete_cell",
+    "Delete a cell from this notebook (for example one you inserted by mistake). The running "
+    "%%penguin cell cannot be deleted.",
+    {"cell_id": _CELL_ID},
+    ["cell_id"],
+    "rw",
+    30_000,
+)
+
+
+def _fail(ctx: ToolExecutionContext, text: str) -> tuple[OmniMessage, ToolResult]:
+    return partial_tool_call_output("delta", text, ctx.tool_call_id), ToolResult(stop_reason="failed")
+
+
+def _cell_id_arg(args: dict[str, Any], tool: str) -> str | None:
+    value = args.get("cell_id")
+    return value if isinstance(value, str) and value.strip() else None
+
+
+class _NotebookTool:
+    name = ""
+    definition: ToolDefinitionConfig
+
+    def __init__(self, link: NotebookLink) -> None:
+        self.link = link
+
+    async def execute(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        try:
+            async for item in self._run(args, ctx):
+                yield item
+        except (BridgeError, NotebookFileError) as exc:
+            for item in _fail(ctx, f"{self.name} failed: {exc}"):
+                yield item
+
+    def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        raise NotImplementedError
+
+    async def _request(self, op: str, ctx: ToolExecutionContext, **kwargs: Any) -> Any:
+        assert self.link.bridge is not None
+        result = await self.link.bridge.request(op, signal=ctx.signal, **kwargs)
+        return result if isinstance(result, dict) else {}
+
+    def _guard_running(self, cell_id: str, verb: str) -> str | None:
+        if cell_id == self.link.task.running_cell_id:
+            return f"{self.name} refused: cell {cell_id} is the running %%penguin cell (this Task); it cannot be {verb}."
+        return None
+
+
+class ReadNotebookTool(_NotebookTool):
+    name = "read_notebook"
+    definition = READ_NOTEBOOK
+
+    async def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        start, end = args.get("start"), args.get("end")
+        for key, value in (("start", start), ("end", end)):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                for item in _fail(ctx, f"Invalid {key!r}: expected a cell index ≥ 0 (got {value!r})."):
+                    yield item
+                return
+        note = ""
+        if self.link.live:
+            result = await self._request("read", ctx)
+            cells = [c for c in result.get("cells") or [] if isinstance(c, dict)]
+            self.link.remember_sources(cells)
+            if result.get("dirty"):
+                note = "(live notebook; it has unsaved changes)"
+        else:
+            path = self.link.file_path()
+            if not path:
+                raise NotebookFileError("no notebook frontend is connected and the notebook's file is unknown")
+            cells = read_saved_cells(path)
+            note = f"(read from the saved file {path}: no notebook frontend is connected, so unsaved edits are missing and it may be stale)"
+        total = len(cells)
+        chosen = cells[start or 0 : end if end is not None else total]
+        rendered = cells_text(chosen, self.link.task.running_cell_id)
+        head = f"{len(chosen)} of {total} cells {note}".rstrip()
+        yield partial_tool_call_output("delta", head + "\n\n" + rendered.text if chosen else head, ctx.tool_call_id)
+        if rendered.images:
+            yield ToolResult(images=rendered.images)
+
+
+class InsertCellTool(_NotebookTool):
+    name = "insert_cell"
+    definition = INSERT_CELL
+
+    async def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        cell_type, source, index = args.get("cell_type"), args.get("source"), args.get("index")
+        if cell_type not in ("code", "markdown"):
+            for item in _fail(ctx, f'Invalid "cell_type": expected "code" or "markdown" (got {cell_type!r}).'):
+                yield item
+            return
+        if not isinstance(source, str):
+            for item in _fail(ctx, 'Missing required argument "source" for insert_cell.'):
+                yield item
+            return
+        if index is not None and (not isinstance(index, int) or isinstance(index, bool) or index < 0):
+            for item in _fail(ctx, f'Invalid "index": expected a cell index ≥ 0 (got {index!r}).'):
+                yield item
+            return
+        task = self.link.task
+        async with self.link.insert_lock:  # calls of one turn run concurrently: keep their order
+            after = task.inserted[-1] if task.inserted else task.running_cell_id
+            request: dict[str, Any] = {"cell_type": cell_type, "source": source, "session_id": task.session_id}
+            if index is not None:
+                request["index"] = index
+            elif after:
+                request["after_id"] = after
+            result = await self._request("insert", ctx, **request)
+            cell_id = str(result.get("id", ""))
+            task.inserted.append(cell_id)
+        self.link.sources[cell_id] = source
+        hint = " Run it with run_cell." if cell_type == "code" else ""
+        yield partial_tool_call_output(
+            "delta", f"Inserted a {cell_type} cell with id {cell_id} at index {result.get('index')}.{hint}", ctx.tool_call_id
+        )
+
+
+class EditCellTool(_NotebookTool):
+    name = "edit_cell"
+    definition = EDIT_CELL
+
+    async def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        cell_id, source = _cell_id_arg(args, self.name), args.get("source")
+        if cell_id is None or not isinstance(source, str):
+            missing = "cell_id" if cell_id is None else "source"
+            for item in _fail(ctx, f'Missing required argument "{missing}" for edit_cell.'):
+                yield item
+            return
+        refused = self._guard_running(cell_id, "edited")
+        if refused:
+            for item in _fail(ctx, refused):
+                yield item
+            return
+        result = await self._request("edit", ctx, cell_id=cell_id, source=source)
+        old = str(result.get("old_source", ""))
+        self.link.sources[cell_id] = source
+        diff = "\n".join(difflib.unified_diff(old.splitlines(), source.splitlines(), "before", "after", lineterm="", n=2))
+        text = f"Replaced the source of cell {cell_id} (index {result.get('index')})."
+        yield partial_tool_call_output("delta", text + ("\n" + diff if diff else " (no change)"), ctx.tool_call_id)
+
+
+class RunCellTool(_NotebookTool):
+    name = "run_cell"
+    definition = RUN_CELL
+
+    async def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        cell_id = _cell_id_arg(args, self.name)
+        if cell_id is None:
+            for item in _fail(ctx, 'Missing required argument "cell_id" for run_cell.'):
+                yield item
+            return
+        refused = self._guard_running(cell_id, "run")
+        if refused is None and self.link.sources.get(cell_id, "").lstrip().startswith("%%penguin"):
+            refused = f"run_cell refused: cell {cell_id} is a %%penguin cell; ask the user to run it."
+        if refused:
+            for item in _fail(ctx, refused):
+                yield item
+            return
+        try:
+            result = await self._request("run", ctx, cell_id=cell_id)
+        except BridgeError:
+            if ctx.signal is not None and ctx.signal.aborted:
+                await self._stop(cell_id)
+                yield ToolResult(stop_reason="aborted")
+                return
+            raise
+        cell = {
+            "index": result.get("index"),
+            "id": cell_id,
+            "cell_type": "code",
+            "source": self.link.sources.get(cell_id, ""),
+            "execution_count": result.get("execution_count"),
+            "outputs": result.get("outputs") or [],
+        }
+        rendered = cells_text([cell], None)
+        errors = [o for o in cell["outputs"] if isinstance(o, dict) and o.get("output_type") == "error"]
+        status = "completed" if result.get("status") == "ok" and not errors else "failed"
+        head = f"Ran cell {cell_id} (execution count {cell['execution_count']})."
+        if status == "failed":
+            head = f"Cell {cell_id} raised: " + (error_text(errors[-1]).splitlines()[0] if errors else "an error")
+        yield partial_tool_call_output("delta", head + "\n\n" + rendered.text, ctx.tool_call_id)
+        yield ToolResult(stop_reason=status, images=rendered.images or None)
+
+    async def _stop(self, cell_id: str) -> None:
+        """Stop the agent-run cell; give it a moment to unwind so the kernel stays usable."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + RUN_GRACE_S
+        while self.link.running.is_running(cell_id) and loop.time() < deadline:
+            self.link.running.interrupt(cell_id)
+            await asyncio.sleep(0.1)
+
+
+class DeleteCellTool(_NotebookTool):
+    name = "delete_cell"
+    definition = DELETE_CELL
+
+    async def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        cell_id = _cell_id_arg(args, self.name)
+        if cell_id is None:
+            for item in _fail(ctx, 'Missing required argument "cell_id" for delete_cell.'):
+                yield item
+            return
+        refused = self._guard_running(cell_id, "deleted")
+        if refused:
+            for item in _fail(ctx, refused):
+                yield item
+            return
+        result = await self._request("delete", ctx, cell_id=cell_id)
+        self.link.sources.pop(cell_id, None)
+        if cell_id in self.link.task.inserted:
+            self.link.task.inserted.remove(cell_id)
+        yield partial_tool_call_output(
+            "delta", f"Deleted cell {cell_id} (it was at index {result.get('index')}).", ctx.tool_call_id
+        )
+
+
+def notebook_tools(link: NotebookLink | None) -> list[Any]:
+    """The notebook tools this session gets: all five with a live frontend (run_cell only when the
+    kernel has subshells), else `read_notebook` alone, reading the saved file."""
+    if link is None:
+        return []
+    if not link.live:
+        return [ReadNotebookTool(link)]
+    tools: list[Any] = [ReadNotebookTool(link), InsertCellTool(link), EditCellTool(link), DeleteCellTool(link)]
+    if link.can_run_cells:
+        tools.insert(3, RunCellTool(link))
+    return tools
+
+
+def notebook_tools_prompt(link: NotebookLink | None) -> str:
+    """The system-prompt paragraph that says which notebook tools exist, and when to use them."""
+    if link is None:
+        return ""
+    if not link.live:
+        return (
+            "Notebook tools: only read_notebook (it reads the saved .ipynb, which may be stale). insert_cell, "
+            "edit_cell and run_cell are unavailable because no notebook frontend with the penguin extension is "
+            "connected (for example under nbconvert, papermill or VS Code); use propose_cell to hand the user code "
+            "to keep, and run_python for quick looks."
+        )
+    run = (
+        "run_cell runs a cell as a real notebook cell while this %%penguin cell keeps running."
+        if link.can_run_cells
+        else "run_cell is unavailable (the kernel has no subshells: ipykernel >= 7.4 is needed)."
+    )
+    return (
+        "Notebook tools: read_notebook shows the cells as the user sees them; insert_cell, edit_cell and "
+        f"delete_cell change the notebook; {run} Prefer insert_cell + run_cell for work the user keeps "
+        "(loading, cleaning, models, final plots): it stays in the notebook and Restart & Run All reproduces "
+        "it. Use run_python only for quick looks whose results need not survive."
+    )

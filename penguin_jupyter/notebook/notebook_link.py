@@ -1,0 +1,184 @@
+"""The kernel's link to its own notebook: the frontend bridge, the running cell, the saved file.
+
+Owns, per kernel: the `NotebookLink` opened at `%load_ext` (bridge + which thread runs which
+agent-run cell), the per-Task cell context (the running `%%penguin` cell's id, the cells this Task
+inserted), the cache of cell sources the approval card diffs against, and the two cell-start
+decisions that need the notebook: "this cell's Task already completed — show the saved transcript
+instead of asking the model again" and "which session did this notebook use last". The notebook
+tools (kernel_tools/notebook_cells.py) and the cell runtime call in here; see
+docs/notebook-tools.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .frontend_bridge import BridgeError, NotebookBridge, open_bridge
+from .kernel_tools.cell_interrupts import RunningCells
+from .kernel_tools.notebook_file import (
+    NotebookFileError,
+    completed_transcript,
+    locate_notebook,
+    normalize_cell_source,
+    notebook_file_path,
+    read_saved_cells,
+    saved_metadata,
+)
+from .transcript_model import set_cell_source_lookup
+
+METADATA_KEY = "penguin"
+
+
+@dataclass
+class TaskCells:
+    """What the notebook tools need to know about the Task that calls them."""
+
+    running_cell_id: str | None = None
+    inserted: list[str] = field(default_factory=list)
+    session_id: str = ""
+    cell_source: str = ""  # the running %%penguin cell as the notebook stores it
+    workspace: str = ""
+
+
+class NotebookLink:
+    """One kernel's view of its notebook (bridge when the frontend has the extension)."""
+
+    def __init__(self, shell: Any, bridge: NotebookBridge | None) -> None:
+        self.shell = shell
+        self.bridge = bridge
+        self.running = RunningCells()
+        self.running.attach(shell)
+        self.task = TaskCells()
+        self.sources: dict[str, str] = {}
+        self.insert_lock = asyncio.Lock()
+        self.completed: dict[str, tuple[str, list[dict[str, Any]]]] = {}  # cell id → (source hash, outputs)
+        self._metadata_session: str | None = None
+        set_cell_source_lookup(self.known_source)
+
+    # --- what is available --------------------------------------------------------------
+    @property
+    def live(self) -> bool:
+        return self.bridge is not None and self.bridge.connected
+
+    @property
+    def can_run_cells(self) -> bool:
+        return self.bridge is not None and self.bridge.can_run_cells
+
+    def file_path(self) -> str | None:
+        """The saved notebook: named by the host, else found by the running cell's source."""
+        named = notebook_file_path(getattr(self.shell, "user_ns", None))
+        if named or not self.task.cell_source:
+            return named
+        for directory in dict.fromkeys((self.task.workspace, os.getcwd())):
+            found = locate_notebook(directory, self.task.cell_source) if directory else None
+            if found:
+                return found
+        return None
+
+    async def wait_for_frontend(self) -> bool:
+        """Before a session is created: give a notebook frontend (it sends cell ids) a moment to
+        say hello after `%load_ext` (Run All sends the next cell at once); others are not waited for."""
+        if self.bridge is None:
+            return False
+        if self.bridge.connected or current_cell_id(self.shell) is None:
+            return self.bridge.connected
+        return await self.bridge.wait_connected()
+
+    # --- per Task -----------------------------------------------------------------------
+    def begin_task(self, session_id: str, cell_source: str, workspace: str) -> None:
+        self.task = TaskCells(
+            running_cell_id=current_cell_id(self.shell),
+            session_id=session_id,
+            cell_source=cell_source,
+            workspace=workspace,
+        )
+
+    def remember_sources(self, cells: list[dict[str, Any]]) -> None:
+        for cell in cells:
+            if isinstance(cell.get("id"), str):
+                self.sources[cell["id"]] = str(cell.get("source", ""))
+
+    def known_source(self, cell_id: str) -> str | None:
+        return self.sources.get(cell_id)
+
+    # --- the notebook remembers its session --------------------------------------------
+    def remembered_session(self) -> str | None:
+        """The session id this notebook used last: the live metadata, else the saved file's."""
+        meta = self.bridge.hello.get("metadata") if self.live and self.bridge is not None else None
+        if not isinstance(meta, dict):
+            path = self.file_path()
+            meta = saved_metadata(path) if path else {}
+        value = meta.get("session_id") if isinstance(meta, dict) else None
+        return value if isinstance(value, str) and value else None
+
+    async def remember_session(self, session_id: str) -> None:
+        """Keep the session id in the notebook's metadata (saved with the notebook)."""
+        if not self.live or self.bridge is None or self._metadata_session == session_id:
+            return
+        try:
+            await self.bridge.request("set_metadata", value={"session_id": session_id}, timeout_s=5.0)
+            self._metadata_session = session_id
+        except BridgeError:
+            pass
+
+    # --- Run All reproduces without the model -------------------------------------------
+    def saved_completed_outputs(self, cell_source: str) -> list[dict[str, Any]] | None:
+        """The completed transcript this cell already has, if its source is unchanged."""
+        cell_id = current_cell_id(self.shell)
+        if not cell_id:
+            return None
+        remembered = self.completed.get(cell_id)
+        if remembered is not None and remembered[0] == source_hash(cell_source):
+            return remembered[1]
+        path = self.file_path()
+        if not path:
+            return None
+        try:
+            cells = read_saved_cells(path)
+        except NotebookFileError:
+            return None
+        return completed_transcript(cells, cell_id, cell_source)
+
+    def remember_completed(self, cell_source: str, mimebundle: dict[str, Any]) -> None:
+        cell_id = current_cell_id(self.shell)
+        if cell_id:
+            output = {"output_type": "display_data", "data": mimebundle, "metadata": {}}
+            self.completed[cell_id] = (source_hash(cell_source), [output])
+
+
+def source_hash(source: str) -> str:
+    return hashlib.sha256(normalize_cell_source(source).encode()).hexdigest()
+
+
+def current_cell_id(shell: Any) -> str | None:
+    """The notebook cell id of the execution in progress (JupyterLab sends it; nbclient does not)."""
+    kernel = getattr(shell, "kernel", None)
+    try:
+        parent = kernel.get_parent() if kernel is not None else None
+    except Exception:
+        return None
+    metadata = parent.get("metadata") if isinstance(parent, dict) else None
+    value = metadata.get("cellId") if isinstance(metadata, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def link_of(shell: Any) -> NotebookLink | None:
+    link = getattr(shell, "_penguin_notebook_link", None) if shell is not None else None
+    return link if isinstance(link, NotebookLink) else None
+
+
+def open_link(shell: Any) -> NotebookLink | None:
+    """Create the kernel's NotebookLink (and open the bridge) once; None outside a kernel."""
+    if shell is None or getattr(shell, "kernel", None) is None:
+        return None
+    link = link_of(shell)
+    if link is None:
+        link = NotebookLink(shell, open_bridge(shell))
+        shell._penguin_notebook_link = link
+    elif link.bridge is None or link.bridge.closed:
+        link.bridge = open_bridge(shell)
+    return link
