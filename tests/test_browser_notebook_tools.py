@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import time
 
+import nbformat
 import pytest
 
 pytest.register_assert_rewrite("tests.support_browser")
@@ -128,52 +129,70 @@ def test_task_inserts_and_runs_cells_and_run_all_reproduces_without_the_model(pa
     assert TRANSCRIPT_MIME in save(page, path, expect="check [2, 4, 6]")["cells"][1]["outputs"][-1]["data"]
 
 
-def test_edit_cell_deny_and_approve_and_interrupting_run_cell(page, lab, scripted):
+def _notebook_with_ids(lab, name: str, cells: list[tuple[str, str]]):
+    """A notebook whose cells have the given (id, source), so a script can name them."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(source, id=cell_id) for cell_id, source in cells]
+    path = lab.root_dir / name
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_edit_cell_deny_then_approve_and_the_interrupt_stops_run_cell(page, lab, scripted):
     server = scripted(
         [
-            {
-                "tool_calls": [
-                    {
-                        "name": "edit_cell",
-                        "id": "call_edit1",
-                        "arguments": {"cell_id": "{{match:id (\\S+) · code · \\[[ 0-9]*\\]\\n```python\\nvalue = 1}}", "source": "value = 2", "description": "Bump"},
-                    }
-                ]
-            },
-            {
-                "tool_calls": [
-                    {
-                        "name": "edit_cell",
-                        "id": "call_edit2",
-                        "arguments": {"cell_id": "{{match:id (\\S+) · code · \\[[ 0-9]*\\]\\n```python\\nvalue = 1}}", "source": "value = 3", "description": "Bump again"},
-                    }
-                ]
-            },
-            {
-                "tool_calls": [
-                    {
-                        "name": "run_cell",
-                        "id": "call_loop",
-                        "arguments": {"cell_id": "{{match:id (\\S+) · code · \\[[ 0-9]*\\]\\n```python\\nwhile True}}", "description": "Spin"},
-                    }
-                ]
-            },
-            {"text": "stopped"},
+            {"tool_calls": [{"name": "read_notebook", "id": "call_read", "arguments": {}}]},
+            {"tool_calls": [{"name": "edit_cell", "id": "call_edit1", "arguments": {"cell_id": "value-cell", "source": "value = 2", "description": "Bump"}}]},
+            {"tool_calls": [{"name": "edit_cell", "id": "call_edit2", "arguments": {"cell_id": "value-cell", "source": "value = 3", "description": "Bump again"}}]},
+            {"tool_calls": [{"name": "run_cell", "id": "call_loop", "arguments": {"cell_id": "loop-cell", "description": "Spin"}}]},
+            {"text": "never reached"},
         ]
     )
-    # The first Task only reads the notebook, so the edit calls can name the cell by its id.
-    server.extend([])
-    lab.write_notebook(
+    _notebook_with_ids(
+        lab,
         "edit_cells.ipynb",
-        "%%penguin\nChange value",
-        "value = 1",
-        "while True:\n    pass",
+        [
+            ("load", "%load_ext penguin_jupyter"),
+            ("agent", "%%penguin --approve read-only\nChange value"),
+            ("value-cell", "value = 1"),
+            ("loop-cell", "import time\nwhile True:\n    time.sleep(0.01)"),
+        ],
     )
-    server_entries = [
-        {"tool_calls": [{"name": "read_notebook", "id": "call_read", "arguments": {}}]},
-    ]
-    for entry in reversed(server_entries):
-        server.prepend(entry) if hasattr(server, "prepend") else None
     open_notebook(page, lab, "edit_cells.ipynb")
-    run_all(page)
-    pytest.skip("edit flow under construction")
+    cell(page, 0).locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")  # %load_ext
+    page.keyboard.press("Shift+Enter")  # the %%penguin cell
+
+    agent = cell(page, 1)
+    deny = agent.get_by_role("button", name="Deny")
+    deny.wait_for()
+    card = agent.locator(".widget-vbox", has_text="edit_cell").last
+    assert "-value = 1" in card.inner_text() and "+value = 2" in card.inner_text(), "no diff on the card"
+    deny.click()
+    agent.locator(".widget-html-content", has_text="Approval: denied").first.wait_for()
+    assert "value = 1" in cell(page, 2).inner_text()
+
+    agent.get_by_role("button", name="Approve").click()
+    cell(page, 2).locator(".jp-InputArea", has_text="value = 3").wait_for()
+
+    agent.get_by_role("button", name="Approve").click()  # run_cell on the endless loop
+    cell(page, 3).locator(".jp-InputArea-prompt", has_text="[*]").wait_for()
+    time.sleep(1.0)
+    started = time.monotonic()
+    interrupt_from_toolbar(page)
+    agent.locator(".jp-OutputArea", has_text="task interrupted").wait_for(timeout=15_000)
+    print(f"interrupt to end of the %%penguin cell: {time.monotonic() - started:.2f}s")
+    cell(page, 3).locator(".jp-OutputArea", has_text="KeyboardInterrupt").wait_for(timeout=15_000)
+    assert len(server.requests) == 4
+
+    # The kernel is usable: run the edited cell and a new one.
+    cell(page, 2).locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+    wait_cell_done(page, 2)
+    page.keyboard.press("Escape")
+    page.keyboard.press("b")
+    page.keyboard.press("Enter")
+    page.keyboard.type("print('alive', value)")
+    page.keyboard.press("Shift+Enter")
+    cell(page, 4).locator(".jp-OutputArea", has_text="alive 3").wait_for(timeout=30_000)
