@@ -34,6 +34,7 @@ from .state import (
     load_vault,
     paths,
 )
+from .state.ids import is_valid_id, require_id
 from .state.model_catalog import catalogue_entry
 from .state.project_config import HOW_TO_ADD_MODEL
 from .subagent_runner import MAX_SUBAGENT_DEPTH, SUBAGENT_TOOL_NAMES, AgentSubagentRunner, ParentContext
@@ -72,10 +73,13 @@ async def create_agent(
     project_id: str | None = None,
     root: str | os.PathLike[str] | None = None,
 ) -> Agent:
-    """Open (and on first use seed) `<root>/<project>/agents/<agent_id>`."""
-    if not agent_id or "/" in agent_id or agent_id in (".", ".."):
-        raise ValueError(f"invalid agent id {agent_id!r}")
-    agent = Agent(agent_id, project_id=project_id or paths.DEFAULT_PROJECT_ID, root=paths.resolve_root(root))
+    """Open (and on first use seed) `<root>/<project>/agents/<agent_id>`.
+
+    Both ids follow the one id rule (`state.ids`); a bad one raises `InvalidIdError` naming the
+    field before anything is created."""
+    require_id("agent_id", agent_id)
+    project = require_id("project_id", paths.DEFAULT_PROJECT_ID if project_id is None else project_id)
+    agent = Agent(agent_id, project_id=project, root=paths.resolve_root(root))
     ensure_agent_layout(agent.root, agent.project_id, agent.agent_id)
     agent.load_system_config()  # fail early on a broken system_config.yaml
     return agent
@@ -113,6 +117,15 @@ class Agent:
 
     def new_temp_workspace(self) -> Path:
         return paths.new_temp_workspace(self.root, self.project_id, self.agent_id)
+
+    def sibling(self, agent_id: str) -> Agent | None:
+        """Another agent of this project whose state exists (a subagent's `agent_id`), or None
+        when the id breaks the id rule or no such agent was ever created. Creates nothing."""
+        if not is_valid_id(agent_id):
+            return None
+        if not paths.system_config_path(self.root, self.project_id, agent_id).is_file():
+            return None
+        return Agent(agent_id, project_id=self.project_id, root=self.root)
 
     # --- model selection -----------------------------------------------------------------------
 
