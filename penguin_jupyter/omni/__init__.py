@@ -45,6 +45,8 @@ from .guards import (
     is_model_message,
     is_partial_payload,
     is_session_meta,
+    payload_as,
+    payload_of,
 )
 from .models import (
     STOP_REASONS,
