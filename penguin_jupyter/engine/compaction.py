@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 
 from ..interfaces import AbortSignal, GenerativeModelParameters, LLMOutcome
 from ..omni import (
+    CompactionReason,
     OmniMessage,
     PartialTextPayload,
+    StopReason,
     TextPayload,
     TokenUsagePayload,
     ToolCallPayload,
@@ -49,7 +51,7 @@ class CompactionResult:
     """`committed` becomes True once any attempt completed (the old context then absorbed the
     pending tool outputs)."""
 
-    status: str = "failed"
+    status: StopReason = "failed"
     summary: OmniMessage | None = None
     committed: bool = False
 
@@ -69,7 +71,7 @@ class _Attempt:
 class _SummaryRun:
     """The state of one summarize span across its attempts."""
 
-    reason: str
+    reason: CompactionReason
     prompt: OmniMessage
     base: list[OmniMessage]
     request_input: list[OmniMessage]
@@ -120,7 +122,7 @@ class Compactor:
     def configured(self) -> bool:
         return self.settings is not None and self._create_llm is not None
 
-    def trigger(self) -> str | None:
+    def trigger(self) -> CompactionReason | None:
         """The reason to compact now ("context" or "turns"), or None."""
         settings, state = self.settings, self._state
         if settings is None or self._create_llm is None:
@@ -154,7 +156,7 @@ class Compactor:
 
     # --- discard --------------------------------------------------------------------------------
 
-    async def discard(self, reason: str) -> AsyncIterator[OmniMessage]:
+    async def discard(self, reason: CompactionReason) -> AsyncIterator[OmniMessage]:
         state = self._state
         yield self._event(compaction_begin(reason, "discard", state.last_request_total, state.session_turns))
         yield self._event(compaction_end(reason, "discard", "completed"))
@@ -164,7 +166,7 @@ class Compactor:
 
     async def summarize(
         self,
-        reason: str,
+        reason: CompactionReason,
         pending: list[OmniMessage],
         signal: AbortSignal | None,
         result: CompactionResult,
@@ -208,7 +210,7 @@ class Compactor:
 
     def _judge(
         self, run: _SummaryRun, attempt: _Attempt, result: CompactionResult
-    ) -> tuple[str, str | None] | None:
+    ) -> tuple[StopReason, str | None] | None:
         """The span's final (status, error) after this attempt, or None to try again."""
         run.unusable = False
         status = attempt.outcome.status
@@ -237,7 +239,7 @@ class Compactor:
         return None
 
     def _end(
-        self, run: _SummaryRun, result: CompactionResult, status: str, error: str | None = None
+        self, run: _SummaryRun, result: CompactionResult, status: StopReason, error: str | None = None
     ) -> OmniMessage:
         """The span's `compaction_end`; repairs of an unusable attempt go to the carry-over."""
         if status != "completed":

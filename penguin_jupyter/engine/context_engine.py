@@ -25,7 +25,7 @@ from ..interfaces import (
     LLMOutcome,
     ThinkingLevelName,
 )
-from ..omni import OmniMessage, abort, assistant_text, partial_text
+from ..omni import CompactionReason, OmniMessage, abort, assistant_text, partial_text
 from .carry_over import TurnResult, build_carry_over, with_retried_turns
 from .compaction import CompactionResult, Compactor
 from .context_state import ContextState
@@ -382,7 +382,7 @@ class ContextEngine:
         step.next_input = [*stash, *turn.tool_outputs, *injected] or None
 
     async def _summarize_mid_task(
-        self, step: _TaskStep, reason: str, signal: AbortSignal | None
+        self, step: _TaskStep, reason: CompactionReason, signal: AbortSignal | None
     ) -> AsyncIterator[OmniMessage]:
         """Summarize after a turn. A summary either waits for the next run (nothing else to
         do) or becomes the head of the next turn's input; a failure mid-task ends the task.

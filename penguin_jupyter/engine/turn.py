@@ -17,7 +17,6 @@ from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
 from contextlib import aclosing, suppress
 from dataclasses import dataclass
-from typing import cast
 
 from ..interfaces import (
     AbortSignal,
@@ -294,7 +293,7 @@ class _Turn:
         if decision not in _DECISIONS:
             print(f"[penguin] approve callback answered {decision!r}; denying.", file=sys.stderr)
             return "deny"
-        return cast(ApprovalDecision, decision)
+        return decision
 
     # --- one producer per allowed call ------------------------------------------------------------
 

@@ -259,7 +259,7 @@ def _absorb(
             state.capture.append(payload.output)
         return []
     print(
-        f"[penguin] tool {tool_name!r} yielded an unexpected {payload.type!r} message; ignored",
+        f"[penguin] tool {tool_name!r} yielded an unexpected {item.kind!r} message; ignored",
         file=sys.stderr,
     )
     return []

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...interfaces import AbortSignal, MCPServerConfig, Permission
-from ...omni import McpServerResult
+from ...omni import McpServerResult, McpStatus
 from .config import InvalidServerConfig, ResolvedServer, entry_label, guess_transport, resolve_server
 from .connection import ConnectCancelled, McpConnection, describe_error
 from .tools import MCP_TOOL_PREFIX, TOOL_NAME_PATTERN, McpTool
@@ -288,7 +288,7 @@ def _elapsed_ms(started: float) -> int:
 def _result(
     server: str,
     transport: Any,
-    status: str,
+    status: McpStatus,
     duration_ms: int,
     *,
     tools: int | None = None,

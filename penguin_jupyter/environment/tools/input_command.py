@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage
-from ..types import ToolExecutionContext, ToolResult
+from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from .common import ToolBase, clamp_yield_ms, command_manager, delta, missing_argument
 from .exec_command import exit_result, unavailable
 
@@ -80,5 +81,7 @@ class InputCommandTool(ToolBase):
         yield exit_result(session)
 
 
-def create_input_command_tool(definition, services=None) -> InputCommandTool:  # type: ignore[no-untyped-def]
+def create_input_command_tool(
+    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
+) -> InputCommandTool:
     return InputCommandTool(definition, services)

@@ -9,7 +9,7 @@ from typing import Any
 
 from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage
-from ..types import ToolExecutionContext, ToolResult
+from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from .common import ToolBase, clamp_yield_ms, delta, missing_argument
 from .run_subagent import approval_hint
 from .subagent import (
@@ -102,5 +102,7 @@ class InputSubagentTool(ToolBase):
         yield result
 
 
-def create_input_subagent_tool(definition, services=None) -> InputSubagentTool:  # type: ignore[no-untyped-def]
+def create_input_subagent_tool(
+    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
+) -> InputSubagentTool:
     return InputSubagentTool(definition, services)
