@@ -13,13 +13,13 @@ import os
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from .engine import CompactionSettings, effective_context_threshold
 from .environment.types import BuiltinTool, EnvironmentConfig, ToolConfig
-from .interfaces import EnvironmentServices, VisionDescriberService
+from .interfaces import EnvironmentServices, ThinkingLevelName, VisionDescriberService
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator, vision_model_config
-from .omni import OmniMessage, compaction_end, session_meta
+from .omni import OmniMessage, SessionMetaPayload, TextPayload, compaction_end, payload_as, session_meta
 from .session import Session, SessionSetup
 from .state import (
     ModelEntry,
@@ -39,6 +39,7 @@ from .state.model_catalog import catalogue_entry
 from .state.project_config import HOW_TO_ADD_MODEL
 from .subagent_runner import MAX_SUBAGENT_DEPTH, SUBAGENT_TOOL_NAMES, AgentSubagentRunner, ParentContext
 from .trace import (
+    ReplayState,
     TraceWriter,
     find_latest_trace_file,
     latest_session_id,
@@ -188,7 +189,7 @@ class Agent:
         workspace_dir: str,
         provider: str,
         model_id: str,
-        thinking_level: Any,
+        thinking_level: ThinkingLevelName | None,
         depth: int,
     ) -> Session:
         """A subagent session (used by the SubagentRunner): `source: "subagent"`, no subagent
@@ -212,7 +213,7 @@ class Agent:
         system_prompt_extra: str | None = None,
         source: str | None = None,
         depth: int = 0,
-        thinking_level: Any = None,
+        thinking_level: ThinkingLevelName | None = None,
     ) -> Session:
         workspace = _existing_workspace(workspace_dir)
         entry = self.resolve_model(provider, model_id)
@@ -272,8 +273,8 @@ class Agent:
             raise ValueError(
                 f"Cannot resume {session_id}: its Trace has no session_meta record ({located.path})."
             )
-        meta: Any = replay.meta.payload
-        if not getattr(meta, "provider", None):
+        meta = payload_as(replay.meta, SessionMetaPayload)
+        if meta is None or not meta.provider:
             raise ValueError(
                 f"Cannot resume {session_id}: its Trace was written by an older version "
                 "(session_meta has no provider); start a new session."
@@ -288,7 +289,7 @@ class Agent:
         trace = TraceWriter(located.path)
         if replay.dangling_compaction is not None:
             dangling = replay.dangling_compaction
-            trace.write(compaction_end(dangling.reason, dangling.mode, "failed"))  # type: ignore[arg-type]
+            trace.write(compaction_end(dangling.reason, dangling.mode, "failed"))
         return self._build_session(
             session_id,
             entry,
@@ -311,15 +312,15 @@ class Agent:
                 records = read_trace(file.path)
             except OSError:
                 continue
-            meta: Any = next((m.payload for m in records if m.type == "session_meta"), None)
+            meta = next((p for m in records if (p := payload_as(m, SessionMetaPayload)) is not None), None)
             infos.append(
                 SessionInfo(
                     session_id=file.session_id,
                     trace_path=file.path,
                     date=file.date_dir,
-                    provider=getattr(meta, "provider", None),
-                    model_id=getattr(meta, "model_id", None),
-                    workspace=getattr(meta, "workspace", None),
+                    provider=meta.provider if meta is not None else None,
+                    model_id=meta.model_id if meta is not None else None,
+                    workspace=meta.workspace if meta is not None else None,
                     records=len(records),
                     first_prompt=_first_prompt(records),
                 )
@@ -348,9 +349,11 @@ class Agent:
         )
         return assemble_system_prompt(config, ctx)
 
-    def _thinking_level(self, config: SystemConfig) -> Any:
+    def _thinking_level(self, config: SystemConfig) -> ThinkingLevelName:
         project_level = self.load_project_config().default_chat.get("thinking_level")
-        return config.thinking_level or project_level or _DEFAULT_THINKING_LEVEL
+        level = config.thinking_level or project_level or _DEFAULT_THINKING_LEVEL
+        # GenerativeModelConfig refuses a level outside THINKING_LEVELS with one line naming it.
+        return cast(ThinkingLevelName, level)
 
     def _vision_service(self) -> VisionDescriberService:
         cfg = self.load_project_config()
@@ -376,10 +379,10 @@ class Agent:
         trace: TraceWriter,
         extra_tools: list[BuiltinTool] | None,
         *,
-        replay: Any,
+        replay: ReplayState | None,
         meta_recorded: bool,
         depth: int = 0,
-        thinking_level: Any = None,
+        thinking_level: ThinkingLevelName | None = None,
     ) -> Session:
         from .environment import Environment, default_tool_config
 
@@ -456,7 +459,7 @@ def _model_config(
     *,
     system_prompt: str | None,
     max_tokens: int | None,
-    thinking_level: Any,
+    thinking_level: ThinkingLevelName | None,
     timeout_ms: int,
 ) -> GenerativeModelConfig:
     return GenerativeModelConfig(
@@ -482,7 +485,7 @@ def _existing_workspace(workspace_dir: str | os.PathLike[str]) -> str:
 
 def _first_prompt(records: list[OmniMessage]) -> str | None:
     for msg in records:
-        payload: Any = msg.payload
-        if getattr(payload, "type", None) == "text" and payload.role == "user" and payload.sender is None:
+        payload = msg.payload
+        if isinstance(payload, TextPayload) and payload.role == "user" and payload.sender is None:
             return payload.text
     return None
