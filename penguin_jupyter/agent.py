@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import cast
 
 from .engine import CompactionSettings, effective_context_threshold
+from .environment import Environment, default_tool_config
 from .environment.types import BuiltinTool, EnvironmentConfig, ToolConfig
 from .interfaces import EnvironmentServices, ThinkingLevelName, VisionDescriberService
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator, vision_model_config
@@ -384,8 +385,6 @@ class Agent:
         depth: int = 0,
         thinking_level: ThinkingLevelName | None = None,
     ) -> Session:
-        from .environment import Environment, default_tool_config
-
         level = thinking_level or self._thinking_level(config)
         builtin = config.builtin_tools
         runner = None
