@@ -89,8 +89,8 @@ async def create_agent(
 
 class Agent:
     def __init__(self, agent_id: str, *, project_id: str, root: Path) -> None:
-        self.agent_id = agent_id
-        self.project_id = project_id
+        self.agent_id = require_id("agent_id", agent_id)
+        self.project_id = require_id("project_id", project_id)
         self.root = root
 
     # --- paths and state -----------------------------------------------------------------------
