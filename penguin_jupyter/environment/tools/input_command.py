@@ -8,6 +8,7 @@ from typing import Any
 
 from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage
+from ..commands import CommandSession, CommandSessionManager
 from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from .common import ToolBase, clamp_yield_ms, command_manager, delta, missing_argument
 from .exec_command import exit_result, unavailable
@@ -26,7 +27,7 @@ def unknown_process(tool_name: str, process_id: str) -> str:
 
 def find_command_session(
     tool_name: str, args: dict[str, Any], ctx: ToolExecutionContext
-) -> tuple[Any, str, Any] | str:
+) -> tuple[CommandSessionManager, str, CommandSession] | str:
     """(manager, process_id, session) for the call's `process_id`, or the failure text."""
     manager = command_manager(ctx)
     if manager is None:

@@ -17,7 +17,7 @@ KILL_SUBAGENT_NAME = "kill_subagent"
 
 
 class KillSubagentTool(ToolBase):
-    def __init__(self, definition: Any, services: EnvironmentServices | None = None) -> None:
+    def __init__(self, definition: ToolDefinitionConfig, services: EnvironmentServices | None = None) -> None:
         super().__init__(definition, services)
         self.manager = ensure_subagent_sessions(services)
 

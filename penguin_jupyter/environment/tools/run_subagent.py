@@ -86,7 +86,7 @@ class _Launch:
 
 
 class RunSubagentTool(ToolBase):
-    def __init__(self, definition: Any, services: EnvironmentServices | None = None) -> None:
+    def __init__(self, definition: ToolDefinitionConfig, services: EnvironmentServices | None = None) -> None:
         super().__init__(definition, services)
         self.manager = ensure_subagent_sessions(services)
 
