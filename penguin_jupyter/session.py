@@ -19,6 +19,7 @@ from typing import Any
 
 from .engine import CompactionSettings, ContextEngine, EngineState, NoticeQueue, compactability_of
 from .engine.inputs import require_messages
+from .environment import Environment
 from .interfaces import AbortSignal, ApproveFn, Permission, ThinkingLevelName, ToolDefinition
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator
 from .omni import (
@@ -55,7 +56,7 @@ class SessionSetup:
     trace: TraceWriter
     meta: OmniMessage
     model_config: GenerativeModelConfig  # tools are filled in at bootstrap
-    environment: Any  # penguin_jupyter.environment.Environment (EnvironmentInterface)
+    environment: Environment
     vision: bool
     max_turns: int = -1
     compaction: CompactionSettings | None = None
