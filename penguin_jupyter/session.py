@@ -19,9 +19,18 @@ from typing import Any
 
 from .engine import CompactionSettings, ContextEngine, EngineState, NoticeQueue, compactability_of
 from .engine.inputs import require_messages
+from .environment import Environment
 from .interfaces import AbortSignal, ApproveFn, Permission, ThinkingLevelName, ToolDefinition
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator
-from .omni import OmniMessage, TokenCounts, abort, mcp_connect_begin, mcp_connect_end, tool_list_ready
+from .omni import (
+    OmniMessage,
+    TextPayload,
+    TokenCounts,
+    abort,
+    mcp_connect_begin,
+    mcp_connect_end,
+    tool_list_ready,
+)
 from .session_images import fold_images
 from .trace import ReplayState, TraceWriter
 
@@ -47,7 +56,7 @@ class SessionSetup:
     trace: TraceWriter
     meta: OmniMessage
     model_config: GenerativeModelConfig  # tools are filled in at bootstrap
-    environment: Any  # penguin_jupyter.environment.Environment (EnvironmentInterface)
+    environment: Environment
     vision: bool
     max_turns: int = -1
     compaction: CompactionSettings | None = None
@@ -214,7 +223,7 @@ class Session:
         async for item in model.stream_generate(GenerativeModelParameters([request])):
             if isinstance(item, LLMOutcome):
                 status = item.status
-            elif item.type == "model_msg" and getattr(item.payload, "type", None) == "text":
+            elif item.type == "model_msg" and isinstance(item.payload, TextPayload):
                 parts.append(item.payload.text)
         title = "".join(parts).strip().splitlines()[0].strip(" \"'#*") if "".join(parts).strip() else ""
         return title if status == "completed" and title else None
@@ -319,8 +328,8 @@ class Session:
             return
         records: list[OmniMessage] = []
         if begin is not None:
-            status = "completed" if all(_result_status(r) == "completed" for r in results) else "failed"
-            end = mcp_connect_end(status, results)
+            ok = all(_result_status(r) == "completed" for r in results)
+            end = mcp_connect_end("completed" if ok else "failed", results)
             records = [begin, end]
             if emit:
                 yield end
@@ -349,7 +358,8 @@ class Session:
 
 
 def _result_status(result: Any) -> str:
-    return result.get("status") if isinstance(result, dict) else getattr(result, "status", "failed")
+    status = result.get("status") if isinstance(result, dict) else getattr(result, "status", "failed")
+    return str(status)
 
 
 async def _race_abort(task: asyncio.Future[Any], signal: AbortSignal | None) -> bool:

@@ -38,7 +38,7 @@ class _PositionalModel(BaseModel):
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
-        cls.__signature__ = inspect.Signature(  # type: ignore[misc]
+        cls.__signature__ = inspect.Signature(
             [
                 inspect.Parameter(
                     name,

@@ -12,6 +12,8 @@ import secrets
 from datetime import datetime
 from pathlib import Path
 
+from .ids import require_id
+
 DEFAULT_PROJECT_ID = "default_project"
 DEFAULT_AGENT_ID = "default_agent"
 
@@ -27,7 +29,8 @@ def resolve_root(root: str | os.PathLike[str] | None = None) -> Path:
 
 
 def project_dir(root: Path, project_id: str) -> Path:
-    return root / project_id
+    """Every project path goes through here: the id is checked before it becomes a path."""
+    return root / require_id("project_id", project_id)
 
 
 def project_config_path(root: Path, project_id: str) -> Path:
@@ -35,7 +38,8 @@ def project_config_path(root: Path, project_id: str) -> Path:
 
 
 def agent_dir(root: Path, project_id: str, agent_id: str) -> Path:
-    return project_dir(root, project_id) / "agents" / agent_id
+    """Every agent path goes through here: both ids are checked before they become a path."""
+    return project_dir(root, project_id) / "agents" / require_id("agent_id", agent_id)
 
 
 def agent_state_dir(root: Path, project_id: str, agent_id: str) -> Path:

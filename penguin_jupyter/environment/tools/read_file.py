@@ -10,8 +10,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage
-from ..types import ToolExecutionContext, ToolResult
+from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from .common import ToolBase, as_finite_number, delta, json_text, missing_argument, plural, resolve_path
 from .path_hint import missing_path_hint
 
@@ -227,5 +228,7 @@ class ReadFileTool(ToolBase):
             yield ToolResult(stop_reason="failed")
 
 
-def create_read_file_tool(definition, services=None) -> ReadFileTool:  # type: ignore[no-untyped-def]
+def create_read_file_tool(
+    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
+) -> ReadFileTool:
     return ReadFileTool(definition, services)
