@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from penguin_jupyter.environment.tools.subagent import SubagentSessionManager
-from penguin_jupyter.notebook.background_feed import BackgroundFeed, subagent_manager
+from penguin_jupyter.notebook.background_feed import BackgroundFeed
 from penguin_jupyter.notebook.live_view import LiveView
 from penguin_jupyter.notebook.plain_view import PlainView
 from penguin_jupyter.omni import assistant_text, partial_text, tool_call, tool_call_output, with_origin
@@ -105,22 +105,6 @@ async def test_a_message_racing_detach_goes_back_to_the_backlog():
     BackgroundFeed(manager, asyncio.get_running_loop(), later.append).attach()
     await _settle()
     assert _texts(later) == ["late"]
-
-
-def test_manager_lookup_uses_public_attributes_only():
-    class Services:
-        subagent_sessions = SubagentSessionManager()
-
-    class Env:
-        services = Services()
-
-    class Session:
-        environment = Env()
-
-    assert subagent_manager(Session()) is Services.subagent_sessions  # even while empty (len 0)
-    Services.subagent_sessions.dispose()
-    assert subagent_manager(Session()) is None
-    assert subagent_manager(object()) is None
 
 
 # --- the views ---------------------------------------------------------------------------------
@@ -362,7 +346,7 @@ def test_kernel_cell_shows_the_background_childs_text_in_a_background_card(tmp_p
 
 WAIT_FOR_CHILD = (
     "import asyncio\n"
-    "_m = get_ipython()._penguin_sessions.session.environment.services.subagent_sessions\n"
+    "_m = get_ipython()._penguin_runtime.sessions.session.background_subagents()\n"
     "while _m.has_running():\n"
     "    await asyncio.sleep(0.05)\n"
 )

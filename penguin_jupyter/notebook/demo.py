@@ -51,10 +51,12 @@ def _reset_notebook_session() -> None:
     except ImportError:
         return
     shell = get_ipython()
-    state = getattr(shell, "_penguin_sessions", None)
-    if state is not None:
-        state.drop_session()
-        state.agent = None
+    if shell is not None:
+        from .kernel_runtime import kernel_runtime
+
+        sessions = kernel_runtime(shell).sessions
+        sessions.drop_session()
+        sessions.agent = None
 
 
 def start_demo_model(

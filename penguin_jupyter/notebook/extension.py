@@ -74,7 +74,6 @@ def unload_ipython_extension(ip: Any) -> None:
     magics = ip.magics_manager.magics
     magics["cell"].pop("penguin", None)
     magics["line"].pop("penguin", None)
-    state = getattr(ip, "_penguin_sessions", None)
-    if state is not None:
-        state.drop_session()
-        ip._penguin_sessions = None
+    from .kernel_runtime import drop_kernel_runtime
+
+    drop_kernel_runtime(ip)
