@@ -1,6 +1,6 @@
 """The live widget view of one Task: routes each OmniMessage to the widget it belongs to.
 
-Owns the routing rules of notebook-design.md §4: one widget per message segment (thinking,
+Owns the routing rules (docs/notebook.md): one widget per message segment (thinking,
 assistant text, tool card, event), tool outputs joined to their call by `tool_call_id`,
 subagent messages nested by `origin` (a background subagent's card titled "(background)"),
 retry countdowns and notices (their words from `view_notices.py`, shared with the plain view).

@@ -1,4 +1,4 @@
-"""Workspace resolution for a notebook cell (notebook-design.md §2).
+"""Workspace resolution for a notebook cell.
 
 Owns only the resolution order: `--workspace`; `JPY_SESSION_NAME` or `__session__`; VS Code's
 `__vsc_ipynb_file__`; the current directory. The first hit wins.
