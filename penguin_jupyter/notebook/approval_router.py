@@ -77,12 +77,14 @@ class ApprovalRouter:
         if mode == "allow-all" or name in launcher.always_allowed:
             return "allow"
         if mode == "read-only":
-            return self._read_only_decision(launcher, name)
+            return self._read_only_decision(launcher, tool_call)
         return None
 
     @staticmethod
-    def _read_only_decision(launcher: CellApproval, name: str) -> ApprovalDecision | None:
-        """read-only: tools whose permission is `r` go ahead, everything else asks."""
+    def _read_only_decision(launcher: CellApproval, tool_call: OmniMessage) -> ApprovalDecision | None:
+        """read-only: tools whose permission is `r` go ahead, everything else asks. Further
+        checks of what a read touches (its arguments are in `tool_call`) belong here."""
+        name = tool_name_of(tool_call)
         try:
             permission = launcher.permission_of(name)
         except Exception:
