@@ -1,5 +1,5 @@
 """Unit tests of the notebook layer's pure parts: options, workspace, transformer, throttle,
-split blocks, approval modes, live routing and the plain-text view (real ipywidgets objects,
+split blocks, live routing and the plain-text view (real ipywidgets objects,
 no kernel)."""
 
 from __future__ import annotations
