@@ -35,6 +35,7 @@ from .state import (
     load_vault,
     paths,
 )
+from .state.errors import NoModelConfiguredError
 from .state.ids import is_valid_id, require_id
 from .state.model_catalog import catalogue_entry
 from .state.project_config import HOW_TO_ADD_MODEL
@@ -141,7 +142,7 @@ class Agent:
             entry = cfg.get_model(provider, model_id) or catalogue_entry(provider, model_id)
             if entry is None:
                 known = ", ".join(f"{m.provider}/{m.model_id}" for m in cfg.models) or "none"
-                raise ValueError(
+                raise NoModelConfiguredError(
                     f"Model (provider={provider}, model_id={model_id}) is not configured in "
                     f"{self.project_config_path} (configured: {known}), and agenthub's catalogue "
                     f"does not know model id {model_id!r}"
@@ -150,7 +151,7 @@ class Agent:
         if cfg.default_model is not None:
             entry = cfg.get_model(cfg.default_model.provider, cfg.default_model.model_id)
             if entry is None:
-                raise ValueError(
+                raise NoModelConfiguredError(
                     f"default_model {cfg.default_model} in {self.project_config_path} is not in models; "
                     + HOW_TO_ADD_MODEL
                     + str(self.project_config_path)
@@ -158,7 +159,7 @@ class Agent:
             return entry
         if cfg.models:
             return cfg.models[0]
-        raise ValueError(
+        raise NoModelConfiguredError(
             f"No model is configured for project {self.project_id!r}: {HOW_TO_ADD_MODEL}{self.project_config_path}"
         )
 

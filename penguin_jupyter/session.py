@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .engine import CompactionSettings, ContextEngine, EngineState, NoticeQueue, compactability_of
 from .engine.inputs import require_messages
@@ -33,6 +34,9 @@ from .omni import (
 )
 from .session_images import fold_images
 from .trace import ReplayState, TraceWriter
+
+if TYPE_CHECKING:
+    from .environment.tools.subagent import SubagentSessionManager
 
 TITLE_PROMPT = (
     "Write a short title (at most eight words) for a conversation that starts with the message "
@@ -141,6 +145,29 @@ class Session:
 
     def pending_background_notices(self) -> int:
         return self._notices.pending()
+
+    # --- host seams: what a front end (the notebook) needs besides `run` ------------------------
+
+    def background_subagents(self) -> SubagentSessionManager | None:
+        """The registry of this session's background subagents (None when its toolset has no
+        subagent tools, or after dispose): a host attaches the single listener for their live
+        messages with `set_message_listener` (messages are buffered while none is attached) and
+        hands back a message that raced its detach with `forward`."""
+        from .environment.tools.subagent import SubagentSessionManager
+
+        services = getattr(self.environment, "services", None)
+        manager = getattr(services, "subagent_sessions", None)
+        if not isinstance(manager, SubagentSessionManager) or manager.disposed:
+            return None
+        return manager
+
+    def kill_running_commands(self) -> None:
+        """Kill every running command's process group now (interrupt / Stop); the session stays
+        usable. Never raises: a failure is printed as one line."""
+        try:
+            self.environment.kill_all_commands()
+        except Exception as exc:
+            print(f"[penguin] could not kill running commands: {exc}", file=sys.stderr)
 
     # --- run -----------------------------------------------------------------------------------
 
