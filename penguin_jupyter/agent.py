@@ -20,8 +20,10 @@ from .environment.types import BuiltinTool, EnvironmentConfig, ToolConfig
 from .interfaces import EnvironmentServices, VisionDescriberService
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator, vision_model_config
 from .omni import OmniMessage, compaction_end, session_meta
+from .redaction import Redactor
 from .session import Session, SessionSetup
 from .state import (
+    ConfigError,
     ModelEntry,
     ProjectConfig,
     PromptContext,
@@ -36,6 +38,7 @@ from .state import (
 )
 from .state.model_catalog import catalogue_entry
 from .state.project_config import HOW_TO_ADD_MODEL
+from .state.secrets import collect_secrets
 from .subagent_runner import MAX_SUBAGENT_DEPTH, SUBAGENT_TOOL_NAMES, AgentSubagentRunner, ParentContext
 from .trace import (
     TraceWriter,
@@ -113,6 +116,20 @@ class Agent:
 
     def new_temp_workspace(self) -> Path:
         return paths.new_temp_workspace(self.root, self.project_id, self.agent_id)
+
+    def redactor(self, workspace_dir: str | os.PathLike[str] | None = None) -> Redactor:
+        """Every configured secret (model api_keys, provider and credential variables of the
+        environment and of `<workspace_dir>/.env`, vault values), for redaction (docs/security.md).
+        A config or vault that cannot be read contributes nothing here (it fails where it is used)."""
+        try:
+            cfg: ProjectConfig | None = self.load_project_config()
+        except ConfigError:
+            cfg = None
+        try:
+            vault = load_vault(paths.vault_path(self.root, self.project_id, self.agent_id))
+        except ConfigError:
+            vault = {}
+        return collect_secrets(config=cfg, vault=vault, workspace=workspace_dir)
 
     # --- model selection -----------------------------------------------------------------------
 
@@ -293,6 +310,7 @@ class Agent:
     def list_sessions(self) -> list[SessionInfo]:
         """Every recorded session of this agent, newest first (from each latest shard)."""
         infos: list[SessionInfo] = []
+        redactor = self.redactor()
         for file in list_session_files(self.traces_dir):
             try:
                 records = read_trace(file.path)
@@ -308,7 +326,7 @@ class Agent:
                     model_id=getattr(meta, "model_id", None),
                     workspace=getattr(meta, "workspace", None),
                     records=len(records),
-                    first_prompt=_first_prompt(records),
+                    first_prompt=redactor.value(_first_prompt(records)),
                 )
             )
         return infos
@@ -387,6 +405,8 @@ class Agent:
             else {}
         )
         scratchpad = paths.session_scratchpad_dir(self.root, self.project_id, self.agent_id, session_id)
+        redactor = self.redactor(workspace)
+        trace.redactor = redactor
         environment = Environment(
             EnvironmentConfig(
                 workspace_dir=workspace,
@@ -396,6 +416,7 @@ class Agent:
                 vault=vault or None,
                 extra_tools=list(extra_tools or []),
                 model_class="vision" if entry.is_vision else "text-only",
+                redactor=redactor,
             )
         )
         compaction = CompactionSettings(
@@ -431,7 +452,8 @@ class Agent:
                 compaction=compaction,
                 mcp_server_names=[s.name for s in config.mcp_servers],
                 command_policy=cfg.command_policy,
-                secrets=[v for v in (entry.resolved_api_key(), *vault.values()) if v],
+                secrets=redactor.values,
+                redactor=redactor,
                 replay=replay,
                 meta_recorded=meta_recorded,
             )

@@ -22,6 +22,7 @@ from .engine.inputs import require_messages
 from .interfaces import AbortSignal, ApproveFn, Permission, ThinkingLevelName, ToolDefinition
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator
 from .omni import OmniMessage, TokenCounts, abort, mcp_connect_begin, mcp_connect_end, tool_list_ready
+from .redaction import Redactor
 from .session_images import fold_images
 from .trace import ReplayState, TraceWriter
 
@@ -54,6 +55,7 @@ class SessionSetup:
     mcp_server_names: list[str] = field(default_factory=list)
     command_policy: dict[str, Any] | None = None
     secrets: list[str] = field(default_factory=list)
+    redactor: Redactor | None = None  # built from `secrets` when not given
     replay: ReplayState | None = None  # set for a resumed session
     meta_recorded: bool = False
 
@@ -108,8 +110,16 @@ class Session:
         return self.environment.tool_permission(name)
 
     def secrets(self) -> list[str]:
-        """The API key and vault values in use, for redaction by a front end."""
-        return [s for s in self._setup.secrets if s]
+        """The configured secret values (API keys, credential variables, vault values), longest
+        first, for a front end's redaction (e.g. a streaming hold-back)."""
+        return self.redactor.values
+
+    @property
+    def redactor(self) -> Redactor:
+        """Replaces each configured secret by `[redacted:NAME]` (docs/security.md)."""
+        if self._setup.redactor is None:
+            self._setup.redactor = Redactor(s for s in self._setup.secrets if s)
+        return self._setup.redactor
 
     # --- background notices (§2.11, §4.10) -----------------------------------------------------
 

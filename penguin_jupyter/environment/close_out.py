@@ -2,7 +2,8 @@
 
 Owns framing (start → delta* → stop → complete), argument parsing, the merged user/timer
 cancellation token, front-keep truncation with the optional archive (§3.4), the note order and
-the stop_reason priority. Tools only yield content deltas and an optional ToolResult; resolving a
+the stop_reason priority, and redaction of configured secrets in the complete output (what the
+model sees) and the archive. Tools only yield content deltas and an optional ToolResult; resolving a
 name to a tool is the Environment's job (it hands in a resolver).
 """
 
@@ -42,6 +43,9 @@ class CallSetting:
     services: EnvironmentServices | None = None
     vault: dict[str, str] | None = None
     scratchpad_dir: str | None = None
+    # Replaces configured secrets in the complete output and the archive (partials stay raw:
+    # a front end redacts what it shows).
+    redact: Callable[[str], str] | None = None
 
 
 @dataclass
@@ -236,7 +240,7 @@ def _absorb(
             state.capture.append(text)
         elif limit > 0 and state.content_len > limit and setting.scratchpad_dir:
             state.capture = ArchiveCapture(
-                archive_directory(setting.scratchpad_dir), tool_name, setting.tool_call_id
+                archive_directory(setting.scratchpad_dir), tool_name, setting.tool_call_id, redact=setting.redact
             )
             state.capture.append(state.streamed_text)
             state.capture.append(text)
@@ -254,7 +258,7 @@ def _absorb(
             state.capture.replace(payload.output)
         elif limit > 0 and len(payload.output) > limit and setting.scratchpad_dir:
             state.capture = ArchiveCapture(
-                archive_directory(setting.scratchpad_dir), tool_name, setting.tool_call_id
+                archive_directory(setting.scratchpad_dir), tool_name, setting.tool_call_id, redact=setting.redact
             )
             state.capture.append(payload.output)
         return []
@@ -315,6 +319,8 @@ def _close_out(
         notes.append("[no output]")
     note_text = "\n".join(notes)
     full_output = capped + ("\n" if capped and notes else "") + note_text
+    if setting.redact is not None:
+        full_output = setting.redact(full_output)
 
     messages: list[OmniMessage] = []
     if not streamed:

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..interfaces import AbortSignal
 from ..omni import OmniMessage, is_partial_payload, user_text
+from ..redaction import Redactor
 from .approval import NotebookApprover, approval_channel
 from .background_feed import BackgroundFeed, subagent_manager
 from .kernel_sessions import NotebookSessions, SessionStartError
@@ -61,11 +62,15 @@ def _error_line(text: str) -> None:
     print(text, file=sys.stderr)
 
 
-def _secrets(session: Any) -> list[str]:
+def _secrets(session: Any) -> Redactor:
+    """The session's Redactor (`.values` lists the raw secrets, e.g. for a streaming hold-back)."""
+    redactor = getattr(session, "redactor", None)
+    if isinstance(redactor, Redactor):
+        return redactor
     try:
-        return [s for s in (session.secrets() or []) if isinstance(s, str)]
+        return Redactor(s for s in (session.secrets() or []) if isinstance(s, str))
     except Exception:
-        return []
+        return Redactor()
 
 
 async def _maybe_await(value: Any) -> Any:
