@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .engine import CompactionSettings, effective_context_threshold
+from .environment.secret_files import register_data_root
 from .environment.types import BuiltinTool, EnvironmentConfig, ToolConfig
 from .interfaces import EnvironmentServices, VisionDescriberService
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator, vision_model_config
@@ -80,6 +81,7 @@ async def create_agent(
         raise ValueError(f"invalid agent id {agent_id!r}")
     agent = Agent(agent_id, project_id=project_id or paths.DEFAULT_PROJECT_ID, root=paths.resolve_root(root))
     ensure_agent_layout(agent.root, agent.project_id, agent.agent_id)
+    register_data_root(agent.root)  # its vault and project config are credential files for read_file
     agent.load_system_config()  # fail early on a broken system_config.yaml
     return agent
 

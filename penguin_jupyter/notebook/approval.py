@@ -1,7 +1,7 @@
 """Approval in a notebook: the `ApproveFn` behind the Approve / Deny / Always-allow buttons.
 
 Owns the approval modes (ask, read-only, allow-all, deny-all), the per-session "always allow
-this tool" set, the button row and how a decision travels from a click to the engine: the click
+this tool" set, the button row (with the reason a file read is asked about) and how a decision travels from a click to the engine: the click
 handler resolves an asyncio Future only via `loop.call_soon_threadsafe` (comm messages may
 arrive on a kernel subshell thread), and the wait is sliced (≤0.25 s) so interrupts land.
 Kernels older than 7.4 ask on stdin with `input()`; without stdin (nbconvert, papermill) `ask`
@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import html
 import json
 from collections.abc import Callable
 from typing import Any, Protocol
 
 import ipywidgets as widgets
 
+from ..environment.secret_files import credential_read_reason
 from ..interfaces import AbortSignal, ApprovalDecision
 from ..omni import OmniMessage
 from .options import APPROVAL_MODES
@@ -46,7 +48,7 @@ def auto_decision(
 class ApprovalRow:
     """Approve / Deny / Always-allow buttons whose click resolves `future` on `loop`."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, tool_name: str) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, tool_name: str, reason: str | None = None) -> None:
         self.loop = loop
         self.future: asyncio.Future[str] = loop.create_future()
         self.approve_button = widgets.Button(description="Approve", button_style="success", icon="check")
@@ -55,7 +57,7 @@ class ApprovalRow:
             description=f"Always allow {tool_name}", tooltip="Always allow this tool for this session"
         )
         self.always_button.layout.width = "auto"
-        self.status = widgets.HTML("")
+        self.status = widgets.HTML(f"<b>{html.escape(reason)}</b>" if reason else "")
         self.widget = widgets.HBox([self.approve_button, self.deny_button, self.always_button, self.status])
         self.approve_button.on_click(lambda _b: self._clicked("allow"))
         self.deny_button.on_click(lambda _b: self._clicked("deny"))
@@ -120,8 +122,10 @@ class NotebookApprover:
         signal: AbortSignal | None = None,
         input_fn: Callable[[str], str] = input,
         context: contextvars.Context | None = None,
+        workspace_dir: str | None = None,
     ) -> None:
         self.mode = mode
+        self.workspace_dir = workspace_dir
         self.permission_of = permission_of
         self.always_allowed = always_allowed
         self.surface = surface
@@ -152,25 +156,34 @@ class NotebookApprover:
         except Exception:
             permission = None
         decided = auto_decision(self.mode, name, permission, self.always_allowed)
-        if decided is not None:
+        # A read of a credential file, of a file outside the workspace or of a URL is never
+        # approved by read-only or "always allow" alone (allow-all still allows it).
+        reason = None if decided == "deny" or self.mode == "allow-all" else self._read_reason(tool_call)
+        if decided is not None and reason is None:
             return decided
         if self._successor is not None:
             return "deny"  # retired and no cell is running: nobody can answer
         if self.channel == "buttons":
-            return await self._ask_buttons(tool_call, name)
+            return await self._ask_buttons(tool_call, name, reason)
         if self.channel == "stdin":
-            return self._ask_stdin(tool_call, name)
+            return self._ask_stdin(tool_call, name, reason)
         self.surface.show_approval(tool_call, None)
         self.surface.show_note(NO_STDIN_NOTE)
         return "deny"
+
+    def _read_reason(self, tool_call: OmniMessage) -> str | None:
+        try:
+            return credential_read_reason(tool_call, self.workspace_dir)
+        except Exception:
+            return None
 
     async def ask_in_its_cell(self, tool_call: OmniMessage) -> ApprovalDecision:
         """Answer a question handed over by a retired approver in this cell's context, so its
         widgets go out as this cell's traffic, not that of the cell that launched the asker."""
         return await asyncio.get_running_loop().create_task(self(tool_call), context=self._context.copy())
 
-    async def _ask_buttons(self, tool_call: OmniMessage, name: str) -> ApprovalDecision:
-        row = ApprovalRow(asyncio.get_running_loop(), name)
+    async def _ask_buttons(self, tool_call: OmniMessage, name: str, reason: str | None = None) -> ApprovalDecision:
+        row = ApprovalRow(asyncio.get_running_loop(), name, reason)
         self.open_rows.append(row)
         self.surface.show_approval(tool_call, row)
         try:
@@ -182,7 +195,7 @@ class NotebookApprover:
             return "deny"
         return self._apply(row.future.result(), name)
 
-    def _ask_stdin(self, tool_call: OmniMessage, name: str) -> ApprovalDecision:
+    def _ask_stdin(self, tool_call: OmniMessage, name: str, reason: str | None = None) -> ApprovalDecision:
         if not self._stdin_noted:
             self.surface.show_note(STDIN_NOTE)
             self._stdin_noted = True
@@ -193,7 +206,8 @@ class NotebookApprover:
         except (TypeError, ValueError):
             pass
         try:
-            answer = self.input_fn(f"Approve {name} {args[:200]}? [y]es / [n]o / [a]lways: ")
+            note = f" ({reason})" if reason else ""
+            answer = self.input_fn(f"Approve {name} {args[:200]}{note}? [y]es / [n]o / [a]lways: ")
         except (EOFError, RuntimeError, OSError):
             self.surface.show_note(NO_STDIN_NOTE)
             return "deny"

@@ -14,6 +14,8 @@ import re
 import sys
 from typing import Any
 
+from .connection_file import register_connection_file
+
 CELL_MAGIC = re.compile(r"^%%penguin(?=\s|$)(.*)$")
 LINE_MAGIC = re.compile(r"^(\s*)%penguin(?=\s|$)(.*)$")
 RUNNER = "__import__('penguin_jupyter.notebook.runner', fromlist=['run_cell']).run_cell"
@@ -65,6 +67,7 @@ def load_ipython_extension(ip: Any) -> None:
         transforms.append(transform_penguin_cell)
     ip.register_magic_function(_cell_magic, magic_kind="cell", magic_name="penguin")
     ip.register_magic_function(_line_magic, magic_kind="line", magic_name="penguin")
+    register_connection_file()
 
 
 def unload_ipython_extension(ip: Any) -> None:

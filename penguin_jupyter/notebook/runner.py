@@ -121,6 +121,7 @@ class CellTask:
             channel=approval_channel(shell),
             signal=self.signal,
             context=self.context,
+            workspace_dir=self.info["workspace"] or None,
         )
         manager = subagent_manager(session)
         sink = self._on_background_in_cell
