@@ -3,7 +3,7 @@
 Owns the list (penguin's own stores: every project config and vault under the data root; the
 workspace's `.env*`; `~/.ssh/`, `~/.aws/credentials`, `~/.config/gcloud/`, `~/.netrc`,
 `~/.docker/config.json`; Jupyter's runtime files and any file registered by the host, such as
-the kernel's connection file), the check behind `read_file`'s refusal of penguin's stores
+the kernel's connection file, named by `$PENGUIN_KERNEL_CONNECTION_FILE`), the check behind `read_file`'s refusal of penguin's stores
 (`penguin_store_label`) and `credential_read_reason`, which an approval layer calls so that a
 read-only mode asks instead of auto-approving a read of one of these files, of a file outside
 the workspace, or of a remote URL. A hard link or a symlink to a listed file is the same file.
@@ -21,6 +21,8 @@ from typing import Any
 
 # Extra credential files, separated by os.pathsep (e.g. set by a host before the kernel starts).
 SECRET_FILES_ENV = "PENGUIN_SECRET_FILES"
+# The running Jupyter kernel's connection file (set by the notebook layer at `%load_ext`).
+KERNEL_CONNECTION_FILE_ENV = "PENGUIN_KERNEL_CONNECTION_FILE"
 # Tools whose argument names a file the tool reads: (tool name, argument).
 FILE_READ_TOOLS: dict[str, str] = {"read_file": "file_path", "read_image": "source", "describe_image": "source"}
 # Under a data root, the folders whose files the model is meant to read (tool-output archives, skills).
@@ -89,18 +91,15 @@ def _credential_files(workspace_dir: str | None) -> Iterator[tuple[Path, str]]:
     yield home / ".docker" / "config.json", "~/.docker/config.json"
     for path, label in _registered.items():
         yield Path(path), label
+    connection = os.environ.get(KERNEL_CONNECTION_FILE_ENV)
+    if connection:
+        yield Path(connection), "the kernel's connection file"
     for path in os.environ.get(SECRET_FILES_ENV, "").split(os.pathsep):
         if path:
-            yield Path(path), _env_file_label(path)
+            yield Path(path), _shown(os.path.abspath(path))
     if workspace_dir:
         for env_file in Path(workspace_dir).glob(".env*"):
             yield env_file, f"the workspace's {env_file.name}"
-
-
-def _env_file_label(path: str) -> str:
-    shown = _shown(os.path.abspath(path))
-    name = os.path.basename(path)
-    return f"the kernel's connection file ({shown})" if name.startswith("kernel-") and name.endswith(".json") else shown
 
 
 def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
