@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,6 +108,10 @@ class Redactor:
 
     def __len__(self) -> int:
         return len(self.secrets)
+
+    def __iter__(self) -> Iterator[str]:
+        """The raw values, so a Redactor stands where a list of secret strings is expected."""
+        return iter(self.values)
 
     def found_in(self, text: str) -> bool:
         """True when any form of any secret occurs in `text`."""
