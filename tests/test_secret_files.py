@@ -21,10 +21,12 @@ from penguin_jupyter.environment.secret_files import (
     secret_file_label,
 )
 from penguin_jupyter.environment.tools.read_file import read_text_window
-from penguin_jupyter.notebook.approval import NotebookApprover
+from penguin_jupyter.notebook.approval import ApprovalRow, NotebookApprover
 from penguin_jupyter.omni import tool_call
 from penguin_jupyter.state import paths, set_vault_value
+from penguin_jupyter.testing import ScriptedModelServer
 from tests.support_kernel import KernelHarness, kernel_env
+from tests.support_session import configure_model
 
 
 @pytest.fixture
@@ -226,3 +228,62 @@ def test_the_kernel_registers_its_connection_file_at_load_ext(tmp_path):
         kernel.close()
     assert result.reply["content"]["status"] == "ok", result.stderr
     assert result.stdout == "holds credentials: the kernel's connection file\n", result.stdout
+
+
+def test_the_approval_row_names_the_reason():
+    loop = asyncio.new_event_loop()
+    try:
+        row = ApprovalRow(loop, "read_file", "holds credentials: ~/.ssh/")
+        assert "holds credentials: ~/.ssh/" in row.status.value
+        assert ApprovalRow(loop, "read_file").status.value == ""
+    finally:
+        loop.close()
+
+
+@pytest.mark.kernel
+def test_read_only_cell_asks_before_reading_a_hard_link_to_dotenv_and_deny_keeps_it_out(tmp_path):
+    notebook_dir = tmp_path / "nb"
+    notebook_dir.mkdir()
+    (notebook_dir / ".env").write_text("MY_SERVICE_TOKEN=tok-value-1234567\n")
+    os.link(notebook_dir / ".env", notebook_dir / "innocent.txt")
+    script = [
+        {
+            "tool_calls": [
+                {"name": "read_file", "id": "call_n", "arguments": {"file_path": "notes.txt"}},
+                {"name": "read_file", "id": "call_e", "arguments": {"file_path": "innocent.txt"}},
+            ]
+        },
+        {"text": "I could not read it."},
+    ]
+    (notebook_dir / "notes.txt").write_text("plain notes\n")
+    with ScriptedModelServer(script) as server:
+        configure_model(Path(os.environ["PENGUIN_HOME"]), server)
+        env = kernel_env({"JPY_SESSION_NAME": str(notebook_dir / "analysis.ipynb")})
+        kernel = KernelHarness(str(notebook_dir), env)
+        clicked: list[str] = []
+
+        def on_message(msg, result):
+            if msg["msg_type"] == "comm_open":
+                for comm_id in result.buttons("Deny"):
+                    if comm_id not in clicked:
+                        clicked.append(comm_id)
+                        kernel.click(comm_id)
+
+        try:
+            kernel.execute("%load_ext penguin_jupyter")
+            result = kernel.execute(
+                "%%penguin --approve read-only\nRead my notes", on_message=on_message, timeout=120
+            )
+        finally:
+            kernel.close()
+    assert result.reply["content"]["status"] == "ok", result.stderr
+    assert len(clicked) == 1, "only the credential read asks; notes.txt is read without a question"
+    reasons = [
+        m["content"]["data"]["state"].get("value", "")
+        for m in result.of_type("comm_open")
+        if m["content"].get("data", {}).get("state", {}).get("_model_name") == "HTMLModel"
+    ]
+    assert any("holds credentials: the workspace&#x27;s .env" in r for r in reasons), reasons
+    tool_messages = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
+    assert [m["content"] for m in tool_messages] == ["     1\tplain notes", "Tool call denied by user."]
+    assert "tok-value-1234567" not in json.dumps(server.requests)
