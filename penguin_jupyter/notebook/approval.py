@@ -1,7 +1,8 @@
 """Approval in a notebook: the `ApproveFn` behind the Approve / Deny / Always-allow buttons.
 
 Owns the approval modes (ask, read-only, allow-all, deny-all), the per-session "always allow
-this tool" set, the button row (with the reason a file read is asked about) and how a decision travels from a click to the engine: the click
+this tool" set, the button row (naming why a file read is asked about, from
+`environment/secret_files.py`) and how a decision travels from a click to the engine: the click
 handler resolves an asyncio Future only via `loop.call_soon_threadsafe` (comm messages may
 arrive on a kernel subshell thread), and the wait is sliced (≤0.25 s) so interrupts land.
 Kernels older than 7.4 ask on stdin with `input()`; without stdin (nbconvert, papermill) `ask`
