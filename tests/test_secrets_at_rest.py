@@ -234,3 +234,29 @@ def test_saved_notebook_and_data_root_hold_no_raw_secret(tmp_path, secret_worksp
     hits = [h for h in _byte_hits(root, list(SECRETS)) if h.split(": ")[0] not in stores]
     assert hits == []
     assert _loose_modes(root) == []
+
+
+async def test_sessions_list_redacts_a_first_prompt_recorded_raw_by_an_older_version(tmp_path):
+    from datetime import date
+
+    from penguin_jupyter.omni import session_meta
+    from penguin_jupyter.trace import TraceWriter
+    from penguin_jupyter.trace.writer import trace_file_path
+
+    agent = await create_agent()
+    set_vault_value(paths.vault_path(agent.root, agent.project_id, agent.agent_id), "DB_TOKEN", VAULT_VALUE)
+    old = TraceWriter(trace_file_path(agent.traces_dir, "session-old", date.today()))  # no redactor
+    meta = session_meta(
+        session_id="session-old",
+        provider="openai",
+        model_id="m",
+        model_context_window="unknown",
+        system_prompt="",
+        agent_state=str(agent.agent_state_dir),
+        workspace=str(tmp_path),
+    )
+    old.write(meta)
+    old.write(user_text(f"use {VAULT_VALUE} please"))
+    old.close()
+    (info,) = agent.list_sessions()
+    assert info.first_prompt == "use [redacted:DB_TOKEN] please"
