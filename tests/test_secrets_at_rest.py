@@ -103,7 +103,10 @@ async def test_no_raw_secret_anywhere_under_the_data_root_and_the_model_sees_pla
         await session.aclose()
 
         root = Path(os.environ["PENGUIN_HOME"])
-        stores = {paths.vault_path(root, agent.project_id, agent.agent_id), paths.project_config_path(root, agent.project_id)}
+        stores = {
+            paths.vault_path(root, agent.project_id, agent.agent_id),
+            paths.project_config_path(root, agent.project_id),
+        }
         hits = [h for h in _byte_hits(root, list(SECRETS)) if not any(h.startswith(f"{s}:") for s in stores)]
         assert hits == [], "raw secrets at rest outside the two credential stores"
         archives = list(root.rglob("truncated-tool-output/*.log"))
@@ -184,7 +187,9 @@ def test_saved_notebook_and_data_root_hold_no_raw_secret(tmp_path, secret_worksp
     script = _script()[:2]
     with ScriptedModelServer(script) as server:
         configure_model(root, server)
-        set_vault_value(paths.vault_path(root, paths.DEFAULT_PROJECT_ID, paths.DEFAULT_AGENT_ID), "DB_TOKEN", VAULT_VALUE)
+        set_vault_value(
+            paths.vault_path(root, paths.DEFAULT_PROJECT_ID, paths.DEFAULT_AGENT_ID), "DB_TOKEN", VAULT_VALUE
+        )
         env = kernel_env({"JPY_SESSION_NAME": str(secret_workspace / "analysis.ipynb")})
         kernel = KernelHarness(str(secret_workspace), env)
         try:

@@ -240,7 +240,10 @@ def _absorb(
             state.capture.append(text)
         elif limit > 0 and state.content_len > limit and setting.scratchpad_dir:
             state.capture = ArchiveCapture(
-                archive_directory(setting.scratchpad_dir), tool_name, setting.tool_call_id, redact=setting.redact
+                archive_directory(setting.scratchpad_dir),
+                tool_name,
+                setting.tool_call_id,
+                redact=setting.redact,
             )
             state.capture.append(state.streamed_text)
             state.capture.append(text)
@@ -258,7 +261,10 @@ def _absorb(
             state.capture.replace(payload.output)
         elif limit > 0 and len(payload.output) > limit and setting.scratchpad_dir:
             state.capture = ArchiveCapture(
-                archive_directory(setting.scratchpad_dir), tool_name, setting.tool_call_id, redact=setting.redact
+                archive_directory(setting.scratchpad_dir),
+                tool_name,
+                setting.tool_call_id,
+                redact=setting.redact,
             )
             state.capture.append(payload.output)
         return []

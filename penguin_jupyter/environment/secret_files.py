@@ -24,7 +24,11 @@ SECRET_FILES_ENV = "PENGUIN_SECRET_FILES"
 # The running Jupyter kernel's connection file (set by the notebook layer at `%load_ext`).
 KERNEL_CONNECTION_FILE_ENV = "PENGUIN_KERNEL_CONNECTION_FILE"
 # Tools whose argument names a file the tool reads: (tool name, argument).
-FILE_READ_TOOLS: dict[str, str] = {"read_file": "file_path", "read_image": "source", "describe_image": "source"}
+FILE_READ_TOOLS: dict[str, str] = {
+    "read_file": "file_path",
+    "read_image": "source",
+    "describe_image": "source",
+}
 # Under a data root, the folders whose files the model is meant to read (tool-output archives, skills).
 _READABLE_DATA_DIRS = ("scratchpad", "skills")
 # Bound on the files compared when a hard-linked file is checked against a credential folder.
@@ -115,7 +119,7 @@ def _is_within(path: str, folder: str) -> bool:
 
 
 def penguin_store_label(path: str) -> str | None:
-    """"the penguin vault" / "the penguin project config" when `path` is one of penguin's credential
+    """ "the penguin vault" / "the penguin project config" when `path` is one of penguin's credential
     stores: by name (also after symlinks) or by identity (a hard link)."""
     for candidate in (os.path.basename(path), os.path.basename(os.path.realpath(path))):
         if candidate.lower() == ".vault.toml":

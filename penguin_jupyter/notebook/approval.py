@@ -183,7 +183,9 @@ class NotebookApprover:
         widgets go out as this cell's traffic, not that of the cell that launched the asker."""
         return await asyncio.get_running_loop().create_task(self(tool_call), context=self._context.copy())
 
-    async def _ask_buttons(self, tool_call: OmniMessage, name: str, reason: str | None = None) -> ApprovalDecision:
+    async def _ask_buttons(
+        self, tool_call: OmniMessage, name: str, reason: str | None = None
+    ) -> ApprovalDecision:
         row = ApprovalRow(asyncio.get_running_loop(), name, reason)
         self.open_rows.append(row)
         self.surface.show_approval(tool_call, row)
