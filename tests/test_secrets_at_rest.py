@@ -185,6 +185,12 @@ async def test_short_vault_value_runs_a_task_normally(tmp_path):
 def test_saved_notebook_and_data_root_hold_no_raw_secret(tmp_path, secret_workspace):
     root = Path(os.environ["PENGUIN_HOME"])
     script = _script()[:2]
+    # run_python's display() goes to the cell directly (not only to the tool output).
+    shown = (
+        "import os\nfrom IPython.display import Markdown, display\n"
+        "display(Markdown('env key ' + os.environ['ANTHROPIC_API_KEY']))\nprint(os.environ['ANTHROPIC_API_KEY'])"
+    )
+    script[0]["tool_calls"].append({"name": "run_python", "id": "call_3", "arguments": {"code": shown}})
     with ScriptedModelServer(script) as server:
         configure_model(root, server)
         set_vault_value(
@@ -211,9 +217,9 @@ def test_saved_notebook_and_data_root_hold_no_raw_secret(tmp_path, secret_worksp
     nb = nbformat.v4.new_notebook()
     for code, result in zip(cells, results, strict=True):
         cell = nbformat.v4.new_code_cell(code)
-        bundles = result.final_bundles()
-        if bundles:
-            cell.outputs.append(nbformat.v4.new_output("display_data", data=bundles[-1]))
+        # Every display the cell published (a superset of what the notebook keeps).
+        for msg in result.of_type("display_data", "update_display_data"):
+            cell.outputs.append(nbformat.v4.new_output("display_data", data=msg["content"]["data"]))
         for name, text in (("stdout", result.stdout), ("stderr", result.stderr)):
             if text:
                 cell.outputs.append(nbformat.v4.new_output("stream", name=name, text=text))
@@ -225,6 +231,7 @@ def test_saved_notebook_and_data_root_hold_no_raw_secret(tmp_path, secret_worksp
     nbformat.write(nb, saved)
     data = saved.read_bytes()
     assert placeholder("DB_TOKEN") in data.decode()
+    assert f"env key {placeholder('ANTHROPIC_API_KEY')}" in data.decode()  # the display() output
     for value in SECRETS:
         assert value.encode() not in data, f"raw {SECRETS[value]} in the saved notebook"
     # Nothing that reached the browser live carried a secret either.

@@ -166,6 +166,7 @@ async def _execute(
         services=setting.services,
         vault=setting.vault,
         tool_name=definition.name,
+        redact=setting.redact,
     )
     queue: asyncio.Queue[OmniMessage | None] = asyncio.Queue()
     pump = asyncio.create_task(_pump(tool, args, ctx, setting, state, limit, queue))

@@ -8,7 +8,7 @@ that wraps every tool lives in `close_out.py`; the tools themselves in `tools/`.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -132,6 +132,9 @@ class ToolExecutionContext:
     services: EnvironmentServices | None = None
     vault: dict[str, str] | None = None
     tool_name: str = ""
+    # Replaces configured secrets (docs/security.md): for a tool that shows something to the
+    # user directly, outside its output (run_python's display()).
+    redact: Callable[[str], str] | None = None
 
 
 @runtime_checkable
