@@ -34,6 +34,7 @@ _READABLE_DATA_DIRS = ("scratchpad", "skills")
 # Bound on the files compared when a hard-linked file is checked against a credential folder.
 _WALK_LIMIT = 5000
 
+_MAX_ROOTS = 32  # remembered data roots (a long-lived process rarely has more than one)
 _registered: dict[str, str] = {}
 _registered_roots: list[Path] = []
 
@@ -48,6 +49,7 @@ def register_data_root(root: str | os.PathLike[str]) -> None:
     """A data root besides `$PENGUIN_HOME` / `~/.penguin/data` whose stores are credentials."""
     path = Path(root).expanduser().absolute()
     if path not in _registered_roots:
+        _registered_roots[:] = [r for r in _registered_roots if r.exists()][-(_MAX_ROOTS - 1) :]
         _registered_roots.append(path)
 
 
