@@ -272,3 +272,48 @@ async def test_sessions_list_redacts_a_first_prompt_recorded_raw_by_an_older_ver
     old.close()
     (info,) = agent.list_sessions()
     assert info.first_prompt == "use [redacted:DB_TOKEN] please"
+
+
+def test_redactor_forms_and_leaves():
+    quoted = 'pa"ss\\word-123'
+    redactor = Redactor([Secret("Q", quoted), Secret("bad name!", "abcdefgh-1")])
+    arguments = json.dumps({"cmd": f"echo {quoted}"})  # the JSON-escaped form, inside tool arguments
+    assert quoted not in redactor(arguments) and json.loads(redactor(arguments)) == {
+        "cmd": "echo [redacted:Q]"
+    }
+    assert redactor("x abcdefgh-1") == "x [redacted:bad name_]"
+    html_form = "pa&quot;ss\\word-123"
+    assert redactor.markup(html_form) == "[redacted:Q]"
+    image = "data:image/png;base64,abcdefgh-1abcdefgh-1"
+    assert redactor.value({"url": image, "n": 3, "t": ("abcdefgh-1",)}) == {
+        "url": image,
+        "n": 3,
+        "t": ["[redacted:bad name_]"],
+    }
+    assert list(redactor) == redactor.values and len(redactor) == 2
+
+
+def test_collected_secrets_name_their_source(tmp_path):
+    from penguin_jupyter.state import ModelEntry, ProjectConfig
+    from penguin_jupyter.state.secrets import collect_secrets, is_credential_variable
+
+    (tmp_path / ".env").write_text("export HF_TOKEN='hf-dotenv-token-1'\nPLAIN=not-a-secret-value\n")
+    cfg = ProjectConfig(models=[ModelEntry("local", "m", api_key="local-config-key-1")])
+    environ = {
+        "GITHUB_TOKEN": "ghp-env-token-0001",
+        "HOME": "/home/someone-long",
+        "OPENAI_API_KEY": "sk-env-1234567",
+    }
+    redactor = collect_secrets(
+        config=cfg, vault={"DB_TOKEN": VAULT_VALUE}, workspace=tmp_path, environ=environ
+    )
+    assert {s.name: s.value for s in redactor.secrets} == {
+        "local api_key": "local-config-key-1",
+        "GITHUB_TOKEN": "ghp-env-token-0001",
+        "OPENAI_API_KEY": "sk-env-1234567",
+        "HF_TOKEN": "hf-dotenv-token-1",
+        "DB_TOKEN": VAULT_VALUE,
+    }
+    assert is_credential_variable("AWS_SECRET_ACCESS_KEY") and not is_credential_variable(
+        "TOKENIZERS_PARALLELISM"
+    )
