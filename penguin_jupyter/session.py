@@ -21,7 +21,15 @@ from .engine import CompactionSettings, ContextEngine, EngineState, NoticeQueue,
 from .engine.inputs import require_messages
 from .interfaces import AbortSignal, ApproveFn, Permission, ThinkingLevelName, ToolDefinition
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator
-from .omni import OmniMessage, TokenCounts, abort, mcp_connect_begin, mcp_connect_end, tool_list_ready
+from .omni import (
+    OmniMessage,
+    TokenCounts,
+    abort,
+    mcp_connect_begin,
+    mcp_connect_end,
+    tool_list_ready,
+    user_text,
+)
 from .redaction import Redactor
 from .session_images import fold_images
 from .trace import ReplayState, TraceWriter
@@ -129,9 +137,11 @@ class Session:
             attach(self._on_background_event)
 
     def _on_background_event(self, event: Any) -> None:
-        from .environment.notices import background_notice_message
+        from .environment.notices import background_notice_text
 
-        self._notices.push(background_notice_message(event))
+        # A background command's output reaches the model here, not through the tool close-out:
+        # redact it the same way (docs/security.md).
+        self._notices.push(user_text(self.redactor(background_notice_text(event)), sender="harness"))
         if self.on_background_notice is not None and not self.task_running:
             with contextlib.suppress(Exception):
                 self.on_background_notice()

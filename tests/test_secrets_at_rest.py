@@ -7,6 +7,7 @@ behaviour. Real parts: the scripted model server over HTTP, real commands, a rea
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import stat
@@ -317,3 +318,20 @@ def test_collected_secrets_name_their_source(tmp_path):
     assert is_credential_variable("AWS_SECRET_ACCESS_KEY") and not is_credential_variable(
         "TOKENIZERS_PARALLELISM"
     )
+
+
+async def test_a_background_command_report_reaches_the_model_redacted(tmp_path):
+    from penguin_jupyter.environment.notices import BackgroundEvent
+
+    agent = await create_agent()
+    set_vault_value(paths.vault_path(agent.root, agent.project_id, agent.agent_id), "DB_TOKEN", VAULT_VALUE)
+    with ScriptedModelServer([{"text": "ok"}]) as server:
+        configure_model(agent.root, server)
+        session = await agent.create_session(workspace_dir=tmp_path)
+        session.environment.notices.emit(
+            BackgroundEvent("command", "proc-1", "echo", "completed", "exit 0", f"token {VAULT_VALUE}\n")
+        )
+        await asyncio.sleep(0.05)
+        (notice,) = session.take_background_notices()
+        await session.aclose()
+    assert VAULT_VALUE not in notice.payload.text and "token [redacted:DB_TOKEN]" in notice.payload.text
