@@ -17,12 +17,15 @@ from typing import cast
 
 from .engine import CompactionSettings, effective_context_threshold
 from .environment import Environment, default_tool_config
+from .environment.secret_files import register_data_root
 from .environment.types import BuiltinTool, EnvironmentConfig, ToolConfig
 from .interfaces import EnvironmentServices, ThinkingLevelName, VisionDescriberService
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator, vision_model_config
 from .omni import OmniMessage, SessionMetaPayload, TextPayload, compaction_end, payload_as, session_meta
+from .redaction import Redactor
 from .session import Session, SessionSetup
 from .state import (
+    ConfigError,
     ModelEntry,
     ProjectConfig,
     PromptContext,
@@ -39,6 +42,7 @@ from .state.errors import NoModelConfiguredError
 from .state.ids import is_valid_id, require_id
 from .state.model_catalog import catalogue_entry
 from .state.project_config import HOW_TO_ADD_MODEL
+from .state.secrets import collect_secrets
 from .subagent_runner import MAX_SUBAGENT_DEPTH, SUBAGENT_TOOL_NAMES, AgentSubagentRunner, ParentContext
 from .trace import (
     ReplayState,
@@ -84,6 +88,7 @@ async def create_agent(
     project = require_id("project_id", paths.DEFAULT_PROJECT_ID if project_id is None else project_id)
     agent = Agent(agent_id, project_id=project, root=paths.resolve_root(root))
     ensure_agent_layout(agent.root, agent.project_id, agent.agent_id)
+    register_data_root(agent.root)  # its vault and project config are credential files for read_file
     agent.load_system_config()  # fail early on a broken system_config.yaml
     return agent
 
@@ -129,6 +134,20 @@ class Agent:
         if not paths.system_config_path(self.root, self.project_id, agent_id).is_file():
             return None
         return Agent(agent_id, project_id=self.project_id, root=self.root)
+
+    def redactor(self, workspace_dir: str | os.PathLike[str] | None = None) -> Redactor:
+        """Every configured secret (model api_keys, provider and credential variables of the
+        environment and of `<workspace_dir>/.env`, vault values), for redaction (docs/security.md).
+        A config or vault that cannot be read contributes nothing here (it fails where it is used)."""
+        try:
+            cfg: ProjectConfig | None = self.load_project_config()
+        except ConfigError:
+            cfg = None
+        try:
+            vault = load_vault(paths.vault_path(self.root, self.project_id, self.agent_id))
+        except ConfigError:
+            vault = {}
+        return collect_secrets(config=cfg, vault=vault, workspace=workspace_dir)
 
     # --- model selection -----------------------------------------------------------------------
 
@@ -309,6 +328,7 @@ class Agent:
     def list_sessions(self) -> list[SessionInfo]:
         """Every recorded session of this agent, newest first (from each latest shard)."""
         infos: list[SessionInfo] = []
+        redactor = self.redactor()
         for file in list_session_files(self.traces_dir):
             try:
                 records = read_trace(file.path)
@@ -324,7 +344,7 @@ class Agent:
                     model_id=meta.model_id if meta is not None else None,
                     workspace=meta.workspace if meta is not None else None,
                     records=len(records),
-                    first_prompt=_first_prompt(records),
+                    first_prompt=redactor.value(_first_prompt(records)),
                 )
             )
         return infos
@@ -403,6 +423,8 @@ class Agent:
             else {}
         )
         scratchpad = paths.session_scratchpad_dir(self.root, self.project_id, self.agent_id, session_id)
+        redactor = self.redactor(workspace)
+        trace.redactor = redactor
         environment = Environment(
             EnvironmentConfig(
                 workspace_dir=workspace,
@@ -412,6 +434,7 @@ class Agent:
                 vault=vault or None,
                 extra_tools=list(extra_tools or []),
                 model_class="vision" if entry.is_vision else "text-only",
+                redactor=redactor,
             )
         )
         compaction = CompactionSettings(
@@ -447,7 +470,8 @@ class Agent:
                 compaction=compaction,
                 mcp_server_names=[s.name for s in config.mcp_servers],
                 command_policy=cfg.command_policy,
-                secrets=[v for v in (entry.resolved_api_key(), *vault.values()) if v],
+                secrets=redactor.values,
+                redactor=redactor,
                 replay=replay,
                 meta_recorded=meta_recorded,
             )

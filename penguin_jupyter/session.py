@@ -31,7 +31,9 @@ from .omni import (
     mcp_connect_begin,
     mcp_connect_end,
     tool_list_ready,
+    user_text,
 )
+from .redaction import Redactor
 from .session_images import fold_images
 from .trace import ReplayState, TraceWriter
 
@@ -67,6 +69,7 @@ class SessionSetup:
     mcp_server_names: list[str] = field(default_factory=list)
     command_policy: dict[str, Any] | None = None
     secrets: list[str] = field(default_factory=list)
+    redactor: Redactor | None = None  # built from `secrets` when not given
     replay: ReplayState | None = None  # set for a resumed session
     meta_recorded: bool = False
 
@@ -121,8 +124,16 @@ class Session:
         return self.environment.tool_permission(name)
 
     def secrets(self) -> list[str]:
-        """The API key and vault values in use, for redaction by a front end."""
-        return [s for s in self._setup.secrets if s]
+        """The configured secret values (API keys, credential variables, vault values), longest
+        first, for a front end's redaction (e.g. a streaming hold-back)."""
+        return self.redactor.values
+
+    @property
+    def redactor(self) -> Redactor:
+        """Replaces each configured secret by `[redacted:NAME]` (docs/security.md)."""
+        if self._setup.redactor is None:
+            self._setup.redactor = Redactor(s for s in self._setup.secrets if s)
+        return self._setup.redactor
 
     # --- background notices (§2.11, §4.10) -----------------------------------------------------
 
@@ -132,9 +143,11 @@ class Session:
             attach(self._on_background_event)
 
     def _on_background_event(self, event: Any) -> None:
-        from .environment.notices import background_notice_message
+        from .environment.notices import background_notice_text
 
-        self._notices.push(background_notice_message(event))
+        # A background command's output reaches the model here, not through the tool close-out:
+        # redact it the same way (docs/security.md).
+        self._notices.push(user_text(self.redactor(background_notice_text(event)), sender="harness"))
         if self.on_background_notice is not None and not self.task_running:
             with contextlib.suppress(Exception):
                 self.on_background_notice()

@@ -2,7 +2,8 @@
 
 Owns framing (start → delta* → stop → complete), argument parsing, the merged user/timer
 cancellation token, front-keep truncation with the optional archive (§3.4), the note order and
-the stop_reason priority. Tools only yield content deltas and an optional ToolResult; resolving a
+the stop_reason priority, and redaction of configured secrets in the complete output (what the
+model sees) and the archive. Tools only yield content deltas and an optional ToolResult; resolving a
 name to a tool is the Environment's job (it hands in a resolver).
 """
 
@@ -42,6 +43,9 @@ class CallSetting:
     services: EnvironmentServices | None = None
     vault: dict[str, str] | None = None
     scratchpad_dir: str | None = None
+    # Replaces configured secrets in the complete output and the archive (partials stay raw:
+    # a front end redacts what it shows).
+    redact: Callable[[str], str] | None = None
 
 
 @dataclass
@@ -162,6 +166,7 @@ async def _execute(
         services=setting.services,
         vault=setting.vault,
         tool_name=definition.name,
+        redact=setting.redact,
     )
     queue: asyncio.Queue[OmniMessage | None] = asyncio.Queue()
     pump = asyncio.create_task(_pump(tool, args, ctx, setting, state, limit, queue))
@@ -236,7 +241,10 @@ def _absorb(
             state.capture.append(text)
         elif limit > 0 and state.content_len > limit and setting.scratchpad_dir:
             state.capture = ArchiveCapture(
-                archive_directory(setting.scratchpad_dir), tool_name, setting.tool_call_id
+                archive_directory(setting.scratchpad_dir),
+                tool_name,
+                setting.tool_call_id,
+                redact=setting.redact,
             )
             state.capture.append(state.streamed_text)
             state.capture.append(text)
@@ -254,7 +262,10 @@ def _absorb(
             state.capture.replace(payload.output)
         elif limit > 0 and len(payload.output) > limit and setting.scratchpad_dir:
             state.capture = ArchiveCapture(
-                archive_directory(setting.scratchpad_dir), tool_name, setting.tool_call_id
+                archive_directory(setting.scratchpad_dir),
+                tool_name,
+                setting.tool_call_id,
+                redact=setting.redact,
             )
             state.capture.append(payload.output)
         return []
@@ -285,7 +296,7 @@ def _close_out(
     result = state.result or ToolResult()
     status_marker, stop_reason = _stop_reason(setting, token, state, result, timeout_ms)
     notes = _notes(content, state, result, limit, status_marker)
-    return _frames(setting.tool_call_id, content, notes, stop_reason, result)
+    return _frames(setting.tool_call_id, content, notes, stop_reason, result, setting.redact)
 
 
 def _final_content(state: _RunState, limit: int) -> _Content:
@@ -349,12 +360,19 @@ def _archive_note(capture: ArchiveCapture) -> str | None:
 
 
 def _frames(
-    call_id: str, content: _Content, notes: list[str], stop_reason: StopReason, result: ToolResult
+    call_id: str,
+    content: _Content,
+    notes: list[str],
+    stop_reason: StopReason,
+    result: ToolResult,
+    redact: Callable[[str], str] | None = None,
 ) -> list[OmniMessage]:
     """The remaining deltas (unstreamed content, notes, images), the stop, the complete output."""
     capped, streamed = content.capped, content.streamed
     note_text = "\n".join(notes)
     full_output = capped + ("\n" if capped and notes else "") + note_text
+    if redact is not None:  # the model sees placeholders, never a configured secret
+        full_output = redact(full_output)
     messages: list[OmniMessage] = []
     if not streamed:
         if capped:

@@ -126,6 +126,7 @@ class Environment:
             services=self.services,
             vault=self.config.vault,
             scratchpad_dir=self.config.session_scratchpad_dir,
+            redact=self.config.redactor.text if self.config.redactor else None,
         )
 
         async def resolve() -> BuiltinTool | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import html
 import json
 import sys
 from collections.abc import Callable
@@ -43,7 +44,7 @@ STDIN_CHOICES: dict[str, Choice] = {"y": "allow", "yes": "allow", "a": "always",
 class ApprovalRow:
     """Approve / Deny / Always-allow buttons whose click resolves `future` on `loop`."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, tool_name: str) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, tool_name: str, reason: str | None = None) -> None:
         self.loop = loop
         self.future: asyncio.Future[Choice] = loop.create_future()
         self.approve_button = widgets.Button(description="Approve", button_style="success", icon="check")
@@ -52,7 +53,7 @@ class ApprovalRow:
             description=f"Always allow {tool_name}", tooltip="Always allow this tool for this session"
         )
         self.always_button.layout.width = "auto"
-        self.status = widgets.HTML("")
+        self.status = widgets.HTML(f"<b>{html.escape(reason)}</b>" if reason else "")
         self.widget = widgets.HBox([self.approve_button, self.deny_button, self.always_button, self.status])
         self.approve_button.on_click(lambda _b: self._clicked("allow"))
         self.deny_button.on_click(lambda _b: self._clicked("deny"))
@@ -143,13 +144,19 @@ class CellAsker:
         self.context = context if context is not None else contextvars.copy_context()
 
     async def ask(
-        self, tool_call: OmniMessage, always_allowed: set[str], *, background: bool = False
+        self,
+        tool_call: OmniMessage,
+        always_allowed: set[str],
+        *,
+        background: bool = False,
+        reason: str | None = None,
     ) -> ApprovalDecision:
+        """Ask a human; `reason` (a credential file, a path outside the workspace…) is shown."""
         name = tool_name_of(tool_call)
         if self.channel == "buttons":
-            choice = await self._ask_buttons(tool_call, name, background)
+            choice = await self._ask_buttons(tool_call, name, background, reason)
         elif self.channel == "stdin":
-            choice = self._ask_stdin(tool_call, name, background)
+            choice = self._ask_stdin(tool_call, name, background, reason)
         else:
             self.surface.show_approval(tool_call, None, background=background)
             self.surface.show_note(NO_STDIN_NOTE)
@@ -159,17 +166,21 @@ class CellAsker:
             return "allow"
         return choice
 
-    async def ask_here(self, tool_call: OmniMessage, always_allowed: set[str]) -> ApprovalDecision:
+    async def ask_here(
+        self, tool_call: OmniMessage, always_allowed: set[str], reason: str | None = None
+    ) -> ApprovalDecision:
         """Ask on behalf of an earlier cell's agent: inside this cell's context, so the row goes
         out as this cell's traffic, and inside the asker's background card."""
         loop = asyncio.get_running_loop()
         task = loop.create_task(
-            self.ask(tool_call, always_allowed, background=True), context=self.context.copy()
+            self.ask(tool_call, always_allowed, background=True, reason=reason), context=self.context.copy()
         )
         return await task
 
-    async def _ask_buttons(self, tool_call: OmniMessage, name: str, background: bool) -> Choice:
-        row = ApprovalRow(asyncio.get_running_loop(), name)
+    async def _ask_buttons(
+        self, tool_call: OmniMessage, name: str, background: bool, reason: str | None = None
+    ) -> Choice:
+        row = ApprovalRow(asyncio.get_running_loop(), name, reason)
         self.open_rows.append(row)
         self.surface.show_approval(tool_call, row, background=background)
         try:
@@ -181,14 +192,17 @@ class CellAsker:
             return "deny"
         return row.future.result()
 
-    def _ask_stdin(self, tool_call: OmniMessage, name: str, background: bool) -> Choice:
+    def _ask_stdin(
+        self, tool_call: OmniMessage, name: str, background: bool, reason: str | None = None
+    ) -> Choice:
         if not self._stdin_noted:
             self.surface.show_note(STDIN_NOTE)
             self._stdin_noted = True
         self.surface.show_approval(tool_call, None, background=background)
         try:
             answer = self.input_fn(
-                f"Approve {name} {_arguments_preview(tool_call)}? [y]es / [n]o / [a]lways: "
+                f"Approve {name} {_arguments_preview(tool_call)}{f' ({reason})' if reason else ''}? "
+                "[y]es / [n]o / [a]lways: "
             )
         except (EOFError, RuntimeError, OSError):
             self.surface.show_note(NO_STDIN_NOTE)

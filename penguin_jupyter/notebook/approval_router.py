@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..environment.secret_files import credential_read_reason
 from ..interfaces import ApprovalDecision, ApproveFn, Permission
 from ..omni import OmniMessage
 from .approval import CellAsker, tool_name_of
@@ -37,6 +38,7 @@ class CellApproval:
     always_allowed: set[str]
     permission_of: Callable[[str], Permission | None]
     asker: CellAsker
+    workspace_dir: str | None = None  # reads outside it (and of credential files) are asked about
     ended: bool = field(default=False)
 
     def __post_init__(self) -> None:
@@ -68,17 +70,32 @@ class ApprovalRouter:
 
         return approve
 
-    def _auto_decision(self, launcher: CellApproval, tool_call: OmniMessage) -> ApprovalDecision | None:
-        """What the launching cell's mode decides without a human; None when one must be asked."""
+    def _auto_decision(
+        self, launcher: CellApproval, tool_call: OmniMessage, reason: str | None
+    ) -> ApprovalDecision | None:
+        """What the launching cell's mode decides without a human; None when one must be asked.
+        A read with a `reason` (a credential file, outside the workspace, a URL) is never allowed
+        by read-only or "always allow" alone; allow-all still allows it."""
         mode = launcher.mode
         name = tool_name_of(tool_call)
         if mode == "deny-all":
             return "deny"
-        if mode == "allow-all" or name in launcher.always_allowed:
+        if mode == "allow-all":
+            return "allow"
+        if reason is not None:
+            return None
+        if name in launcher.always_allowed:
             return "allow"
         if mode == "read-only":
             return self._read_only_decision(launcher, tool_call)
         return None
+
+    @staticmethod
+    def _read_reason(launcher: CellApproval, tool_call: OmniMessage) -> str | None:
+        try:
+            return credential_read_reason(tool_call, launcher.workspace_dir)
+        except Exception:
+            return None
 
     @staticmethod
     def _read_only_decision(launcher: CellApproval, tool_call: OmniMessage) -> ApprovalDecision | None:
@@ -94,9 +111,11 @@ class ApprovalRouter:
     async def decide(self, launcher: CellApproval, tool_call: OmniMessage) -> ApprovalDecision:
         running = self._running()
         launching_cell_running = not launcher.ended and running is launcher
-        where = route(self._auto_decision(launcher, tool_call), launching_cell_running, running is not None)
+        reason = None if launcher.mode in ("deny-all", "allow-all") else self._read_reason(launcher, tool_call)
+        auto = self._auto_decision(launcher, tool_call, reason)
+        where = route(auto, launching_cell_running, running is not None)
         if where == "ask-launching-cell":
-            return await launcher.asker.ask(tool_call, launcher.always_allowed)
+            return await launcher.asker.ask(tool_call, launcher.always_allowed, reason=reason)
         if where == "ask-running-cell" and running is not None:
-            return await running.asker.ask_here(tool_call, launcher.always_allowed)
+            return await running.asker.ask_here(tool_call, launcher.always_allowed, reason)
         return "allow" if where == "allow" else "deny"

@@ -60,7 +60,7 @@ class Cell:
         self.python_timeout_s = opts.python_timeout_s  # this cell's --python-timeout
         self.signal = AbortSignal()
         self.loop = asyncio.get_running_loop()
-        self.secrets = [s for s in session.secrets() if isinstance(s, str)]
+        self.secrets = session.redactor  # names each secret: [redacted:NAME]
         self.record = CellRecord(prompt)
         self.lasting_notes: list[str] = []
         self.info = {
@@ -86,6 +86,7 @@ class Cell:
             always_allowed=runtime.sessions.allowed_for(session),
             permission_of=session.tool_permission,
             asker=asker,
+            workspace_dir=self.info["workspace"] or None,
         )
         registry = session.background_subagents()
         self.feed = (

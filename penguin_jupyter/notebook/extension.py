@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
+from .connection_file import register_connection_file
+
 CELL_MAGIC = re.compile(r"^%%penguin(?=\s|$)(.*)$")
 LINE_MAGIC = re.compile(r"^(\s*)%penguin(?=\s|$)(.*)$")
 RUNNER = "__import__('penguin_jupyter.notebook.runner', fromlist=['run_cell']).run_cell"
@@ -71,6 +73,7 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
     register = ip.register_magic_function
     register(_cell_magic, magic_kind="cell", magic_name="penguin")  # type: ignore[call-arg,arg-type]
     register(_line_magic, magic_kind="line", magic_name="penguin")  # type: ignore[call-arg,arg-type]
+    register_connection_file()
 
 
 def unload_ipython_extension(ip: InteractiveShell) -> None:

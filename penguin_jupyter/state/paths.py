@@ -1,6 +1,6 @@
 """Where things live under the data root (core-behavior.md §8.1, §9.1).
 
-Owns path arithmetic only: the data root (`PENGUIN_HOME` or `~/.penguin/data`), the
+Owns path arithmetic (and the one directory it creates, a private temp workspace): the data root (`PENGUIN_HOME` or `~/.penguin/data`), the
 per-project and per-agent directories, session ids and temporary workspace names. Creating
 and seeding the directories is `layout.py`'s job.
 """
@@ -12,6 +12,7 @@ import secrets
 from datetime import datetime
 from pathlib import Path
 
+from ..private_files import private_dir
 from .ids import require_id
 
 DEFAULT_PROJECT_ID = "default_project"
@@ -90,6 +91,6 @@ def new_session_id(now: datetime | None = None) -> str:
 
 def new_temp_workspace(root: Path, project_id: str, agent_id: str) -> Path:
     """Create and return `workspaces/tmp-<8hex>`."""
-    path = workspaces_dir(root, project_id, agent_id) / f"tmp-{secrets.token_hex(4)}"
-    path.mkdir(parents=True, exist_ok=False)
+    path = private_dir(workspaces_dir(root, project_id, agent_id)) / f"tmp-{secrets.token_hex(4)}"
+    path.mkdir(mode=0o700)
     return path

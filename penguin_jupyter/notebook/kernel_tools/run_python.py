@@ -132,6 +132,7 @@ class RunPythonTool:
                 self._shell,
                 DisplayCapture(emit_display, outcome.images),
                 lambda value: note_displayed(value, outcome),
+                redact=ctx.redact,
             )
             try:
                 run_code(code, self._shell.user_ns, outcome)
