@@ -13,15 +13,19 @@ import os
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from .engine import CompactionSettings, effective_context_threshold
+from .environment import Environment, default_tool_config
+from .environment.secret_files import register_data_root
 from .environment.types import BuiltinTool, EnvironmentConfig, ToolConfig
-from .interfaces import EnvironmentServices, VisionDescriberService
+from .interfaces import EnvironmentServices, ThinkingLevelName, VisionDescriberService
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator, vision_model_config
-from .omni import OmniMessage, compaction_end, session_meta
+from .omni import OmniMessage, SessionMetaPayload, TextPayload, compaction_end, payload_as, session_meta
+from .redaction import Redactor
 from .session import Session, SessionSetup
 from .state import (
+    ConfigError,
     ModelEntry,
     ProjectConfig,
     PromptContext,
@@ -34,10 +38,14 @@ from .state import (
     load_vault,
     paths,
 )
+from .state.errors import NoModelConfiguredError
+from .state.ids import is_valid_id, require_id
 from .state.model_catalog import catalogue_entry
 from .state.project_config import HOW_TO_ADD_MODEL
+from .state.secrets import collect_secrets
 from .subagent_runner import MAX_SUBAGENT_DEPTH, SUBAGENT_TOOL_NAMES, AgentSubagentRunner, ParentContext
 from .trace import (
+    ReplayState,
     TraceWriter,
     find_latest_trace_file,
     latest_session_id,
@@ -72,19 +80,23 @@ async def create_agent(
     project_id: str | None = None,
     root: str | os.PathLike[str] | None = None,
 ) -> Agent:
-    """Open (and on first use seed) `<root>/<project>/agents/<agent_id>`."""
-    if not agent_id or "/" in agent_id or agent_id in (".", ".."):
-        raise ValueError(f"invalid agent id {agent_id!r}")
-    agent = Agent(agent_id, project_id=project_id or paths.DEFAULT_PROJECT_ID, root=paths.resolve_root(root))
+    """Open (and on first use seed) `<root>/<project>/agents/<agent_id>`.
+
+    Both ids follow the one id rule (`state.ids`); a bad one raises `InvalidIdError` naming the
+    field before anything is created."""
+    require_id("agent_id", agent_id)
+    project = require_id("project_id", paths.DEFAULT_PROJECT_ID if project_id is None else project_id)
+    agent = Agent(agent_id, project_id=project, root=paths.resolve_root(root))
     ensure_agent_layout(agent.root, agent.project_id, agent.agent_id)
+    register_data_root(agent.root)  # its vault and project config are credential files for read_file
     agent.load_system_config()  # fail early on a broken system_config.yaml
     return agent
 
 
 class Agent:
     def __init__(self, agent_id: str, *, project_id: str, root: Path) -> None:
-        self.agent_id = agent_id
-        self.project_id = project_id
+        self.agent_id = require_id("agent_id", agent_id)
+        self.project_id = require_id("project_id", project_id)
         self.root = root
 
     # --- paths and state -----------------------------------------------------------------------
@@ -114,6 +126,29 @@ class Agent:
     def new_temp_workspace(self) -> Path:
         return paths.new_temp_workspace(self.root, self.project_id, self.agent_id)
 
+    def sibling(self, agent_id: str) -> Agent | None:
+        """Another agent of this project whose state exists (a subagent's `agent_id`), or None
+        when the id breaks the id rule or no such agent was ever created. Creates nothing."""
+        if not is_valid_id(agent_id):
+            return None
+        if not paths.system_config_path(self.root, self.project_id, agent_id).is_file():
+            return None
+        return Agent(agent_id, project_id=self.project_id, root=self.root)
+
+    def redactor(self, workspace_dir: str | os.PathLike[str] | None = None) -> Redactor:
+        """Every configured secret (model api_keys, provider and credential variables of the
+        environment and of `<workspace_dir>/.env`, vault values), for redaction (docs/security.md).
+        A config or vault that cannot be read contributes nothing here (it fails where it is used)."""
+        try:
+            cfg: ProjectConfig | None = self.load_project_config()
+        except ConfigError:
+            cfg = None
+        try:
+            vault = load_vault(paths.vault_path(self.root, self.project_id, self.agent_id))
+        except ConfigError:
+            vault = {}
+        return collect_secrets(config=cfg, vault=vault, workspace=workspace_dir)
+
     # --- model selection -----------------------------------------------------------------------
 
     def resolve_model(self, provider: str | None, model_id: str | None) -> ModelEntry:
@@ -126,7 +161,7 @@ class Agent:
             entry = cfg.get_model(provider, model_id) or catalogue_entry(provider, model_id)
             if entry is None:
                 known = ", ".join(f"{m.provider}/{m.model_id}" for m in cfg.models) or "none"
-                raise ValueError(
+                raise NoModelConfiguredError(
                     f"Model (provider={provider}, model_id={model_id}) is not configured in "
                     f"{self.project_config_path} (configured: {known}), and agenthub's catalogue "
                     f"does not know model id {model_id!r}"
@@ -135,7 +170,7 @@ class Agent:
         if cfg.default_model is not None:
             entry = cfg.get_model(cfg.default_model.provider, cfg.default_model.model_id)
             if entry is None:
-                raise ValueError(
+                raise NoModelConfiguredError(
                     f"default_model {cfg.default_model} in {self.project_config_path} is not in models; "
                     + HOW_TO_ADD_MODEL
                     + str(self.project_config_path)
@@ -143,7 +178,7 @@ class Agent:
             return entry
         if cfg.models:
             return cfg.models[0]
-        raise ValueError(
+        raise NoModelConfiguredError(
             f"No model is configured for project {self.project_id!r}: {HOW_TO_ADD_MODEL}{self.project_config_path}"
         )
 
@@ -175,7 +210,7 @@ class Agent:
         workspace_dir: str,
         provider: str,
         model_id: str,
-        thinking_level: Any,
+        thinking_level: ThinkingLevelName | None,
         depth: int,
     ) -> Session:
         """A subagent session (used by the SubagentRunner): `source: "subagent"`, no subagent
@@ -199,7 +234,7 @@ class Agent:
         system_prompt_extra: str | None = None,
         source: str | None = None,
         depth: int = 0,
-        thinking_level: Any = None,
+        thinking_level: ThinkingLevelName | None = None,
     ) -> Session:
         workspace = _existing_workspace(workspace_dir)
         entry = self.resolve_model(provider, model_id)
@@ -259,8 +294,8 @@ class Agent:
             raise ValueError(
                 f"Cannot resume {session_id}: its Trace has no session_meta record ({located.path})."
             )
-        meta: Any = replay.meta.payload
-        if not getattr(meta, "provider", None):
+        meta = payload_as(replay.meta, SessionMetaPayload)
+        if meta is None or not meta.provider:
             raise ValueError(
                 f"Cannot resume {session_id}: its Trace was written by an older version "
                 "(session_meta has no provider); start a new session."
@@ -275,7 +310,7 @@ class Agent:
         trace = TraceWriter(located.path)
         if replay.dangling_compaction is not None:
             dangling = replay.dangling_compaction
-            trace.write(compaction_end(dangling.reason, dangling.mode, "failed"))  # type: ignore[arg-type]
+            trace.write(compaction_end(dangling.reason, dangling.mode, "failed"))
         return self._build_session(
             session_id,
             entry,
@@ -293,22 +328,23 @@ class Agent:
     def list_sessions(self) -> list[SessionInfo]:
         """Every recorded session of this agent, newest first (from each latest shard)."""
         infos: list[SessionInfo] = []
+        redactor = self.redactor()
         for file in list_session_files(self.traces_dir):
             try:
                 records = read_trace(file.path)
             except OSError:
                 continue
-            meta: Any = next((m.payload for m in records if m.type == "session_meta"), None)
+            meta = next((p for m in records if (p := payload_as(m, SessionMetaPayload)) is not None), None)
             infos.append(
                 SessionInfo(
                     session_id=file.session_id,
                     trace_path=file.path,
                     date=file.date_dir,
-                    provider=getattr(meta, "provider", None),
-                    model_id=getattr(meta, "model_id", None),
-                    workspace=getattr(meta, "workspace", None),
+                    provider=meta.provider if meta is not None else None,
+                    model_id=meta.model_id if meta is not None else None,
+                    workspace=meta.workspace if meta is not None else None,
                     records=len(records),
-                    first_prompt=_first_prompt(records),
+                    first_prompt=redactor.value(_first_prompt(records)),
                 )
             )
         return infos
@@ -335,9 +371,11 @@ class Agent:
         )
         return assemble_system_prompt(config, ctx)
 
-    def _thinking_level(self, config: SystemConfig) -> Any:
+    def _thinking_level(self, config: SystemConfig) -> ThinkingLevelName:
         project_level = self.load_project_config().default_chat.get("thinking_level")
-        return config.thinking_level or project_level or _DEFAULT_THINKING_LEVEL
+        level = config.thinking_level or project_level or _DEFAULT_THINKING_LEVEL
+        # GenerativeModelConfig refuses a level outside THINKING_LEVELS with one line naming it.
+        return cast(ThinkingLevelName, level)
 
     def _vision_service(self) -> VisionDescriberService:
         cfg = self.load_project_config()
@@ -363,13 +401,11 @@ class Agent:
         trace: TraceWriter,
         extra_tools: list[BuiltinTool] | None,
         *,
-        replay: Any,
+        replay: ReplayState | None,
         meta_recorded: bool,
         depth: int = 0,
-        thinking_level: Any = None,
+        thinking_level: ThinkingLevelName | None = None,
     ) -> Session:
-        from .environment import Environment, default_tool_config
-
         level = thinking_level or self._thinking_level(config)
         builtin = config.builtin_tools
         runner = None
@@ -387,6 +423,8 @@ class Agent:
             else {}
         )
         scratchpad = paths.session_scratchpad_dir(self.root, self.project_id, self.agent_id, session_id)
+        redactor = self.redactor(workspace)
+        trace.redactor = redactor
         environment = Environment(
             EnvironmentConfig(
                 workspace_dir=workspace,
@@ -396,6 +434,7 @@ class Agent:
                 vault=vault or None,
                 extra_tools=list(extra_tools or []),
                 model_class="vision" if entry.is_vision else "text-only",
+                redactor=redactor,
             )
         )
         compaction = CompactionSettings(
@@ -431,7 +470,8 @@ class Agent:
                 compaction=compaction,
                 mcp_server_names=[s.name for s in config.mcp_servers],
                 command_policy=cfg.command_policy,
-                secrets=[v for v in (entry.resolved_api_key(), *vault.values()) if v],
+                secrets=redactor.values,
+                redactor=redactor,
                 replay=replay,
                 meta_recorded=meta_recorded,
             )
@@ -443,7 +483,7 @@ def _model_config(
     *,
     system_prompt: str | None,
     max_tokens: int | None,
-    thinking_level: Any,
+    thinking_level: ThinkingLevelName | None,
     timeout_ms: int,
 ) -> GenerativeModelConfig:
     return GenerativeModelConfig(
@@ -469,7 +509,7 @@ def _existing_workspace(workspace_dir: str | os.PathLike[str]) -> str:
 
 def _first_prompt(records: list[OmniMessage]) -> str | None:
     for msg in records:
-        payload: Any = msg.payload
-        if getattr(payload, "type", None) == "text" and payload.role == "user" and payload.sender is None:
+        payload = msg.payload
+        if isinstance(payload, TextPayload) and payload.role == "user" and payload.sender is None:
             return payload.text
     return None

@@ -28,6 +28,7 @@ __all__ = [
     "AbortSignal",
     "ApprovalDecision",
     "ApproveFn",
+    "CommandSessions",
     "EnvironmentInterface",
     "EnvironmentServices",
     "GenerativeModelParameters",
@@ -38,6 +39,7 @@ __all__ = [
     "RunOptions",
     "SubagentHandle",
     "SubagentRunner",
+    "SubagentSessions",
     "ThinkingLevelName",
     "ToolDefinition",
     "ToolExecutionRequest",
@@ -164,13 +166,45 @@ class VisionDescriberService:
     create_llm: Callable[[], LLMInterface] | None = None
 
 
+@runtime_checkable
+class CommandSessions(Protocol):
+    """An Environment's running commands (`environment.commands.CommandSessionManager` is the
+    implementation): what a host may do with them from outside a tool call."""
+
+    def ids(self) -> list[str]: ...
+
+    def kill_all(self) -> None:
+        """Kill every running command (its whole process group); the registry stays usable."""
+        ...
+
+    def dispose(self) -> None: ...
+
+
+@runtime_checkable
+class SubagentSessions(Protocol):
+    """An Environment's background subagents (`environment.tools.subagent.SubagentSessionManager`
+    is the implementation): what a host may do with them from outside a tool call."""
+
+    def ids(self) -> list[str]: ...
+
+    def set_message_listener(self, listener: Callable[[OmniMessage], None] | None) -> None:
+        """Receive every origin-tagged message of every background subagent (None to stop)."""
+        ...
+
+    def dispose(self) -> None: ...
+
+
 @dataclass
 class EnvironmentServices:
+    """Runtime services tools reach through `ToolExecutionContext.services`. The Environment
+    fills `command_sessions` and `subagent_sessions` (the latter on first use) and puts its
+    own entries in `extra` (see `environment.environment` for the keys)."""
+
     subagent_runner: SubagentRunner | None = None
     vision_describer: VisionDescriberService | None = None
-    command_sessions: Any = None
-    subagent_sessions: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    command_sessions: CommandSessions | None = None
+    subagent_sessions: SubagentSessions | None = None
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass

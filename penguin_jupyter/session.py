@@ -12,18 +12,33 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .engine import CompactionSettings, ContextEngine, EngineState, NoticeQueue, compactability_of
 from .engine.inputs import require_messages
+from .environment import Environment
 from .interfaces import AbortSignal, ApproveFn, Permission, ThinkingLevelName, ToolDefinition
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator
-from .omni import OmniMessage, TokenCounts, abort, mcp_connect_begin, mcp_connect_end, tool_list_ready
+from .omni import (
+    OmniMessage,
+    TextPayload,
+    TokenCounts,
+    abort,
+    mcp_connect_begin,
+    mcp_connect_end,
+    tool_list_ready,
+    user_text,
+)
+from .redaction import Redactor
 from .session_images import fold_images
 from .trace import ReplayState, TraceWriter
+
+if TYPE_CHECKING:
+    from .environment.tools.subagent import SubagentSessionManager
 
 TITLE_PROMPT = (
     "Write a short title (at most eight words) for a conversation that starts with the message "
@@ -47,13 +62,14 @@ class SessionSetup:
     trace: TraceWriter
     meta: OmniMessage
     model_config: GenerativeModelConfig  # tools are filled in at bootstrap
-    environment: Any  # penguin_jupyter.environment.Environment (EnvironmentInterface)
+    environment: Environment
     vision: bool
     max_turns: int = -1
     compaction: CompactionSettings | None = None
     mcp_server_names: list[str] = field(default_factory=list)
     command_policy: dict[str, Any] | None = None
     secrets: list[str] = field(default_factory=list)
+    redactor: Redactor | None = None  # built from `secrets` when not given
     replay: ReplayState | None = None  # set for a resumed session
     meta_recorded: bool = False
 
@@ -108,8 +124,16 @@ class Session:
         return self.environment.tool_permission(name)
 
     def secrets(self) -> list[str]:
-        """The API key and vault values in use, for redaction by a front end."""
-        return [s for s in self._setup.secrets if s]
+        """The configured secret values (API keys, credential variables, vault values), longest
+        first, for a front end's redaction (e.g. a streaming hold-back)."""
+        return self.redactor.values
+
+    @property
+    def redactor(self) -> Redactor:
+        """Replaces each configured secret by `[redacted:NAME]` (docs/security.md)."""
+        if self._setup.redactor is None:
+            self._setup.redactor = Redactor(s for s in self._setup.secrets if s)
+        return self._setup.redactor
 
     # --- background notices (§2.11, §4.10) -----------------------------------------------------
 
@@ -119,9 +143,11 @@ class Session:
             attach(self._on_background_event)
 
     def _on_background_event(self, event: Any) -> None:
-        from .environment.notices import background_notice_message
+        from .environment.notices import background_notice_text
 
-        self._notices.push(background_notice_message(event))
+        # A background command's output reaches the model here, not through the tool close-out:
+        # redact it the same way (docs/security.md).
+        self._notices.push(user_text(self.redactor(background_notice_text(event)), sender="harness"))
         if self.on_background_notice is not None and not self.task_running:
             with contextlib.suppress(Exception):
                 self.on_background_notice()
@@ -132,6 +158,29 @@ class Session:
 
     def pending_background_notices(self) -> int:
         return self._notices.pending()
+
+    # --- host seams: what a front end (the notebook) needs besides `run` ------------------------
+
+    def background_subagents(self) -> SubagentSessionManager | None:
+        """The registry of this session's background subagents (None when its toolset has no
+        subagent tools, or after dispose): a host attaches the single listener for their live
+        messages with `set_message_listener` (messages are buffered while none is attached) and
+        hands back a message that raced its detach with `forward`."""
+        from .environment.tools.subagent import SubagentSessionManager
+
+        services = getattr(self.environment, "services", None)
+        manager = getattr(services, "subagent_sessions", None)
+        if not isinstance(manager, SubagentSessionManager) or manager.disposed:
+            return None
+        return manager
+
+    def kill_running_commands(self) -> None:
+        """Kill every running command's process group now (interrupt / Stop); the session stays
+        usable. Never raises: a failure is printed as one line."""
+        try:
+            self.environment.kill_all_commands()
+        except Exception as exc:
+            print(f"[penguin] could not kill running commands: {exc}", file=sys.stderr)
 
     # --- run -----------------------------------------------------------------------------------
 
@@ -214,7 +263,7 @@ class Session:
         async for item in model.stream_generate(GenerativeModelParameters([request])):
             if isinstance(item, LLMOutcome):
                 status = item.status
-            elif item.type == "model_msg" and getattr(item.payload, "type", None) == "text":
+            elif item.type == "model_msg" and isinstance(item.payload, TextPayload):
                 parts.append(item.payload.text)
         title = "".join(parts).strip().splitlines()[0].strip(" \"'#*") if "".join(parts).strip() else ""
         return title if status == "completed" and title else None
@@ -319,8 +368,8 @@ class Session:
             return
         records: list[OmniMessage] = []
         if begin is not None:
-            status = "completed" if all(_result_status(r) == "completed" for r in results) else "failed"
-            end = mcp_connect_end(status, results)
+            ok = all(_result_status(r) == "completed" for r in results)
+            end = mcp_connect_end("completed" if ok else "failed", results)
             records = [begin, end]
             if emit:
                 yield end
@@ -349,7 +398,8 @@ class Session:
 
 
 def _result_status(result: Any) -> str:
-    return result.get("status") if isinstance(result, dict) else getattr(result, "status", "failed")
+    status = result.get("status") if isinstance(result, dict) else getattr(result, "status", "failed")
+    return str(status)
 
 
 async def _race_abort(task: asyncio.Future[Any], signal: AbortSignal | None) -> bool:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .omni import OmniMessage, markers, user_text
+from .private_files import write_private_bytes
 
 DROPPED_IMAGE_LINE = "[an attached image could not be saved and was dropped]"
 _DATA_URL_RE = re.compile(r"^data:(?P<mime>[^;,]*)(?P<params>(;[^;,]*)*),(?P<data>.*)$", re.DOTALL)
@@ -37,9 +38,8 @@ def _is_image(msg: OmniMessage) -> bool:
 
 
 def _save(scratchpad: Path, mime: str, data: bytes) -> str:
-    scratchpad.mkdir(parents=True, exist_ok=True)
     path = scratchpad / f"upload-{secrets.token_hex(4)}.{_EXTENSIONS.get(mime.lower(), 'bin')}"
-    path.write_bytes(data)
+    write_private_bytes(path, data)
     return str(path)
 
 

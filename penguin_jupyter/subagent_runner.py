@@ -6,33 +6,55 @@ and the child handle's origin-tagged stream: the child's `session_meta` once, th
 `parent_agent` text, then every child message with the child session id prepended to
 `origin`; the parent's approval callback sees the child's calls origin-tagged. The
 run/input/kill_subagent tools that drive handles live in the Environment.
+
+It knows agents only through `ChildSessionOpener` (what `agent.Agent` provides): opening a
+child session and finding a sibling agent by id (the id rule is `state.ids`, applied there),
+so this module never imports `agent.py`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from .interfaces import AbortSignal, ApprovalDecision, ApproveFn, ThinkingLevelName
 from .omni import OmniMessage, user_text, with_origin
 
 if TYPE_CHECKING:
-    from .agent import Agent
     from .session import Session
 
 MAX_SUBAGENT_DEPTH = 1
 SUBAGENT_TOOL_NAMES = ("run_subagent", "input_subagent", "kill_subagent")
-_AGENT_ID_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 _CHILD_THINKING_LEVELS = ("low", "medium", "high", "xhigh", "max")
+
+
+class ChildSessionOpener(Protocol):
+    """The agent a subagent runs as (`agent.Agent` is one)."""
+
+    @property
+    def agent_id(self) -> str: ...
+
+    async def open_child_session(
+        self,
+        *,
+        workspace_dir: str,
+        provider: str,
+        model_id: str,
+        thinking_level: ThinkingLevelName | None,
+        depth: int,
+    ) -> Session: ...
+
+    def sibling(self, agent_id: str) -> ChildSessionOpener | None:
+        """Another agent of the same project whose state exists, or None (also for a bad id)."""
+        ...
 
 
 @dataclass(frozen=True)
 class ParentContext:
     """What a child inherits from the session that spawns it."""
 
-    agent: Agent
+    agent: ChildSessionOpener
     provider: str
     model_id: str
     workspace_dir: str
@@ -103,7 +125,7 @@ class AgentSubagentRunner:
             )
         if thinking_level is not None and thinking_level not in _CHILD_THINKING_LEVELS:
             raise ValueError(f"invalid `thinking_level` {thinking_level!r}")
-        agent = await self._child_agent(agent_id)
+        agent = self._child_agent(agent_id)
         session = await agent.open_child_session(
             workspace_dir=parent.workspace_dir,
             provider=provider or parent.provider,
@@ -113,14 +135,11 @@ class AgentSubagentRunner:
         )
         return SubagentSessionHandle(session)
 
-    async def _child_agent(self, agent_id: str | None) -> Any:
+    def _child_agent(self, agent_id: str | None) -> ChildSessionOpener:
         parent = self._parent.agent
         if agent_id is None or agent_id == parent.agent_id:
             return parent
-        from .agent import Agent
-        from .state import paths
-
-        config = paths.system_config_path(parent.root, parent.project_id, agent_id)
-        if not _AGENT_ID_RE.match(agent_id) or not config.is_file():
+        sibling = parent.sibling(agent_id)
+        if sibling is None:
             raise ValueError(f'subagent error: agent "{agent_id}" does not exist or is not accessible')
-        return Agent(agent_id, project_id=parent.project_id, root=parent.root)
+        return sibling

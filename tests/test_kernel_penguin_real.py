@@ -503,11 +503,11 @@ def test_secrets_are_redacted_live_and_in_the_transcript(tmp_path, notebook_dir)
         assert len(server.requests) == 2, "the bad-option cell must not reach the model"
         assert result.reply["content"]["status"] == "ok", result.stderr
         live = json.dumps([m["content"] for m in result.of_type("comm_open", "comm_msg")], default=str)
-        assert "Your key is [redacted]." in live
+        assert "Your key is [redacted:openai api_key]." in live
         assert API_KEY not in live
         bundle = _final_bundle(result)
         assert API_KEY not in json.dumps(bundle)
-        assert "[redacted]" in bundle["text/html"]
+        assert "[redacted:openai api_key]" in bundle["text/html"]
 
 
 def test_model_line_command_switches_once_and_resume_keeps_its_model(tmp_path, notebook_dir):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -12,7 +13,7 @@ import pytest
 
 from penguin_jupyter.environment.types import ToolExecutionContext, ToolResult
 from penguin_jupyter.interfaces import AbortSignal
-from penguin_jupyter.notebook.kernel_sessions import NotebookSessions
+from penguin_jupyter.notebook.kernel_runtime import KernelRuntime
 from penguin_jupyter.notebook.kernel_tools import (
     InspectVariablesTool,
     ProposeCellTool,
@@ -187,15 +188,17 @@ def test_python_timeout_option_and_line_command_parse():
 
 
 def test_run_python_definition_follows_cell_then_kernel_then_default(shell):
-    state = NotebookSessions(shell=None)
-    tool = RunPythonTool(shell, state.python_timeout_ms)
+    runtime = KernelRuntime(None)
+    tool = RunPythonTool(shell, runtime.python_timeout_ms)
     assert tool.definition.timeout_ms == 120_000
-    state.python_timeout_s = 0  # %penguin python-timeout 0: no limit
+    runtime.sessions.python_timeout_s = 0  # %penguin python-timeout 0: no limit
     assert tool.definition.timeout_ms == 0
-    state.cell_python_timeout_s = 2.5  # this cell's --python-timeout
+    runtime.current = SimpleNamespace(python_timeout_s=2.5)  # a running cell's --python-timeout
     assert tool.definition.timeout_ms == 2500
     assert tool.definition.description == RunPythonTool(shell).definition.description
-    state.cell_python_timeout_s = None
+    runtime.current = SimpleNamespace(python_timeout_s=None)  # a running cell without the option
+    assert tool.definition.timeout_ms == 0
+    runtime.current = None  # between cells: the cell's setting ended with it
     assert tool.definition.timeout_ms == 0
     assert RunPythonTool(shell).definition.timeout_ms == 120_000
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from penguin_jupyter.environment.tools.subagent import SubagentSessionManager
-from penguin_jupyter.notebook.background_feed import BackgroundFeed, subagent_manager
+from penguin_jupyter.notebook.background_feed import BackgroundFeed
 from penguin_jupyter.notebook.live_view import LiveView
 from penguin_jupyter.notebook.plain_view import PlainView
 from penguin_jupyter.omni import assistant_text, partial_text, tool_call, tool_call_output, with_origin
@@ -105,22 +105,6 @@ async def test_a_message_racing_detach_goes_back_to_the_backlog():
     BackgroundFeed(manager, asyncio.get_running_loop(), later.append).attach()
     await _settle()
     assert _texts(later) == ["late"]
-
-
-def test_manager_lookup_uses_public_attributes_only():
-    class Services:
-        subagent_sessions = SubagentSessionManager()
-
-    class Env:
-        services = Services()
-
-    class Session:
-        environment = Env()
-
-    assert subagent_manager(Session()) is Services.subagent_sessions  # even while empty (len 0)
-    Services.subagent_sessions.dispose()
-    assert subagent_manager(Session()) is None
-    assert subagent_manager(object()) is None
 
 
 # --- the views ---------------------------------------------------------------------------------
@@ -362,7 +346,7 @@ def test_kernel_cell_shows_the_background_childs_text_in_a_background_card(tmp_p
 
 WAIT_FOR_CHILD = (
     "import asyncio\n"
-    "_m = get_ipython()._penguin_sessions.session.environment.services.subagent_sessions\n"
+    "_m = get_ipython()._penguin_runtime.sessions.session.background_subagents()\n"
     "while _m.has_running():\n"
     "    await asyncio.sleep(0.05)\n"
 )
@@ -486,12 +470,14 @@ def _start_kernel(tmp_path: Path, notebook_dir: Path) -> KernelHarness:
 
 
 @pytest.mark.kernel
-def test_kernel_running_cell_answers_a_background_childs_approval_after_its_cell_ended(tmp_path):
+def test_kernel_a_later_allow_all_cell_shows_buttons_for_an_earlier_read_only_cells_child(tmp_path):
+    """The escalation case: the child of a read-only cell asks after that cell ended; the running
+    cell is allow-all, yet its mode does not decide: the buttons sit in the child's card there."""
     notebook_dir = tmp_path / "project" / "notebooks"
     notebook_dir.mkdir(parents=True)
     parent = [
         *_launch_then_wait_for_the_child(),
-        # Cell 2 (ask): the parent's own command holds the cell until the child's command ran.
+        # Cell 2 (allow-all): the parent's own command holds the cell until the child's command ran.
         {
             "tool_calls": [
                 {
@@ -503,7 +489,8 @@ def test_kernel_running_cell_answers_a_background_childs_approval_after_its_cell
         },
         {"text": "Parent done."},
     ]
-    approvals: list[str] = []
+    first_cell: list[str] = []
+    second_cell: list[str] = []
 
     with (
         ScriptedModelServer(parent) as parent_server,
@@ -512,36 +499,40 @@ def test_kernel_running_cell_answers_a_background_childs_approval_after_its_cell
         _configure(parent_server, child_server)
         kernel = _start_kernel(tmp_path, notebook_dir)
 
-        def on_message(msg, result):
-            if msg["msg_type"] != "comm_open":
-                return
-            for comm_id in result.buttons("Approve"):
-                if comm_id in approvals:
-                    continue
-                approvals.append(comm_id)
-                kernel.click(comm_id)
-                if len(approvals) == 1:  # the parent's p3: only now may the child ask
+        def click_in(clicked: list[str]):
+            def on_message(msg, result):
+                if msg["msg_type"] != "comm_open":
+                    return
+                if clicked is second_cell:  # cell 2 runs: only now may the child ask again
                     (notebook_dir / RELEASE).write_text("go")
+                for comm_id in result.buttons("Approve"):
+                    if comm_id not in clicked:
+                        clicked.append(comm_id)
+                        kernel.click(comm_id)
+
+            return on_message
 
         try:
-            first = kernel.execute("%%penguin --approve allow-all\nStart research.", timeout=240)
+            # read-only: the launch, the parent's wait and the child's first command ask here.
+            first = kernel.execute(
+                "%%penguin --approve read-only\nStart research.", on_message=click_in(first_cell), timeout=240
+            )
             assert (notebook_dir / CHILD_STARTED).exists()  # the child waits on the release file
             second = kernel.execute(
-                "%%penguin --approve ask\nWait for it.", on_message=on_message, timeout=240
+                "%%penguin --approve allow-all\nWait for it.", on_message=click_in(second_cell), timeout=240
             )
         finally:
             (notebook_dir / RELEASE).write_text("go")
             kernel.close()
     for result in (first, second):
         assert result.reply["content"]["status"] == "ok", result.stderr
-    assert not first.buttons("Approve")  # allow-all: the launch and the child's wait ran unasked
-    assert len(approvals) == 2, "one button for the parent's command, one for the child's"
+    assert len(first_cell) == 3
+    assert len(second_cell) == 1, "one button in cell 2: the child's command (the parent's ran unasked)"
     assert (notebook_dir / CHILD_WROTE).read_text() == "approved-in-cell-two\n"
     states = _widget_states(second)
     cards = _background_cards(states)
     assert len(cards) == 1, "the child's live messages have a background card in cell 2"
-    inside = _ever_inside(second, cards[0])
-    assert approvals[1] in inside and approvals[0] not in inside  # the child's row sits in its card
+    assert second_cell[0] in _ever_inside(second, cards[0])  # the child's row sits in its card
     assert "approved-in-cell-two" in _descendant_text(states, cards[0])
     final = second.final_bundles()[-1]
     assert "Parent done." in final["text/html"]

@@ -1,5 +1,5 @@
 """Unit tests of the notebook layer's pure parts: options, workspace, transformer, throttle,
-split blocks, approval modes, live routing and the plain-text view (real ipywidgets objects,
+split blocks, live routing and the plain-text view (real ipywidgets objects,
 no kernel)."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import re
 
 import pytest
 
-from penguin_jupyter.notebook.approval import NO_STDIN_NOTE, NotebookApprover, auto_decision
 from penguin_jupyter.notebook.extension import transform_penguin_cell
 from penguin_jupyter.notebook.live_blocks import SplitTextBlock
 from penguin_jupyter.notebook.live_render import pre_html
@@ -190,109 +189,7 @@ async def test_text_blocks_update_at_the_text_rate():
     assert sent <= 0.5 / TEXT_INTERVAL_S + 2
 
 
-# --- approval -------------------------------------------------------------------------------
-
-
-def test_auto_decisions():
-    assert auto_decision("deny-all", "read_file", "r", set()) == "deny"
-    assert auto_decision("allow-all", "exec_command", "rw", set()) == "allow"
-    assert auto_decision("read-only", "read_file", "r", set()) == "allow"
-    assert auto_decision("read-only", "exec_command", "rw", set()) is None
-    assert auto_decision("ask", "read_file", "r", set()) is None
-    assert auto_decision("ask", "exec_command", "rw", {"exec_command"}) == "allow"
-
-
-class _Surface:
-    def __init__(self):
-        self.notes, self.asked = [], []
-
-    def show_approval(self, tool_call, row):
-        self.asked.append((tool_call.payload.name, row))
-
-    def show_note(self, text):
-        self.notes.append(text)
-
-
-async def test_no_stdin_denies_with_a_visible_note():
-    surface = _Surface()
-    approver = NotebookApprover(
-        mode="ask", permission_of=lambda n: "rw", always_allowed=set(), surface=surface, channel="none"
-    )
-    assert await approver(tool_call("exec_command", {"cmd": "ls"}, "c1")) == "deny"
-    assert surface.notes == [NO_STDIN_NOTE]
-
-
-async def test_stdin_fallback_always_allows_for_the_session():
-    surface = _Surface()
-    allowed: set[str] = set()
-    answers = iter(["a"])
-    approver = NotebookApprover(
-        mode="ask",
-        permission_of=lambda n: "rw",
-        always_allowed=allowed,
-        surface=surface,
-        channel="stdin",
-        input_fn=lambda prompt: next(answers),
-    )
-    assert await approver(tool_call("exec_command", {"cmd": "ls"}, "c1")) == "allow"
-    assert allowed == {"exec_command"}
-    assert await approver(tool_call("exec_command", {"cmd": "pwd"}, "c2")) == "allow"
-
-
-async def test_buttons_resolve_via_click_and_abort_closes_them():
-    from penguin_jupyter.interfaces import AbortSignal
-
-    surface = _Surface()
-    signal = AbortSignal()
-    approver = NotebookApprover(
-        mode="ask",
-        permission_of=lambda n: "rw",
-        always_allowed=set(),
-        surface=surface,
-        channel="buttons",
-        signal=signal,
-    )
-    pending = asyncio.ensure_future(approver(tool_call("exec_command", {"cmd": "ls"}, "c1")))
-    await asyncio.sleep(0.05)
-    row = surface.asked[0][1]
-    row.approve_button.click()
-    assert await asyncio.wait_for(pending, 2) == "allow"
-    assert row.approve_button.disabled
-
-    pending = asyncio.ensure_future(approver(tool_call("exec_command", {"cmd": "ls"}, "c2")))
-    await asyncio.sleep(0.05)
-    signal.abort("user")
-    assert await asyncio.wait_for(pending, 2) == "deny"
-    assert surface.asked[1][1].deny_button.disabled
-    assert "interrupted" in surface.asked[1][1].status.value
-
-
-async def test_a_finished_cells_approver_asks_the_running_cell_or_denies():
-    """Background subagents keep the approver of the cell that launched them."""
-    old_surface, new_surface = _Surface(), _Surface()
-    answers = iter(["y"])
-
-    def approver(mode: str, surface: _Surface) -> NotebookApprover:
-        return NotebookApprover(
-            mode=mode,
-            permission_of=lambda n: "r" if n == "read_file" else "rw",
-            always_allowed=set(),
-            surface=surface,
-            channel="stdin",
-            input_fn=lambda prompt: next(answers),
-        )
-
-    old, running = approver("read-only", old_surface), approver("ask", new_surface)
-    current: list[NotebookApprover | None] = [running]
-    old.retire(lambda: current[0])
-    call = tool_call("exec_command", {"cmd": "ls"}, "c1")
-    assert await old(call) == "allow"  # asked in the running cell, answered there
-    assert [name for name, _row in new_surface.asked] == ["exec_command"] and not old_surface.asked
-
-    current[0] = None  # no cell running: the old mode's automatic decisions only
-    assert await old(tool_call("read_file", {"path": "a"}, "c2")) == "allow"
-    assert await old(tool_call("exec_command", {"cmd": "ls"}, "c3")) == "deny"
-    assert not old_surface.asked
+# --- approval: tests/test_notebook_approval_policy.py ----------------------------------------
 
 
 # --- live routing ----------------------------------------------------------------------------

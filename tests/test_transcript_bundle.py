@@ -72,14 +72,17 @@ def test_bad_status_is_a_one_line_error():
 
 
 def test_redact_recurses_and_ignores_short_secrets():
-    value = {"a": ["xx-abcd-yy", ("abcd",)], "abcd": 5, "n": None, "t": "ab"}
-    assert redact(value, ["abcd", "ab", ""]) == {
-        "a": ["xx-[redacted]-yy", ["[redacted]"]],
-        "[redacted]": 5,
+    value = {"a": ["xx-abcd1234-yy", ("abcd1234",)], "abcd1234": 5, "n": None, "t": "abcd123"}
+    assert redact(value, [("KEY", "abcd1234"), "abcd123", ""]) == {
+        "a": ["xx-[redacted:KEY]-yy", ["[redacted:KEY]"]],
+        "[redacted:KEY]": 5,
         "n": None,
-        "t": "ab",
+        "t": "abcd123",  # shorter than MIN_SECRET_LENGTH: not a secret
     }
-    assert redact("long secret inside secret", ["secret", "long secret"]) == "[redacted] inside [redacted]"
+    assert (
+        redact("long secret! inside secret!", [("A", "secret!!"), ("B", "long secret!"), ("C", "e secret!")])
+        == "[redacted:B] insid[redacted:C]"
+    )
     assert redact({"k": "v"}, []) == {"k": "v"}
 
 
@@ -92,7 +95,7 @@ def test_secrets_absent_from_every_representation():
     for text in (dumped, mime["text/html"], mime["text/plain"]):
         assert SECRET not in text
         assert secret_with_html not in text and "pa&lt;ss&gt;&amp;word" not in text
-    assert "key=[redacted]" in dumped and "key=[redacted]" in mime["text/html"]
+    assert "key=[redacted:secret]" in dumped and "key=[redacted:secret]" in mime["text/html"]
     # make_bundle(secrets=...) alone already redacts the saved bundle.
     assert SECRET not in json.dumps(sample_bundle())
 

@@ -11,7 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..interfaces import LLMOutcome
-from ..omni import OmniMessage, markers, tool_call_output, user_text
+from ..omni import (
+    OmniMessage,
+    TextPayload,
+    ThinkingPayload,
+    ToolCallOutputPayload,
+    ToolCallPayload,
+    markers,
+    payload_of,
+    tool_call_output,
+    user_text,
+)
 
 __all__ = ["INTERRUPTED_OUTPUT", "TurnResult", "build_carry_over", "transcribe_turn", "with_retried_turns"]
 
@@ -33,16 +43,17 @@ def transcribe_turn(turn: TurnResult) -> list[str]:
     """Segments (production order), then committed calls, then outputs, as transcript lines."""
     lines: list[str] = []
     for seg in turn.assistant_segments:
-        if seg.payload.type == "thinking":
-            lines.append(markers.transcribe_thinking(seg.payload.thinking))
-        elif seg.payload.type == "text":
-            lines.append(markers.transcribe_text(seg.payload.text))
+        segment = seg.payload
+        if isinstance(segment, ThinkingPayload):
+            lines.append(markers.transcribe_thinking(segment.thinking))
+        elif isinstance(segment, TextPayload):
+            lines.append(markers.transcribe_text(segment.text))
     for call in turn.tool_calls:
-        p = call.payload
-        lines.append(markers.transcribe_tool_call(p.name, p.tool_call_id, p.arguments))
+        c = payload_of(call, ToolCallPayload)
+        lines.append(markers.transcribe_tool_call(c.name, c.tool_call_id, c.arguments))
     for out in turn.tool_outputs:
-        p = out.payload
-        lines.append(markers.transcribe_tool_call_output(p.tool_call_id, p.stop_reason, p.output))
+        o = payload_of(out, ToolCallOutputPayload)
+        lines.append(markers.transcribe_tool_call_output(o.tool_call_id, o.stop_reason, o.output))
     return lines
 
 
@@ -58,21 +69,22 @@ def with_retried_turns(original: list[OmniMessage], failed: list[TurnResult]) ->
 def build_carry_over(attempt_input: list[OmniMessage], turn: TurnResult) -> list[OmniMessage]:
     """Case A when the model output completed, case B otherwise (§2.8)."""
     if turn.outcome.status == "completed":
-        answered = {out.payload.tool_call_id for out in turn.tool_outputs}
+        answered = {payload_of(out, ToolCallOutputPayload).tool_call_id for out in turn.tool_outputs}
         placeholders = [
-            tool_call_output(INTERRUPTED_OUTPUT, call.payload.tool_call_id, "aborted")
-            for call in turn.tool_calls
-            if call.payload.tool_call_id not in answered
+            tool_call_output(INTERRUPTED_OUTPUT, call_id, "aborted")
+            for call_id in (payload_of(call, ToolCallPayload).tool_call_id for call in turn.tool_calls)
+            if call_id not in answered
         ]
         return [*turn.tool_outputs, *placeholders]
-    paired = [m for m in attempt_input if getattr(m.payload, "type", None) == "tool_call_output"]
+    paired = [m for m in attempt_input if m.kind == "tool_call_output"]
     lines: list[str] = []
     for msg in attempt_input:
-        if getattr(msg.payload, "type", None) != "text":
+        text = msg.payload
+        if not isinstance(text, TextPayload):
             continue
-        inner = markers.unwrap_synthetic_block(msg.payload.text)
+        inner = markers.unwrap_synthetic_block(text.text)
         if inner is None:
-            lines.append(markers.transcribe_user_input(msg.payload.text))
+            lines.append(markers.transcribe_user_input(text.text))
         elif inner:
             lines.append(inner)
     lines.extend(transcribe_turn(turn))

@@ -1,10 +1,12 @@
 """Context compaction (§2.12): the trigger check, discard, summarize and one summary request.
 
-Owns `CompactionMixin`, the part of `ContextEngine` that replaces a full context by a
+Owns `Compactor`, the engine's collaborator that replaces a full context by a
 `[context_summary]` (or by nothing, in discard mode) and starts a fresh LLM via `create_llm`.
-Between `compaction_begin` and `compaction_end` only each attempt's `token_usage` and the
-summary text being written reach the stream; everything else of the request is Trace-only.
-The engine state it reads and writes is declared in `context_engine.ContextEngine.__init__`.
+Everything it reads and writes is explicit: its settings, the engine's `ContextState` (the
+live LLM, counters and carry-over), the `Recorder` and the reconnect `Backoff`, all handed in
+by `ContextEngine`. Between `compaction_begin` and `compaction_end` only each attempt's
+`token_usage` and the summary text being written reach the stream; everything else of the
+request is Trace-only. When to compact within a task is the engine's business.
 """
 
 from __future__ import annotations
@@ -13,27 +15,31 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ..interfaces import AbortSignal, GenerativeModelParameters, LLMOutcome
 from ..omni import (
+    CompactionReason,
     OmniMessage,
+    PartialTextPayload,
+    StopReason,
+    TextPayload,
+    TokenUsagePayload,
+    ToolCallPayload,
     compaction_begin,
     compaction_end,
-    is_complete_model_message,
     markers,
     request_begin,
     tool_call_output,
     user_text,
 )
-from .settings import SUMMARY_RETRY_GUIDANCE
+from .context_state import ContextState
+from .protocols import CreateLLM
+from .recorder import Recorder
+from .settings import SUMMARY_RETRY_GUIDANCE, CompactionSettings
 from .turn import ABORT_GRACE_S, request_end_for
-from .waits import cancel_task
+from .waits import Backoff, cancel_task
 
-if TYPE_CHECKING:
-    from .context_engine import ContextEngine
-
-__all__ = ["TOOL_CALL_REPAIR", "CompactionMixin", "CompactionResult"]
+__all__ = ["TOOL_CALL_REPAIR", "CompactionResult", "Compactor"]
 
 TOOL_CALL_REPAIR = "[tool error] the compaction request expects a summary, not tool calls"
 _CALLED_TOOLS = "the response called tools instead of writing a summary"
@@ -45,20 +51,38 @@ class CompactionResult:
     """`committed` becomes True once any attempt completed (the old context then absorbed the
     pending tool outputs)."""
 
-    status: str = "failed"
+    status: StopReason = "failed"
     summary: OmniMessage | None = None
     committed: bool = False
 
 
 @dataclass
 class _Attempt:
+    """What one summary request produced."""
+
     outcome: LLMOutcome = field(default_factory=lambda: LLMOutcome("aborted"))
     text: str = ""
+    streamed_partial: bool = False
     tool_calls: list[OmniMessage] = field(default_factory=list)
     usage: OmniMessage | None = None
 
 
-async def _next_item(stream: AsyncIterator, signal: AbortSignal | None) -> object:
+@dataclass
+class _SummaryRun:
+    """The state of one summarize span across its attempts."""
+
+    reason: CompactionReason
+    prompt: OmniMessage
+    base: list[OmniMessage]
+    request_input: list[OmniMessage]
+    repairs: list[OmniMessage] = field(default_factory=list)
+    reconnects: int = 0
+    attempts: int = 0
+    last_error: str | None = None
+    unusable: bool = False
+
+
+async def _next_item(stream: AsyncIterator[object], signal: AbortSignal | None) -> object:
     """The stream's next item; after an abort the LLM gets ABORT_GRACE_S to close out, then
     the pull is abandoned as `LLMOutcome("aborted")`. StopAsyncIteration propagates."""
     task = asyncio.ensure_future(anext(stream))
@@ -74,123 +98,161 @@ async def _next_item(stream: AsyncIterator, signal: AbortSignal | None) -> objec
     return await task
 
 
-class CompactionMixin:
-    def _compaction_trigger(self: ContextEngine) -> str | None:
-        settings = self._compaction
+class Compactor:
+    """Compaction for one engine; `settings` None or `create_llm` None means "not configured"."""
+
+    def __init__(
+        self,
+        settings: CompactionSettings | None,
+        create_llm: CreateLLM | None,
+        *,
+        state: ContextState,
+        recorder: Recorder,
+        backoff: Backoff,
+        max_reconnects: int,
+    ) -> None:
+        self.settings = settings
+        self._create_llm = create_llm
+        self._state = state
+        self._recorder = recorder
+        self._backoff = backoff
+        self._max_reconnects = max_reconnects
+
+    @property
+    def configured(self) -> bool:
+        return self.settings is not None and self._create_llm is not None
+
+    def trigger(self) -> CompactionReason | None:
+        """The reason to compact now ("context" or "turns"), or None."""
+        settings, state = self.settings, self._state
         if settings is None or self._create_llm is None:
             return None
-        if settings.max_context_length > 0 and self._last_request_total >= settings.max_context_length:
+        if settings.max_context_length > 0 and state.last_request_total >= settings.max_context_length:
             return "context"
-        if settings.max_session_turns > 0 and self._session_turns >= settings.max_session_turns:
+        if settings.max_session_turns > 0 and state.session_turns >= settings.max_session_turns:
             return "turns"
         return None
 
-    def _start_new_context(self: ContextEngine) -> None:
-        assert self._create_llm is not None
-        self._llm = self._create_llm(self._session_tokens)
-        self._session_turns = 0
-        self._last_request_total = 0
-        self._from_compaction = True
-        self._recorder.rotation_pending = True
+    # --- between runs ---------------------------------------------------------------------------
 
-    def _compaction_event(self: ContextEngine, msg: OmniMessage) -> OmniMessage:
-        self._recorder.record(msg)
-        return msg
+    async def manual(self, signal: AbortSignal | None) -> AsyncIterator[OmniMessage]:
+        """§2.12.8: compact the carried-over context on request (nothing when there is none)."""
+        state = self._state
+        if self.settings is None or self._create_llm is None or state.session_turns == 0:
+            return
+        if self.settings.mode == "discard":
+            state.carry_over = [m for m in state.carry_over if m.kind != "tool_call_output"]
+            async for msg in self.discard("manual"):
+                yield msg
+            return
+        folded, state.carry_over = state.carry_over, []
+        result = CompactionResult()
+        async for msg in self.summarize("manual", folded, signal, result):
+            yield msg
+        if result.status == "completed" and result.summary is not None:
+            state.pending_summary = result.summary
+        elif not result.committed:
+            state.carry_over = folded
 
-    async def _discard(self: ContextEngine, reason: str) -> AsyncIterator[OmniMessage]:
-        yield self._compaction_event(
-            compaction_begin(reason, "discard", self._last_request_total, self._session_turns)
-        )
-        yield self._compaction_event(compaction_end(reason, "discard", "completed"))
+    # --- discard --------------------------------------------------------------------------------
+
+    async def discard(self, reason: CompactionReason) -> AsyncIterator[OmniMessage]:
+        state = self._state
+        yield self._event(compaction_begin(reason, "discard", state.last_request_total, state.session_turns))
+        yield self._event(compaction_end(reason, "discard", "completed"))
         self._start_new_context()
 
-    def _stash(self: ContextEngine, repairs: list[OmniMessage]) -> None:
-        if repairs:
-            self._carry_over = [*repairs, *self._carry_over]
+    # --- summarize ------------------------------------------------------------------------------
 
-    async def _summarize(
-        self: ContextEngine,
-        reason: str,
+    async def summarize(
+        self,
+        reason: CompactionReason,
         pending: list[OmniMessage],
         signal: AbortSignal | None,
         result: CompactionResult,
     ) -> AsyncIterator[OmniMessage]:
-        """§2.12.5; fills `result`."""
-        assert self._compaction is not None
-        yield self._compaction_event(
-            compaction_begin(reason, "summarize", self._last_request_total, self._session_turns)
+        """§2.12.5: attempts until a usable summary, a final failure or an abort; fills `result`."""
+        assert self.settings is not None
+        state = self._state
+        yield self._event(
+            compaction_begin(reason, "summarize", state.last_request_total, state.session_turns)
         )
-        prompt = user_text(self._compaction.prompt)
+        prompt = user_text(self.settings.prompt)
         self._recorder.record(prompt)
-        base = [*pending, prompt]
-        request_input = base
-        repairs: list[OmniMessage] = []
-        reconnects = attempts = 0
-        last_error: str | None = None
-
-        def end(status: str, error: str | None = None) -> OmniMessage:
-            result.status = status
-            return self._compaction_event(
-                compaction_end(reason, "summarize", status, attempt=attempts or None, error_message=error)
-            )
-
+        run = _SummaryRun(reason, prompt, base=[*pending, prompt], request_input=[*pending, prompt])
         while True:
             if signal is not None and signal.aborted:
-                self._stash(repairs)
-                yield end("aborted")
+                yield self._end(run, result, "aborted")
                 return
             attempt = _Attempt()
-            async for msg in self._compaction_request(request_input, signal, reconnects, attempt):
+            async for msg in self._request(run.request_input, signal, run.reconnects, attempt):
                 yield msg
-            attempts += 1
+            run.attempts += 1
             if attempt.usage is not None:
                 yield attempt.usage
-            unusable = False
-            status = attempt.outcome.status
-            if status == "completed":
-                result.committed = True
-                base = [prompt]
-                repairs = []
-                summary = markers.extract_summary(attempt.text)
-                if summary and not attempt.tool_calls:
-                    result.summary = user_text(markers.build_context_summary_text(summary))
-                    yield end("completed")
+            final = self._judge(run, attempt, result)
+            if final is not None:
+                yield self._end(run, result, *final)
+                if final[0] == "completed":
                     self._start_new_context()
-                    return
-                unusable = True
-                last_error = _CALLED_TOOLS if attempt.tool_calls else _NO_SUMMARY
-                repairs = [
-                    tool_call_output(TOOL_CALL_REPAIR, call.payload.tool_call_id, "failed")
-                    for call in attempt.tool_calls
-                ]
-                for repair in repairs:
-                    self._recorder.record(repair)
-            elif status == "aborted":
-                self._stash(repairs)
-                yield end("aborted")
                 return
-            elif status == "auth":
-                self._stash(repairs)
-                yield end("failed", attempt.outcome.message)
+            if run.reconnects >= self._max_reconnects:
+                yield self._end(run, result, "failed", run.last_error)
                 return
-            else:
-                last_error = attempt.outcome.message
-            if reconnects >= self._compaction_max_reconnects:
-                self._stash(repairs)
-                yield end("failed", last_error)
+            run.reconnects += 1
+            if not await self._backoff.wait(run.reconnects, signal):
+                yield self._end(run, result, "aborted")
                 return
-            reconnects += 1
-            if not await self._backoff.wait(reconnects, signal):
-                self._stash(repairs)
-                yield end("aborted")
-                return
-            if unusable:
+            if run.unusable:
                 note = user_text(SUMMARY_RETRY_GUIDANCE)
                 self._recorder.record(note)
-                request_input = [*repairs, note, *base]
+                run.request_input = [*run.repairs, note, *run.base]
 
-    async def _compaction_request(
-        self: ContextEngine,
+    def _judge(
+        self, run: _SummaryRun, attempt: _Attempt, result: CompactionResult
+    ) -> tuple[StopReason, str | None] | None:
+        """The span's final (status, error) after this attempt, or None to try again."""
+        run.unusable = False
+        status = attempt.outcome.status
+        if status == "aborted":
+            return "aborted", None
+        if status == "auth":
+            return "failed", attempt.outcome.message
+        if status != "completed":
+            run.last_error = attempt.outcome.message
+            return None
+        result.committed = True
+        run.base = [run.prompt]
+        run.repairs = []
+        summary = markers.extract_summary(attempt.text)
+        if summary and not attempt.tool_calls:
+            result.summary = user_text(markers.build_context_summary_text(summary))
+            return "completed", None
+        run.unusable = True
+        run.last_error = _CALLED_TOOLS if attempt.tool_calls else _NO_SUMMARY
+        run.repairs = [
+            tool_call_output(TOOL_CALL_REPAIR, call_id, "failed")
+            for call_id in (_call_id(call) for call in attempt.tool_calls)
+        ]
+        for repair in run.repairs:
+            self._recorder.record(repair)
+        return None
+
+    def _end(
+        self, run: _SummaryRun, result: CompactionResult, status: StopReason, error: str | None = None
+    ) -> OmniMessage:
+        """The span's `compaction_end`; repairs of an unusable attempt go to the carry-over."""
+        if status != "completed":
+            self._state.stash(run.repairs)
+        result.status = status
+        return self._event(
+            compaction_end(run.reason, "summarize", status, attempt=run.attempts or None, error_message=error)
+        )
+
+    # --- one summary request ----------------------------------------------------------------------
+
+    async def _request(
+        self,
         request_input: list[OmniMessage],
         signal: AbortSignal | None,
         reconnects: int,
@@ -200,9 +262,8 @@ class CompactionMixin:
         record = self._recorder.record
         record(request_begin())
         params = GenerativeModelParameters(new_messages=list(request_input), signal=signal)
-        streamed_partial = False
         outcome: LLMOutcome = LLMOutcome("aborted")  # if the consumer walks away mid-request
-        stream = self._llm.stream_generate(params)
+        stream = self._state.llm.stream_generate(params)
         try:
             while True:
                 try:
@@ -215,32 +276,50 @@ class CompactionMixin:
                 if isinstance(item, LLMOutcome):
                     outcome = item
                     break
+                assert isinstance(item, OmniMessage)
                 record(item)
-                kind = getattr(item.payload, "type", None)
-                if item.type == "event_msg" and kind == "token_usage":
-                    self._observe_usage(item)
-                    attempt.usage = item
-                elif kind == "partial_text":
-                    streamed_partial = streamed_partial or item.payload.text != ""
+                if self._take(item, attempt):
                     yield item
-                elif is_complete_model_message(item) and kind == "text":
-                    attempt.text += item.payload.text
-                    if not streamed_partial and item.payload.text:
-                        yield item
-                elif (
-                    is_complete_model_message(item)
-                    and kind == "tool_call"
-                    and item.payload.stop_reason == "completed"
-                ):
-                    attempt.tool_calls.append(item)
         finally:
             attempt.outcome = outcome
-            record(
-                request_end_for(
-                    attempt.outcome, reconnects, self._compaction_max_reconnects, self._backoff.delay_ms
-                )
-            )
+            record(request_end_for(outcome, reconnects, self._max_reconnects, self._backoff.delay_ms))
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 with suppress(Exception):
                     await asyncio.wait_for(aclose(), ABORT_GRACE_S)
+
+    def _take(self, item: OmniMessage, attempt: _Attempt) -> bool:
+        """Fold one message of the request into `attempt`; True when it reaches the stream
+        (the summary text as it is written: partials, or the complete text if none came)."""
+        payload = item.payload
+        if isinstance(payload, TokenUsagePayload):
+            if item.type == "event_msg":
+                self._state.observe_usage(item)
+                attempt.usage = item
+            return False
+        if isinstance(payload, PartialTextPayload):
+            attempt.streamed_partial = attempt.streamed_partial or payload.text != ""
+            return True
+        if isinstance(payload, TextPayload):
+            attempt.text += payload.text
+            return not attempt.streamed_partial and bool(payload.text)
+        if isinstance(payload, ToolCallPayload) and payload.stop_reason == "completed":
+            attempt.tool_calls.append(item)
+        return False
+
+    # --- shared -----------------------------------------------------------------------------------
+
+    def _event(self, msg: OmniMessage) -> OmniMessage:
+        self._recorder.record(msg)
+        return msg
+
+    def _start_new_context(self) -> None:
+        assert self._create_llm is not None
+        self._state.start_new_context(self._create_llm)
+        self._recorder.rotation_pending = True
+
+
+def _call_id(call: OmniMessage) -> str:
+    payload = call.payload
+    assert isinstance(payload, ToolCallPayload)
+    return payload.tool_call_id

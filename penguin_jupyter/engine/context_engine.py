@@ -2,8 +2,10 @@
 steering, background notices, max_turns), over any LLMInterface and EnvironmentInterface.
 
 Owns the turn loop and the state that persists between runs. One turn's mechanics are in
-`turn.py`, compaction in `compaction.py`, carry-over building in `carry_over.py`, waits in
-`waits.py`, Trace recording in `recorder.py`. Never raises for LLM or tool failures: they
+`turn.py`, compaction in `compaction.py` (a collaborator over the shared `ContextState`),
+carry-over building in `carry_over.py`, waits in `waits.py`, Trace recording in `recorder.py`.
+A task is a loop of three named steps: a turn with its retries (attempt → outcome), the
+compaction check after it, and the input of the next turn. Never raises for LLM or tool failures: they
 become messages; only a host contract violation (a broken steering fold) ends `run` with an
 exception. Sessions, system prompts and bootstrapping are the session layer's business.
 """
@@ -11,6 +13,7 @@ exception. Sessions, system prompts and bootstrapping are the session layer's bu
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Generator
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..interfaces import (
@@ -22,9 +25,10 @@ from ..interfaces import (
     LLMOutcome,
     ThinkingLevelName,
 )
-from ..omni import OmniMessage, TokenCounts, abort, assistant_text, partial_text
+from ..omni import CompactionReason, OmniMessage, abort, assistant_text, partial_text
 from .carry_over import TurnResult, build_carry_over, with_retried_turns
-from .compaction import CompactionMixin, CompactionResult
+from .compaction import CompactionResult, Compactor
+from .context_state import ContextState
 from .inputs import require_messages
 from .protocols import BackgroundNotices, CreateLLM, FoldInputImages, TraceSink
 from .recorder import Recorder
@@ -70,7 +74,7 @@ class MessageStream:
         return self._collect().__await__()
 
 
-class ContextEngine(CompactionMixin):
+class ContextEngine:
     """Drives one session's conversation: `run` streams a task's messages (§2.2).
 
     Beyond the documented options: `compaction_max_reconnects` (default = max_reconnects),
@@ -112,26 +116,26 @@ class ContextEngine(CompactionMixin):
             _non_negative_int("backoff_base_ms", backoff_base_ms),
             _non_negative_int("backoff_cap_ms", backoff_cap_ms),
         )
-        self._llm = llm
         self._environment = environment
-        self._compaction = compaction
-        self._create_llm = create_llm
         self._tool_list = tool_list
         self._bootstrap_records = list(bootstrap_records) if bootstrap_records is not None else None
         self._fold = fold_input_images
         self._notices = background_notices
         state = initial_state or EngineState()
-        self._carry_over: list[OmniMessage] = list(state.carry_over)
-        self._pending_summary: OmniMessage | None = state.pending_summary
-        self._session_turns = state.session_turns
-        self._from_compaction = state.from_compaction
-        self._session_tokens: TokenCounts = state.session_tokens
-        self._last_request_total = state.last_request_total
+        self._state = ContextState.resumed(llm, state)
         self._recorder = Recorder(
             trace,
             session_meta=session_meta,
             tool_list=tool_list,
             rotation_pending=state.pending_trace_rotation,
+        )
+        self._compactor = Compactor(
+            compaction,
+            create_llm,
+            state=self._state,
+            recorder=self._recorder,
+            backoff=self._backoff,
+            max_reconnects=self._compaction_max_reconnects,
         )
         self._steering = SteeringQueue()
         self._task_running = False
@@ -141,7 +145,7 @@ class ContextEngine(CompactionMixin):
     @property
     def llm(self) -> LLMInterface:
         """The current model context (replaced by `create_llm` on every compaction)."""
-        return self._llm
+        return self._state.llm
 
     @property
     def task_running(self) -> bool:
@@ -149,19 +153,11 @@ class ContextEngine(CompactionMixin):
 
     def snapshot(self) -> EngineState:
         """The state that survives between runs (what a resume would hand back)."""
-        return EngineState(
-            carry_over=list(self._carry_over),
-            pending_summary=self._pending_summary,
-            session_turns=self._session_turns,
-            from_compaction=self._from_compaction,
-            session_tokens=self._session_tokens,
-            last_request_total=self._last_request_total,
-            pending_trace_rotation=self._recorder.rotation_pending,
-        )
+        return self._state.snapshot(self._recorder.rotation_pending)
 
     def compactability(self) -> str:
-        configured = self._compaction is not None and self._create_llm is not None
-        return compactability_of(configured, self._session_turns, self._from_compaction)
+        state = self._state
+        return compactability_of(self._compactor.configured, state.session_turns, state.from_compaction)
 
     # --- host hooks during a run ----------------------------------------------------------
 
@@ -217,14 +213,6 @@ class ContextEngine(CompactionMixin):
 
     # --- internals ---------------------------------------------------------------------------
 
-    def _observe_usage(self, msg: OmniMessage) -> None:
-        self._last_request_total = msg.payload.request.total
-        self._session_tokens = msg.payload.session
-
-    def _count_turn(self, msg: OmniMessage) -> None:
-        self._observe_usage(msg)
-        self._session_turns += 1
-
     def _emit(self, msg: OmniMessage) -> OmniMessage:
         self._recorder.record(msg)
         return msg
@@ -252,6 +240,8 @@ class ContextEngine(CompactionMixin):
                 delivered.append(msg)
                 yield self._emit(msg)
 
+    # --- the task loop ---------------------------------------------------------------------------
+
     async def _run_task(
         self,
         new_messages: list[OmniMessage],
@@ -259,9 +249,50 @@ class ContextEngine(CompactionMixin):
         signal: AbortSignal | None,
         thinking_level: ThinkingLevelName | None,
     ) -> AsyncIterator[OmniMessage]:
-        summary, self._pending_summary = self._pending_summary, None
-        carry, self._carry_over = self._carry_over, []
-        task_input = [*([summary] if summary is not None else []), *carry, *new_messages]
+        task_input = self._open_task(new_messages)
+        if signal is not None and signal.aborted:
+            self._state.carry_over = task_input
+            yield self._emit(abort("aborted by user"))
+            return
+        notices: list[OmniMessage] = []
+        async for msg in self._deliver_notices(notices):
+            yield msg
+        ctx = TurnContext(
+            llm=self._state.llm,
+            environment=self._environment,
+            recorder=self._recorder,
+            approve=approve,
+            signal=signal,
+            thinking_level=thinking_level,
+            max_reconnects=self._max_reconnects,
+            delay_ms=self._backoff.delay_ms,
+            on_token_usage=self._state.count_turn,
+        )
+        next_input: list[OmniMessage] | None = [*task_input, *notices]
+        turn_count = 0
+        while next_input is not None:
+            if 0 < self._max_turns <= turn_count:
+                self._state.carry_over = next_input
+                for msg in self._max_turns_notice():
+                    yield self._emit(msg)
+                return
+            turn_count += 1
+            ctx.llm = self._state.llm  # a compaction replaces the model context
+            step = _TaskStep()
+            async for msg in self._turn_with_retries(ctx, next_input, step):
+                yield msg
+            if step.ended:
+                return
+            async for msg in self._after_turn(step, signal):
+                yield msg
+            next_input = step.next_input
+
+    def _open_task(self, new_messages: list[OmniMessage]) -> list[OmniMessage]:
+        """The task's input (a pending summary, the carry-over, the new messages), recorded,
+        followed on the first run by the bootstrap records and the tool list."""
+        state = self._state
+        summary, state.pending_summary = state.pending_summary, None
+        carry, state.carry_over = state.carry_over, []
         if summary is not None:
             self._recorder.record(summary)
         for msg in new_messages:
@@ -272,110 +303,119 @@ class ContextEngine(CompactionMixin):
             self._bootstrap_records = None
             if self._tool_list is not None:
                 self._recorder.record(self._tool_list)
+        return [*([summary] if summary is not None else []), *carry, *new_messages]
 
-        if signal is not None and signal.aborted:
-            self._carry_over = task_input
-            yield self._emit(abort("aborted by user"))
-            return
-
-        notices: list[OmniMessage] = []
-        async for msg in self._deliver_notices(notices):
-            yield msg
-        next_input = [*task_input, *notices]
-
-        turn_count = 0
+    async def _turn_with_retries(
+        self, ctx: TurnContext, next_input: list[OmniMessage], step: _TaskStep
+    ) -> AsyncIterator[OmniMessage]:
+        """Attempt → outcome, until a completed turn (`step.turn`) or the task's end
+        (`step.ended`, after its abort message). Failed attempts are retried after the backoff
+        with their work transcribed as `[turn_retried]`."""
+        failed: list[TurnResult] = []
+        attempt_input = next_input
+        reconnects = 0
         while True:
-            if 0 < self._max_turns <= turn_count:
-                self._carry_over = next_input
-                for msg in self._max_turns_notice():
-                    yield self._emit(msg)
+            turn = TurnResult()
+            async for msg in run_turn(ctx, attempt_input, reconnects, turn):
+                yield msg
+            step.turn, step.attempt_input = turn, attempt_input
+            ending = self._ending_of(turn, attempt_input, ctx.signal)
+            if ending is not None:
+                step.ended = True
+                yield self._emit(ending)
                 return
-            turn_count += 1
+            if turn.outcome.status == "completed":
+                return
+            failed.append(turn)
+            attempt_input = with_retried_turns(next_input, failed)
+            if reconnects >= self._max_reconnects:
+                step.ended = True
+                self._state.carry_over = attempt_input
+                yield self._emit(abort(_exhaustion_reason(turn.outcome, self._max_reconnects)))
+                return
+            reconnects += 1
+            if not await self._backoff.wait(reconnects, ctx.signal):
+                step.ended = True
+                self._state.carry_over = attempt_input
+                yield self._emit(abort("aborted during reconnect backoff"))
+                return
 
-            ctx = TurnContext(
-                llm=self._llm,
-                environment=self._environment,
-                recorder=self._recorder,
-                approve=approve,
-                signal=signal,
-                thinking_level=thinking_level,
-                max_reconnects=self._max_reconnects,
-                delay_ms=self._backoff.delay_ms,
-                on_token_usage=self._count_turn,
-            )
-            failed: list[TurnResult] = []
-            attempt_input = next_input
-            reconnects = 0
-            while True:
-                turn = TurnResult()
-                async for msg in run_turn(ctx, attempt_input, reconnects, turn):
-                    yield msg
-                outcome = turn.outcome
-                if (signal is not None and signal.aborted) or outcome.status == "aborted":
-                    self._carry_over = build_carry_over(attempt_input, turn)
-                    yield self._emit(abort("aborted by user"))
-                    return
-                if outcome.status == "auth" or (outcome.status == "failed" and outcome.permanent):
-                    self._carry_over = build_carry_over(attempt_input, turn)
-                    yield self._emit(abort(f"llm request error: {outcome.message or 'unknown'}"))
-                    return
-                if outcome.status == "completed":
-                    break
-                failed.append(turn)
-                attempt_input = with_retried_turns(next_input, failed)
-                if reconnects >= self._max_reconnects:
-                    self._carry_over = attempt_input
-                    yield self._emit(abort(_exhaustion_reason(outcome, self._max_reconnects)))
-                    return
-                reconnects += 1
-                if not await self._backoff.wait(reconnects, signal):
-                    self._carry_over = attempt_input
-                    yield self._emit(abort("aborted during reconnect backoff"))
-                    return
+    def _ending_of(
+        self, turn: TurnResult, attempt_input: list[OmniMessage], signal: AbortSignal | None
+    ) -> OmniMessage | None:
+        """The abort that ends the task after this attempt (user abort, auth or permanent
+        failure), with the carry-over set; None when the outcome is completed or retryable."""
+        outcome = turn.outcome
+        if (signal is not None and signal.aborted) or outcome.status == "aborted":
+            reason = "aborted by user"
+        elif outcome.status == "auth" or (outcome.status == "failed" and outcome.permanent):
+            reason = f"llm request error: {outcome.message or 'unknown'}"
+        else:
+            return None
+        self._state.carry_over = build_carry_over(attempt_input, turn)
+        return abort(reason)
 
-            mid_task = bool(turn.tool_outputs)
-            reason = self._compaction_trigger()
-            if reason is not None and self._compaction is not None:
-                if self._compaction.mode == "discard":
-                    if not mid_task and self._quiet():
-                        async for msg in self._discard(reason):
-                            yield msg
-                        return
-                else:
-                    result = CompactionResult()
-                    pending = turn.tool_outputs if mid_task else []
-                    async for msg in self._summarize(reason, pending, signal, result):
+    async def _after_turn(self, step: _TaskStep, signal: AbortSignal | None) -> AsyncIterator[OmniMessage]:
+        """Compaction when triggered, then the next turn's input (`step.next_input`, None to end
+        the task): the turn's tool outputs and whatever was injected meanwhile."""
+        turn = step.turn
+        mid_task = bool(turn.tool_outputs)
+        reason = self._compactor.trigger()
+        settings = self._compactor.settings
+        if reason is not None and settings is not None:
+            if settings.mode == "discard":
+                if not mid_task and self._quiet():
+                    async for msg in self._compactor.discard(reason):
                         yield msg
-                    if result.status == "completed" and result.summary is not None:
-                        if not mid_task and self._quiet():
-                            self._pending_summary = result.summary
-                            return
-                        self._recorder.record(result.summary)
-                        injected: list[OmniMessage] = []
-                        async for msg in self._injected(injected):
-                            yield msg
-                        next_input = [result.summary, *injected]
-                        continue
-                    if mid_task:
-                        if not result.committed:
-                            self._carry_over = [*self._carry_over, *build_carry_over(attempt_input, turn)]
-                        why = (
-                            "aborted during compaction" if result.status == "aborted" else "compaction failed"
-                        )
-                        yield self._emit(abort(why))
-                        return
-                    if result.status == "aborted":
-                        return
+                    return
+            else:
+                async for msg in self._summarize_mid_task(step, reason, signal):
+                    yield msg
+                if step.compaction_decided:
+                    return
+        injected: list[OmniMessage] = []
+        async for msg in self._injected(injected):
+            yield msg
+        if not mid_task and not injected:
+            return
+        stash, self._state.carry_over = self._state.carry_over, []
+        step.next_input = [*stash, *turn.tool_outputs, *injected] or None
 
-            injected = []
+    async def _summarize_mid_task(
+        self, step: _TaskStep, reason: CompactionReason, signal: AbortSignal | None
+    ) -> AsyncIterator[OmniMessage]:
+        """Summarize after a turn. A summary either waits for the next run (nothing else to
+        do) or becomes the head of the next turn's input; a failure mid-task ends the task.
+        `step.compaction_decided` says whether this settled what comes next."""
+        turn = step.turn
+        mid_task = bool(turn.tool_outputs)
+        result = CompactionResult()
+        async for msg in self._compactor.summarize(
+            reason, turn.tool_outputs if mid_task else [], signal, result
+        ):
+            yield msg
+        step.compaction_decided = True
+        if result.status == "completed" and result.summary is not None:
+            if not mid_task and self._quiet():
+                self._state.pending_summary = result.summary
+                return
+            self._recorder.record(result.summary)
+            injected: list[OmniMessage] = []
             async for msg in self._injected(injected):
                 yield msg
-            if not mid_task and not injected:
-                return
-            stash, self._carry_over = self._carry_over, []
-            next_input = [*stash, *turn.tool_outputs, *injected]
-            if not next_input:
-                return
+            step.next_input = [result.summary, *injected]
+            return
+        if mid_task:
+            if not result.committed:
+                self._state.carry_over = [
+                    *self._state.carry_over,
+                    *build_carry_over(step.attempt_input, turn),
+                ]
+            yield self._emit(
+                abort("aborted during compaction" if result.status == "aborted" else "compaction failed")
+            )
+            return
+        step.compaction_decided = result.status == "aborted"
 
     def _max_turns_notice(self) -> list[OmniMessage]:
         text = f"[reached max turns ({self._max_turns}); stopping]"
@@ -389,20 +429,17 @@ class ContextEngine(CompactionMixin):
     async def _manual_compaction(self, signal: AbortSignal | None) -> AsyncIterator[OmniMessage]:
         if self._task_running:
             raise RuntimeError("compact() is only callable between runs")
-        if self._compaction is None or self._create_llm is None or self._session_turns == 0:
-            return
-        if self._compaction.mode == "discard":
-            self._carry_over = [
-                m for m in self._carry_over if getattr(m.payload, "type", None) != "tool_call_output"
-            ]
-            async for msg in self._discard("manual"):
-                yield msg
-            return
-        folded, self._carry_over = self._carry_over, []
-        result = CompactionResult()
-        async for msg in self._summarize("manual", folded, signal, result):
+        async for msg in self._compactor.manual(signal):
             yield msg
-        if result.status == "completed" and result.summary is not None:
-            self._pending_summary = result.summary
-        elif not result.committed:
-            self._carry_over = folded
+
+
+@dataclass
+class _TaskStep:
+    """What one turn step of a task leaves for the next: the completed turn and its input,
+    whether the task ended, and the next turn's input (None: the task is done)."""
+
+    turn: TurnResult = field(default_factory=TurnResult)
+    attempt_input: list[OmniMessage] = field(default_factory=list)
+    ended: bool = False
+    compaction_decided: bool = False
+    next_input: list[OmniMessage] | None = None

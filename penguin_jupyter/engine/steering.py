@@ -8,26 +8,29 @@ delivery happens is the turn loop's business (`context_engine`).
 
 from __future__ import annotations
 
-from ..omni import OmniMessage, markers, user_text
+from ..omni import ImageUrlPayload, InlineDataPayload, OmniMessage, TextPayload, markers, user_text
 from .protocols import FoldInputImages
 
 __all__ = ["FOLD_CONTRACT_ERROR", "SteeringQueue", "carries_steering", "is_image", "steering_messages"]
 
 FOLD_CONTRACT_ERROR = "foldInputImages must return the input's images folded into a user text."
-_IMAGE_TYPES = ("image_url", "inline_data")
 
 
 def is_image(msg: OmniMessage) -> bool:
-    return msg.type == "model_msg" and msg.payload.type in _IMAGE_TYPES
+    return msg.type == "model_msg" and isinstance(msg.payload, ImageUrlPayload | InlineDataPayload)
 
 
-def _is_user_text(msg: OmniMessage) -> bool:
-    return msg.type == "model_msg" and msg.payload.type == "text" and msg.payload.role == "user"
+def _user_text(msg: OmniMessage) -> str | None:
+    """The text of a user text message, else None."""
+    payload = msg.payload
+    if msg.type == "model_msg" and isinstance(payload, TextPayload) and payload.role == "user":
+        return payload.text
+    return None
 
 
 def carries_steering(entry: list[OmniMessage]) -> bool:
     """An entry counts if it has an image or a user text that is not blank."""
-    return any(is_image(m) or (_is_user_text(m) and m.payload.text.strip()) for m in entry)
+    return any(is_image(m) or (_user_text(m) or "").strip() for m in entry)
 
 
 async def steering_messages(entry: list[OmniMessage], fold: FoldInputImages | None) -> list[OmniMessage]:
@@ -39,8 +42,9 @@ async def steering_messages(entry: list[OmniMessage], fold: FoldInputImages | No
     texts: list[str] = []
     rest: list[OmniMessage] = []
     for msg in messages if isinstance(messages, list) else []:
-        if _is_user_text(msg):
-            texts.append(msg.payload.text)
+        text = _user_text(msg)
+        if text is not None:
+            texts.append(text)
         else:
             rest.append(msg)
     if folding is not None and (any(is_image(m) for m in rest) or not texts):

@@ -14,12 +14,13 @@ import asyncio
 import inspect
 import sys
 from collections import deque
-from collections.abc import AsyncIterator, Callable
-from contextlib import suppress
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
+from contextlib import aclosing, suppress
 from dataclasses import dataclass
 
 from ..interfaces import (
     AbortSignal,
+    ApprovalDecision,
     ApproveFn,
     EnvironmentInterface,
     GenerativeModelParameters,
@@ -30,9 +31,14 @@ from ..interfaces import (
 )
 from ..omni import (
     OmniMessage,
+    TextPayload,
+    ThinkingPayload,
+    TokenUsagePayload,
+    ToolCallOutputPayload,
+    ToolCallPayload,
     approval_decision,
-    is_complete_model_message,
     is_session_meta,
+    payload_of,
     request_begin,
     request_end,
     subagent_event,
@@ -116,41 +122,188 @@ class _MergeQueue:
 
 
 def outcome_of_stream_end(item: object) -> LLMOutcome:
+    """The outcome a stream ended with, or "failed" when it ended without one."""
     return (
         item if isinstance(item, LLMOutcome) else LLMOutcome("failed", "LLM stream ended without an outcome")
     )
 
 
-async def run_turn(
+def run_turn(
     ctx: TurnContext, attempt_input: list[OmniMessage], reconnects: int, result: TurnResult
 ) -> AsyncIterator[OmniMessage]:
     """Yield the turn's messages in arrival order; fill `result` (outputs in call order)."""
-    queue = _MergeQueue()
-    received: list[OmniMessage] = []
-    call_order: list[str] = []
-    tasks: set[asyncio.Task] = set()
-    signal = ctx.signal
+    return _Turn(ctx, attempt_input, reconnects, result).run()
 
-    def emit(msg: OmniMessage) -> None:
-        queue.push(msg)
-        ctx.recorder.record(msg)
 
-    async def execute(call: OmniMessage) -> None:
-        call_id = call.payload.tool_call_id
+class _Turn:
+    """One turn's shared state (the merge queue, the outputs received so far, the call order,
+    the running producer tasks) and its named steps: the driver (`_drive`), the approval of
+    each committed call (`_on_tool_call`, `_decide`), one producer per allowed call
+    (`_execute`), the consumer loop (`run`) and the final ordering of outputs."""
+
+    def __init__(
+        self, ctx: TurnContext, attempt_input: list[OmniMessage], reconnects: int, result: TurnResult
+    ) -> None:
+        self.ctx = ctx
+        self.signal = ctx.signal
+        self.attempt_input = attempt_input
+        self.reconnects = reconnects
+        self.result = result
+        self.queue = _MergeQueue()
+        self.received: list[OmniMessage] = []
+        self.call_order: list[str] = []
+        self.tasks: set[asyncio.Future[None]] = set()
+
+    # --- the consumer -------------------------------------------------------------------------
+
+    async def run(self) -> AsyncIterator[OmniMessage]:
+        self.result.outcome = LLMOutcome("aborted")  # replaced by the driver unless it never ran
+        self._start(self._drive())
+        watch = SignalWatch(self.signal, self.queue.notify)
+        try:
+            async with aclosing(self._drain()) as messages:
+                async for msg in messages:
+                    yield msg
+        finally:
+            await watch.close()
+            await _cancel_all(self.tasks)
+        self._order_outputs()
+
+    async def _drain(self) -> AsyncGenerator[OmniMessage, None]:
+        """Pop messages until every producer is done; after an abort, producers get
+        `ABORT_GRACE_S` to close out before they are cancelled."""
+        queue = self.queue
+        loop = asyncio.get_running_loop()
+        deadline: float | None = None
+        while True:
+            if queue.items:
+                yield queue.items.popleft()
+                continue
+            if queue.producers <= 0:
+                return
+            if not self._aborted():
+                await queue.wait()
+                continue
+            if deadline is None:
+                deadline = loop.time() + ABORT_GRACE_S
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                await _cancel_all(self.tasks)
+                while queue.items:
+                    yield queue.items.popleft()
+                return
+            with suppress(TimeoutError):
+                await asyncio.wait_for(queue.wait(), remaining)
+
+    def _order_outputs(self) -> None:
+        """The received outputs in original call order, one per call id."""
+        by_id = {payload_of(out, ToolCallOutputPayload).tool_call_id: out for out in self.received}
+        seen: set[str] = set()
+        for call_id in self.call_order:
+            if call_id in seen or call_id not in by_id:
+                continue
+            seen.add(call_id)
+            self.result.tool_outputs.append(by_id[call_id])
+
+    # --- shared helpers ---------------------------------------------------------------------------
+
+    def _aborted(self) -> bool:
+        return self.signal is not None and self.signal.aborted
+
+    def _start(self, producer: Coroutine[object, object, None]) -> None:
+        self.queue.producers += 1
+        self.tasks.add(asyncio.ensure_future(producer))
+
+    def _emit(self, msg: OmniMessage) -> None:
+        self.queue.push(msg)
+        self.ctx.recorder.record(msg)
+
+    # --- the driver: stream the LLM, approve each committed call ----------------------------------
+
+    async def _drive(self) -> None:
+        outcome: LLMOutcome | None = None
+        try:
+            self._emit(request_begin())
+            outcome = await self._stream_model()
+        finally:
+            final = outcome if outcome is not None else LLMOutcome("aborted")
+            self.result.outcome = final
+            self._emit(request_end_for(final, self.reconnects, self.ctx.max_reconnects, self.ctx.delay_ms))
+            self.queue.producer_done()
+
+    async def _stream_model(self) -> LLMOutcome:
+        ctx = self.ctx
+        params = GenerativeModelParameters(
+            new_messages=list(self.attempt_input), signal=self.signal, thinking_level=ctx.thinking_level
+        )
+        try:
+            async with closing_stream(ctx.llm.stream_generate(params)) as stream:
+                async for item in stream:
+                    if isinstance(item, LLMOutcome):
+                        return item
+                    self._emit(item)
+                    await self._on_model_item(item)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            return LLMOutcome("failed", f"LLM stream raised: {exc}")
+        return outcome_of_stream_end(None)
+
+    async def _on_model_item(self, item: OmniMessage) -> None:
+        payload = item.payload
+        if isinstance(payload, TokenUsagePayload) and item.type == "event_msg":
+            self.ctx.on_token_usage(item)
+        elif isinstance(payload, ThinkingPayload | TextPayload):
+            self.result.assistant_segments.append(item)
+        elif isinstance(payload, ToolCallPayload):
+            await self._on_tool_call(item, payload)
+
+    async def _on_tool_call(self, call: OmniMessage, payload: ToolCallPayload) -> None:
+        if payload.stop_reason != "completed":
+            return
+        call_id = payload.tool_call_id
+        self.call_order.append(call_id)
+        self.result.tool_calls.append(call)
+        if self._aborted():
+            return
+        decision = await self._decide(call)
+        if decision is None:
+            return
+        self._emit(approval_decision(decision, call_id))
+        if decision != "allow":
+            denied = tool_call_output(denial_text(decision), call_id, "aborted")
+            self._emit(denied)
+            self.received.append(denied)
+            return
+        self._start(self._execute(call, call_id))
+
+    async def _decide(self, call: OmniMessage) -> ApprovalDecision | None:
+        """The approval decision, or None when the signal fired while approving."""
+        try:
+            answer = self.ctx.approve(call)
+            # A plain function answering a decision directly is accepted like an async one.
+            finished, decision = (
+                await race_signal(answer, self.signal) if inspect.isawaitable(answer) else (True, answer)
+            )
+        except Exception as exc:
+            print(f"[penguin] approve callback threw: {exc}; denying.", file=sys.stderr)
+            return None if self._aborted() else "deny"
+        if not finished or self._aborted():
+            return None
+        if decision not in _DECISIONS:
+            print(f"[penguin] approve callback answered {decision!r}; denying.", file=sys.stderr)
+            return "deny"
+        return decision
+
+    # --- one producer per allowed call ------------------------------------------------------------
+
+    async def _execute(self, call: OmniMessage, call_id: str) -> None:
         produced = False
         try:
-            request = ToolExecutionRequest(tool_call=call, signal=signal, approve=ctx.approve)
-            async with closing_stream(ctx.environment.execute_tool(request)) as stream:
+            request = ToolExecutionRequest(tool_call=call, signal=self.signal, approve=self.ctx.approve)
+            async with closing_stream(self.ctx.environment.execute_tool(request)) as stream:
                 async for out in stream:
-                    queue.push(out)
-                    if out.origin:
-                        if is_session_meta(out) and len(out.origin) == 1:
-                            ctx.recorder.record(subagent_event(out.origin[0]))
-                        continue
-                    ctx.recorder.record(out)
-                    if is_complete_model_message(out) and out.payload.type == "tool_call_output":
-                        received.append(out)
-                        produced = True
+                    produced = self._on_tool_message(out) or produced
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -158,121 +311,29 @@ async def run_turn(
                 print(f"[penguin] environment raised after tool output: {exc}", file=sys.stderr)
             else:
                 failed = tool_call_output(f"[tool error] {exc}", call_id, "failed")
-                emit(failed)
-                received.append(failed)
+                self._emit(failed)
+                self.received.append(failed)
         finally:
-            queue.producer_done()
+            self.queue.producer_done()
 
-    async def decide(call: OmniMessage) -> str | None:
-        """The approval decision, or None when the signal fired while approving."""
-        try:
-            answer = ctx.approve(call)
-            # A plain function answering a decision directly is accepted like an async one.
-            finished, decision = (
-                await race_signal(answer, signal) if inspect.isawaitable(answer) else (True, answer)
-            )
-        except Exception as exc:
-            print(f"[penguin] approve callback threw: {exc}; denying.", file=sys.stderr)
-            return None if signal is not None and signal.aborted else "deny"
-        if not finished or (signal is not None and signal.aborted):
-            return None
-        if decision not in _DECISIONS:
-            print(f"[penguin] approve callback answered {decision!r}; denying.", file=sys.stderr)
-            return "deny"
-        return decision
-
-    async def on_tool_call(call: OmniMessage) -> None:
-        if call.payload.stop_reason != "completed":
-            return
-        call_order.append(call.payload.tool_call_id)
-        result.tool_calls.append(call)
-        if signal is not None and signal.aborted:
-            return
-        decision = await decide(call)
-        if decision is None:
-            return
-        emit(approval_decision(decision, call.payload.tool_call_id))
-        if decision != "allow":
-            denied = tool_call_output(denial_text(decision), call.payload.tool_call_id, "aborted")
-            emit(denied)
-            received.append(denied)
-            return
-        queue.producers += 1
-        tasks.add(asyncio.ensure_future(execute(call)))
-
-    async def drive() -> None:
-        outcome: LLMOutcome | None = None
-        try:
-            emit(request_begin())
-            params = GenerativeModelParameters(
-                new_messages=list(attempt_input), signal=signal, thinking_level=ctx.thinking_level
-            )
-            try:
-                async with closing_stream(ctx.llm.stream_generate(params)) as stream:
-                    async for item in stream:
-                        if isinstance(item, LLMOutcome):
-                            outcome = item
-                            break
-                        emit(item)
-                        if item.type == "event_msg" and item.payload.type == "token_usage":
-                            ctx.on_token_usage(item)
-                        elif is_complete_model_message(item):
-                            if item.payload.type in ("thinking", "text"):
-                                result.assistant_segments.append(item)
-                            elif item.payload.type == "tool_call":
-                                await on_tool_call(item)
-            except asyncio.CancelledError:
-                outcome = LLMOutcome("aborted")
-                raise
-            except Exception as exc:
-                outcome = LLMOutcome("failed", f"LLM stream raised: {exc}")
-            outcome = outcome_of_stream_end(outcome)
-        finally:
-            final = outcome if outcome is not None else LLMOutcome("aborted")
-            result.outcome = final
-            emit(request_end_for(final, reconnects, ctx.max_reconnects, ctx.delay_ms))
-            queue.producer_done()
-
-    result.outcome = LLMOutcome("aborted")  # replaced by the driver unless it never ran
-    queue.producers += 1
-    tasks.add(asyncio.ensure_future(drive()))
-    watch = SignalWatch(signal, queue.notify)
-    loop = asyncio.get_running_loop()
-    deadline: float | None = None
-    forced = False
-    try:
-        while True:
-            if queue.items:
-                yield queue.items.popleft()
-                continue
-            if queue.producers <= 0 or forced:
-                break
-            if signal is not None and signal.aborted:
-                if deadline is None:
-                    deadline = loop.time() + ABORT_GRACE_S
-                remaining = deadline - loop.time()
-                if remaining <= 0:
-                    await _cancel_all(tasks)
-                    forced = True
-                    continue
-                with suppress(TimeoutError):
-                    await asyncio.wait_for(queue.wait(), remaining)
-            else:
-                await queue.wait()
-    finally:
-        await watch.close()
-        await _cancel_all(tasks)
-
-    by_id = {out.payload.tool_call_id: out for out in received}
-    seen: set[str] = set()
-    for call_id in call_order:
-        if call_id in seen or call_id not in by_id:
-            continue
-        seen.add(call_id)
-        result.tool_outputs.append(by_id[call_id])
+    def _on_tool_message(self, out: OmniMessage) -> bool:
+        """Queue one message of the tool's stream; True when it is the call's output.
+        Origin-tagged (subagent) messages are shown, not recorded, except a child's first
+        session_meta, recorded as a `subagent` event."""
+        self.queue.push(out)
+        recorder = self.ctx.recorder
+        if out.origin:
+            if is_session_meta(out) and len(out.origin) == 1:
+                recorder.record(subagent_event(out.origin[0]))
+            return False
+        recorder.record(out)
+        if isinstance(out.payload, ToolCallOutputPayload):
+            self.received.append(out)
+            return True
+        return False
 
 
-async def _cancel_all(tasks: set[asyncio.Task]) -> None:
+async def _cancel_all(tasks: set[asyncio.Future[None]]) -> None:
     pending = [t for t in tasks if not t.done()]
     for task in pending:
         task.cancel()

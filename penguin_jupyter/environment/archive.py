@@ -1,8 +1,9 @@
 """Truncated-output archive (core-behavior.md §3.4): keeps the full text a tool produced past
 its visible window so the model can recover it from the session scratchpad.
 
-Owns the per-call capture (UTF-8 byte budget, head + rolling tail, surrogate repair) and the
-exclusive 0600 file write. Deciding *when* to capture and how the notes read is close_out.py's job.
+Owns the per-call capture (UTF-8 byte budget, head + rolling tail, surrogate repair), redaction
+of configured secrets in what is saved, and the exclusive 0600 file write in a 0700 directory.
+Deciding *when* to capture and how the notes read is close_out.py's job.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ import hashlib
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from ..private_files import write_private_bytes
 
 ARCHIVE_BYTE_BUDGET = 8 * 1024 * 1024 - 1
 ARCHIVE_DIR_NAME = "truncated-tool-output"
@@ -58,8 +62,17 @@ def _error_code(exc: OSError) -> str:
 class ArchiveCapture:
     """The bytes of one tool call's full output, bounded by `budget` (head + rolling tail)."""
 
-    def __init__(self, directory: str, tool_name: str, tool_call_id: str, budget: int = ARCHIVE_BYTE_BUDGET):
+    def __init__(
+        self,
+        directory: str,
+        tool_name: str,
+        tool_call_id: str,
+        budget: int = ARCHIVE_BYTE_BUDGET,
+        *,
+        redact: Callable[[str], str] | None = None,
+    ):
         self.directory = directory
+        self.redact = redact
         self.tool_name = tool_name
         self.tool_call_id = tool_call_id
         self.budget = budget
@@ -130,22 +143,11 @@ class ArchiveCapture:
         data, truncated = self._file_bytes()
         self._data = bytearray()
         self._tail = bytearray()
+        if self.redact is not None:
+            data = self.redact(data.decode("utf-8", "replace")).encode("utf-8")
         path = os.path.join(self.directory, archive_file_name(self.tool_name, self.tool_call_id))
         try:
-            parent = os.path.dirname(self.directory)
-            if parent:
-                os.makedirs(parent, exist_ok=True)
-            if not os.path.isdir(self.directory):
-                os.mkdir(self.directory, 0o700)
-                os.chmod(self.directory, 0o700)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            try:
-                view = memoryview(data)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
-            finally:
-                os.close(fd)
+            write_private_bytes(path, data, exclusive=True)
         except OSError as exc:
             code = _error_code(exc)
             print(

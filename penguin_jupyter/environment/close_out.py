@@ -2,7 +2,8 @@
 
 Owns framing (start → delta* → stop → complete), argument parsing, the merged user/timer
 cancellation token, front-keep truncation with the optional archive (§3.4), the note order and
-the stop_reason priority. Tools only yield content deltas and an optional ToolResult; resolving a
+the stop_reason priority, and redaction of configured secrets in the complete output (what the
+model sees) and the archive. Tools only yield content deltas and an optional ToolResult; resolving a
 name to a tool is the Environment's job (it hands in a resolver).
 """
 
@@ -42,6 +43,9 @@ class CallSetting:
     services: EnvironmentServices | None = None
     vault: dict[str, str] | None = None
     scratchpad_dir: str | None = None
+    # Replaces configured secrets in the complete output and the archive (partials stay raw:
+    # a front end redacts what it shows).
+    redact: Callable[[str], str] | None = None
 
 
 @dataclass
@@ -162,6 +166,7 @@ async def _execute(
         services=setting.services,
         vault=setting.vault,
         tool_name=definition.name,
+        redact=setting.redact,
     )
     queue: asyncio.Queue[OmniMessage | None] = asyncio.Queue()
     pump = asyncio.create_task(_pump(tool, args, ctx, setting, state, limit, queue))
@@ -177,7 +182,7 @@ async def _execute(
         token.stop()
         if not pump.done():
             pump.cancel()
-    for msg in _close_out(setting, definition.name, limit, definition.timeout_ms, token, state):
+    for msg in _close_out(setting, limit, definition.timeout_ms, token, state):
         yield msg
 
 
@@ -236,7 +241,10 @@ def _absorb(
             state.capture.append(text)
         elif limit > 0 and state.content_len > limit and setting.scratchpad_dir:
             state.capture = ArchiveCapture(
-                archive_directory(setting.scratchpad_dir), tool_name, setting.tool_call_id
+                archive_directory(setting.scratchpad_dir),
+                tool_name,
+                setting.tool_call_id,
+                redact=setting.redact,
             )
             state.capture.append(state.streamed_text)
             state.capture.append(text)
@@ -254,73 +262,122 @@ def _absorb(
             state.capture.replace(payload.output)
         elif limit > 0 and len(payload.output) > limit and setting.scratchpad_dir:
             state.capture = ArchiveCapture(
-                archive_directory(setting.scratchpad_dir), tool_name, setting.tool_call_id
+                archive_directory(setting.scratchpad_dir),
+                tool_name,
+                setting.tool_call_id,
+                redact=setting.redact,
             )
             state.capture.append(payload.output)
         return []
     print(
-        f"[penguin] tool {tool_name!r} yielded an unexpected {payload.type!r} message; ignored",
+        f"[penguin] tool {tool_name!r} yielded an unexpected {item.kind!r} message; ignored",
         file=sys.stderr,
     )
     return []
 
 
-def _close_out(
-    setting: CallSetting, tool_name: str, limit: int, timeout_ms: int, token: _Token, state: _RunState
-) -> list[OmniMessage]:
-    call_id = setting.tool_call_id
-    streamed = state.streamed_text
-    used_complete = state.complete_output is not None
-    content = state.complete_output if used_complete else streamed
-    assert content is not None
-    capped = content[:limit] if limit > 0 and len(content) > limit else content
-    truncated = len(capped) < len(content) or state.content_len > len(streamed)
+@dataclass(frozen=True)
+class _Content:
+    """The output the call ends with: what was streamed, the (capped) content and whether it
+    was truncated."""
 
+    streamed: str
+    used_complete: bool
+    capped: str
+    truncated: bool
+
+
+def _close_out(
+    setting: CallSetting, limit: int, timeout_ms: int, token: _Token, state: _RunState
+) -> list[OmniMessage]:
+    """The call's last frames: content, stop reason, notes (in that order of decision)."""
+    content = _final_content(state, limit)
     # Freeze the terminal facts before any archive I/O.
     result = state.result or ToolResult()
+    status_marker, stop_reason = _stop_reason(setting, token, state, result, timeout_ms)
+    notes = _notes(content, state, result, limit, status_marker)
+    return _frames(setting.tool_call_id, content, notes, stop_reason, result, setting.redact)
+
+
+def _final_content(state: _RunState, limit: int) -> _Content:
+    streamed = state.streamed_text
+    used_complete = state.complete_output is not None
+    content = state.complete_output if state.complete_output is not None else streamed
+    capped = content[:limit] if limit > 0 and len(content) > limit else content
+    truncated = len(capped) < len(content) or state.content_len > len(streamed)
+    return _Content(streamed, used_complete, capped, truncated)
+
+
+def _stop_reason(
+    setting: CallSetting, token: _Token, state: _RunState, result: ToolResult, timeout_ms: int
+) -> tuple[str | None, StopReason]:
+    """(status marker, stop_reason) by priority: user abort, timeout, error, the tool's own."""
     self_reported = result.stop_reason if result.stop_reason is not None else state.complete_status
     user_aborted = setting.signal is not None and setting.signal.aborted
     aborted = user_aborted or (
         not token.timed_out and (self_reported == "aborted" or _is_cancellation(state.thrown))
     )
     if aborted:
-        status_marker, stop_reason = "[interrupted: tool aborted by user]", "aborted"
-    elif token.timed_out:
-        status_marker, stop_reason = f"[tool timeout: exceeded {timeout_ms}ms]", "failed"
-    elif state.thrown is not None:
-        status_marker, stop_reason = f"[tool error] {state.thrown}", "failed"
-    else:
-        status_marker, stop_reason = None, self_reported or "completed"
+        return "[interrupted: tool aborted by user]", "aborted"
+    if token.timed_out:
+        return f"[tool timeout: exceeded {timeout_ms}ms]", "failed"
+    if state.thrown is not None:
+        return f"[tool error] {state.thrown}", "failed"
+    return None, self_reported or "completed"
 
+
+def _notes(
+    content: _Content, state: _RunState, result: ToolResult, limit: int, status_marker: str | None
+) -> list[str]:
+    """Truncation and archive notes, the tool's note, the status marker, or `[no output]`."""
     notes: list[str] = []
-    if truncated:
+    if content.truncated:
         notes.append(f"[output truncated: exceeded {limit} chars]")
-    if truncated and state.capture is not None:
-        saved = state.capture.save()
-        if isinstance(saved, ArchiveSaved) and saved.archive_truncated:
-            notes.append(
-                f"[output archived ({archive_budget_mib()} MiB limit; head and tail kept): {saved.path}]"
-            )
-        elif isinstance(saved, ArchiveSaved):
-            notes.append(f"[output archived: {saved.path}]")
-        elif isinstance(saved, ArchiveFailed):
-            notes.append(f"[output archive failed: {saved.code}]")
+    if content.truncated and state.capture is not None:
+        archived = _archive_note(state.capture)
+        if archived:
+            notes.append(archived)
     elif state.capture is not None:
         state.capture.cancel()
     if result.note:
         notes.append(result.note)
     if status_marker:
         notes.append(status_marker)
-    if not capped and not notes:
+    if not content.capped and not notes:
         notes.append("[no output]")
+    return notes
+
+
+def _archive_note(capture: ArchiveCapture) -> str | None:
+    saved = capture.save()
+    if isinstance(saved, ArchiveSaved) and saved.archive_truncated:
+        return f"[output archived ({archive_budget_mib()} MiB limit; head and tail kept): {saved.path}]"
+    if isinstance(saved, ArchiveSaved):
+        return f"[output archived: {saved.path}]"
+    if isinstance(saved, ArchiveFailed):
+        return f"[output archive failed: {saved.code}]"
+    return None
+
+
+def _frames(
+    call_id: str,
+    content: _Content,
+    notes: list[str],
+    stop_reason: StopReason,
+    result: ToolResult,
+    redact: Callable[[str], str] | None = None,
+) -> list[OmniMessage]:
+    """The remaining deltas (unstreamed content, notes, images), the stop, the complete output."""
+    capped, streamed = content.capped, content.streamed
     note_text = "\n".join(notes)
     full_output = capped + ("\n" if capped and notes else "") + note_text
-
+    if redact is not None:  # the model sees placeholders, never a configured secret
+        full_output = redact(full_output)
     messages: list[OmniMessage] = []
     if not streamed:
         if capped:
             messages.append(partial_tool_call_output("delta", capped, call_id))
-    elif used_complete and capped.startswith(streamed) and len(capped) > len(streamed):
+    elif content.used_complete and capped.startswith(streamed) and len(capped) > len(streamed):
         messages.append(partial_tool_call_output("delta", capped[len(streamed) :], call_id))
     if notes:
         messages.append(partial_tool_call_output("delta", ("\n" if capped else "") + note_text, call_id))

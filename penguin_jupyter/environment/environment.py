@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 import sys
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..interfaces import AbortSignal, EnvironmentServices, Permission, ToolDefinition, ToolExecutionRequest
 from ..omni import OmniMessage, partial_tool_call_output, tool_call_output
@@ -23,6 +23,9 @@ from .defaults import default_tool_config, model_facing_parameters
 from .notices import BackgroundEvent, BackgroundListener, NoticeHub
 from .registry import BUILTIN_TOOL_FACTORIES
 from .types import BuiltinTool, EnvironmentConfig, ToolDefinitionConfig
+
+if TYPE_CHECKING:  # imported on first use (the mcp SDK is slow to import)
+    from .mcp import McpManager
 
 MCP_PREFIX = "mcp__"
 # Keys in EnvironmentServices.extra: the NoticeHub (set by the Environment) and an optional
@@ -51,7 +54,7 @@ class Environment:
         )
         self._tools: dict[str, BuiltinTool] = {}
         self._assemble()
-        self._mcp: Any = None
+        self._mcp: McpManager | None = None
         if config.tool_config.mcp_servers:
             from .mcp import McpManager
 
@@ -123,6 +126,7 @@ class Environment:
             services=self.services,
             vault=self.config.vault,
             scratchpad_dir=self.config.session_scratchpad_dir,
+            redact=self.config.redactor.text if self.config.redactor else None,
         )
 
         async def resolve() -> BuiltinTool | None:
@@ -193,10 +197,7 @@ class Environment:
     def _close_mcp_soon(self) -> None:
         """Close the MCP clients: on the running loop when there is one, else right here."""
         mcp = self._mcp
-        close = getattr(mcp, "close", None)
-        if callable(close):
-            with contextlib.suppress(Exception):
-                close()
+        if mcp is None:
             return
         try:
             loop = asyncio.get_running_loop()

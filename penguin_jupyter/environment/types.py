@@ -8,7 +8,7 @@ that wraps every tool lives in `close_out.py`; the tools themselves in `tools/`.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..interfaces import AbortSignal, ApproveFn, EnvironmentServices, MCPServerConfig, Permission
 from ..omni import OmniMessage, StopReason
+from ..redaction import Redactor
 
 DEFAULT_TIMEOUT_MS = 120_000
 DEFAULT_MAX_OUTPUT_LENGTH = 16_000
@@ -38,7 +39,7 @@ class _PositionalModel(BaseModel):
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
-        cls.__signature__ = inspect.Signature(  # type: ignore[misc]
+        cls.__signature__ = inspect.Signature(
             [
                 inspect.Parameter(
                     name,
@@ -108,6 +109,9 @@ class EnvironmentConfig:
     extra_tools: list[BuiltinTool] = field(default_factory=list)
     # "vision" or "text-only": selects entries whose for_model matches (None keeps both).
     model_class: Literal["vision", "text-only"] | None = None
+    # Configured secrets become `[redacted:NAME]` in complete tool outputs (what the model sees)
+    # and in truncation archives (penguin_jupyter.redaction.Redactor; docs/security.md).
+    redactor: Redactor | None = None
 
 
 @dataclass
@@ -128,6 +132,9 @@ class ToolExecutionContext:
     services: EnvironmentServices | None = None
     vault: dict[str, str] | None = None
     tool_name: str = ""
+    # Replaces configured secrets (docs/security.md): for a tool that shows something to the
+    # user directly, outside its output (run_python's display()).
+    redact: Callable[[str], str] | None = None
 
 
 @runtime_checkable

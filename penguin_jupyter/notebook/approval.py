@@ -1,74 +1,78 @@
-"""Approval in a notebook: the `ApproveFn` behind the Approve / Deny / Always-allow buttons.
+"""Asking a human in a notebook cell: the Approve / Deny / Always-allow buttons, or stdin.
 
-Owns the approval modes (ask, read-only, allow-all, deny-all), the per-session "always allow
-this tool" set, the button row and how a decision travels from a click to the engine: the click
-handler resolves an asyncio Future only via `loop.call_soon_threadsafe` (comm messages may
-arrive on a kernel subshell thread), and the wait is sliced (≤0.25 s) so interrupts land.
-Kernels older than 7.4 ask on stdin with `input()`; without stdin (nbconvert, papermill) `ask`
-denies and says so. Where the buttons are placed is the live view's business.
+Owns `ApprovalRow` (the buttons and the Future a click resolves), `approval_channel` (buttons,
+stdin or none) and `CellAsker` (how one cell asks: its channel, its view, its interrupt signal
+and its ContextVar context). Which cell asks, and whether anybody is asked at all, is the
+router's decision (`approval_router.py`); where the row sits is the view's.
+
+Threading: a click may arrive on a kernel subshell thread, so it only schedules the decision
+on the loop (`call_soon_threadsafe`); the wait is sliced (≤0.25 s) so interrupts land. Kernels
+older than ipykernel 7.4 ask on stdin with `input()`; without stdin (nbconvert, papermill) a
+question is denied and the cell says so. See docs/notebook-runtime.md.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import html
 import json
+import sys
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Literal, Protocol
 
 import ipywidgets as widgets
 
 from ..interfaces import AbortSignal, ApprovalDecision
-from ..omni import OmniMessage
-from .options import APPROVAL_MODES
+from ..omni import OmniMessage, ToolCallPayload
 from .waits import wait_sliced
+
+Channel = Literal["buttons", "stdin", "none"]
+Choice = Literal["allow", "deny", "always"]
 
 NO_STDIN_NOTE = "penguin: approval needed but this kernel has no way to ask (no stdin, e.g. nbconvert/papermill): denied. Use --approve allow-all or read-only to run headless."
 STDIN_NOTE = "penguin: this kernel is older than ipykernel 7.4, so buttons cannot answer while the cell runs; answering on stdin."
-DECISION_LABELS = {"allow": "approved", "deny": "denied", "always": "approved (always for this tool)"}
-
-
-def auto_decision(
-    mode: str, tool_name: str, permission: str | None, always_allowed: set[str]
-) -> ApprovalDecision | None:
-    """The decision a mode makes without asking; None when the human must be asked."""
-    if mode not in APPROVAL_MODES:
-        raise ValueError(f"unknown approval mode {mode!r}")
-    if mode == "deny-all":
-        return "deny"
-    if mode == "allow-all" or tool_name in always_allowed:
-        return "allow"
-    if mode == "read-only" and permission == "r":
-        return "allow"
-    return None
+CELL_ENDED_NOTE = "the cell ended before an answer: denied"
+DECISION_LABELS: dict[Choice, str] = {
+    "allow": "approved",
+    "deny": "denied",
+    "always": "approved (always for this tool)",
+}
+STDIN_CHOICES: dict[str, Choice] = {"y": "allow", "yes": "allow", "a": "always", "always": "always"}
 
 
 class ApprovalRow:
     """Approve / Deny / Always-allow buttons whose click resolves `future` on `loop`."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, tool_name: str) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, tool_name: str, reason: str | None = None) -> None:
         self.loop = loop
-        self.future: asyncio.Future[str] = loop.create_future()
+        self.future: asyncio.Future[Choice] = loop.create_future()
         self.approve_button = widgets.Button(description="Approve", button_style="success", icon="check")
         self.deny_button = widgets.Button(description="Deny", button_style="danger", icon="times")
         self.always_button = widgets.Button(
             description=f"Always allow {tool_name}", tooltip="Always allow this tool for this session"
         )
         self.always_button.layout.width = "auto"
-        self.status = widgets.HTML("")
+        self.status = widgets.HTML(f"<b>{html.escape(reason)}</b>" if reason else "")
         self.widget = widgets.HBox([self.approve_button, self.deny_button, self.always_button, self.status])
         self.approve_button.on_click(lambda _b: self._clicked("allow"))
         self.deny_button.on_click(lambda _b: self._clicked("deny"))
         self.always_button.on_click(lambda _b: self._clicked("always"))
 
-    def _clicked(self, choice: str) -> None:
+    def _clicked(self, choice: Choice) -> None:
         self.loop.call_soon_threadsafe(self._resolve, choice)
 
-    def _resolve(self, choice: str) -> None:
+    def _resolve(self, choice: Choice) -> None:
         if self.future.done():
             return
         self.future.set_result(choice)
         self.close(DECISION_LABELS[choice])
+
+    def withdraw(self, note: str) -> None:
+        """Nobody can answer any more (interrupt, Stop, the cell ended): deny, say why (on the loop)."""
+        if not self.future.done():
+            self.future.set_result("deny")
+        self.close(note)
 
     def close(self, note: str) -> None:
         for button in (self.approve_button, self.deny_button, self.always_button):
@@ -77,20 +81,20 @@ class ApprovalRow:
 
 
 class ApprovalSurface(Protocol):
-    """What the approval controller needs from a view."""
+    """What asking needs from a cell: show the call (and its row), show a note."""
 
-    def show_approval(self, tool_call: OmniMessage, row: ApprovalRow | None) -> None: ...
+    def show_approval(
+        self, tool_call: OmniMessage, row: ApprovalRow | None, *, background: bool = False
+    ) -> None: ...
 
     def show_note(self, text: str) -> None: ...
 
 
-def approval_channel(shell: Any) -> str:
-    """ "buttons" (ipykernel ≥ 7.4 with a frontend), "stdin" (older kernels) or "none"."""
-    kernel = getattr(shell, "kernel", None)
+def approval_channel(kernel: object | None, *, stdin_is_tty: bool | None = None) -> Channel:
+    """ "buttons" (ipykernel ≥ 7.4 with a frontend), "stdin" (older kernels, or a terminal) or "none"."""
     if kernel is None:
-        import sys
-
-        return "stdin" if sys.stdin is not None and sys.stdin.isatty() else "none"
+        tty = sys.stdin is not None and sys.stdin.isatty() if stdin_is_tty is None else stdin_is_tty
+        return "stdin" if tty else "none"
     if not getattr(kernel, "_allow_stdin", False):
         return "none"
     try:
@@ -102,113 +106,110 @@ def approval_channel(shell: Any) -> str:
     return "buttons" if version >= (7, 4) else "stdin"
 
 
-def _tool_name(tool_call: OmniMessage) -> str:
-    return getattr(tool_call.payload, "name", "")
+def tool_name_of(tool_call: OmniMessage) -> str:
+    payload = tool_call.payload
+    return payload.name if isinstance(payload, ToolCallPayload) else ""
 
 
-class NotebookApprover:
-    """Callable `ApproveFn` for one Task; the mode and the always-allowed set are shared state."""
+def _arguments_preview(tool_call: OmniMessage) -> str:
+    payload = tool_call.payload
+    args = payload.arguments if isinstance(payload, ToolCallPayload) else ""
+    try:
+        return json.dumps(json.loads(args), ensure_ascii=False)[:200]
+    except (TypeError, ValueError):
+        return args[:200]
+
+
+class CellAsker:
+    """How one cell asks a human about a tool call; `ask` answers allow / deny and records an
+    "always" answer in the `always_allowed` set it is given (the launching session's)."""
 
     def __init__(
         self,
         *,
-        mode: str,
-        permission_of: Callable[[str], str | None],
-        always_allowed: set[str],
+        channel: Channel,
         surface: ApprovalSurface,
-        channel: str,
         signal: AbortSignal | None = None,
-        input_fn: Callable[[str], str] = input,
         context: contextvars.Context | None = None,
+        input_fn: Callable[[str], str] = input,
     ) -> None:
-        self.mode = mode
-        self.permission_of = permission_of
-        self.always_allowed = always_allowed
-        self.surface = surface
         self.channel = channel
+        self.surface = surface
         self.signal = signal
         self.input_fn = input_fn
         self.open_rows: list[ApprovalRow] = []
         self._stdin_noted = False
-        self._successor: Callable[[], NotebookApprover | None] | None = None
-        # ipykernel takes an output's parent (which cell it belongs to) from a ContextVar: the
-        # cell's context (the caller's by default) is where handed-over questions are asked.
-        self._context = context if context is not None else contextvars.copy_context()
+        # ipykernel takes an output's parent (the cell it belongs to) from a ContextVar: questions
+        # from another cell's agents are asked inside this context, so they render here.
+        self.context = context if context is not None else contextvars.copy_context()
 
-    def retire(self, successor: Callable[[], NotebookApprover | None]) -> None:
-        """The cell ended. Background subagents it launched keep this approver, so from now on a
-        question goes to the running cell's approver (`successor()`), and with no cell running
-        only this mode's automatic decisions hold: anything that needs a human is denied."""
-        self._successor = successor
-
-    async def __call__(self, tool_call: OmniMessage) -> ApprovalDecision:
-        if self._successor is not None:
-            current = self._successor()
-            if current is not None and current is not self:
-                return await current.ask_in_its_cell(tool_call)
-        name = _tool_name(tool_call)
-        try:
-            permission = self.permission_of(name)
-        except Exception:
-            permission = None
-        decided = auto_decision(self.mode, name, permission, self.always_allowed)
-        if decided is not None:
-            return decided
-        if self._successor is not None:
-            return "deny"  # retired and no cell is running: nobody can answer
+    async def ask(
+        self,
+        tool_call: OmniMessage,
+        always_allowed: set[str],
+        *,
+        background: bool = False,
+        reason: str | None = None,
+    ) -> ApprovalDecision:
+        """Ask a human; `reason` (a credential file, a path outside the workspace…) is shown."""
+        name = tool_name_of(tool_call)
         if self.channel == "buttons":
-            return await self._ask_buttons(tool_call, name)
-        if self.channel == "stdin":
-            return self._ask_stdin(tool_call, name)
-        self.surface.show_approval(tool_call, None)
-        self.surface.show_note(NO_STDIN_NOTE)
-        return "deny"
+            choice = await self._ask_buttons(tool_call, name, background, reason)
+        elif self.channel == "stdin":
+            choice = self._ask_stdin(tool_call, name, background, reason)
+        else:
+            self.surface.show_approval(tool_call, None, background=background)
+            self.surface.show_note(NO_STDIN_NOTE)
+            choice = "deny"
+        if choice == "always":
+            always_allowed.add(name)
+            return "allow"
+        return choice
 
-    async def ask_in_its_cell(self, tool_call: OmniMessage) -> ApprovalDecision:
-        """Answer a question handed over by a retired approver in this cell's context, so its
-        widgets go out as this cell's traffic, not that of the cell that launched the asker."""
-        return await asyncio.get_running_loop().create_task(self(tool_call), context=self._context.copy())
+    async def ask_here(
+        self, tool_call: OmniMessage, always_allowed: set[str], reason: str | None = None
+    ) -> ApprovalDecision:
+        """Ask on behalf of an earlier cell's agent: inside this cell's context, so the row goes
+        out as this cell's traffic, and inside the asker's background card."""
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(
+            self.ask(tool_call, always_allowed, background=True, reason=reason), context=self.context.copy()
+        )
+        return await task
 
-    async def _ask_buttons(self, tool_call: OmniMessage, name: str) -> ApprovalDecision:
-        row = ApprovalRow(asyncio.get_running_loop(), name)
+    async def _ask_buttons(
+        self, tool_call: OmniMessage, name: str, background: bool, reason: str | None = None
+    ) -> Choice:
+        row = ApprovalRow(asyncio.get_running_loop(), name, reason)
         self.open_rows.append(row)
-        self.surface.show_approval(tool_call, row)
+        self.surface.show_approval(tool_call, row, background=background)
         try:
             answered = await wait_sliced(row.future, self.signal)
         finally:
             self.open_rows.remove(row)
         if not answered:
-            row.close("interrupted")
+            row.withdraw("interrupted")
             return "deny"
-        return self._apply(row.future.result(), name)
+        return row.future.result()
 
-    def _ask_stdin(self, tool_call: OmniMessage, name: str) -> ApprovalDecision:
+    def _ask_stdin(
+        self, tool_call: OmniMessage, name: str, background: bool, reason: str | None = None
+    ) -> Choice:
         if not self._stdin_noted:
             self.surface.show_note(STDIN_NOTE)
             self._stdin_noted = True
-        self.surface.show_approval(tool_call, None)
-        args = getattr(tool_call.payload, "arguments", "")
+        self.surface.show_approval(tool_call, None, background=background)
         try:
-            args = json.dumps(json.loads(args), ensure_ascii=False)
-        except (TypeError, ValueError):
-            pass
-        try:
-            answer = self.input_fn(f"Approve {name} {args[:200]}? [y]es / [n]o / [a]lways: ")
+            answer = self.input_fn(
+                f"Approve {name} {_arguments_preview(tool_call)}{f' ({reason})' if reason else ''}? "
+                "[y]es / [n]o / [a]lways: "
+            )
         except (EOFError, RuntimeError, OSError):
             self.surface.show_note(NO_STDIN_NOTE)
             return "deny"
-        choice = {"y": "allow", "yes": "allow", "a": "always", "always": "always"}.get(
-            answer.strip().lower(), "deny"
-        )
-        return self._apply(choice, name)
+        return STDIN_CHOICES.get(answer.strip().lower(), "deny")
 
-    def _apply(self, choice: str, name: str) -> ApprovalDecision:
-        if choice == "always":
-            self.always_allowed.add(name)
-            return "allow"
-        return "allow" if choice == "allow" else "deny"
-
-    def close_pending(self, note: str = "interrupted") -> None:
-        """Disable every button row still waiting (interrupt / Stop)."""
+    def close_pending(self, note: str) -> None:
+        """Deny every row still waiting and disable its buttons (interrupt, Stop, cell end)."""
         for row in list(self.open_rows):
-            row.close(note)
+            row.withdraw(note)

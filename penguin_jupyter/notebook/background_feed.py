@@ -1,8 +1,8 @@
 """Live messages of background subagents, routed into the running `%%penguin` cell.
 
-Owns the one listener a `SubagentSessionManager` allows while a cell runs: attached at the
-cell's start (the manager flushes its backlog into it), detached when the cell ends (the
-manager buffers again until the next cell). Messages may arrive on any thread; they are queued
+Owns the one listener a Session's background subagents allow (`Session.background_subagents()`)
+while a cell runs: attached when the cell is entered (the registry flushes its backlog into it),
+detached when the cell exits (the registry buffers again until the next cell). Messages may arrive on any thread; they are queued
 and handed to the cell's sink in batches on the kernel's loop (one `call_soon_threadsafe` per
 batch, not per message). Rendering them is the view's job; the runner decides what the sink does.
 """
@@ -14,31 +14,25 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Protocol
 
 from ..omni import OmniMessage
 
 Sink = Callable[[OmniMessage], None]
 
 
-def subagent_manager(session: Any) -> Any | None:
-    """The Session's Environment's subagent session manager (None when it has none yet).
+class BackgroundMessages(Protocol):
+    """The registry side (`SubagentSessionManager`, from `Session.background_subagents()`)."""
 
-    Read through public attributes (`session.environment.services.subagent_sessions`); a
-    manager is never created here — the run_subagent tool creates it when it is assembled.
-    """
-    environment = getattr(session, "environment", None)
-    services = getattr(environment, "services", None)
-    manager = getattr(services, "subagent_sessions", None)
-    if manager is None or getattr(manager, "disposed", False):
-        return None
-    return manager if callable(getattr(manager, "set_message_listener", None)) else None
+    def set_message_listener(self, listener: Sink | None) -> None: ...
+
+    def forward(self, message: OmniMessage) -> None: ...
 
 
 class BackgroundFeed:
     """Background children's live messages → `sink(message)` on `loop`, between attach and detach."""
 
-    def __init__(self, manager: Any, loop: asyncio.AbstractEventLoop, sink: Sink) -> None:
+    def __init__(self, manager: BackgroundMessages, loop: asyncio.AbstractEventLoop, sink: Sink) -> None:
         self.manager = manager
         self.loop = loop
         self.sink = sink
@@ -69,6 +63,7 @@ class BackgroundFeed:
 
     def receive(self, message: OmniMessage) -> None:
         """The manager's listener: may run on any thread."""
+        schedule = False
         with self._lock:
             accepted = self._open
             if accepted:

@@ -13,7 +13,10 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..testing import ScriptedModelServer
 
 DEMO_PROVIDER = "openai"
 DEMO_MODEL_ID = "scripted-demo"
@@ -22,7 +25,7 @@ DEMO_API_KEY = "sk-demo-not-a-real-key"
 
 @dataclass
 class DemoModel:
-    server: Any
+    server: ScriptedModelServer
     root: Path
     workspace: Path
     previous_home: str | None
@@ -51,10 +54,12 @@ def _reset_notebook_session() -> None:
     except ImportError:
         return
     shell = get_ipython()
-    state = getattr(shell, "_penguin_sessions", None)
-    if state is not None:
-        state.drop_session()
-        state.agent = None
+    if shell is not None:
+        from .kernel_runtime import kernel_runtime
+
+        sessions = kernel_runtime(shell).sessions
+        sessions.drop_session()
+        sessions.agent = None
 
 
 def start_demo_model(

@@ -12,7 +12,13 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
-from typing import Any
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+from .connection_file import register_connection_file
 
 CELL_MAGIC = re.compile(r"^%%penguin(?=\s|$)(.*)$")
 LINE_MAGIC = re.compile(r"^(\s*)%penguin(?=\s|$)(.*)$")
@@ -35,7 +41,7 @@ def transform_penguin_cell(lines: list[str]) -> list[str]:
     return out
 
 
-def _run_sync(coro: Any) -> None:
+def _run_sync(coro: Coroutine[object, object, None]) -> None:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -59,16 +65,19 @@ def _line_magic(line: str) -> None:
     _run_sync(run_line(line))
 
 
-def load_ipython_extension(ip: Any) -> None:
+def load_ipython_extension(ip: InteractiveShell) -> None:
     transforms = ip.input_transformers_cleanup
     if transform_penguin_cell not in transforms:
         transforms.append(transform_penguin_cell)
-    ip.register_magic_function(_cell_magic, magic_kind="cell", magic_name="penguin")
-    ip.register_magic_function(_line_magic, magic_kind="line", magic_name="penguin")
+    # IPython's stubs type this method through a decorator that hides its signature.
+    register = ip.register_magic_function
+    register(_cell_magic, magic_kind="cell", magic_name="penguin")  # type: ignore[call-arg,arg-type]
+    register(_line_magic, magic_kind="line", magic_name="penguin")  # type: ignore[call-arg,arg-type]
+    register_connection_file()
     _open_notebook_link(ip)
 
 
-def _open_notebook_link(ip: Any) -> None:
+def _open_notebook_link(ip: InteractiveShell) -> None:
     """Open the comm to the notebook's frontend (the agent's notebook tools); never fails the load."""
     try:
         from .notebook_link import open_link
@@ -78,14 +87,13 @@ def _open_notebook_link(ip: Any) -> None:
         print(f"penguin: notebook tools unavailable: {exc}", file=sys.stderr)
 
 
-def unload_ipython_extension(ip: Any) -> None:
+def unload_ipython_extension(ip: InteractiveShell) -> None:
     transforms = ip.input_transformers_cleanup
     while transform_penguin_cell in transforms:
         transforms.remove(transform_penguin_cell)
     magics = ip.magics_manager.magics
     magics["cell"].pop("penguin", None)
     magics["line"].pop("penguin", None)
-    state = getattr(ip, "_penguin_sessions", None)
-    if state is not None:
-        state.drop_session()
-        ip._penguin_sessions = None
+    from .kernel_runtime import drop_kernel_runtime
+
+    drop_kernel_runtime(ip)

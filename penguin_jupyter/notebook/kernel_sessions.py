@@ -1,19 +1,34 @@
 """The notebook's current Session and its per-kernel settings.
 
 Owns which Session a cell talks to: the Agent (created once per kernel), the current Session
-(continued across cells), `--new` / `--session` / `%penguin new|resume|model|approve`, the
-per-session "always allow" sets, the last token usage and the subagents' `session_meta` (so a
-background subagent's card names its model in a later cell). Creating and resuming sessions is the
-Agent's job; turning a start failure into the "configure a model" paragraph happens here.
+(continued across cells), `--new` / `--session` / `--model` / `--workspace`, what
+`%penguin new|resume|model|approve|python-timeout` change, the per-session "always allow"
+sets, the last token usage and the subagents' `session_meta` (so a background subagent's card
+names its model in a later cell).
+
+Every switch is all-or-nothing: the new Session is created or resumed first and only then
+replaces the current one, so a failure (unknown session id, unknown model, no model at all)
+leaves the previous state exactly as it was and says so in one line. Creating and resuming
+sessions is the Agent's job; settings of one cell live on the cell (`cell.py`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ..state.dotenv import load_dotenv
+from ..state.errors import NoModelConfiguredError
 from .options import CellOptions
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from ..agent import Agent
+    from ..environment.types import BuiltinTool
+    from ..omni import OmniMessage
+    from ..session import Session
 
 MAX_SUBAGENT_METAS = 64
 
@@ -31,7 +46,7 @@ NO_MODEL_PARAGRAPH = (
 
 
 class SessionStartError(Exception):
-    """A session could not be created or resumed; `str()` is the paragraph to show."""
+    """A session could not be created or resumed; `str()` is the text to show (state unchanged)."""
 
 
 def config_path_text() -> str:
@@ -40,69 +55,57 @@ def config_path_text() -> str:
     return str(paths.project_config_path(paths.resolve_root(None), paths.DEFAULT_PROJECT_ID))
 
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text
+def one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _unchanged(current: Session | None) -> str:
+    return f"; still on session {current.session_id}" if current is not None else ""
+
+
+def default_python_timeout_ms() -> int:
+    from .kernel_tools.run_python import DEFINITION
+
+    return DEFINITION.timeout_ms
+
+
+class KernelToolKwargs(TypedDict, total=False):
+    extra_tools: list[BuiltinTool]
+    system_prompt_extra: str
 
 
 @dataclass
 class NotebookSessions:
-    """Per-kernel state; `shell` is the IPython shell (its namespace feeds the kernel tools)."""
+    """Per-kernel session state; `shell` is the IPython shell (its namespace feeds the kernel
+    tools), `python_timeout_ms` the run_python limit in force (the runtime's: cell, else kernel)."""
 
-    shell: Any = None
+    shell: InteractiveShell | None = None
+    python_timeout_ms: Callable[[], int] = default_python_timeout_ms
     approval_mode: str = "ask"
     model: tuple[str, str] | None = None
-    start_new: bool = False
-    resume_id: str | None = None
-    agent: Any = None
-    session: Any = None
+    agent: Agent | None = None
+    session: Session | None = None
     always_allowed: dict[str, set[str]] = field(default_factory=dict)
-    last_usage: Any = None
+    last_usage: OmniMessage | None = None
     python_timeout_s: float | None = None  # `%penguin python-timeout`; None = the tool's default
-    cell_python_timeout_s: float | None = None  # the running cell's `--python-timeout`
-    subagent_metas: dict[str, Any] = field(default_factory=dict)
-    active_approver: Any = None  # the running cell's NotebookApprover (background children ask it)
+    subagent_metas: dict[str, OmniMessage] = field(default_factory=dict)
 
-    def remember_subagent_meta(self, hop: str, meta: Any) -> None:
+    def remember_subagent_meta(self, hop: str, meta: OmniMessage) -> None:
         """Keep a subagent's origin-tagged session_meta (the newest `MAX_SUBAGENT_METAS`)."""
         self.subagent_metas.pop(hop, None)
         self.subagent_metas[hop] = meta
         while len(self.subagent_metas) > MAX_SUBAGENT_METAS:
             self.subagent_metas.pop(next(iter(self.subagent_metas)))
 
-    async def get_agent(self) -> Any:
+    async def get_agent(self) -> Agent:
         if self.agent is None:
             from ..agent import create_agent
 
             self.agent = await create_agent()
         return self.agent
 
-    def allowed_for(self, session: Any) -> set[str]:
-        return self.always_allowed.setdefault(str(getattr(session, "session_id", "")), set())
-
-    def python_timeout_ms(self) -> int:
-        """run_python's timeout now: the cell's option, else the kernel's, else the tool default."""
-        from .kernel_tools.run_python import DEFINITION, seconds_to_ms
-
-        seconds = self.cell_python_timeout_s
-        if seconds is None:
-            seconds = self.python_timeout_s
-        return DEFINITION.timeout_ms if seconds is None else seconds_to_ms(seconds)
-
-    def _kernel_tool_kwargs(self) -> dict[str, Any]:
-        """The kernel tools and the notebook prompt note, when running inside a kernel."""
-        if self.shell is None:
-            return {}
-        from .kernel_tools import kernel_tools, notebook_prompt
-        from .kernel_tools.notebook_cells import notebook_tools, notebook_tools_prompt
-        from .notebook_link import link_of
-
-        link = link_of(self.shell)
-        prompt = "\n\n".join(p for p in (notebook_prompt(self.shell.user_ns), notebook_tools_prompt(link)) if p)
-        return {
-            "extra_tools": kernel_tools(self.shell, self.python_timeout_ms) + notebook_tools(link),
-            "system_prompt_extra": prompt,
-        }
+    def allowed_for(self, session: Session) -> set[str]:
+        return self.always_allowed.setdefault(str(session.session_id), set())
 
     def drop_session(self) -> None:
         if self.session is not None:
@@ -112,71 +115,108 @@ class NotebookSessions:
                 pass
         self.session = None
 
-    def choose_model(self, pair: tuple[str, str]) -> None:
-        """`%penguin model`: new sessions use `pair`; the next cell switches if the current differs."""
-        self.model = pair
-        current = self.session
-        if current is not None and (current.provider, current.model_id) != pair:
-            self.start_new = True
+    # --- what a cell runs in ---------------------------------------------------------------------
 
-    async def session_for(self, opts: CellOptions, workspace: str) -> Any:
-        """The Session this cell runs in (created, resumed or continued); also takes the cell's
-        run_python timeout, read by the kernel tools while the cell runs."""
-        self.cell_python_timeout_s = opts.python_timeout_s
-        resume_id = opts.session_id or (None if opts.new else self.resume_id)
-        wanted_model = opts.model or self.model
+    async def session_for(self, opts: CellOptions, workspace: str) -> Session:
+        """The Session this cell runs in: continued, or created / resumed for its options."""
         current = self.session
-        if resume_id:
-            if current is not None and str(current.session_id) == resume_id:
-                self.resume_id = None
+        if opts.session_id:
+            if current is not None and str(current.session_id) == opts.session_id:
                 return current
-            return await self._start(resume_id=resume_id)
-        if opts.new or self.start_new or current is None:
-            return await self._start(workspace=workspace, model=wanted_model)
-        if opts.workspace and str(current.workspace_dir) != workspace:
-            return await self._start(workspace=workspace, model=wanted_model)
-        if opts.model and (current.provider, current.model_id) != opts.model:
-            return await self._start(workspace=workspace, model=wanted_model)
+            return await self.resume(opts.session_id)
+        wanted_model = opts.model or self.model
+        if (
+            opts.new
+            or current is None
+            or (opts.workspace is not None and str(current.workspace_dir) != workspace)
+            or (opts.model is not None and (current.provider, current.model_id) != opts.model)
+        ):
+            return await self.start_new(workspace, wanted_model)
         return current
 
-    async def _start(
-        self,
-        *,
-        workspace: str | None = None,
-        model: tuple[str, str] | None = None,
-        resume_id: str | None = None,
-    ) -> Any:
+    # --- switches: the new Session first, then the swap -------------------------------------------
+
+    async def start_new(self, workspace: str, model: tuple[str, str] | None) -> Session:
+        """A new Session becomes the current one; SessionStartError leaves everything as it was."""
+        provider, model_id = model if model else (None, None)
+        await self._wait_for_frontend()
+        try:
+            agent = await self.get_agent()
+            load_dotenv(workspace)
+            session = await agent.create_session(
+                workspace_dir=workspace, provider=provider, model_id=model_id, **self._kernel_tool_kwargs()
+            )
+        except NoModelConfiguredError as exc:
+            raise SessionStartError(
+                NO_MODEL_PARAGRAPH.format(config_path=config_path_text(), reason=one_line(exc))
+            ) from None
+        except Exception as exc:
+            raise SessionStartError(
+                f"penguin: could not start a session: {one_line(exc)}{_unchanged(self.session)}"
+            ) from None
+        self._swap(session)
+        return session
+
+    async def resume(self, session_id: str) -> Session:
+        """Session `session_id` becomes the current one; SessionStartError leaves everything as it was."""
+        await self._wait_for_frontend()
+        try:
+            agent = await self.get_agent()
+            session = await agent.resume_session(session_id, **self._kernel_tool_kwargs())
+        except Exception as exc:
+            raise SessionStartError(
+                f"penguin: cannot resume session {session_id}: {one_line(exc)}{_unchanged(self.session)}"
+            ) from None
+        self._swap(session)
+        return session
+
+    async def choose_model(self, pair: tuple[str, str], workspace: str) -> Session | None:
+        """`%penguin model`: new sessions use `pair`. A current Session on another model is
+        replaced now by a new one on `pair` (in its workspace); without one, the pair is checked
+        against the configuration. SessionStartError leaves everything as it was."""
+        current = self.session
+        if current is not None and (current.provider, current.model_id) == pair:
+            self.model = pair
+            return current
+        if current is not None:
+            session = await self.start_new(str(current.workspace_dir), pair)
+            self.model = pair
+            return session
+        try:
+            agent = await self.get_agent()
+            agent.resolve_model(*pair)
+        except Exception as exc:
+            raise SessionStartError(
+                f"penguin: cannot use model {pair[0]}/{pair[1]}: {one_line(exc)}"
+            ) from None
+        self.model = pair
+        return None
+
+    def _swap(self, session: Session) -> None:
+        if session is not self.session:
+            self.drop_session()
+        self.session = session
+
+    def _kernel_tool_kwargs(self) -> KernelToolKwargs:
+        """The kernel tools and the notebook prompt note, when running inside a kernel."""
+        if self.shell is None:
+            return {}
+        from .kernel_tools import kernel_tools, notebook_prompt
+        from .kernel_tools.notebook_cells import notebook_tools, notebook_tools_prompt
+        from .notebook_link import link_of
+
+        link = link_of(self.shell)
+        notes = (notebook_prompt(self.shell.user_ns), notebook_tools_prompt(link))
+        return {
+            "extra_tools": [*kernel_tools(self.shell, self.python_timeout_ms), *notebook_tools(link)],
+            "system_prompt_extra": "\n\n".join(note for note in notes if note),
+        }
+
+    async def _wait_for_frontend(self) -> None:
+        """The notebook tools offered depend on the frontend's hello (it may still be on its way
+        when Run All sends this cell right after `%load_ext`)."""
         from .notebook_link import link_of
 
         link = link_of(self.shell)
         if link is not None:
-            await link.wait_for_frontend()  # the tools offered depend on the frontend's hello
-        try:
-            agent = await self.get_agent()
-            if resume_id:
-                session = await agent.resume_session(resume_id, **self._kernel_tool_kwargs())
-            else:
-                provider, model_id = model if model else (None, None)
-                load_dotenv(workspace)
-                session = await agent.create_session(
-                    workspace_dir=workspace,
-                    provider=provider,
-                    model_id=model_id,
-                    **self._kernel_tool_kwargs(),
-                )
-        except Exception as exc:
-            if resume_id:
-                raise SessionStartError(
-                    f"penguin: cannot resume session {resume_id}: {_one_line(exc)}"
-                ) from None
-            reason = _one_line(exc)
-            if "model" not in reason.lower():
-                raise SessionStartError(f"penguin: could not start a session: {reason}") from None
-            raise SessionStartError(
-                NO_MODEL_PARAGRAPH.format(config_path=config_path_text(), reason=reason)
-            ) from None
-        self.drop_session()
-        self.session = session
-        self.start_new = False
-        self.resume_id = None
-        return session
+            await link.wait_for_frontend()

@@ -1,18 +1,20 @@
-"""`%penguin <command>`: status, new, sessions, resume, model, models, approve, python-timeout,
-compact, usage, trace, config, help (notebook-design.md §1).
+"""`%penguin <command>`: one handler per command in `HANDLERS`, and their printed text.
 
-Owns the command handlers and their printed text. Parsing lives in `options.py`; the session
-bookkeeping in `kernel_sessions.py`.
+Owns what each command prints and does: status, new, sessions, resume, model, models, approve,
+python-timeout, compact, usage, trace, config, help. Parsing is `options.py`'s; the session
+switches (all-or-nothing: a failed `new` / `resume` / `model` leaves everything as it was) are
+`kernel_sessions.py`'s.
 """
 
 from __future__ import annotations
 
-import inspect
 import os
 import sys
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
 
-from .kernel_sessions import NotebookSessions, config_path_text
+from ..omni import CompactionEndPayload, OmniMessage, TokenUsagePayload
+from .kernel_runtime import KernelRuntime, kernel_runtime
+from .kernel_sessions import NotebookSessions, SessionStartError, config_path_text
 from .options import (
     CELL_USAGE,
     LINE_COMMANDS,
@@ -22,12 +24,13 @@ from .options import (
     parse_python_timeout,
     timeout_text,
 )
+from .workspace import resolve_workspace
+
+Handler = Callable[[KernelRuntime, str | None], Awaitable[None]]
 
 
-def _current(state: NotebookSessions) -> Any:
-    if state.session is None:
-        print("penguin: no session yet — the next %%penguin cell starts one")
-    return state.session
+def _error(text: str) -> None:
+    print(text, file=sys.stderr)
 
 
 def help_text() -> str:
@@ -37,20 +40,22 @@ def help_text() -> str:
     return "\n".join(lines)
 
 
-def _compaction_summary(result: Any) -> str:
+def _compaction_summary(result: list[OmniMessage]) -> str:
     """One line from what `session.compact()` returned (its messages)."""
-    messages = result if isinstance(result, list) else []
-    ends = [m for m in messages if getattr(m, "kind", None) == "compaction_end"]
+    ends = [m.payload for m in result if isinstance(m.payload, CompactionEndPayload)]
     if not ends:
         return "penguin: nothing to compact"
-    end = ends[-1].payload
+    end = ends[-1]
     detail = f": {end.error_message}" if end.error_message else ""
     return f"penguin: compaction {end.status} ({end.mode}){detail}"
 
 
-def _describe_session(item: Any) -> str:
+def _describe_session(item: Mapping[str, object] | object) -> str:
     """`<id>  <date>  <provider/model>  <workspace>  — <first prompt>` from a SessionInfo."""
-    get = item.get if isinstance(item, dict) else lambda key: getattr(item, key, None)
+
+    def get(key: str) -> object:
+        return item.get(key) if isinstance(item, Mapping) else getattr(item, key, None)
+
     parts = [str(get("session_id") or item)]
     if get("date"):
         parts.append(str(get("date")))
@@ -63,93 +68,89 @@ def _describe_session(item: Any) -> str:
     return f"{line}  — {prompt[:60]}{'…' if len(prompt) > 60 else ''}" if prompt else line
 
 
-async def run_line(line: str) -> None:
-    """What `%penguin …` executes (via the input transformer, so async commands can await)."""
-    from .runner import _shell, notebook_state
+def _status_lines(state: NotebookSessions) -> list[str]:
+    lines = [f"approval mode: {state.approval_mode}"]
+    if state.python_timeout_s is not None:
+        lines.append(f"run_python time limit: {timeout_text(state.python_timeout_s)}")
+    if state.model:
+        lines.append(f"model for new sessions: {state.model[0]}/{state.model[1]}")
+    session = state.session
+    if session is None:
+        return [*lines, "session: none yet (the next %%penguin cell starts one)"]
+    return [
+        *lines,
+        f"session: {session.session_id}",
+        f"model: {session.provider}/{session.model_id}",
+        f"workspace: {session.workspace_dir}",
+        f"trace: {session.trace_path}",
+    ]
 
-    state = notebook_state(_shell())
+
+def _default_workspace(runtime: KernelRuntime) -> str:
+    current = runtime.sessions.session
+    if current is not None:
+        return str(current.workspace_dir)
+    return resolve_workspace(None, runtime.shell.user_ns if runtime.shell is not None else {})
+
+
+# --- handlers -------------------------------------------------------------------------------------
+
+
+async def _help(runtime: KernelRuntime, arg: str | None) -> None:
+    print(help_text())
+
+
+async def _status(runtime: KernelRuntime, arg: str | None) -> None:
+    print("\n".join(_status_lines(runtime.sessions)))
+
+
+async def _new(runtime: KernelRuntime, arg: str | None) -> None:
+    state = runtime.sessions
     try:
-        command = parse_line_command(line)
-    except OptionError as exc:
-        print(str(exc), file=sys.stderr)
+        session = await state.start_new(_default_workspace(runtime), state.model)
+    except SessionStartError as exc:
+        _error(str(exc))
         return
-    name, arg = command.name, command.arg
-    if name == "help":
-        print(help_text())
-    elif name == "status":
-        session = state.session
-        print(f"approval mode: {state.approval_mode}")
-        if state.python_timeout_s is not None:
-            print(f"run_python time limit: {timeout_text(state.python_timeout_s)}")
-        if state.model:
-            print(f"model for new sessions: {state.model[0]}/{state.model[1]}")
-        if session is None:
-            print("session: none yet (the next %%penguin cell starts one)")
-        else:
-            print(f"session: {session.session_id}")
-            print(f"model: {session.provider}/{session.model_id}")
-            print(f"workspace: {session.workspace_dir}")
-            print(f"trace: {session.trace_path}")
-        if state.start_new:
-            print("the next cell starts a new session")
-        if state.resume_id:
-            print(f"the next cell resumes session {state.resume_id}")
-    elif name == "new":
-        state.drop_session()
-        state.start_new, state.resume_id = True, None
-        print("penguin: the next %%penguin cell starts a new session")
-    elif name == "resume":
-        state.resume_id, state.start_new = arg, False
-        print(f"penguin: the next %%penguin cell continues session {arg}")
-    elif name == "model":
-        provider, model_id = parse_model_pair(arg or "")
-        state.choose_model((provider, model_id))
-        print(f"penguin: new sessions use {provider}/{model_id} (from the next cell)")
-    elif name == "approve":
-        state.approval_mode = arg or "ask"
-        print(f"penguin: approval mode is now {state.approval_mode}")
-    elif name == "python-timeout":
-        state.python_timeout_s = parse_python_timeout(arg or "")
-        print(f"penguin: run_python time limit is now {timeout_text(state.python_timeout_s)}")
-    elif name == "sessions":
-        await _sessions(state)
-    elif name == "models":
-        _models()
-    elif name == "compact":
-        session = _current(state)
-        if session is not None:
-            result = session.compact()
-            if inspect.isawaitable(result):
-                result = await result
-            print(_compaction_summary(result))
-    elif name == "usage":
-        usage = state.last_usage
-        if usage is None:
-            print("penguin: no token usage yet")
-        else:
-            s, r = usage.payload.session, usage.payload.request
-            print(
-                f"session: total {s.total}, output {s.output}, cache read {s.cache_read}, cache write {s.cache_write}"
-            )
-            print(
-                f"last request: total {r.total}, output {r.output}, cache read {r.cache_read}, cache write {r.cache_write}"
-            )
-    elif name == "trace":
-        session = _current(state)
-        if session is not None:
-            print(session.trace_path)
-    elif name == "config":
-        _config()
+    print(f"penguin: new session {session.session_id} — the next %%penguin cell runs in it")
 
 
-async def _sessions(state: NotebookSessions) -> None:
+async def _resume(runtime: KernelRuntime, arg: str | None) -> None:
+    session_id = arg or ""
     try:
-        agent = await state.get_agent()
+        await runtime.sessions.resume(session_id)
+    except SessionStartError as exc:
+        _error(str(exc))
+        return
+    print(f"penguin: the next %%penguin cell continues session {session_id}")
+
+
+async def _model(runtime: KernelRuntime, arg: str | None) -> None:
+    provider, model_id = parse_model_pair(arg or "")
+    try:
+        switched = await runtime.sessions.choose_model((provider, model_id), _default_workspace(runtime))
+    except SessionStartError as exc:
+        _error(str(exc))
+        return
+    where = f"; session {switched.session_id} uses it" if switched is not None else " (from the next cell)"
+    print(f"penguin: new sessions use {provider}/{model_id}{where}")
+
+
+async def _approve(runtime: KernelRuntime, arg: str | None) -> None:
+    runtime.sessions.approval_mode = arg or "ask"
+    print(f"penguin: approval mode is now {runtime.sessions.approval_mode}")
+
+
+async def _python_timeout(runtime: KernelRuntime, arg: str | None) -> None:
+    runtime.sessions.python_timeout_s = seconds = parse_python_timeout(arg or "")
+    print(f"penguin: run_python time limit is now {timeout_text(seconds)}")
+
+
+async def _sessions(runtime: KernelRuntime, arg: str | None) -> None:
+    try:
+        agent = await runtime.sessions.get_agent()
         listed = agent.list_sessions()
-        if inspect.isawaitable(listed):
-            listed = await listed
     except Exception as exc:
-        print(f"penguin: cannot list sessions: {exc}", file=sys.stderr)
+        _error(f"penguin: cannot list sessions: {exc}")
         return
     if not listed:
         print("penguin: no sessions yet")
@@ -157,37 +158,94 @@ async def _sessions(state: NotebookSessions) -> None:
         print(_describe_session(item))
 
 
-def _models() -> None:
+async def _models(runtime: KernelRuntime, arg: str | None) -> None:
     from ..state import ConfigError, load_project_config, paths
 
     try:
         cfg = load_project_config(None, paths.DEFAULT_PROJECT_ID)
     except ConfigError as exc:
-        print(f"penguin: {exc}", file=sys.stderr)
+        _error(f"penguin: {exc}")
         return
     if not cfg.models:
         print(f"penguin: no models configured in {config_path_text()}")
         return
     default = cfg.default_model
     for entry in cfg.models:
-        mark = (
-            " (default)"
-            if default and (default.provider, default.model_id) == (entry.provider, entry.model_id)
-            else ""
+        is_default = default is not None and (default.provider, default.model_id) == (
+            entry.provider,
+            entry.model_id,
         )
         endpoint = f"  {entry.base_url}" if entry.base_url else ""
-        print(f"{entry.provider}/{entry.model_id}{mark}{endpoint}")
+        print(f"{entry.provider}/{entry.model_id}{' (default)' if is_default else ''}{endpoint}")
 
 
-def _config() -> None:
+async def _compact(runtime: KernelRuntime, arg: str | None) -> None:
+    session = runtime.sessions.session
+    if session is None:
+        print("penguin: no session yet — the next %%penguin cell starts one")
+        return
+    print(_compaction_summary(await session.compact()))
+
+
+async def _usage(runtime: KernelRuntime, arg: str | None) -> None:
+    usage = runtime.sessions.last_usage
+    if usage is None or not isinstance(usage.payload, TokenUsagePayload):
+        print("penguin: no token usage yet")
+        return
+    s, r = usage.payload.session, usage.payload.request
+    print(
+        f"session: total {s.total}, output {s.output}, cache read {s.cache_read}, cache write {s.cache_write}"
+    )
+    print(
+        f"last request: total {r.total}, output {r.output}, cache read {r.cache_read}, cache write {r.cache_write}"
+    )
+
+
+async def _trace(runtime: KernelRuntime, arg: str | None) -> None:
+    session = runtime.sessions.session
+    if session is None:
+        print("penguin: no session yet — the next %%penguin cell starts one")
+        return
+    print(session.trace_path)
+
+
+async def _config(runtime: KernelRuntime, arg: str | None) -> None:
     from ..state import paths
 
     root = paths.resolve_root(None)
-    print(
-        f"data root: {root} ({'PENGUIN_HOME' if os.environ.get('PENGUIN_HOME') else 'default ~/.penguin/data'})"
-    )
+    source = "PENGUIN_HOME" if os.environ.get("PENGUIN_HOME") else "default ~/.penguin/data"
+    print(f"data root: {root} ({source})")
     print(f"models and credentials: {config_path_text()}")
     print(
         "also read: provider environment variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, "
         "DEEPSEEK_API_KEY, …) and a .env file in the workspace"
     )
+
+
+HANDLERS: dict[str, Handler] = {
+    "help": _help,
+    "status": _status,
+    "new": _new,
+    "resume": _resume,
+    "model": _model,
+    "approve": _approve,
+    "python-timeout": _python_timeout,
+    "sessions": _sessions,
+    "models": _models,
+    "compact": _compact,
+    "usage": _usage,
+    "trace": _trace,
+    "config": _config,
+}
+
+
+async def run_line(line: str) -> None:
+    """What `%penguin …` executes (via the input transformer, so async commands can await)."""
+    from .runner import current_shell
+
+    try:
+        command = parse_line_command(line)
+    except OptionError as exc:
+        _error(str(exc))
+        return
+    await HANDLERS[command.name](kernel_runtime(current_shell()), command.arg)

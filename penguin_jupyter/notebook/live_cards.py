@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import ipywidgets as widgets
 
-from ..omni import OmniMessage
+from ..omni import OmniMessage, ToolCallOutputPayload, ToolCallPayload
 from .live_blocks import SplitTextBlock
 from .live_render import head_tail, muted_html, pre_html
 from .live_shared import plain_hbox, plain_html, plain_vbox, shared_layout
@@ -25,7 +25,7 @@ DECISION_TEXT = {"allow": "approved", "deny": "denied", "forbidden": "forbidden 
 CARD_STYLE = {"border": "1px solid #d0d7de", "padding": "4px 8px", "margin": "4px 0"}
 
 
-def close_widget_tree(roots: tuple | list) -> None:
+def close_widget_tree(roots: tuple[widgets.Widget, ...] | list[widgets.Widget]) -> None:
     """Close widgets and all their descendants (they are no longer displayed)."""
     pending = list(roots)
     while pending:
@@ -72,6 +72,8 @@ class ToolCardWidget:
 
     def set_call(self, tool_call: OmniMessage) -> None:
         payload = tool_call.payload
+        if not isinstance(payload, ToolCallPayload):
+            return
         self.name = payload.name
         title, detail = tool_card_summary(tool_call)
         self.title.value = self._title_html(title, detail)
@@ -109,6 +111,8 @@ class ToolCardWidget:
 
     def finish(self, output: OmniMessage) -> None:
         payload = output.payload
+        if not isinstance(payload, ToolCallOutputPayload):
+            return
         self.output.replace(payload.output)
         self.output.flush()
         self.add_images(payload.images)

@@ -6,8 +6,7 @@ Owns the header widgets only; what Stop does is the runner's callback.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 import ipywidgets as widgets
 
@@ -21,7 +20,7 @@ def usage_text(session_total: int, request_total: int, output: int) -> str:
 
 
 class HeaderWidget:
-    def __init__(self, info: dict[str, Any], on_stop: Callable[[], None]) -> None:
+    def __init__(self, info: Mapping[str, str], on_stop: Callable[[], None]) -> None:
         self.info = info
         self.label = plain_html(self._label_html())
         self.usage = plain_html()

@@ -41,6 +41,7 @@ class ThrottledSetter:
         self._has_pending = False
         self._last_sent = 0.0
         self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None
         try:
             self._loop = loop or asyncio.get_running_loop()
         except RuntimeError:

@@ -1,21 +1,38 @@
 """The live widget view of one Task: routes each OmniMessage to the widget it belongs to.
 
-Owns the routing rules of notebook-design.md §4: one widget per message segment (thinking,
+Owns the routing rules (docs/notebook.md): one widget per message segment (thinking,
 assistant text, tool card, event), tool outputs joined to their call by `tool_call_id`,
 subagent messages nested by `origin` (a background subagent's card titled "(background)"),
-retry countdowns and notices. The header, cards, blocks
-and throttling live in their own `live_*` modules; the runner owns the Task lifecycle.
+retry countdowns and notices (their words from `view_notices.py`, shared with the plain view).
+Implements `cell_view.CellView`. The header, cards, blocks and throttling live in their own
+`live_*` modules; the cell (`cell.py`) owns the Task lifecycle.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 import ipywidgets as widgets
 
-from ..omni import OmniMessage
+from ..omni import (
+    ApprovalDecisionPayload,
+    ImageUrlPayload,
+    InlineDataPayload,
+    OmniMessage,
+    PartialTextPayload,
+    PartialThinkingPayload,
+    PartialToolCallOutputPayload,
+    PartialToolCallPayload,
+    RequestBeginPayload,
+    RequestEndPayload,
+    SessionMetaPayload,
+    TextPayload,
+    ThinkingPayload,
+    TokenUsagePayload,
+    ToolCallOutputPayload,
+    ToolCallPayload,
+)
 from .approval import ApprovalRow
 from .live_blocks import SplitTextBlock
 from .live_cards import ToolCardWidget
@@ -24,32 +41,9 @@ from .live_render import muted_html, note_html, pre_html
 from .live_shared import plain_html, plain_vbox, shared_layout
 from .live_teardown import close_widgets_paced
 from .markdown_html import markdown_html
+from .view_notices import Notice, notice_for, retry_text
 
-
-def _event_text(payload: Any) -> tuple[str, str] | None:
-    """(text, color) for the notices a reader should see, None for silent events."""
-    kind = payload.type
-    if kind == "request_end" and payload.status != "completed":
-        detail = f": {payload.error_message}" if payload.error_message else ""
-        if payload.retry_in_ms is not None:
-            return None  # handled by the countdown
-        return f"request {payload.status}{detail}", "#c62828"
-    if kind == "compaction_begin":
-        return f"compacting context ({payload.reason}, {payload.mode})…", "#555"
-    if kind == "compaction_end":
-        detail = f": {payload.error_message}" if payload.error_message else ""
-        return f"compaction {payload.status}{detail}", "#555" if payload.status == "completed" else "#c62828"
-    if kind == "mcp_connect_begin":
-        return f"connecting MCP servers: {', '.join(payload.servers)}…", "#555"
-    if kind == "mcp_connect_end":
-        parts = [
-            f"{r.server} {r.status}" + (f" ({r.tools} tools)" if r.tools is not None else "")
-            for r in payload.results
-        ]
-        return f"MCP connect {payload.status}" + (": " + ", ".join(parts) if parts else ""), "#555"
-    if kind == "abort":
-        return f"interrupted ({payload.reason})" if payload.reason else "interrupted", "#b26a00"
-    return None
+TONE_COLORS = {"info": "#555", "warning": "#b26a00", "error": "#c62828"}
 
 
 class LiveScope:
@@ -64,8 +58,8 @@ class LiveScope:
         self.thinking_box: widgets.Accordion | None = None
         self.cards: dict[str, ToolCardWidget] = {}
         self.children: dict[str, LiveScope] = {}
-        self.countdown: asyncio.Task | None = None
-        self.blocks: list[Any] = []
+        self.countdown: asyncio.Task[None] | None = None
+        self.blocks: list[SplitTextBlock | ToolCardWidget] = []
         self.title_holder: tuple[widgets.Accordion, str] | None = None
         self.model_label = ""
         self.background = False
@@ -77,6 +71,9 @@ class LiveScope:
         widget = plain_html(note_html(self.redact(text), color))
         self.add(widget)
         return widget
+
+    def notice(self, notice: Notice) -> widgets.HTML:
+        return self.note(notice.text, TONE_COLORS[notice.tone])
 
     # --- segments ---------------------------------------------------------------------
     def _open_text(self) -> SplitTextBlock:
@@ -137,72 +134,93 @@ class LiveScope:
             self.child(origin[0]).handle(msg, origin[1:])
             return
         payload = msg.payload
-        kind = msg.kind
-        if kind == "session_meta":
+        if isinstance(payload, SessionMetaPayload):
             self.model_label = f"{payload.provider}/{payload.model_id}"
             self._show_title()
             return
-        if kind != "request_end":
+        if not isinstance(payload, RequestEndPayload):
             self._stop_countdown()
-        if kind == "partial_text":
+        if not (self._handle_text(msg) or self._handle_tool(msg)):
+            self._handle_event(msg)
+
+    def _handle_text(self, msg: OmniMessage) -> bool:
+        """Assistant/user text and thinking; False when `msg` is something else."""
+        payload = msg.payload
+        if isinstance(payload, PartialTextPayload):
             if payload.event_type == "start":
                 self.text = None
             self._open_text().append(payload.text)
-        elif kind == "text":
+        elif isinstance(payload, TextPayload):
             if payload.role == "assistant":
                 self._open_text().replace(payload.text)
                 self._open_text().flush()
                 self.text = None
             else:
                 self.add(plain_html(muted_html(self.redact("▸ " + payload.text))))
-        elif kind == "partial_thinking":
+        elif isinstance(payload, PartialThinkingPayload):
             if payload.event_type == "start":
                 self.thinking = None
             self._open_thinking().append(payload.thinking)
-        elif kind == "thinking":
+        elif isinstance(payload, ThinkingPayload):
             if payload.thinking:
                 self._open_thinking().replace(payload.thinking)
                 self._open_thinking().flush()
             if self.thinking_box is not None:
                 self.thinking_box.set_title(0, "Thinking")
             self.thinking = None
-        elif kind == "partial_tool_call":
+        else:
+            return False
+        return True
+
+    def _handle_tool(self, msg: OmniMessage) -> bool:
+        """Tool calls, their output and approval; False when `msg` is something else."""
+        payload = msg.payload
+        if isinstance(payload, PartialToolCallPayload):
             self.text = None
             if payload.event_type == "start":
                 self.card(payload.tool_call_id, payload.name)
-        elif kind == "tool_call":
+        elif isinstance(payload, ToolCallPayload):
             self.text = None
             self.card(payload.tool_call_id, payload.name).set_call(msg)
-        elif kind == "partial_tool_call_output":
+        elif isinstance(payload, PartialToolCallOutputPayload):
             card = self.card(payload.tool_call_id)
             card.append_output(payload.output)
             card.add_images(payload.images)
-        elif kind == "tool_call_output":
+        elif isinstance(payload, ToolCallOutputPayload):
             self.card(payload.tool_call_id).finish(msg)
-        elif kind == "approval_decision":
+        elif isinstance(payload, ApprovalDecisionPayload):
             self.card(payload.tool_call_id).set_decision(payload.decision)
-        elif kind in ("image_url", "inline_data"):
-            self.add(plain_html(muted_html(f"[{kind}]")))
-        elif kind == "request_end" and payload.status != "completed" and payload.retry_in_ms is not None:
+        else:
+            return False
+        return True
+
+    def _handle_event(self, msg: OmniMessage) -> None:
+        payload = msg.payload
+        if isinstance(payload, (ImageUrlPayload, InlineDataPayload)):
+            self.add(plain_html(muted_html(f"[{msg.kind}]")))
+        elif (
+            isinstance(payload, RequestEndPayload)
+            and payload.status != "completed"
+            and payload.retry_in_ms is not None
+        ):
             self._start_countdown(payload)
         else:
-            shown = _event_text(payload)
+            shown = notice_for(payload)
             if shown is not None:
-                self.note(*shown)
+                self.notice(shown)
 
-    def _start_countdown(self, payload: Any) -> None:
+    def _start_countdown(self, payload: RequestEndPayload) -> None:
         self._stop_countdown()
-        detail = f": {payload.error_message}" if payload.error_message else ""
-        prefix = f"request {payload.status}{detail} — attempt {payload.attempt}, retrying"
-        label = self.note(f"{prefix} in {payload.retry_in_ms / 1000:.0f}s", "#b26a00")
+        color = TONE_COLORS["warning"]
+        left_s = (payload.retry_in_ms or 0) / 1000
+        label = self.note(retry_text(payload, left_s), color)
 
         async def tick() -> None:
-            left = payload.retry_in_ms / 1000
+            left = left_s
             while left > 0:
                 await asyncio.sleep(min(1.0, left))
                 left -= 1.0
-                label.value = note_html(self.redact(f"{prefix} in {max(left, 0):.0f}s"), "#b26a00")
-            label.value = note_html(self.redact(f"{prefix} now"), "#b26a00")
+                label.value = note_html(self.redact(retry_text(payload, left)), color)
 
         try:
             self.countdown = asyncio.get_running_loop().create_task(tick())
@@ -223,11 +241,11 @@ class LiveScope:
 
 
 class LiveView:
-    """Header + body for one Task; implements the approval surface for `NotebookApprover`."""
+    """Header + body for one Task (a `CellView`)."""
 
     def __init__(
         self,
-        info: dict[str, Any],
+        info: Mapping[str, str],
         on_stop: Callable[[], None],
         *,
         quiet: bool = False,
@@ -239,17 +257,24 @@ class LiveView:
         self.root = plain_vbox([self.header.widget, self.body])
 
     def handle(self, msg: OmniMessage) -> None:
-        if msg.kind == "token_usage" and not msg.origin:
-            p = msg.payload
-            self.header.set_usage(usage_text(p.session.total, p.request.total, p.request.output))
+        if not msg.origin and not self._header_status(msg.payload):
             return
-        if msg.kind == "request_begin" and not msg.origin:
-            self.header.set_status("waiting for the model…")
-        elif msg.kind in ("partial_text", "partial_thinking", "partial_tool_call") and not msg.origin:
-            self.header.set_status("model responding…")
-        elif msg.kind == "tool_call" and not msg.origin:
-            self.header.set_status(f"running {msg.payload.name}…")
         self.scope.handle(msg, list(msg.origin or []))
+
+    def _header_status(self, payload: object) -> bool:
+        """The header follows the main Task; False when the message is for the header only."""
+        if isinstance(payload, TokenUsagePayload):
+            self.header.set_usage(
+                usage_text(payload.session.total, payload.request.total, payload.request.output)
+            )
+            return False
+        if isinstance(payload, RequestBeginPayload):
+            self.header.set_status("waiting for the model…")
+        elif isinstance(payload, (PartialTextPayload, PartialThinkingPayload, PartialToolCallPayload)):
+            self.header.set_status("model responding…")
+        elif isinstance(payload, ToolCallPayload):
+            self.header.set_status(f"running {payload.name}…")
+        return True
 
     def handle_background(self, msg: OmniMessage) -> None:
         """A live message of a background subagent: its card is marked, the header is left alone."""
@@ -259,26 +284,33 @@ class LiveView:
         self.scope.child(origin[0]).mark_background()
         self.scope.handle(msg, origin)
 
-    def show_approval(self, tool_call: OmniMessage, row: ApprovalRow | None) -> None:
+    def show_approval(
+        self, tool_call: OmniMessage, row: ApprovalRow | None, *, background: bool = False
+    ) -> None:
+        payload = tool_call.payload
+        if not isinstance(payload, ToolCallPayload):
+            return
         scope = self.scope
-        for hop in tool_call.origin or []:
+        for depth, hop in enumerate(tool_call.origin or []):
             scope = scope.child(hop)
-        card = scope.card(tool_call.payload.tool_call_id, tool_call.payload.name)
+            if background and depth == 0:
+                scope.mark_background()
+        card = scope.card(payload.tool_call_id, payload.name)
         card.set_call(tool_call)
         if row is not None:
-            self.header.set_status(f"waiting for approval of {tool_call.payload.name}")
+            self.header.set_status(f"waiting for approval of {payload.name}")
             card.show_approval_row(row.widget)
         else:
             card.show_approval_row(None, "approval requested")
 
     def show_note(self, text: str) -> None:
-        self.scope.note(text, "#b26a00")
+        self.scope.note(text, TONE_COLORS["warning"])
 
     def finish(self, status_text: str) -> None:
         self.scope.flush()
         self.header.finish(status_text)
 
-    def display_object(self) -> Any:
+    def display_object(self) -> object | None:
         return self.root
 
     def close(self) -> None:

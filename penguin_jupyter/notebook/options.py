@@ -1,16 +1,19 @@
 """Parse `%%penguin` cell options and `%penguin` line commands into plain values.
 
-Owns the option grammar of notebook-design.md §1 and its one-line error messages. It runs
-nothing: the runner and the line-command handler act on what is returned here.
+Owns the option grammar (README "The %%penguin cell") and its one-line error messages: one
+parser per option in `OPTION_PARSERS`. It runs nothing: the runner and the line-command
+handlers act on what is returned here.
 """
 
 from __future__ import annotations
 
 import math
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import get_args
 
-from ..interfaces import THINKING_LEVELS
+from ..interfaces import THINKING_LEVELS, ThinkingLevelName
 
 APPROVAL_MODES: tuple[str, ...] = ("ask", "read-only", "allow-all", "deny-all")
 CELL_USAGE = (
@@ -30,7 +33,7 @@ class CellOptions:
     new: bool = False
     session_id: str | None = None
     approve: str | None = None
-    thinking: str | None = None
+    thinking: ThinkingLevelName | None = None
     max_turns: int | None = None
     python_timeout_s: float | None = None
     workspace: str | None = None
@@ -67,6 +70,28 @@ def parse_python_timeout(value: str) -> float:
     return seconds
 
 
+THINKING: dict[str, ThinkingLevelName] = {level: level for level in get_args(ThinkingLevelName)}
+
+
+def parse_thinking(value: str) -> ThinkingLevelName:
+    level = THINKING.get(value)
+    if level is None:
+        raise OptionError(
+            f"penguin: unknown thinking level {value!r} (choose from {', '.join(THINKING_LEVELS)})"
+        )
+    return level
+
+
+def parse_max_turns(value: str) -> int:
+    try:
+        turns = int(value)
+    except ValueError:
+        raise OptionError(f"penguin: --max-turns needs an integer, got {value!r}") from None
+    if turns == 0 or turns < -1:
+        raise OptionError(f"penguin: --max-turns must be a positive integer or -1, got {value!r}")
+    return turns
+
+
 def _split(line: str) -> list[str]:
     try:
         return shlex.split(line)
@@ -74,55 +99,78 @@ def _split(line: str) -> list[str]:
         raise OptionError(f"penguin: cannot parse options ({exc})") from None
 
 
+def _set_model(opts: CellOptions, value: str) -> None:
+    opts.model = parse_model_pair(value)
+
+
+def _set_session(opts: CellOptions, value: str) -> None:
+    opts.session_id = value
+
+
+def _set_approve(opts: CellOptions, value: str) -> None:
+    opts.approve = parse_approval_mode(value)
+
+
+def _set_thinking(opts: CellOptions, value: str) -> None:
+    opts.thinking = parse_thinking(value)
+
+
+def _set_max_turns(opts: CellOptions, value: str) -> None:
+    opts.max_turns = parse_max_turns(value)
+
+
+def _set_python_timeout(opts: CellOptions, value: str) -> None:
+    opts.python_timeout_s = parse_python_timeout(value)
+
+
+def _set_workspace(opts: CellOptions, value: str) -> None:
+    opts.workspace = value
+
+
+def _set_new(opts: CellOptions) -> None:
+    opts.new = True
+
+
+def _set_quiet(opts: CellOptions) -> None:
+    opts.quiet = True
+
+
+def _set_rerun(opts: CellOptions) -> None:
+    opts.rerun = True
+
+
+# Options that take a value (`--flag VALUE` or `--flag=VALUE`), and flags that take none.
+OPTION_PARSERS: dict[str, Callable[[CellOptions, str], None]] = {
+    "--model": _set_model,
+    "--session": _set_session,
+    "--approve": _set_approve,
+    "--thinking": _set_thinking,
+    "--max-turns": _set_max_turns,
+    "--python-timeout": _set_python_timeout,
+    "--workspace": _set_workspace,
+}
+FLAG_PARSERS: dict[str, Callable[[CellOptions], None]] = {"--new": _set_new, "--quiet": _set_quiet, "--rerun": _set_rerun}
+
+
 def parse_cell_options(line: str) -> CellOptions:
     """Parse the text after `%%penguin`; raises OptionError with a one-line message."""
     tokens = _split(line)
     opts = CellOptions()
     i = 0
-
-    def take_value(flag: str) -> str:
-        nonlocal i
-        if "=" in tokens[i] and tokens[i].startswith("--"):
-            return tokens[i].split("=", 1)[1]
-        if i + 1 >= len(tokens) or tokens[i + 1].startswith("--"):
-            raise OptionError(f"penguin: option {flag} needs a value")
-        i += 1
-        return tokens[i]
-
     while i < len(tokens):
         token = tokens[i]
-        flag = token.split("=", 1)[0] if token.startswith("--") else token
-        if flag == "--new":
-            opts.new = True
-        elif flag == "--quiet":
-            opts.quiet = True
-        elif flag == "--rerun":
-            opts.rerun = True
-        elif flag == "--model":
-            opts.model = parse_model_pair(take_value(flag))
-        elif flag == "--session":
-            opts.session_id = take_value(flag)
-        elif flag == "--approve":
-            opts.approve = parse_approval_mode(take_value(flag))
-        elif flag == "--thinking":
-            value = take_value(flag)
-            if value not in THINKING_LEVELS:
-                raise OptionError(
-                    f"penguin: unknown thinking level {value!r} (choose from {', '.join(THINKING_LEVELS)})"
-                )
-            opts.thinking = value
-        elif flag == "--max-turns":
-            value = take_value(flag)
-            try:
-                opts.max_turns = int(value)
-            except ValueError:
-                raise OptionError(f"penguin: --max-turns needs an integer, got {value!r}") from None
-            if opts.max_turns == 0 or opts.max_turns < -1:
-                raise OptionError(f"penguin: --max-turns must be a positive integer or -1, got {value!r}")
-        elif flag == "--python-timeout":
-            opts.python_timeout_s = parse_python_timeout(take_value(flag))
-        elif flag == "--workspace":
-            opts.workspace = take_value(flag)
+        flag, has_inline, inline = token.partition("=") if token.startswith("--") else (token, "", "")
+        if flag in FLAG_PARSERS:
+            FLAG_PARSERS[flag](opts)
+        elif flag in OPTION_PARSERS:
+            if has_inline:
+                value = inline
+            elif i + 1 < len(tokens) and not tokens[i + 1].startswith("--"):
+                i += 1
+                value = tokens[i]
+            else:
+                raise OptionError(f"penguin: option {flag} needs a value")
+            OPTION_PARSERS[flag](opts, value)
         else:
             raise OptionError(f"penguin: unknown option {token!r}; {CELL_USAGE}")
         i += 1

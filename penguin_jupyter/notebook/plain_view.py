@@ -3,24 +3,35 @@
 Owns the text stream: assistant text and tool output as they arrive, one line per tool call,
 approval and event notices. Background subagents' messages are printed as whole lines with the
 same `[hop] ` prefix as foreground subagent lines (their text streams alongside the main one,
-so it is line-buffered per subagent). Same interface as `LiveView` (handle, handle_background,
-show_approval, show_note, finish, display_object).
+so it is line-buffered per subagent). Implements `cell_view.CellView`, like `LiveView`; the
+notice texts come from `view_notices.py`.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import Any, TextIO
+from collections.abc import Callable, Mapping
+from typing import TextIO
 
-from ..omni import OmniMessage
+from ..omni import (
+    AbortPayload,
+    ApprovalDecisionPayload,
+    OmniMessage,
+    PartialTextPayload,
+    PartialToolCallOutputPayload,
+    TextPayload,
+    ToolCallOutputPayload,
+    ToolCallPayload,
+)
+from .approval import ApprovalRow
 from .transcript_model import session_label, tool_card_summary
+from .view_notices import interrupted_text, notice_for
 
 
 class PlainView:
     def __init__(
         self,
-        info: dict[str, Any],
+        info: Mapping[str, str],
         *,
         quiet: bool = False,
         redact: Callable[[str], str],
@@ -55,29 +66,25 @@ class PlainView:
         return "".join(f"[{hop}] " for hop in msg.origin or [])
 
     def handle(self, msg: OmniMessage) -> None:
-        kind, p = msg.kind, msg.payload
-        if kind == "partial_text":
+        p = msg.payload
+        if isinstance(p, PartialTextPayload):
             self._write(p.text)
-        elif kind == "text" and p.role == "assistant":
-            if not self.at_line_start:
+        elif isinstance(p, TextPayload):
+            if p.role == "assistant" and not self.at_line_start:
                 self._write("\n")
-        elif kind == "tool_call":
-            self._show_call(msg)
-        elif kind == "partial_tool_call_output" and not self.quiet:
-            self._write(p.output)
-        elif kind == "tool_call_output":
+        elif isinstance(p, ToolCallPayload):
+            self._show_call(msg, p)
+        elif isinstance(p, PartialToolCallOutputPayload):
+            if not self.quiet:
+                self._write(p.output)
+        elif isinstance(p, ToolCallOutputPayload):
             self._line(f"{self._prefix(msg)}  → {p.stop_reason}")
-        elif kind == "approval_decision":
+        elif isinstance(p, ApprovalDecisionPayload):
             self._line(f"{self._prefix(msg)}  approval: {p.decision}")
-        elif kind == "abort":
-            self._line(f"interrupted ({p.reason})" if p.reason else "interrupted")
-        elif kind == "request_end" and p.status != "completed":
-            retry = f" — retrying in {p.retry_in_ms / 1000:.0f}s" if p.retry_in_ms is not None else ""
-            self._line(f"request {p.status}: {p.error_message or ''}{retry}")
-        elif kind == "compaction_begin":
-            self._line(f"compacting context ({p.reason}, {p.mode})…")
-        elif kind == "compaction_end":
-            self._line(f"compaction {p.status}")
+        else:
+            notice = notice_for(p)
+            if notice is not None:
+                self._line(notice.text)
 
     def handle_background(self, msg: OmniMessage) -> None:
         """A live message of a background subagent, printed as prefixed whole lines."""
@@ -88,36 +95,45 @@ class PlainView:
         if hop not in self.background_seen:
             self.background_seen.add(hop)
             self._line(f"[{hop}] background subagent")
-        kind, p = msg.kind, msg.payload
-        if kind == "partial_text" and len(msg.origin) == 1:
-            self.background_streamed.add(hop)
-            pending = self.background_text.get(hop, "") + p.text
-            *done, rest = pending.split("\n")
-            self.background_text[hop] = rest
-            for line in done:
-                self._line(prefix + line)
-        elif kind == "text" and p.role == "assistant" and len(msg.origin) == 1:
-            rest = self.background_text.pop(hop, "")
-            if hop not in self.background_streamed:
-                rest = p.text
-            self.background_streamed.discard(hop)
-            for line in rest.split("\n") if rest else []:
-                self._line(prefix + line)
-        elif kind == "abort":
-            self._line(prefix + (f"interrupted ({p.reason})" if p.reason else "interrupted"))
-        elif kind in ("tool_call", "tool_call_output", "approval_decision"):
+        p = msg.payload
+        direct = len(msg.origin) == 1
+        if isinstance(p, PartialTextPayload) and direct:
+            self._background_delta(hop, prefix, p.text)
+        elif isinstance(p, TextPayload) and p.role == "assistant" and direct:
+            self._background_answer(hop, prefix, p.text)
+        elif isinstance(p, AbortPayload):
+            self._line(prefix + interrupted_text(p.reason))
+        elif isinstance(p, (ToolCallPayload, ToolCallOutputPayload, ApprovalDecisionPayload)):
             self.handle(msg)
 
-    def _show_call(self, msg: OmniMessage) -> None:
-        call_id = msg.payload.tool_call_id
-        if call_id in self.shown_calls:
+    def _background_delta(self, hop: str, prefix: str, text: str) -> None:
+        self.background_streamed.add(hop)
+        pending = self.background_text.get(hop, "") + text
+        *done, rest = pending.split("\n")
+        self.background_text[hop] = rest
+        for line in done:
+            self._line(prefix + line)
+
+    def _background_answer(self, hop: str, prefix: str, text: str) -> None:
+        rest = self.background_text.pop(hop, "")
+        if hop not in self.background_streamed:
+            rest = text
+        self.background_streamed.discard(hop)
+        for line in rest.split("\n") if rest else []:
+            self._line(prefix + line)
+
+    def _show_call(self, msg: OmniMessage, payload: ToolCallPayload) -> None:
+        if payload.tool_call_id in self.shown_calls:
             return
-        self.shown_calls.add(call_id)
+        self.shown_calls.add(payload.tool_call_id)
         title, detail = tool_card_summary(msg)
         self._line(f"{self._prefix(msg)}🔧 {title} {detail}".rstrip())
 
-    def show_approval(self, tool_call: OmniMessage, row: Any) -> None:
-        self._show_call(tool_call)
+    def show_approval(
+        self, tool_call: OmniMessage, row: ApprovalRow | None, *, background: bool = False
+    ) -> None:
+        if isinstance(tool_call.payload, ToolCallPayload):
+            self._show_call(tool_call, tool_call.payload)
 
     def show_note(self, text: str) -> None:
         self._line(text)
@@ -125,7 +141,7 @@ class PlainView:
     def finish(self, status_text: str) -> None:
         self._line(f"— {status_text}")
 
-    def display_object(self) -> Any:
+    def display_object(self) -> object | None:
         return None
 
     def close(self) -> None:

@@ -1,25 +1,25 @@
 """The static transcript bundle: what a finished `%%penguin` cell leaves in the notebook.
 
 Owns the bundle shape (`make_bundle`, version 1), the tolerant reader for older bundles
-(`read_bundle`), secret redaction (`redact`) and the display mimebundle
-(`transcript_mimebundle`: the JSON for the labextension, self-contained HTML, a plain summary).
+(`read_bundle`), secret redaction over bundles (`redact`, on `penguin_jupyter.redaction`) and the
+display mimebundle (`transcript_mimebundle`: the JSON for the labextension, self-contained HTML, a plain summary).
 Grouping lives in `transcript_model.py`, markup in `transcript_html.py`/`transcript_text.py`; the
 live-notebook code decides when to display it.
 """
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..omni import STOP_REASONS, OmniMessage, to_dict
+from ..redaction import Redactor, SecretLike, as_redactor
+
+Secrets = Redactor | Iterable[SecretLike]
 
 TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
 BUNDLE_VERSION = 1
-REDACTED = "[redacted]"
-MIN_SECRET_LENGTH = 4
 SESSION_KEYS = ("session_id", "provider", "model_id", "workspace", "approval_mode", "trace_path")
 TOKEN_KEYS = ("cache_read", "cache_write", "output", "total")
 
@@ -78,7 +78,7 @@ def make_bundle(
     session_info: Any,
     status: str,
     usage: Any = None,
-    secrets: Iterable[str] = (),
+    secrets: Secrets = (),
 ) -> dict[str, Any]:
     """The version-1 bundle of a Task: complete messages/events in stream order, no partials.
 
@@ -86,7 +86,7 @@ def make_bundle(
     `session_info`: a mapping (or object) with session_id, provider, model_id, workspace,
     approval_mode, trace_path. `status`: one of the six stop reasons. `usage`: None, a mapping
     `{"session": TokenCounts, "request": TokenCounts}`, or a `token_usage` message/payload.
-    `secrets` are replaced by `[redacted]` everywhere.
+    `secrets` are replaced by `[redacted:NAME]` everywhere (see `redact`).
     """
     if status not in STOP_REASONS:
         raise ValueError(f"transcript status must be one of {', '.join(STOP_REASONS)}, got {status!r}")
@@ -98,7 +98,7 @@ def make_bundle(
         "usage": _usage(usage),
         "messages": wire,
     }
-    return redact(bundle, list(secrets))
+    return redact(bundle, secrets)
 
 
 def read_bundle(data: Any) -> dict[str, Any]:
@@ -132,55 +132,27 @@ def read_bundle(data: Any) -> dict[str, Any]:
     }
 
 
-def _secret_list(secrets: Iterable[str]) -> list[str]:
-    usable = {s for s in secrets if isinstance(s, str) and len(s) >= MIN_SECRET_LENGTH}
-    return sorted(usable, key=len, reverse=True)
-
-
-def _redact_text(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-    return text
-
-
-def redact(value: Any, secrets: Iterable[str]) -> Any:
-    """A copy of `value` with every secret (length ≥ 4) replaced by `[redacted]` in every string.
+def redact(value: Any, secrets: Secrets) -> Any:
+    """A copy of `value` with every secret (at least `MIN_SECRET_LENGTH` characters) replaced by
+    its `[redacted:NAME]` placeholder in every string; `secrets` is a Redactor or a list of
+    `Secret`s / `(name, value)` pairs / bare values (named "secret").
 
     Recurses into dicts (keys and values), lists and tuples; other values are returned as-is.
     """
-    usable = _secret_list(secrets)
-    if not usable:
-        return value
-    return _redact_value(value, usable)
+    return as_redactor(secrets).value(value)
 
 
-def _redact_value(value: Any, secrets: list[str]) -> Any:
-    if isinstance(value, str):
-        return _redact_text(value, secrets)
-    if isinstance(value, Mapping):
-        return {_redact_value(k, secrets): _redact_value(v, secrets) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_redact_value(item, secrets) for item in value]
-    return value
-
-
-def redact_markup(text: str, secrets: Iterable[str]) -> str:
+def redact_markup(text: str, secrets: Secrets) -> str:
     """Redact rendered output: the raw secret and its HTML-escaped and JSON-escaped forms."""
-    forms: set[str] = set()
-    for secret in _secret_list(secrets):
-        forms.update(
-            {secret, html.escape(secret), html.escape(secret, quote=False), json.dumps(secret)[1:-1]}
-        )
-    return _redact_text(text, _secret_list(forms))
+    return as_redactor(secrets).markup(text)
 
 
-def transcript_mimebundle(bundle: Any, *, secrets: Iterable[str] = ()) -> dict[str, Any]:
+def transcript_mimebundle(bundle: Any, *, secrets: Secrets = ()) -> dict[str, Any]:
     """The display data of a bundle: the JSON (labextension), `text/html` and `text/plain`."""
     from .transcript_html import render_html
     from .transcript_text import render_text
 
-    secret_list = list(secrets)
+    secret_list = as_redactor(secrets)
     normalized = redact(read_bundle(bundle), secret_list)
     raw = redact(dict(bundle), secret_list) if isinstance(bundle, Mapping) else normalized
     return {

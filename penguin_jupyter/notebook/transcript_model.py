@@ -356,10 +356,12 @@ def _add_paired_event(scope: _Scope, kind: str, payload: Mapping[str, Any]) -> N
         scope.open_pairs[event] = block
         scope.blocks.append(block)
         return
-    block = scope.open_pairs.pop(event, None)
-    if block is None:
+    opened = scope.open_pairs.pop(event, None)
+    if opened is None:
         block = EventBlock(event, "", None, {})
         scope.blocks.append(block)
+    else:
+        block = opened
     block.details["end"] = dict(payload)
     block.status = str(payload.get("status"))
     block.text = render(block.details.get("begin"), payload)

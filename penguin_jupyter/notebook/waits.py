@@ -1,4 +1,4 @@
-"""Interrupt-friendly waiting inside a kernel cell (notebook-design.md §3).
+"""Interrupt-friendly waiting inside a kernel cell (docs/notebook-runtime.md, "Event loop and threads").
 
 A kernel interrupt reaches an awaiting cell only when the event loop wakes, so every wait here
 is sliced into steps of at most `SLICE_S` seconds. Owns nothing else.

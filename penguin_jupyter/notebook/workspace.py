@@ -1,4 +1,4 @@
-"""Workspace resolution for a notebook cell (notebook-design.md §2).
+"""Workspace resolution for a notebook cell.
 
 Owns only the resolution order: `--workspace`; `JPY_SESSION_NAME` or `__session__`; VS Code's
 `__vsc_ipynb_file__`; the current directory. The first hit wins.
@@ -9,10 +9,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 
-def _notebook_dir(value: Any) -> str | None:
+def _notebook_dir(value: object) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return None
     path = Path(value).expanduser()
@@ -23,7 +22,7 @@ def _notebook_dir(value: Any) -> str | None:
 
 def resolve_workspace(
     explicit: str | None,
-    user_ns: Mapping[str, Any] | None = None,
+    user_ns: Mapping[str, object] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> str:
     """Absolute workspace directory for this cell."""

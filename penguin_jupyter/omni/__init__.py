@@ -45,6 +45,8 @@ from .guards import (
     is_model_message,
     is_partial_payload,
     is_session_meta,
+    payload_as,
+    payload_of,
 )
 from .models import (
     STOP_REASONS,
@@ -52,12 +54,14 @@ from .models import (
     ApprovalDecisionPayload,
     CompactionBeginPayload,
     CompactionEndPayload,
+    CompactionReason,
     ImageUrlPayload,
     InlineDataPayload,
     InlineThinkingPayload,
     McpConnectBeginPayload,
     McpConnectEndPayload,
     McpServerResult,
+    McpStatus,
     OmniMessage,
     PartialTextPayload,
     PartialThinkingPayload,

@@ -9,8 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import builders
-from .guards import is_partial_payload
-from .models import OmniMessage, StopReason
+from .models import (
+    OmniMessage,
+    PartialTextPayload,
+    PartialThinkingPayload,
+    PartialToolCallOutputPayload,
+    PartialToolCallPayload,
+    StopReason,
+)
+
+PartialPayload = (
+    PartialTextPayload | PartialThinkingPayload | PartialToolCallPayload | PartialToolCallOutputPayload
+)
 
 
 @dataclass
@@ -23,13 +33,12 @@ class _Fragment:
     images: list[str] | None = None
     stop_reason: StopReason = "completed"
 
-    def apply(self, payload) -> None:
-        kind = payload.type
-        if kind == "partial_text":
+    def apply(self, payload: PartialPayload) -> None:
+        if isinstance(payload, PartialTextPayload):
             self.body.append(payload.text)
-        elif kind == "partial_thinking":
+        elif isinstance(payload, PartialThinkingPayload):
             self.body.append(payload.thinking)
-        elif kind == "partial_tool_call":
+        elif isinstance(payload, PartialToolCallPayload):
             self.body.append(payload.arguments)
             if payload.name:
                 self.name = payload.name
@@ -58,20 +67,21 @@ class PartialAggregator:
     """Feed messages in stream order with `push`; each call returns what is now complete."""
 
     def __init__(self) -> None:
-        self._open: dict[tuple, _Fragment] = {}
+        self._open: dict[tuple[tuple[str, ...], str, str], _Fragment] = {}
 
     def push(self, msg: OmniMessage) -> list[OmniMessage]:
-        if not is_partial_payload(msg):
-            return [msg]
         payload = msg.payload
-        key = (tuple(msg.origin or ()), payload.type, getattr(payload, "tool_call_id", ""))
+        if not isinstance(payload, PartialPayload):
+            return [msg]
+        call_id = getattr(payload, "tool_call_id", "")
+        key = (tuple(msg.origin or ()), payload.type, call_id)
         out: list[OmniMessage] = []
         fragment = self._open.get(key)
         if payload.event_type == "start" and fragment is not None:
             out.append(self._open.pop(key).finalize())
             fragment = None
         if fragment is None:
-            fragment = _Fragment(payload.type, getattr(payload, "tool_call_id", ""), msg.origin)
+            fragment = _Fragment(payload.type, call_id, msg.origin)
             self._open[key] = fragment
         fragment.apply(payload)
         if payload.event_type == "stop":

@@ -27,6 +27,7 @@ from .models import (
     McpConnectBeginPayload,
     McpConnectEndPayload,
     McpServerResult,
+    McpStatus,
     OmniMessage,
     PartialTextPayload,
     PartialThinkingPayload,
@@ -91,15 +92,18 @@ def session_meta(
     workspace: str,
     source: str | None = None,
 ) -> OmniMessage:
-    payload = SessionMetaPayload(
-        session_id=session_id,
-        provider=provider,
-        model_id=model_id,
-        model_context_window=model_context_window,
-        system_prompt=system_prompt,
-        agent_state=agent_state,
-        workspace=workspace,
-        source=source,
+    # Validated from a mapping: `source` is any string here (an unknown one is dropped).
+    payload = SessionMetaPayload.model_validate(
+        {
+            "session_id": session_id,
+            "provider": provider,
+            "model_id": model_id,
+            "model_context_window": model_context_window,
+            "system_prompt": system_prompt,
+            "agent_state": agent_state,
+            "workspace": workspace,
+            "source": source,
+        }
     )
     return OmniMessage(timestamp=now_iso(), type="session_meta", payload=payload)
 
@@ -114,7 +118,8 @@ def text_message(
 
 
 def user_text(text: str, sender: str | None = None) -> OmniMessage:
-    return _model(TextPayload(role="user", text=text, sender=sender))
+    # Validated from a mapping: `sender` is any string here ("user" is dropped).
+    return _model(TextPayload.model_validate({"role": "user", "text": text, "sender": sender}))
 
 
 def assistant_text(
@@ -303,7 +308,7 @@ def mcp_connect_begin(servers: list[str]) -> OmniMessage:
     return _event(McpConnectBeginPayload(servers=servers))
 
 
-def mcp_connect_end(status: str, results: Iterable[McpServerResult | Mapping[str, Any]]) -> OmniMessage:
+def mcp_connect_end(status: McpStatus, results: Iterable[McpServerResult | Mapping[str, Any]]) -> OmniMessage:
     return _event(
         McpConnectEndPayload(status=status, results=[McpServerResult.model_validate(r) for r in results])
     )

@@ -20,6 +20,7 @@ MessageType = Literal["session_meta", "model_msg", "event_msg"]
 ApprovalDecisionValue = Literal["allow", "deny", "forbidden"]
 CompactionReason = Literal["context", "turns", "manual"]
 CompactionMode = Literal["summarize", "discard"]
+McpStatus = Literal["completed", "failed", "aborted"]
 
 
 class _Payload(BaseModel):
@@ -257,7 +258,7 @@ class McpConnectBeginPayload(_Payload):
 class McpServerResult(_Payload):
     server: str
     transport: Literal["stdio", "http", "sse"]
-    status: Literal["completed", "failed", "aborted"]
+    status: McpStatus
     duration_ms: int
     tools: int | None = None
     error: str | None = None
@@ -265,7 +266,7 @@ class McpServerResult(_Payload):
 
 class McpConnectEndPayload(_Payload):
     type: Literal["mcp_connect_end"] = "mcp_connect_end"
-    status: Literal["completed", "failed", "aborted"]
+    status: McpStatus
     results: list[McpServerResult]
 
 

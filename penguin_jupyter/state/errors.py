@@ -1,7 +1,9 @@
 """The one error type for bad agent-state and project files.
 
 Owns `ConfigError`: a one-line message naming the file and the offending field. Raised by
-every loader in this package; callers show `str(exc)` without a traceback.
+every loader in this package; callers show `str(exc)` without a traceback. Also owns
+`NoModelConfiguredError`: no usable model for a session (none configured, or the pair asked for
+is unknown), so a host can say how to configure one without matching message text.
 """
 
 from __future__ import annotations
@@ -16,3 +18,7 @@ class ConfigError(ValueError):
         self.problem = problem
         where = f"{file}: {field}" if field else file
         super().__init__(f"{where}: {problem}")
+
+
+class NoModelConfiguredError(ValueError):
+    """No model can be resolved for a new session; `str()` says which and where to add one."""

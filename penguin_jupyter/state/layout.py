@@ -2,16 +2,20 @@
 
 Owns `ensure_agent_layout`: `agent_state/` with a default `system_config.yaml` and an empty
 `AGENTS.md`, `tools/`, `skills/`, plus `traces/`, `scratchpad/`, `shared_env/` and
-`workspaces/`. Existing files are never overwritten.
+`workspaces/`. Existing files are never overwritten. Everything is private: directories 0700
+(the data root and project directory included, existing ones tightened), files 0600.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from ..private_files import private_dir, write_private_text
 from .paths import (
+    agent_dir,
     agent_state_dir,
     agents_md_path,
+    project_dir,
     scratchpad_dir,
     shared_env_dir,
     skills_dir,
@@ -25,6 +29,10 @@ from .system_config import default_system_config_document, dump_system_config_do
 def ensure_agent_layout(root: Path, project_id: str, agent_id: str) -> None:
     state = agent_state_dir(root, project_id, agent_id)
     for directory in (
+        root,
+        project_dir(root, project_id),
+        agent_dir(root, project_id, agent_id).parent,
+        agent_dir(root, project_id, agent_id),
         state,
         state / "tools",
         skills_dir(root, project_id, agent_id),
@@ -33,12 +41,12 @@ def ensure_agent_layout(root: Path, project_id: str, agent_id: str) -> None:
         shared_env_dir(root, project_id, agent_id),
         workspaces_dir(root, project_id, agent_id),
     ):
-        directory.mkdir(parents=True, exist_ok=True)
+        private_dir(directory)
     config = system_config_path(root, project_id, agent_id)
     if not config.exists():
         doc = default_system_config_document()
         doc["name"] = agent_id
-        config.write_text(dump_system_config_document(doc), encoding="utf-8")
+        write_private_text(config, dump_system_config_document(doc))
     agents_md = agents_md_path(root, project_id, agent_id)
     if not agents_md.exists():
-        agents_md.write_text("", encoding="utf-8")
+        write_private_text(agents_md, "")

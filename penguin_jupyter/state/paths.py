@@ -1,6 +1,6 @@
 """Where things live under the data root (core-behavior.md §8.1, §9.1).
 
-Owns path arithmetic only: the data root (`PENGUIN_HOME` or `~/.penguin/data`), the
+Owns path arithmetic (and the one directory it creates, a private temp workspace): the data root (`PENGUIN_HOME` or `~/.penguin/data`), the
 per-project and per-agent directories, session ids and temporary workspace names. Creating
 and seeding the directories is `layout.py`'s job.
 """
@@ -11,6 +11,9 @@ import os
 import secrets
 from datetime import datetime
 from pathlib import Path
+
+from ..private_files import private_dir
+from .ids import require_id
 
 DEFAULT_PROJECT_ID = "default_project"
 DEFAULT_AGENT_ID = "default_agent"
@@ -27,7 +30,8 @@ def resolve_root(root: str | os.PathLike[str] | None = None) -> Path:
 
 
 def project_dir(root: Path, project_id: str) -> Path:
-    return root / project_id
+    """Every project path goes through here: the id is checked before it becomes a path."""
+    return root / require_id("project_id", project_id)
 
 
 def project_config_path(root: Path, project_id: str) -> Path:
@@ -35,7 +39,8 @@ def project_config_path(root: Path, project_id: str) -> Path:
 
 
 def agent_dir(root: Path, project_id: str, agent_id: str) -> Path:
-    return project_dir(root, project_id) / "agents" / agent_id
+    """Every agent path goes through here: both ids are checked before they become a path."""
+    return project_dir(root, project_id) / "agents" / require_id("agent_id", agent_id)
 
 
 def agent_state_dir(root: Path, project_id: str, agent_id: str) -> Path:
@@ -86,6 +91,6 @@ def new_session_id(now: datetime | None = None) -> str:
 
 def new_temp_workspace(root: Path, project_id: str, agent_id: str) -> Path:
     """Create and return `workspaces/tmp-<8hex>`."""
-    path = workspaces_dir(root, project_id, agent_id) / f"tmp-{secrets.token_hex(4)}"
-    path.mkdir(parents=True, exist_ok=False)
+    path = private_dir(workspaces_dir(root, project_id, agent_id)) / f"tmp-{secrets.token_hex(4)}"
+    path.mkdir(mode=0o700)
     return path

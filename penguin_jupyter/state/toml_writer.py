@@ -13,6 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..private_files import private_dir
+
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
@@ -63,7 +65,7 @@ def dumps_toml(data: dict[str, Any], *, inline_keys: frozenset[str] = frozenset(
 
 def write_private_file(path: Path, text: str) -> None:
     """Write `text` to `path` with mode 0600 (created or tightened), via a temp file + rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:

@@ -18,7 +18,7 @@ from penguin_jupyter.omni import dumps_compact
 from .placeholders import resolve as resolve_placeholders
 from .script import ScriptEntry
 
-_DEFAULT_ERRORS = {
+_DEFAULT_ERRORS: dict[int, tuple[str, str | None, str]] = {
     400: ("invalid_request_error", None, "Invalid request."),
     401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
     403: ("permission_denied", None, "You are not allowed to use this model."),
@@ -38,7 +38,11 @@ def error_body(
 ) -> dict:
     """An OpenAI-shaped error object: `{"error": {"message", "type", "param", "code"}}`."""
     if status >= 500:
-        default = ("server_error", None, "The server had an error while processing your request.")
+        default: tuple[str, str | None, str] = (
+            "server_error",
+            None,
+            "The server had an error while processing your request.",
+        )
     else:
         default = _DEFAULT_ERRORS.get(status, ("invalid_request_error", None, "Request failed."))
     return {

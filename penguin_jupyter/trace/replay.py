@@ -9,27 +9,35 @@ records only; locating files and appending the closing `compaction_end` is `resu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..omni import (
+    CompactionBeginPayload,
+    CompactionEndPayload,
     OmniMessage,
+    RequestEndPayload,
+    TextPayload,
     TokenCounts,
+    TokenUsagePayload,
+    ToolCallOutputPayload,
+    ToolCallPayload,
     is_complete_model_message,
     is_event,
     is_event_message,
     is_session_meta,
     markers,
+    payload_as,
     tool_call_output,
     user_text,
 )
+from ..omni.models import CompactionMode, CompactionReason
 
 PROCESS_EXIT_PLACEHOLDER = "[interrupted: process exited before the tool finished]"
 
 
 @dataclass
 class DanglingCompaction:
-    reason: str
-    mode: str
+    reason: CompactionReason
+    mode: CompactionMode
 
 
 @dataclass
@@ -47,8 +55,8 @@ class ReplayState:
 
 
 def _output_id(msg: OmniMessage) -> str | None:
-    payload: Any = msg.payload
-    return payload.tool_call_id if getattr(payload, "type", None) == "tool_call_output" else None
+    payload = msg.payload
+    return payload.tool_call_id if isinstance(payload, ToolCallOutputPayload) else None
 
 
 def _role(msg: OmniMessage) -> str | None:
@@ -59,11 +67,20 @@ def _placeholder(tool_call_id: str) -> OmniMessage:
     return tool_call_output(PROCESS_EXIT_PLACEHOLDER, tool_call_id, stop_reason="aborted")
 
 
-def _last_usage(records: list[OmniMessage]) -> Any:
+def _last_usage(records: list[OmniMessage]) -> TokenUsagePayload | None:
     for msg in reversed(records):
-        if is_event(msg, "token_usage"):
-            return msg.payload
+        usage = payload_as(msg, TokenUsagePayload)
+        if usage is not None and msg.type == "event_msg":
+            return usage
     return None
+
+
+def _request_completed(msg: OmniMessage) -> bool | None:
+    """For a `request_end` event: whether the request completed; None for any other message."""
+    end = payload_as(msg, RequestEndPayload)
+    if end is None or msg.type != "event_msg":
+        return None
+    return end.status == "completed"
 
 
 def _last_completed_request_text(records: list[OmniMessage]) -> str:
@@ -72,15 +89,16 @@ def _last_completed_request_text(records: list[OmniMessage]) -> str:
     current: list[str] = []
     in_request = False
     for msg in records:
+        completed = _request_completed(msg)
         if is_event(msg, "request_begin"):
             in_request, current = True, []
-        elif is_event(msg, "request_end"):
-            if msg.payload.status == "completed":
+        elif completed is not None:
+            if completed:
                 result = "".join(current)
             in_request = False
         elif in_request and is_complete_model_message(msg):
-            payload: Any = msg.payload
-            if payload.type == "text" and payload.role == "assistant":
+            payload = msg.payload
+            if isinstance(payload, TextPayload) and payload.role == "assistant":
                 current.append(payload.text)
     return result
 
@@ -88,14 +106,15 @@ def _last_completed_request_text(records: list[OmniMessage]) -> str:
 def _closed_context(records: list[OmniMessage], state: ReplayState) -> ReplayState | None:
     """The closed-context result when the file ends in a completed compaction, else None."""
     last = records[-1] if records else None
-    if last is None or not is_event(last, "compaction_end") or last.payload.status != "completed":
+    end = payload_as(last, CompactionEndPayload) if last is not None and last.type == "event_msg" else None
+    if end is None or end.status != "completed":
         return None
     closed = ReplayState(
         context_closed=True,
         session_tokens=state.session_tokens,
         meta=state.meta,
     )
-    if last.payload.mode != "summarize":
+    if end.mode != "summarize":
         return closed
     summary = markers.extract_summary(_last_completed_request_text(records))
     if not summary:
@@ -114,7 +133,7 @@ class _TurnReplayer:
         self.outputs: list[OmniMessage] = []
         self.in_request = False
         self.in_compaction = False
-        self.dangling: Any = None
+        self.dangling: CompactionBeginPayload | None = None
         self.committed: list[str] = []  # insertion-ordered set of committed call ids
         self.answered: set[str] = set()
         self.turns = 0
@@ -142,10 +161,11 @@ class _TurnReplayer:
         self.history.extend(self.outputs)
         self.answered |= eligible_ids
         for out in self.outputs:
-            payload: Any = out.payload
-            is_real_call = payload.type == "tool_call" and payload.stop_reason == "completed"
-            if is_real_call and payload.tool_call_id not in self.committed:
-                self.committed.append(payload.tool_call_id)
+            call = out.payload
+            if not isinstance(call, ToolCallPayload) or call.stop_reason != "completed":
+                continue
+            if call.tool_call_id not in self.committed:
+                self.committed.append(call.tool_call_id)
         if not self.in_compaction:
             self.turns += 1
         self.snapshot, self.outputs, self.in_request = [], [], False
@@ -159,7 +179,7 @@ class _TurnReplayer:
             self.in_request = True
             self.snapshot, self.pending = self.pending, []
         elif is_event(msg, "request_end"):
-            if msg.payload.status == "completed":
+            if _request_completed(msg):
                 self._commit_request()
             else:
                 self._drop_request()
@@ -170,8 +190,8 @@ class _TurnReplayer:
             elif self.in_request:
                 self.outputs.append(msg)
         elif is_event_message(msg):
-            kind = msg.payload.type
-            if kind == "compaction_begin":
+            kind = msg.kind
+            if isinstance(msg.payload, CompactionBeginPayload):
                 self.in_compaction, self.dangling = True, msg.payload
             elif kind == "compaction_end":
                 if self.in_request and self.in_compaction:

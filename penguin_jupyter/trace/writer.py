@@ -1,9 +1,11 @@
 """TraceWriter: the append-only JSONL sink of one session (core-behavior.md §8.1).
 
 Owns file naming (`<traces>/<yyyy-mm-dd>/<session_id>_<NNN>.jsonl`), which messages are
-recordable, the single-`os.write` append on an O_APPEND descriptor, serialization of
-concurrent writes and rotations, and torn-tail healing. Reading and replay live in
-`reader.py` and `replay.py`; deciding *what* to record is the engine's and session's job.
+recordable, redaction of configured secrets before a line is written (a `Redactor`, see
+docs/security.md), the single-`os.write` append on an O_APPEND descriptor of a private file
+(0600 in 0700 directories), serialization of concurrent writes and rotations, and torn-tail
+healing. Reading and replay live in `reader.py` and `replay.py`; deciding *what* to record is
+the engine's and session's job.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ import threading
 from datetime import date as Date
 from pathlib import Path
 
-from ..omni import OmniMessage, is_partial_payload, to_json
+from ..omni import OmniMessage, is_partial_payload, to_dict, to_json
+from ..omni.wire import dumps_compact
+from ..private_files import open_private_append
+from ..redaction import Redactor
 
 _SHARD_RE = re.compile(r"^(?P<stem>.+)_(?P<index>\d{3,})\.jsonl$")
 
@@ -43,10 +48,12 @@ class TraceWriter:
     `write()` and `rotate()` are synchronous and serialized by a lock, so submission order is
     file order (a rotation never splits a record). A failed write raises to its caller only;
     later writes proceed. Satisfies the engine's trace sink protocol (`write(msg)`, `rotate()`).
+    With a `redactor`, every configured secret in a record is replaced by its placeholder first.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, redactor: Redactor | None = None) -> None:
         self._path = Path(path)
+        self.redactor = redactor
         self._lock = threading.Lock()
         self._fd: int | None = None
         self._torn_tail = False
@@ -62,7 +69,7 @@ class TraceWriter:
     def write(self, msg: OmniMessage) -> None:
         if not is_recordable(msg):
             return
-        data = (to_json(msg) + "\n").encode("utf-8")
+        data = (self._line(msg) + "\n").encode("utf-8")
         with self._lock:
             self._append(data)
 
@@ -84,11 +91,18 @@ class TraceWriter:
 
     # --- internals ---------------------------------------------------------------------------
 
+    def _line(self, msg: OmniMessage) -> str:
+        line = to_json(msg)
+        redactor = self.redactor
+        if redactor is None or not redactor.found_in(line):
+            return line
+        # Redact the decoded strings, not the JSON text, so the line stays valid JSON.
+        return dumps_compact(redactor.value(to_dict(msg)))
+
     def _open(self) -> int:
         if self._fd is not None:
             return self._fd
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = open_private_append(self._path)
         self._torn_tail = _ends_torn(self._path)
         self._fd = fd
         self._closed = False

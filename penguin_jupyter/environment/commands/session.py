@@ -18,6 +18,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
+from typing import IO
 
 from ...interfaces import AbortSignal
 
@@ -102,7 +103,7 @@ class CommandSession:
 
     # --- threads ---------------------------------------------------------------------------
 
-    def _read_pipe(self, pipe) -> None:  # type: ignore[no-untyped-def]
+    def _read_pipe(self, pipe: IO[bytes]) -> None:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         fd = pipe.fileno()
         try:

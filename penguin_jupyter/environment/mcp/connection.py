@@ -162,7 +162,12 @@ class McpConnection:
             )
         else:
             sse = sse_client(
-                server.url, headers=server.headers, timeout=MCP_DEFAULT_TIMEOUT, sse_read_timeout=None
+                server.url,
+                headers=server.headers,
+                timeout=MCP_DEFAULT_TIMEOUT,
+                # No read timeout between events: mcp annotates a float, but hands the value to
+                # httpx.Timeout, where None means "wait as long as the stream stays open".
+                sse_read_timeout=None,  # type: ignore[arg-type]
             )
             streams = await stack.enter_async_context(sse)
         read_stream, write_stream = streams

@@ -18,8 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...interfaces import AbortSignal, MCPServerConfig, Permission
-from ...omni import McpServerResult
-from .config import InvalidServerConfig, ResolvedServer, entry_label, guess_transport, resolve_server
+from ...omni import McpServerResult, McpStatus
+from .config import (
+    InvalidServerConfig,
+    ResolvedServer,
+    TransportKind,
+    entry_label,
+    guess_transport,
+    resolve_server,
+)
 from .connection import ConnectCancelled, McpConnection, describe_error
 from .tools import MCP_TOOL_PREFIX, TOOL_NAME_PATTERN, McpTool
 
@@ -33,7 +40,7 @@ def stderr_warning(message: str) -> None:
 @dataclass
 class _Rejected:
     label: str
-    transport: Any
+    transport: TransportKind
     reason: str
 
 
@@ -276,7 +283,7 @@ class _Cancelled:
 _Outcome = _Success | _Failure | _Cancelled
 
 
-def _guess(entry: MCPServerConfig | dict[str, Any]) -> Any:
+def _guess(entry: MCPServerConfig | dict[str, Any]) -> TransportKind:
     config = entry.get("config") if isinstance(entry, dict) else getattr(entry, "config", None)
     return guess_transport(config)
 
@@ -287,8 +294,8 @@ def _elapsed_ms(started: float) -> int:
 
 def _result(
     server: str,
-    transport: Any,
-    status: str,
+    transport: TransportKind,
+    status: McpStatus,
     duration_ms: int,
     *,
     tools: int | None = None,

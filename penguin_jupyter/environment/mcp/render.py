@@ -49,7 +49,8 @@ def _render_block(block: dict[str, Any], parts: list[str], images: list[str]) ->
         suffix = f" {description}" if isinstance(description, str) else ""
         parts.append(f"[resource: {block.get('uri')}]{suffix}")
     elif kind == "resource":
-        resource = block.get("resource") if isinstance(block.get("resource"), dict) else {}
+        raw_resource = block.get("resource")
+        resource: dict[str, Any] = raw_resource if isinstance(raw_resource, dict) else {}
         if isinstance(resource.get("text"), str):
             parts.append(resource["text"])
         else:

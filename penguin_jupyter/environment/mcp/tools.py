@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, TypedDict
 
 import mcp_types
 
@@ -45,6 +45,13 @@ def tool_description(server: ResolvedServer, tool: mcp_types.Tool) -> str:
     return f'MCP tool "{tool.name}" on server "{server.name}".'
 
 
+class _Limits(TypedDict, total=False):
+    """The per-server limits a tool definition takes only when configured."""
+
+    timeout_ms: int
+    max_output_length: int
+
+
 class McpTool:
     """One discovered server tool, executable through the Environment."""
 
@@ -54,7 +61,7 @@ class McpTool:
         self.remote_name = tool.name
         self.server_name = server.name
         self._connection = connection
-        limits: dict[str, int] = {}
+        limits: _Limits = {}
         if server.timeout_ms is not None:
             limits["timeout_ms"] = server.timeout_ms
         if server.max_output_length is not None:

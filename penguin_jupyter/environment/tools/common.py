@@ -10,6 +10,7 @@ from typing import Any
 
 from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage, partial_tool_call_output
+from ..commands import CommandSessionManager
 from ..types import ToolDefinitionConfig, ToolExecutionContext
 
 MIN_YIELD_MS = 250
@@ -73,5 +74,7 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def command_manager(ctx: ToolExecutionContext) -> Any:
-    return ctx.services.command_sessions if ctx.services is not None else None
+def command_manager(ctx: ToolExecutionContext) -> CommandSessionManager | None:
+    """The Environment's command registry (None outside an Environment)."""
+    sessions = ctx.services.command_sessions if ctx.services is not None else None
+    return sessions if isinstance(sessions, CommandSessionManager) else None

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ...interfaces import GenerativeModelParameters, LLMOutcome, VisionDescriberService
+from ...interfaces import EnvironmentServices, GenerativeModelParameters, LLMOutcome, VisionDescriberService
 from ...omni import OmniMessage, image_url, user_text
 from ...omni.models import PartialTextPayload
-from ..types import ToolExecutionContext, ToolResult
+from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from .common import ToolBase, delta, missing_argument
 from .image_loader import ImageLoadAborted, ImageLoadError, load_image
 
@@ -83,5 +83,7 @@ class DescribeImageTool(ToolBase):
             yield delta(ctx, "[vision model returned no text]")
 
 
-def create_describe_image_tool(definition, services=None) -> DescribeImageTool:  # type: ignore[no-untyped-def]
+def create_describe_image_tool(
+    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
+) -> DescribeImageTool:
     return DescribeImageTool(definition, services)

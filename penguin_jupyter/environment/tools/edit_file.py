@@ -8,8 +8,9 @@ import os
 from collections.abc import AsyncIterator
 from typing import Any
 
+from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage
-from ..types import ToolExecutionContext, ToolResult
+from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from .common import ToolBase, delta, missing_argument, plural, resolve_path
 from .diff import CONTEXT, diff_line, hunk_header, split_lines
 from .file_utils import atomic_write, os_error_text
@@ -172,5 +173,7 @@ class EditFileTool(ToolBase):
         return edit_summary(file_path, content, old, new, positions, self.definition.max_output_length), True
 
 
-def create_edit_file_tool(definition, services=None) -> EditFileTool:  # type: ignore[no-untyped-def]
+def create_edit_file_tool(
+    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
+) -> EditFileTool:
     return EditFileTool(definition, services)

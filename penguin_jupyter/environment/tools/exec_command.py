@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage
 from ..commands import CommandSession, CommandSessionManager
-from ..types import ToolExecutionContext, ToolResult
+from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from .common import ToolBase, clamp_yield_ms, command_manager, delta, missing_argument, resolve_path
 
 EXEC_COMMAND_NAME = "exec_command"
@@ -94,5 +95,7 @@ def _spawn_message(exc: Exception) -> str:
     return str(exc)
 
 
-def create_exec_command_tool(definition, services=None) -> ExecCommandTool:  # type: ignore[no-untyped-def]
+def create_exec_command_tool(
+    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
+) -> ExecCommandTool:
     return ExecCommandTool(definition, services)

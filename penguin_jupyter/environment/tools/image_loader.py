@@ -9,6 +9,7 @@ import base64
 import contextlib
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
@@ -123,7 +124,7 @@ async def _download(source: str) -> tuple[bytes, str | None]:
 async def load_image(source: str, workspace_dir: str, signal: AbortSignal | None) -> LoadedImage:
     if source.lower().startswith(("http://", "https://")):
         task = asyncio.ensure_future(_download(source))
-        waiters: set[asyncio.Future[object]] = {task}
+        waiters: set[asyncio.Future[Any]] = {task}
         abort_wait = asyncio.ensure_future(signal.wait()) if signal is not None else None
         if abort_wait is not None:
             waiters.add(abort_wait)

@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage
-from ..types import ToolExecutionContext, ToolResult
+from ..commands import CommandSession, CommandSessionManager
+from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from .common import ToolBase, clamp_yield_ms, command_manager, delta, missing_argument
 from .exec_command import exit_result, unavailable
 
@@ -25,7 +27,7 @@ def unknown_process(tool_name: str, process_id: str) -> str:
 
 def find_command_session(
     tool_name: str, args: dict[str, Any], ctx: ToolExecutionContext
-) -> tuple[Any, str, Any] | str:
+) -> tuple[CommandSessionManager, str, CommandSession] | str:
     """(manager, process_id, session) for the call's `process_id`, or the failure text."""
     manager = command_manager(ctx)
     if manager is None:
@@ -80,5 +82,7 @@ class InputCommandTool(ToolBase):
         yield exit_result(session)
 
 
-def create_input_command_tool(definition, services=None) -> InputCommandTool:  # type: ignore[no-untyped-def]
+def create_input_command_tool(
+    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
+) -> InputCommandTool:
     return InputCommandTool(definition, services)

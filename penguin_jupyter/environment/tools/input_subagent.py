@@ -9,12 +9,14 @@ from typing import Any
 
 from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage
-from ..types import ToolExecutionContext, ToolResult
+from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from .common import ToolBase, clamp_yield_ms, delta, missing_argument
 from .run_subagent import approval_hint
 from .subagent import (
     DEFAULT_SUBAGENT_POLL_YIELD_MS,
     DEFAULT_SUBAGENT_YIELD_MS,
+    ManagedSubagentSession,
+    SubagentSessionManager,
     SubagentStartError,
     collect_window,
     ensure_subagent_sessions,
@@ -33,8 +35,8 @@ def no_manager(tool_name: str) -> str:
 
 
 def find_subagent_session(
-    tool_name: str, manager: Any, args: dict[str, Any], ctx: ToolExecutionContext
-) -> tuple[Any, str, Any] | str:
+    tool_name: str, manager: SubagentSessionManager | None, args: dict[str, Any], ctx: ToolExecutionContext
+) -> tuple[SubagentSessionManager, str, ManagedSubagentSession] | str:
     """(manager, subagent_id, session) for the call's `subagent_id`, or the failure text."""
     manager = manager or ensure_subagent_sessions(ctx.services)
     if manager is None:
@@ -49,7 +51,7 @@ def find_subagent_session(
 
 
 class InputSubagentTool(ToolBase):
-    def __init__(self, definition: Any, services: EnvironmentServices | None = None) -> None:
+    def __init__(self, definition: ToolDefinitionConfig, services: EnvironmentServices | None = None) -> None:
         super().__init__(definition, services)
         self.manager = ensure_subagent_sessions(services)
 
@@ -102,5 +104,7 @@ class InputSubagentTool(ToolBase):
         yield result
 
 
-def create_input_subagent_tool(definition, services=None) -> InputSubagentTool:  # type: ignore[no-untyped-def]
+def create_input_subagent_tool(
+    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
+) -> InputSubagentTool:
     return InputSubagentTool(definition, services)

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage
-from ..types import ToolExecutionContext, ToolResult
+from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from .common import ToolBase, delta
 from .input_command import find_command_session
 
@@ -42,5 +43,7 @@ class KillCommandTool(ToolBase):
         yield ToolResult(stop_reason="completed", note=note)
 
 
-def create_kill_command_tool(definition, services=None) -> KillCommandTool:  # type: ignore[no-untyped-def]
+def create_kill_command_tool(
+    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
+) -> KillCommandTool:
     return KillCommandTool(definition, services)

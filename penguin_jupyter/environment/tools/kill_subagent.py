@@ -8,7 +8,7 @@ from typing import Any
 
 from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage
-from ..types import ToolExecutionContext, ToolResult
+from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from .common import ToolBase, delta
 from .input_subagent import find_subagent_session
 from .subagent import ensure_subagent_sessions
@@ -17,7 +17,7 @@ KILL_SUBAGENT_NAME = "kill_subagent"
 
 
 class KillSubagentTool(ToolBase):
-    def __init__(self, definition: Any, services: EnvironmentServices | None = None) -> None:
+    def __init__(self, definition: ToolDefinitionConfig, services: EnvironmentServices | None = None) -> None:
         super().__init__(definition, services)
         self.manager = ensure_subagent_sessions(services)
 
@@ -43,5 +43,7 @@ class KillSubagentTool(ToolBase):
         yield ToolResult(stop_reason="completed", note=note)
 
 
-def create_kill_subagent_tool(definition, services=None) -> KillSubagentTool:  # type: ignore[no-untyped-def]
+def create_kill_subagent_tool(
+    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
+) -> KillSubagentTool:
     return KillSubagentTool(definition, services)

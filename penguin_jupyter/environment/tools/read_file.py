@@ -1,5 +1,6 @@
 """read_file (core-behavior.md §4.2): a `cat -n` window over a text file with a self-budget,
-a secret-store guard, an 8 MiB scan cap and missing-path hints."""
+a secret-store guard (penguin's vault and project config, by name or identity, see
+`secret_files.py`), an 8 MiB scan cap and missing-path hints."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage
-from ..types import ToolExecutionContext, ToolResult
+from ..secret_files import penguin_store_label
+from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from .common import ToolBase, as_finite_number, delta, json_text, missing_argument, plural, resolve_path
 from .path_hint import missing_path_hint
 
@@ -40,11 +43,13 @@ class _Scan:
 
 
 def secret_store_name(path: str) -> str | None:
-    """The offending basename when `path` (lexically or after symlinks) is a secret store."""
+    """The offending name when `path` is a secret store: its basename (lexically or after symlinks),
+    or, for a file that is one by identity (a hard link), "<name> (the penguin vault)"."""
     for candidate in (os.path.basename(path), os.path.basename(os.path.realpath(path))):
         if candidate.lower() in SECRET_STORE_NAMES:
             return candidate
-    return None
+    label = penguin_store_label(path)
+    return f"{os.path.basename(path)} ({label})" if label is not None else None
 
 
 def _scan(abs_path: str, offset: int, limit: int, shown_path: str) -> _Scan:
@@ -227,5 +232,7 @@ class ReadFileTool(ToolBase):
             yield ToolResult(stop_reason="failed")
 
 
-def create_read_file_tool(definition, services=None) -> ReadFileTool:  # type: ignore[no-untyped-def]
+def create_read_file_tool(
+    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
+) -> ReadFileTool:
     return ReadFileTool(definition, services)

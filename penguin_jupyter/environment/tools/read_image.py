@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage
-from ..types import ToolExecutionContext, ToolResult
+from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from .common import ToolBase, delta, missing_argument
 from .image_loader import ImageLoadAborted, ImageLoadError, load_image
 
@@ -36,5 +37,7 @@ class ReadImageTool(ToolBase):
         yield ToolResult(images=[image.data_url])
 
 
-def create_read_image_tool(definition, services=None) -> ReadImageTool:  # type: ignore[no-untyped-def]
+def create_read_image_tool(
+    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
+) -> ReadImageTool:
     return ReadImageTool(definition, services)

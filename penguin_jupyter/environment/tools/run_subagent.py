@@ -8,11 +8,11 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, cast
 
-from ...interfaces import EnvironmentServices, SubagentRunner
+from ...interfaces import EnvironmentServices, SubagentRunner, ThinkingLevelName
 from ...omni import OmniMessage
-from ..types import ToolExecutionContext, ToolResult
+from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from .common import ToolBase, clamp_yield_ms, delta, json_text
 from .subagent import (
     DEFAULT_SUBAGENT_YIELD_MS,
@@ -48,18 +48,32 @@ def _thinking_level_error(raw: Any) -> str:
     )
 
 
-def spawn_arguments(args: dict[str, Any]) -> dict[str, str] | str:
+class SpawnArgs(TypedDict, total=False):
+    """The keyword arguments of `SubagentRunner.spawn` a run_subagent call gives."""
+
+    agent_id: str
+    model_id: str
+    provider: str
+    thinking_level: ThinkingLevelName
+
+
+def spawn_arguments(args: dict[str, Any]) -> SpawnArgs | str:
     """The runner's keyword arguments (only the keys given), or the failure text."""
-    picked = {
-        key: args[key] for key in ("agent_id", "model_id", "provider") if isinstance(args.get(key), str)
-    }
+    picked: SpawnArgs = {}
+    agent_id, model_id, provider = args.get("agent_id"), args.get("model_id"), args.get("provider")
+    if isinstance(agent_id, str):
+        picked["agent_id"] = agent_id
+    if isinstance(model_id, str):
+        picked["model_id"] = model_id
+    if isinstance(provider, str):
+        picked["provider"] = provider
     if ("model_id" in picked) != ("provider" in picked):
         return HALF_MODEL_REFERENCE
     level = args.get("thinking_level")
     if level is not None:
         if not isinstance(level, str) or level not in SUBAGENT_THINKING_LEVELS:
             return _thinking_level_error(level)
-        picked["thinking_level"] = level
+        picked["thinking_level"] = cast(ThinkingLevelName, level)
     return picked
 
 
@@ -68,11 +82,11 @@ class _Launch:
     runner: SubagentRunner
     manager: SubagentSessionManager
     prompt: str
-    spawn_args: dict[str, str]
+    spawn_args: SpawnArgs
 
 
 class RunSubagentTool(ToolBase):
-    def __init__(self, definition: Any, services: EnvironmentServices | None = None) -> None:
+    def __init__(self, definition: ToolDefinitionConfig, services: EnvironmentServices | None = None) -> None:
         super().__init__(definition, services)
         self.manager = ensure_subagent_sessions(services)
 
@@ -191,5 +205,7 @@ class RunSubagentTool(ToolBase):
                 session.kill()
 
 
-def create_run_subagent_tool(definition, services=None) -> RunSubagentTool:  # type: ignore[no-untyped-def]
+def create_run_subagent_tool(
+    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
+) -> RunSubagentTool:
     return RunSubagentTool(definition, services)

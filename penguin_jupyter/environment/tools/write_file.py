@@ -7,8 +7,9 @@ import os
 from collections.abc import AsyncIterator
 from typing import Any
 
+from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage
-from ..types import ToolExecutionContext, ToolResult
+from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from .common import ToolBase, delta, missing_argument, plural, resolve_path
 from .diff import line_diff, split_lines
 from .file_utils import atomic_write, os_error_text
@@ -88,5 +89,7 @@ class WriteFileTool(ToolBase):
         return (first_line + "\n" + diff if diff else first_line), True
 
 
-def create_write_file_tool(definition, services=None) -> WriteFileTool:  # type: ignore[no-untyped-def]
+def create_write_file_tool(
+    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
+) -> WriteFileTool:
     return WriteFileTool(definition, services)

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
-from ...omni import OmniMessage, partial_tool_call_output
+from ...omni import OmniMessage, StopReason, partial_tool_call_output
 from ..frontend_bridge import BridgeError
 from .cell_outputs import cells_text, error_text
 from .notebook_file import NotebookFileError, read_saved_cells
@@ -263,7 +263,7 @@ class RunCellTool(_NotebookTool):
         }
         rendered = cells_text([cell], None)
         errors = [o for o in cell["outputs"] if isinstance(o, dict) and o.get("output_type") == "error"]
-        status = "completed" if result.get("status") == "ok" and not errors else "failed"
+        status: StopReason = "completed" if result.get("status") == "ok" and not errors else "failed"
         head = f"Ran cell {cell_id} (execution count {cell['execution_count']})."
         if status == "failed":
             head = f"Cell {cell_id} raised: " + (error_text(errors[-1]).splitlines()[0] if errors else "an error")

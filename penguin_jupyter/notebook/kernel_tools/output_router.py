@@ -4,8 +4,9 @@ Owns the sys.stdout/sys.stderr proxy: writes from a registered worker thread go 
 worker's sink; every other thread (the kernel's own output) passes through untouched. Owns the
 same routing for the shell's display publisher: a registered worker's `display(...)` mimebundle
 is also handed to its display sink (the publish itself still happens, so the user sees it as
-before), and for the display formatter, whose sink sees the object being displayed. All are
-installed once and left in place; they cost one dict lookup per write/publish/format.
+before, with configured secrets redacted when the worker registered a redact function), and
+for the display formatter, whose sink sees the object being displayed. All are installed once
+and left in place; they cost one dict lookup per write/publish/format.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class _RoutingStream:
 _sinks: dict[int, Sink] = {}
 _display_sinks: dict[int, DisplaySink] = {}
 _format_sinks: dict[int, FormatSink] = {}
+_redactors: dict[int, Callable[[str], str]] = {}
 _lock = threading.Lock()
 _ROUTED = "_penguin_display_routed"
 
@@ -73,6 +75,12 @@ def _route_publisher(publisher: Any) -> None:
                     sink(data)
                 except Exception as exc:  # the user's display must still happen
                     print(f"[penguin] display capture failed: {exc}", file=sys.__stderr__)
+            redact = _redactors.get(ident)
+            if redact is not None and isinstance(data, dict):
+                if "data" in kwargs:
+                    kwargs["data"] = redact_mimebundle(data, redact)
+                else:
+                    args = (redact_mimebundle(data, redact), *args[1:])
             # A publisher that prints (terminal IPython) prints to the user only: the sink has it.
             stream_sink = _sinks.pop(ident, None)
             try:
@@ -83,6 +91,25 @@ def _route_publisher(publisher: Any) -> None:
 
         publisher.publish = publish
         setattr(publisher, _ROUTED, True)
+
+
+def redact_mimebundle(data: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
+    """`data` with `redact` applied to every string of its text representations (binary images,
+    base64-encoded, are left as they are)."""
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return redact(value)
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        return value
+
+    return {
+        mime: value if mime.startswith("image/") and mime != "image/svg+xml" else walk(value)
+        for mime, value in data.items()
+    }
 
 
 def _route_formatter(formatter: Any) -> None:
@@ -110,10 +137,12 @@ def capture_current_thread(
     shell: Any = None,
     display_sink: DisplaySink | None = None,
     format_sink: FormatSink | None = None,
+    *,
+    redact: Callable[[str], str] | None = None,
 ) -> None:
     """Route this thread's stdout/stderr writes to `sink`; with an IPython `shell`, also hand its
-    `display()` mimebundles to `display_sink` and the displayed objects to `format_sink`, until
-    `release_current_thread`."""
+    `display()` mimebundles to `display_sink` and the displayed objects to `format_sink`, and
+    publish them with `redact` applied, until `release_current_thread`."""
     _ensure_installed()
     ident = threading.get_ident()
     _sinks[ident] = sink
@@ -121,6 +150,8 @@ def capture_current_thread(
     if publisher is not None and display_sink is not None:
         _route_publisher(publisher)
         _display_sinks[ident] = display_sink
+        if redact is not None:
+            _redactors[ident] = redact
     formatter = getattr(shell, "display_formatter", None)
     if formatter is not None and format_sink is not None:
         _route_formatter(formatter)
@@ -129,5 +160,5 @@ def capture_current_thread(
 
 def release_current_thread() -> None:
     ident = threading.get_ident()
-    for sinks in (_sinks, _display_sinks, _format_sinks):
+    for sinks in (_sinks, _display_sinks, _format_sinks, _redactors):
         sinks.pop(ident, None)

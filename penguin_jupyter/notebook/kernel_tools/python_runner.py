@@ -50,8 +50,10 @@ class RunOutcome:
 def _split_last_expression(code: str, filename: str) -> tuple[Any, Any]:
     tree = ast.parse(code, filename=filename, mode="exec")
     last_expr = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last_expr = ast.Expression(tree.body.pop().value)
+    last_stmt = tree.body[-1] if tree.body else None
+    if isinstance(last_stmt, ast.Expr):
+        tree.body.pop()
+        last_expr = ast.Expression(last_stmt.value)
     body = compile(tree, filename, "exec")
     expr = compile(last_expr, filename, "eval") if last_expr is not None else None
     return body, expr

@@ -67,6 +67,25 @@ def seconds_to_ms(seconds: float) -> int:
     return 0 if seconds == 0 else max(1, round(seconds * 1000))
 
 
+def _closing_items(outcome: RunOutcome, last_char: str, tool_call_id: str) -> list[OmniMessage | ToolResult]:
+    """After a finished run: the last expression's repr and the error as one delta, then the result."""
+    tail = [text for text in (outcome.value_text, outcome.error) if text is not None]
+    items: list[OmniMessage | ToolResult] = []
+    if tail:
+        separator = "\n" if last_char not in ("", "\n") else ""
+        items.append(partial_tool_call_output("delta", separator + "\n".join(tail), tool_call_id))
+    images = outcome.images or None
+    items.append(
+        ToolResult(stop_reason="failed" if outcome.error is not None else "completed", images=images)
+    )
+    return items
+
+
+def _resolve_once(done: asyncio.Future[None]) -> None:
+    if not done.done():
+        done.set_result(None)
+
+
 class RunPythonTool:
     name = "run_python"
 
@@ -113,6 +132,7 @@ class RunPythonTool:
                 self._shell,
                 DisplayCapture(emit_display, outcome.images),
                 lambda value: note_displayed(value, outcome),
+                redact=ctx.redact,
             )
             try:
                 run_code(code, self._shell.user_ns, outcome)
@@ -122,7 +142,7 @@ class RunPythonTool:
                 finished.append(True)
             finally:
                 release_current_thread()
-                loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+                loop.call_soon_threadsafe(_resolve_once, done)
 
         thread = threading.Thread(target=worker, name="penguin-run-python", daemon=True)
         thread.start()
@@ -148,17 +168,5 @@ class RunPythonTool:
         if outcome.interrupted or interrupted:
             yield ToolResult(stop_reason="aborted")
             return
-        tail = []
-        if outcome.value_text is not None:
-            tail.append(outcome.value_text)
-        if outcome.error is not None:
-            tail.append(outcome.error)
-        if tail:
-            yield partial_tool_call_output(
-                "delta", ("\n" if last_char not in ("", "\n") else "") + "\n".join(tail), ctx.tool_call_id
-            )
-        images = outcome.images or None
-        if outcome.error is not None:
-            yield ToolResult(stop_reason="failed", images=images)
-        else:
-            yield ToolResult(stop_reason="completed", images=images)
+        for item in _closing_items(outcome, last_char, ctx.tool_call_id):
+            yield item

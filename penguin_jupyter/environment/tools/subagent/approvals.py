@@ -11,6 +11,7 @@ queued; a late answer still applies (first decision wins). A sink that raises co
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -88,6 +89,9 @@ class ApprovalQueue:
         for request in list(self._pending):
             self._settle(request, "deny")
 
+    def _settle_from(self, request: PendingApproval, done: asyncio.Future[ApprovalDecision]) -> None:
+        self._settle(request, _decision(done))
+
     def _settle(self, request: PendingApproval, decision: ApprovalDecision) -> None:
         if request.settled:
             return
@@ -116,7 +120,7 @@ class ApprovalQueue:
                 answer = asyncio.ensure_future(_ask(window.approve, request.call))
                 self._answers.add(answer)
                 answer.add_done_callback(self._answers.discard)
-                answer.add_done_callback(lambda done, req=request: self._settle(req, _decision(done)))
+                answer.add_done_callback(functools.partial(self._settle_from, request))
                 detached = asyncio.ensure_future(window.detached.wait())
                 try:
                     await asyncio.wait({answer, detached}, return_when=asyncio.FIRST_COMPLETED)

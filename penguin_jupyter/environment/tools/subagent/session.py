@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ....interfaces import AbortSignal, ApproveFn, SubagentHandle
-from ....omni import OmniMessage
+from ....omni import AbortPayload, OmniMessage, PartialTextPayload
 from ...types import ToolResult
 from .approvals import ApprovalQueue
 from .limits import MESSAGE_BUFFER_CAP, TEXT_BUFFER_CAP, TEXT_DROP_LABEL
@@ -157,10 +157,13 @@ class ManagedSubagentSession:
                 self._buffer(message)
                 if message.origin is not None and len(message.origin) == 1:
                     payload = message.payload
-                    kind = getattr(payload, "type", None)
-                    if kind == "abort":
-                        child_abort = getattr(payload, "reason", None) or "aborted"
-                    elif kind == "partial_text" and payload.event_type == "delta" and payload.text:
+                    if isinstance(payload, AbortPayload):
+                        child_abort = payload.reason or "aborted"
+                    elif (
+                        isinstance(payload, PartialTextPayload)
+                        and payload.event_type == "delta"
+                        and payload.text
+                    ):
                         wrote_text = True
                         self._text.append(payload.text)
                 self.wake.notify()

@@ -186,4 +186,5 @@ def ensure_subagent_sessions(services: EnvironmentServices | None) -> SubagentSe
         services.subagent_sessions = SubagentSessionManager(
             notices if isinstance(notices, NoticeHub) else None
         )
-    return services.subagent_sessions
+    manager = services.subagent_sessions
+    return manager if isinstance(manager, SubagentSessionManager) else None

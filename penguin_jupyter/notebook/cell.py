@@ -1,0 +1,248 @@
+"""One `%%penguin` cell: the single owner of everything that lives as long as the cell.
+
+A `Cell` is an async context manager. Entering it shows its view, makes it the kernel's running
+cell (so the approval router can lend its buttons to earlier cells' background subagents) and
+attaches the background feed. `run_task()` consumes `session.run(...)` in ≤0.25 s slices so a
+kernel interrupt lands. Exiting it is the only place its state is torn down: the feed detached,
+questions still open denied, the cell no longer running, the live view replaced by the static
+transcript. Settings that belong to the cell (approval mode, run_python timeout, view) live here
+and end with it. The threading model is in docs/notebook-runtime.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import sys
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from ..interfaces import AbortSignal
+from ..omni import OmniMessage, SessionMetaPayload, TokenUsagePayload, user_text
+from .approval import CELL_ENDED_NOTE, ApprovalRow, CellAsker, approval_channel
+from .approval_router import CellApproval
+from .background_feed import BackgroundFeed
+from .cell_record import CellRecord
+from .cell_view import CellView
+from .options import CellOptions
+from .transcript_bundle import make_bundle, redact, transcript_mimebundle
+from .waits import wait_sliced
+
+if TYPE_CHECKING:
+    from IPython.display import DisplayHandle
+
+    from ..session import Session
+    from .kernel_runtime import KernelRuntime
+
+INTERRUPT_GRACE_S = 15.0
+
+
+class TaskInterrupted(KeyboardInterrupt):
+    """Raised after an interrupted Task is cleaned up; IPython shows one line, not a traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return ["penguin: task interrupted — the next %%penguin cell continues the session"]
+
+
+def _error_line(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+class Cell:
+    """One `%%penguin` execution of `prompt` against `session`; use `async with`."""
+
+    def __init__(self, runtime: KernelRuntime, session: Session, opts: CellOptions, prompt: str) -> None:
+        self.runtime = runtime
+        self.session = session
+        self.opts = opts
+        self.prompt = prompt
+        self.mode = opts.approve or runtime.sessions.approval_mode
+        self.python_timeout_s = opts.python_timeout_s  # this cell's --python-timeout
+        self.signal = AbortSignal()
+        self.loop = asyncio.get_running_loop()
+        self.secrets = session.redactor  # names each secret: [redacted:NAME]
+        self.record = CellRecord(prompt)
+        self.lasting_notes: list[str] = []
+        self.final: tuple[str, dict[str, Any]] | None = None  # (status, mimebundle) once shown
+        self.info = {
+            "session_id": str(session.session_id),
+            "provider": str(session.provider or ""),
+            "model_id": str(session.model_id or ""),
+            "workspace": str(session.workspace_dir or ""),
+            "approval_mode": self.mode,
+            "trace_path": str(session.trace_path or ""),
+        }
+        self.view = self._make_view()
+        # ipykernel reads an output's parent (its cell) from a ContextVar: this cell's context,
+        # captured once, is where background messages and lent approval rows render.
+        self.context = contextvars.copy_context()
+        asker = CellAsker(
+            channel=approval_channel(getattr(runtime.shell, "kernel", None)),
+            surface=self,
+            signal=self.signal,
+            context=self.context,
+        )
+        self.approval = CellApproval(
+            mode=self.mode,
+            always_allowed=runtime.sessions.allowed_for(session),
+            permission_of=session.tool_permission,
+            asker=asker,
+            workspace_dir=self.info["workspace"] or None,
+        )
+        registry = session.background_subagents()
+        self.feed = (
+            BackgroundFeed(registry, self.loop, self._on_background_in_cell) if registry is not None else None
+        )
+        self._display: DisplayHandle | None = None
+
+    def _make_view(self) -> CellView:
+        if getattr(self.runtime.shell, "kernel", None) is not None:
+            from .live_view import LiveView
+
+            return LiveView(self.info, self.stop_from_button, quiet=self.opts.quiet, redact=self.redact_text)
+        from .plain_view import PlainView
+
+        return PlainView(self.info, quiet=self.opts.quiet, redact=self.redact_text)
+
+    def redact_text(self, text: str) -> str:
+        return str(redact(text, self.secrets))
+
+    # --- life: enter, run, exit ------------------------------------------------------------------
+
+    async def __aenter__(self) -> Cell:
+        from IPython.display import display
+
+        shown = self.view.display_object()
+        if shown is not None:
+            self._display = display(shown, display_id=True)
+        self.runtime.enter(self)
+        if self.feed is not None:
+            self.feed.attach()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            if self.feed is not None:
+                self.feed.detach()  # what is queued renders now, before the view finishes
+        finally:
+            self.approval.asker.close_pending(CELL_ENDED_NOTE)
+            self.approval.ended = True
+            self.runtime.leave(self)
+        status = self.record.status()
+        self.view.finish("interrupted" if status == "aborted" else status)
+        self._show_transcript(status)
+
+    async def run_task(self) -> None:
+        """Run the Task to its end; an interrupt stops it and waits (bounded) for it to wind down."""
+        consumer = asyncio.ensure_future(self._consume())
+        try:
+            await wait_sliced(consumer)
+        except asyncio.CancelledError:
+            self.record.interrupted = True
+            self.stop()
+            try:
+                await wait_sliced(consumer, timeout_s=INTERRUPT_GRACE_S)
+            except asyncio.CancelledError:
+                pass
+            if not consumer.done():
+                consumer.cancel()
+
+    async def _consume(self) -> None:
+        try:
+            messages = self.session.run(
+                [user_text(self.prompt)],
+                approve=self.runtime.router.approve_fn(self.approval),
+                signal=self.signal,
+                thinking_level=self.opts.thinking,
+                max_turns=self.opts.max_turns,
+            )
+            async for msg in messages:
+                self._on_message(msg)
+        except Exception as exc:
+            self.record.failed = f"{type(exc).__name__}: {exc}"
+            self.show_note(f"penguin: the task failed: {self.record.failed}")
+
+    def _on_message(self, msg: OmniMessage) -> None:
+        self._remember(msg)
+        if not msg.origin and isinstance(msg.payload, TokenUsagePayload):
+            self.runtime.sessions.last_usage = msg
+        try:
+            self.view.handle(msg)
+        except Exception as exc:  # a rendering bug must never lose the run
+            self.show_note(f"penguin: could not render a {msg.kind} message: {exc}")
+
+    def _remember(self, msg: OmniMessage) -> None:
+        self.record.remember(msg)
+        if msg.origin and len(msg.origin) == 1 and isinstance(msg.payload, SessionMetaPayload):
+            self.runtime.sessions.remember_subagent_meta(msg.origin[0], msg)
+
+    # --- background subagents ---------------------------------------------------------------------
+
+    def _on_background_in_cell(self, msg: OmniMessage) -> None:
+        self.context.run(self.on_background, msg)
+
+    def on_background(self, msg: OmniMessage) -> None:
+        """A background subagent's live message (on the loop, via the feed)."""
+        if not msg.origin:
+            return
+        hop = msg.origin[0]
+        if hop not in self.record.background_hops:
+            self.record.background_hops.add(hop)
+            meta = self.runtime.sessions.subagent_metas.get(hop)
+            if meta is not None and hop not in self.record.seen_hops:
+                self._remember(meta)  # launched in an earlier cell: name its model here too
+                self.view.handle_background(meta)
+        self._remember(msg)
+        self.view.handle_background(msg)
+
+    # --- the approval surface: the view, plus notes that must outlive the live widget --------------
+
+    def show_approval(
+        self, tool_call: OmniMessage, row: ApprovalRow | None, *, background: bool = False
+    ) -> None:
+        self.view.show_approval(tool_call, row, background=background)
+
+    def show_note(self, text: str) -> None:
+        """A note shown live and printed (stderr) after the transcript, so it stays in the notebook."""
+        self.view.show_note(text)
+        if text not in self.lasting_notes:
+            self.lasting_notes.append(text)
+
+    # --- stopping ---------------------------------------------------------------------------------
+
+    def stop_from_button(self) -> None:
+        """Stop button: may be called on a comm thread; hop onto the loop."""
+        self.loop.call_soon_threadsafe(self.stop)
+
+    def stop(self) -> None:
+        """Abort the Task: signal, deny open questions, kill running commands (on the loop)."""
+        if self.signal.aborted:
+            return
+        self.signal.abort("user")
+        self.approval.asker.close_pending("interrupted")
+        self.view.show_note("interrupted — stopping the task")
+        self.session.kill_running_commands()
+
+    # --- the static transcript ----------------------------------------------------------------------
+
+    def _show_transcript(self, status: str) -> None:
+        from IPython.display import display
+
+        bundle = make_bundle(
+            self.record.messages,
+            session_info=self.info,
+            status=status,
+            usage=self.record.usage,
+            secrets=self.secrets,
+        )
+        mimebundle = transcript_mimebundle(bundle, secrets=self.secrets)
+        self.final = (status, mimebundle)
+        if self._display is None:
+            display(mimebundle, raw=True)
+            return
+        self._display.update(mimebundle, raw=True)
+        self.view.close()
+        for note in self.lasting_notes:
+            _error_line(self.redact_text(note))

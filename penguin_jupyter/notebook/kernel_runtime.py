@@ -1,0 +1,78 @@
+"""The per-kernel runtime: the one object that knows which `%%penguin` cell is running.
+
+Owns, for one IPython shell: the session state (`NotebookSessions`), the approval router (the
+only source of the approve functions handed to `session.run`) and the running `Cell` (set
+by entering a cell, cleared by its exit, and nowhere else). The run_python limit in force is
+read here: the running cell's `--python-timeout`, else `%penguin python-timeout`, else the
+tool's default. Stored on the shell, so every cell and line command of a kernel shares it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .approval_router import ApprovalRouter, CellApproval
+from .kernel_sessions import NotebookSessions, default_python_timeout_ms
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from .cell import Cell
+
+SHELL_ATTRIBUTE = "_penguin_runtime"
+ALREADY_RUNNING = "penguin: another %%penguin cell is still running in this kernel"
+
+
+class CellAlreadyRunning(RuntimeError):
+    """A second `%%penguin` cell started while one runs in the same kernel."""
+
+
+class KernelRuntime:
+    def __init__(self, shell: InteractiveShell | None) -> None:
+        self.shell = shell
+        self.sessions = NotebookSessions(shell=shell, python_timeout_ms=self.python_timeout_ms)
+        self.router = ApprovalRouter(self._running_approval)
+        self.current: Cell | None = None
+
+    def _running_approval(self) -> CellApproval | None:
+        return self.current.approval if self.current is not None else None
+
+    def enter(self, cell: Cell) -> None:
+        if self.current is not None and self.current is not cell:
+            raise CellAlreadyRunning(ALREADY_RUNNING)
+        self.current = cell
+
+    def leave(self, cell: Cell) -> None:
+        if self.current is cell:
+            self.current = None
+
+    def python_timeout_ms(self) -> int:
+        """run_python's limit now: the running cell's option, else the kernel's, else the default."""
+        from .kernel_tools.run_python import seconds_to_ms
+
+        seconds = self.current.python_timeout_s if self.current is not None else None
+        if seconds is None:
+            seconds = self.sessions.python_timeout_s
+        return default_python_timeout_ms() if seconds is None else seconds_to_ms(seconds)
+
+    def dispose(self) -> None:
+        """Unload: the current session (its commands and subagents) goes."""
+        self.sessions.drop_session()
+
+
+def kernel_runtime(shell: InteractiveShell | None) -> KernelRuntime:
+    """The shell's runtime (created on first use); without a shell, a fresh one per call."""
+    runtime = getattr(shell, SHELL_ATTRIBUTE, None) if shell is not None else None
+    if isinstance(runtime, KernelRuntime):
+        return runtime
+    runtime = KernelRuntime(shell)
+    if shell is not None:
+        setattr(shell, SHELL_ATTRIBUTE, runtime)
+    return runtime
+
+
+def drop_kernel_runtime(shell: InteractiveShell) -> None:
+    runtime = getattr(shell, SHELL_ATTRIBUTE, None)
+    if isinstance(runtime, KernelRuntime):
+        runtime.dispose()
+        setattr(shell, SHELL_ATTRIBUTE, None)

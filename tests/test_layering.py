@@ -1,0 +1,121 @@
+"""Imports flow one way (omni <- interfaces <- engine/llm/environment/trace <- session/agent <-
+notebook): every import between the package's parts, including function-level and
+TYPE_CHECKING ones, is checked against the allowed table, so a new cycle (like the old
+agent <-> subagent_runner one) fails here. Nothing outside notebook/ imports IPython, ipywidgets
+or ipykernel."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+import penguin_jupyter
+
+PACKAGE = Path(penguin_jupyter.__file__).parent
+_CORE = {"omni", "interfaces", "engine", "llm", "environment", "trace", "state"}
+# part -> the other parts it may import
+ALLOWED: dict[str, set[str]] = {
+    "omni": set(),
+    "interfaces": {"omni"},
+    "engine": {"omni", "interfaces"},
+    "llm": {"omni", "interfaces"},
+    "environment": {"omni", "interfaces"},
+    "trace": {"omni", "interfaces"},
+    "state": {"omni", "interfaces", "environment"},
+    "testing": {"omni", "interfaces"},
+    "session_images": {"omni", "interfaces"},
+    "session": _CORE | {"session_images"},
+    "subagent_runner": {"omni", "interfaces", "session"},
+    "agent": _CORE | {"session", "subagent_runner"},
+    "notebook": _CORE | {"session", "agent", "subagent_runner", "testing", "session_images"},
+    "__init__": {"session", "agent", "notebook"},
+}
+UI_PACKAGES = ("IPython", "ipywidgets", "ipykernel")
+
+
+def _part(module: str) -> str:
+    """`penguin_jupyter.engine.turn` -> `engine`; the package's own __init__ -> `__init__`."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _imports(path: Path) -> list[str]:
+    """Absolute names of every module `path` imports (relative imports resolved)."""
+    relative = path.relative_to(PACKAGE.parent).with_suffix("")
+    package_parts = list(relative.parts)[:-1]  # a module's package; an __init__'s own package
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package_parts[: len(package_parts) - (node.level - 1)]
+                names.append(".".join([*base, *([node.module] if node.module else [])]))
+            else:
+                names.append(node.module or "")
+    return names
+
+
+def _sources() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def _violations() -> list[str]:
+    found: list[str] = []
+    for path in _sources():
+        relative = path.relative_to(PACKAGE.parent).with_suffix("")
+        here = _part(".".join(relative.parts))
+        for name in _imports(path):
+            if not name.startswith("penguin_jupyter"):
+                if here != "notebook" and name.split(".")[0] in UI_PACKAGES:
+                    found.append(f"{relative}: imports {name} outside notebook/")
+                continue
+            there = _part(name)
+            if there != here and there not in ALLOWED[here]:
+                found.append(f"{relative}: {here} imports {there} ({name})")
+    return found
+
+
+def test_every_part_is_in_the_table():
+    parts = {_part(".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts)) for p in _sources()}
+    assert parts <= set(ALLOWED), sorted(parts - set(ALLOWED))
+
+
+def test_imports_flow_one_way():
+    assert _violations() == []
+
+
+def test_subagent_runner_does_not_know_agent():
+    names = _imports(PACKAGE / "subagent_runner.py")
+    assert not [n for n in names if n == "penguin_jupyter.agent" or n.startswith("penguin_jupyter.agent.")]
+
+
+def test_the_checker_sees_a_back_import(tmp_path, monkeypatch):
+    """The table check fails on a lower part importing a higher one (the test can fail)."""
+    fake = tmp_path / "penguin_jupyter"
+    (fake / "engine").mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "engine" / "__init__.py").write_text("")
+    (fake / "engine" / "loop.py").write_text("from ..agent import Agent\nimport ipywidgets\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    assert _violations() == [
+        "penguin_jupyter/engine/loop: engine imports agent (penguin_jupyter.agent)",
+        "penguin_jupyter/engine/loop: imports ipywidgets outside notebook/",
+    ]
+
+
+@pytest.mark.parametrize("part", sorted(ALLOWED))
+def test_no_part_allows_itself_a_cycle(part):
+    """The table itself is acyclic: no part is reachable from the parts it may import."""
+    seen: set[str] = set()
+    todo = list(ALLOWED[part])
+    while todo:
+        other = todo.pop()
+        if other in seen:
+            continue
+        seen.add(other)
+        todo.extend(ALLOWED.get(other, set()))
+    assert part not in seen
