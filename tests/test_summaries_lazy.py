@@ -177,3 +177,7 @@ def test_torch_tensor_summary():
     assert text.startswith("t: torch Tensor, shape (3, 4), dtype torch.float32, device cpu, 48 B\n")
     assert "min 0, max 11, mean 5.5" in text
     assert "t\ttorch.Tensor\t3×4\t48 B" in variables_table({"t": tensor})
+    big = torch.ones(1000, 600).T  # not contiguous: sampled by index, not flattened
+    text = summarize_variable("big", big)
+    assert "min 1, max 1, mean 1, std 0, nan 0 (from a 100,000-element sample)" in text
+    assert "device meta, 48 B" in summarize_variable("m", torch.empty(3, 4, device="meta"))

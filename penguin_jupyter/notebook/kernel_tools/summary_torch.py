@@ -35,11 +35,13 @@ def _statistics(tensor: Any) -> str | None:
     if tensor.device.type == "meta":
         return None
     values = tensor.detach()
+    numpy: Any = sys.modules.get("numpy")  # sampling needs it; never imported here
+    if numpy is None and values.numel() > ROW_BUDGET:
+        return None
     positions = sample_positions(values.numel(), ROW_BUDGET)
-    if positions is not None:
-        if not values.is_contiguous():
-            return None  # a flat view would copy the whole tensor
-        values = values.reshape(-1)[torch.as_tensor(positions, device=values.device)]
+    if positions is not None:  # index each dimension: no flattening copy, contiguous or not
+        indices = numpy.unravel_index(positions, tuple(values.shape))
+        values = values[tuple(torch.as_tensor(index, device=values.device) for index in indices)]
     values = values.float()
     finite = values[~torch.isnan(values)]
     note = "" if positions is None else f" (from a {count(len(positions))}-element sample)"
