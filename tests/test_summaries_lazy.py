@@ -165,6 +165,9 @@ def test_spark_dataframe_summary_runs_no_job():
         assert text.startswith("sdf: Spark DataFrame (lazy), 2 columns; no Spark job was run\n")
         assert "  n: bigint, nullable" in text
         assert "sdf\tspark.DataFrame\t?×2 (lazy)\tnot computed" in table
+        assert "`sdf.count()`" in text
+        assert frame.count() == 2  # positive control: an action shows up as a job
+        assert len(tracker.getJobIdsForGroup(None)) > jobs_before
         assert pyspark is not None
     finally:
         spark.stop()
