@@ -144,3 +144,14 @@ def test_large_series_and_array_use_samples():
 def test_notebook_prompt_lists_pandas_frames_by_name():
     prompt = notebook_prompt({"sales": _frame(3), "n": 1})
     assert "DataFrames defined when this session started: sales." in prompt
+
+
+def test_a_failing_library_summary_is_one_line_and_keeps_the_repr():
+    class Broken(pd.DataFrame):
+        @property
+        def shape(self):
+            raise RuntimeError("backend\nunavailable")
+
+    text = summarize_variable("broken", Broken({"a": [1]}))
+    assert text.splitlines()[0] == "broken: Broken (summary failed: backend unavailable)"
+    assert "a" in text.splitlines()[1]

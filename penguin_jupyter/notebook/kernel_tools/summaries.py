@@ -147,7 +147,8 @@ def _summary_unguarded(name: str, value: Any) -> str:
             note = budget.note()
             return text + ("\n" + note if note else "")
     except Exception as exc:
-        return f"{name}: {type(value).__name__} (summary failed: {exc})\n{bounded_repr(value)}"
+        reason = " ".join(str(exc).split())[:300]  # one line, whatever the library raised
+        return f"{name}: {type(value).__name__} (summary failed: {reason})\n{bounded_repr(value)}"
     size = _generic_size(value)
     header = f"{name}: {type(value).__name__}" + (f", {size}" if size else "")
     return f"{header}\n{bounded_repr(value)}"
