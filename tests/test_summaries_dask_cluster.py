@@ -43,6 +43,13 @@ COMPUTE_CODE = (
     "print('computing', flush=True)\n"
     f"total = da.ones({BLOCKS}, chunks=1).map_blocks(slow, meta=np.empty(0)).sum().compute()"
 )
+# The same wait through an explicit future, printed once submitted: the kernel interrupt below is
+# sent on that line, so it always lands while the cluster is computing.
+SUBMIT_CODE = (
+    f"future = client.compute(da.ones({BLOCKS}, chunks=1).map_blocks(slow, meta=np.empty(0)).sum())\n"
+    "print('computing', flush=True)\n"
+    "total = future.result()"
+)
 # What the cluster holds right after the interrupted call (no waiting: the cancel already happened).
 STATE_CODE = f"print(len(client.futures), executed() < {BLOCKS}, 'total' in globals())"
 # After the scheduler settled: no task left, nothing of the cancelled graph ran on, a new one runs.
@@ -108,7 +115,7 @@ def test_timeout_and_kernel_interrupt_cancel_cluster_work_in_a_real_kernel(tmp_p
         _call("call_compute", "run_python", description="Sum on the cluster", code=COMPUTE_CODE),
         _call("call_state", "run_python", description="Cluster state", code=STATE_CODE),
         {"text": "The computation ran out of time and was cancelled."},
-        _call("call_compute_2", "run_python", description="Sum on the cluster", code=COMPUTE_CODE),
+        _call("call_compute_2", "run_python", description="Sum on the cluster", code=SUBMIT_CODE),
     ]
     with ScriptedModelServer(script) as server:
         kernel = _start(tmp_path, server)
