@@ -12,7 +12,13 @@ import time
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
-SCRIPTS = ["bench_engine.py", "bench_render.py", "bench_tool_latency.py", "bench_long_session.py"]
+SCRIPTS = [
+    "bench_engine.py",
+    "bench_render.py",
+    "bench_tool_latency.py",
+    "bench_long_session.py",
+    "bench_summaries.py",
+]
 
 
 def main() -> int:

@@ -141,7 +141,7 @@ async def test_inspect_variables_lists_and_summarizes(shell):
 async def test_inspect_variables_is_bounded_for_huge_frames():
     big = pd.DataFrame(np.random.default_rng(0).normal(size=(200_000, 100)))
     text, _ = await run_tool(InspectVariablesTool(FakeShell({"big": big})), {"names": ["big"]})
-    assert "200000 rows × 100 columns" in text
+    assert "200,000 rows × 100 columns" in text
     assert len(text) < 16_000
 
 

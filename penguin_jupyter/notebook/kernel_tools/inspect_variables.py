@@ -6,6 +6,7 @@ the `{var}` cell expansion).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,8 +19,10 @@ DEFINITION = ToolDefinitionConfig(
     description=(
         "Inspect the variables of the user's notebook. With no `names`, lists every data variable "
         "(name, type, shape/len, memory). With `names`, returns a compact summary of each: for "
-        "DataFrames the columns, dtypes, null counts, describe() of numeric columns and 5 sample rows; "
-        "for arrays shape, dtype and statistics; otherwise a bounded repr."
+        "DataFrames the columns, dtypes, null counts, describe() of numeric columns and 5 sample rows "
+        "(from a 100,000-row sample on large frames); for arrays and tensors shape, dtype and "
+        "statistics; for lazy or distributed objects (polars LazyFrame, Dask, Spark, Dask-backed "
+        "xarray) the schema and partitions only, computing nothing; otherwise a bounded repr."
     ),
     parameters={
         "type": "object",
@@ -69,7 +72,8 @@ class InspectVariablesTool:
         missing = []
         for name in names:
             if name in namespace:
-                parts.append(summarize_variable(name, namespace[name]))
+                # off the kernel's event loop: a summary may take up to its hard limit
+                parts.append(await asyncio.to_thread(summarize_variable, name, namespace[name]))
             else:
                 missing.append(name)
         if missing:

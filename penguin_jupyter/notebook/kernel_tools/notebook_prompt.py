@@ -1,17 +1,19 @@
 """The notebook note appended to the system prompt when a session runs inside a kernel.
 
-Owns the wording that tells the model where it is and which tools see the namespace.
+Owns the wording that tells the model where it is, which tools see the namespace, and which
+DataFrame-like variables (pandas, polars, Dask, Spark) exist; the list comes from
+`summaries.frame_labels`, which computes nothing.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .summaries import dataframe_names
+from .summaries import frame_labels
 
 
 def notebook_prompt(namespace: dict[str, Any]) -> str:
-    frames = dataframe_names(namespace)
+    frames = frame_labels(namespace)
     frame_text = ", ".join(frames) if frames else "none yet"
     return (
         "# Jupyter notebook\n"
@@ -20,7 +22,9 @@ def notebook_prompt(namespace: dict[str, Any]) -> str:
         "Python namespace: `run_python` runs code in it (variables you create persist for the user), "
         "`inspect_variables` summarizes variables, and `propose_cell` puts code into a new cell for the "
         "user to run. Prefer them over shell commands for data work, keep outputs small (summaries, "
-        "head(), describe()), and never print whole large DataFrames.\n"
+        "head(), describe()), and never print whole large DataFrames. Lazy and distributed frames "
+        "(polars LazyFrame, Dask, Spark) compute on `.collect()`, `.compute()`, `len()` or actions: "
+        "aggregate on the cluster and bring back only small results.\n"
         # The prompt is fixed when the session starts, so the list is a snapshot, not "current".
         f"DataFrames defined when this session started: {frame_text}. The namespace changes as the "
         "user runs cells; call `inspect_variables` for the current variables."

@@ -4,7 +4,8 @@ Owns the tool definition and the bridge between the worker thread (python_runner
 tool stream: stdout/stderr and the text of `display(...)` calls stream as deltas while the code
 runs, then the last expression's repr, errors as `failed` with a trimmed traceback, figures and
 displayed images as images. On abort or the
-Environment's timeout the code is interrupted; the kernel and namespace stay usable. The
+Environment's timeout the code is interrupted and the dask.distributed futures it started are
+cancelled (`distributed_work`); the kernel and namespace stay usable. The
 timeout is read through a getter each call (`--python-timeout` / `%penguin python-timeout`),
 since the Environment takes it from `definition` when the call starts.
 """
@@ -19,6 +20,7 @@ from typing import Any
 from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from ...omni import OmniMessage, partial_tool_call_output
 from .displayed import DisplayCapture
+from .distributed_work import DistributedWork
 from .output_router import capture_current_thread, release_current_thread
 from .python_runner import (
     RunOutcome,
@@ -60,6 +62,12 @@ DEFINITION = ToolDefinitionConfig(
     timeout_ms=120_000,
     max_output_length=16_000,
 )
+
+
+def cancelled_note(count: int, last_char: str) -> str:
+    plural = "" if count == 1 else "s"
+    lead = "\n" if last_char not in ("", "\n") else ""
+    return f"{lead}[interrupted: cancelled {count} Dask future{plural} this call had started]\n"
 
 
 def seconds_to_ms(seconds: float) -> int:
@@ -144,6 +152,7 @@ class RunPythonTool:
                 release_current_thread()
                 loop.call_soon_threadsafe(_resolve_once, done)
 
+        distributed = DistributedWork.snapshot()
         thread = threading.Thread(target=worker, name="penguin-run-python", daemon=True)
         thread.start()
         last_char = ""
@@ -152,6 +161,12 @@ class RunPythonTool:
             if ctx.signal is not None and ctx.signal.aborted and not interrupted:
                 interrupted = True
                 interrupt_thread(thread)
+                # Cancelling the call's Dask futures also frees a worker blocked on their results.
+                cancelled = await asyncio.to_thread(distributed.cancel_new)
+                if cancelled:
+                    yield partial_tool_call_output(
+                        "delta", cancelled_note(cancelled, last_char), ctx.tool_call_id
+                    )
                 try:
                     await asyncio.wait_for(asyncio.shield(done), _INTERRUPT_GRACE_S)
                 except TimeoutError:

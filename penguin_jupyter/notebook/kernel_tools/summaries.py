@@ -1,19 +1,49 @@
 """Compact, LLM-ready summaries of the user's variables (what `inspect_variables` and the
-`{var}` cell expansion show). Never dumps unbounded data: every piece is bounded.
+`{var}` cell expansion show), bounded in time and memory whatever the variable's size.
 
-Owns variable listing and per-type summaries (pandas DataFrame/Series, numpy arrays, other
-objects). pandas and numpy are used only if the user already imported them.
+Owns the variable listing (`variables_table`), the dispatch of one variable to its library
+family's summary (`summary_pandas`, `summary_polars`, `summary_dask`, `summary_spark`,
+`summary_xarray`, `summary_torch`; generic objects here), the per-summary time budget and the
+hard guard that keeps a slow summary from blocking the cell. Libraries are used only if the user
+already imported them (they are looked up in sys.modules, never imported). Budgets and what each
+family computes are described in docs/data-at-scale.md.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import types
 from typing import Any
 
-MAX_REPR = 2000
-MAX_COLUMNS = 60
-SAMPLE_ROWS = 5
+from . import summary_dask, summary_polars, summary_spark, summary_torch, summary_xarray
+from .summary_pandas import (
+    array_summary,
+    dataframe_summary,
+    is_numpy_array,
+    is_pandas_frame,
+    is_pandas_series,
+    pandas_memory,
+    series_summary,
+)
+from .summary_text import MAX_REPR, Budget, Family, bounded_repr, builtin_len, human_bytes
+
+__all__ = [
+    "MAX_REPR",
+    "bounded_repr",
+    "dataframe_names",
+    "frame_labels",
+    "human_bytes",
+    "is_dataframe",
+    "summarize_variable",
+    "user_variables",
+    "variables_table",
+]
+
+MAX_LISTED = 500  # variables_table rows
+# A summary still running after this long is abandoned (its thread finishes on its own) and the
+# tool answers with a note instead: a pathological __repr__ must not hold the cell.
+HARD_LIMIT_S = 3.0
 _HIDDEN = {"In", "Out", "exit", "quit", "get_ipython", "open"}
 
 
@@ -28,143 +58,133 @@ def user_variables(namespace: dict[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in namespace.items() if _is_user_variable(name, value)}
 
 
-def _pandas():
-    return sys.modules.get("pandas")
-
-
-def _numpy():
-    return sys.modules.get("numpy")
-
-
 def is_dataframe(value: Any) -> bool:
-    pd = _pandas()
-    return pd is not None and isinstance(value, pd.DataFrame)
+    """A pandas DataFrame (the other libraries' frames are named by `frame_labels`)."""
+    return is_pandas_frame(value)
 
 
-def bounded_repr(value: Any, limit: int = MAX_REPR) -> str:
-    try:
-        text = repr(value)
-    except Exception as exc:  # a broken __repr__ must not break the tool
-        text = f"<{type(value).__name__} object; repr failed: {exc}>"
-    if len(text) > limit:
-        text = text[:limit] + f"… [{len(text) - limit} more chars]"
-    return text
+def _pandas_listing(value: Any) -> tuple[str, str, str]:
+    shape = "×".join(str(n) for n in value.shape)
+    return type(value).__name__, shape, pandas_memory(value)
 
 
-def _size_text(value: Any) -> str:
+def _array_listing(value: Any) -> tuple[str, str, str]:
+    shape = "×".join(str(n) for n in value.shape) if value.shape else "scalar"
+    return "ndarray", shape, human_bytes(int(value.nbytes))
+
+
+FAMILIES: list[Family] = [
+    Family(is_pandas_frame, _pandas_listing, dataframe_summary, True, ""),
+    Family(is_pandas_series, _pandas_listing, series_summary),
+    Family(is_numpy_array, _array_listing, array_summary),
+    *summary_polars.FAMILIES,
+    *summary_dask.FAMILIES,
+    *summary_spark.FAMILIES,
+    *summary_xarray.FAMILIES,
+    *summary_torch.FAMILIES,
+]
+
+
+def _family(value: Any) -> Family | None:
+    for family in FAMILIES:
+        try:
+            if family.match(value):
+                return family
+        except Exception:
+            continue
+    return None
+
+
+def _generic_size(value: Any) -> str:
     shape = getattr(value, "shape", None)
-    if isinstance(shape, tuple):
+    if isinstance(shape, tuple) and all(isinstance(n, int) for n in shape):
         return "×".join(str(n) for n in shape) if shape else "scalar"
+    size = builtin_len(value)
+    return f"len {size}" if size is not None else ""
+
+
+def _generic_memory(value: Any) -> str:
+    nbytes = getattr(value, "nbytes", None)
+    if isinstance(nbytes, int):
+        return human_bytes(nbytes)
+    shallow = human_bytes(sys.getsizeof(value))
+    # getsizeof counts a container's own slots, not the objects it holds
+    return (
+        f"≥ {shallow}" if builtin_len(value) and not isinstance(value, str | bytes | bytearray) else shallow
+    )
+
+
+def _listing_row(name: str, value: Any) -> str:
+    family = _family(value)
     try:
-        return f"len {len(value)}"
-    except Exception:
-        return ""
-
-
-def _memory_bytes(value: Any) -> int | None:
-    try:
-        if is_dataframe(value):
-            return int(value.memory_usage(deep=True).sum())
-        pd = _pandas()
-        if pd is not None and isinstance(value, pd.Series):
-            return int(value.memory_usage(deep=True))
-        nbytes = getattr(value, "nbytes", None)
-        if isinstance(nbytes, int):
-            return nbytes
-        return sys.getsizeof(value)
-    except Exception:
-        return None
-
-
-def human_bytes(n: int | None) -> str:
-    if n is None:
-        return "?"
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
+        if family is not None:
+            kind, size, memory = family.listing(value)
+        else:
+            kind, size, memory = type(value).__name__, _generic_size(value), _generic_memory(value)
+    except Exception as exc:
+        kind, size, memory = type(value).__name__, f"(listing failed: {exc})"[:120], "?"
+    return f"{name}\t{kind}\t{size}\t{memory}"
 
 
 def variables_table(namespace: dict[str, Any]) -> str:
-    """One line per user variable: name, type, shape/len, memory."""
-    rows = []
-    for name, value in sorted(user_variables(namespace).items()):
-        kind = type(value).__name__
-        rows.append(f"{name}\t{kind}\t{_size_text(value)}\t{human_bytes(_memory_bytes(value))}")
-    if not rows:
+    """One line per user variable: name, type, shape/len, memory; O(1) per variable (no deep
+    memory walk, no len() of lazy collections)."""
+    variables = sorted(user_variables(namespace).items())
+    if not variables:
         return "No user variables defined yet."
+    rows = [_listing_row(name, value) for name, value in variables[:MAX_LISTED]]
+    if len(variables) > MAX_LISTED:
+        rows.append(f"… {len(variables) - MAX_LISTED} more variables (ask for them by name)")
     return "name\ttype\tshape/len\tmemory\n" + "\n".join(rows)
 
 
-def _dataframe_summary(name: str, df: Any) -> str:
-    pd = _pandas()
-    lines = [f"{name}: pandas DataFrame, {df.shape[0]} rows × {df.shape[1]} columns"]
-    columns = list(df.columns[:MAX_COLUMNS])
-    nulls = df[columns].isna().sum()
-    lines.append("columns (dtype, nulls):")
-    for col in columns:
-        lines.append(f"  {col!s}: {df[col].dtype}, {int(nulls[col])} null")
-    if df.shape[1] > MAX_COLUMNS:
-        lines.append(f"  … {df.shape[1] - MAX_COLUMNS} more columns")
-    numeric = df[columns].select_dtypes(include="number")
-    if numeric.shape[1]:
-        with pd.option_context("display.width", 200, "display.max_columns", 20):
-            lines.append("describe() of numeric columns:")
-            lines.append(bounded_repr(numeric.describe().round(4), 3000))
-    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 40):
-        lines.append(f"first {min(SAMPLE_ROWS, len(df))} rows:")
-        lines.append(bounded_repr(df.head(SAMPLE_ROWS), 3000))
-    return "\n".join(lines)
-
-
-def _series_summary(name: str, series: Any) -> str:
-    lines = [
-        f"{name}: pandas Series {series.name!r}, length {len(series)}, dtype {series.dtype}, "
-        f"{int(series.isna().sum())} null"
-    ]
+def _summary_unguarded(name: str, value: Any) -> str:
+    budget = Budget()
+    family = _family(value)
     try:
-        if series.dtype.kind in "iufb":
-            lines.append("describe():")
-            lines.append(bounded_repr(series.describe().round(4), 1500))
-    except Exception:
-        pass
-    lines.append("first values:")
-    lines.append(bounded_repr(series.head(SAMPLE_ROWS), 1500))
-    return "\n".join(lines)
-
-
-def _array_summary(name: str, array: Any) -> str:
-    np = _numpy()
-    lines = [f"{name}: numpy ndarray, shape {array.shape}, dtype {array.dtype}"]
-    if array.size and array.dtype.kind in "iuf":
-        with np.errstate(all="ignore"):
-            lines.append(
-                f"min {np.nanmin(array):.6g}, max {np.nanmax(array):.6g}, "
-                f"mean {np.nanmean(array):.6g}, std {np.nanstd(array):.6g}, "
-                f"nan {int(np.isnan(array).sum()) if array.dtype.kind == 'f' else 0}"
-            )
-    lines.append(bounded_repr(array, 800))
-    return "\n".join(lines)
-
-
-def summarize_variable(name: str, value: Any) -> str:
-    """A compact summary of one variable, bounded whatever the value's size."""
-    pd, np = _pandas(), _numpy()
-    try:
-        if is_dataframe(value):
-            return _dataframe_summary(name, value)
-        if pd is not None and isinstance(value, pd.Series):
-            return _series_summary(name, value)
-        if np is not None and isinstance(value, np.ndarray):
-            return _array_summary(name, value)
+        if family is not None:
+            text = family.summary(name, value, budget)
+            note = budget.note()
+            return text + ("\n" + note if note else "")
     except Exception as exc:
-        return f"{name}: {type(value).__name__} (summary failed: {exc})\n{bounded_repr(value)}"
-    size = _size_text(value)
+        reason = " ".join(str(exc).split())[:300]  # one line, whatever the library raised
+        return f"{name}: {type(value).__name__} (summary failed: {reason})\n{bounded_repr(value)}"
+    size = _generic_size(value)
     header = f"{name}: {type(value).__name__}" + (f", {size}" if size else "")
     return f"{header}\n{bounded_repr(value)}"
 
 
+def summarize_variable(name: str, value: Any, hard_limit_s: float = HARD_LIMIT_S) -> str:
+    """A compact summary of one variable within a fixed budget, whatever the value's size: optional
+    parts are cut once `summary_text.TIME_BUDGET_S` is spent, and a summary still running after
+    `hard_limit_s` is left to finish in the background while this returns a note."""
+    result: list[str] = []
+    worker = threading.Thread(
+        target=lambda: result.append(_summary_unguarded(name, value)),
+        name="penguin-summary",
+        daemon=True,
+    )
+    worker.start()
+    worker.join(hard_limit_s)
+    if result:
+        return result[0]
+    return (
+        f"{name}: {type(value).__name__} (summary cut: still running after {hard_limit_s:g} s, e.g. "
+        f"a slow __repr__; inspect it with run_python instead)"
+    )
+
+
+def frame_labels(namespace: dict[str, Any]) -> list[str]:
+    """The user's DataFrame-like variables for the system prompt: pandas ones by name, others
+    with their library ("events (Dask, lazy)"). Nothing is computed."""
+    labels = []
+    for name, value in sorted(user_variables(namespace).items()):
+        family = _family(value)
+        if family is not None and family.frame:
+            labels.append(f"{name} ({family.frame_label})" if family.frame_label else name)
+    return labels
+
+
 def dataframe_names(namespace: dict[str, Any]) -> list[str]:
-    return sorted(name for name, value in user_variables(namespace).items() if is_dataframe(value))
+    """Names of the user's pandas DataFrames."""
+    return sorted(name for name, value in user_variables(namespace).items() if is_pandas_frame(value))

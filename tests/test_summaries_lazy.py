@@ -1,0 +1,186 @@
+"""Summaries of lazy and distributed collections compute nothing: counted with each library's own
+hooks (dask.callbacks.Callback sees every local-scheduler computation and task; a polars
+LazyFrame's map_batches function counts its calls), each with a positive control showing the
+counter does see a computation. Spark and torch tests skip when those are not installed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from penguin_jupyter.notebook.kernel_tools import notebook_prompt
+from penguin_jupyter.notebook.kernel_tools.summaries import summarize_variable, variables_table
+
+dask = pytest.importorskip("dask")
+dd = pytest.importorskip("dask.dataframe")
+da = pytest.importorskip("dask.array")
+pl = pytest.importorskip("polars")
+xr = pytest.importorskip("xarray")
+
+from dask.callbacks import Callback  # noqa: E402
+
+
+class Computations(Callback):
+    """Counts computations started and tasks run by dask's local schedulers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = 0
+        self.tasks = 0
+
+    def _start(self, dsk):
+        self.started += 1
+
+    def _pretask(self, key, dsk, state):
+        self.tasks += 1
+
+
+def _dask_frame():
+    pdf = pd.DataFrame({"k": np.arange(1000) % 7, "v": np.arange(1000, dtype=np.float64)})
+    return dd.from_pandas(pdf, npartitions=4).assign(w=lambda d: d.v * 2)
+
+
+def test_dask_frame_series_and_array_summaries_compute_nothing():
+    ddf = _dask_frame()
+    series = ddf["w"]
+    array = da.ones((4000, 300), chunks=(1000, 100)) + 1
+    namespace = {"ddf": ddf, "w": series, "arr": array}
+    with Computations() as seen:
+        table = variables_table(namespace)
+        frame_text = summarize_variable("ddf", ddf)
+        series_text = summarize_variable("w", series)
+        array_text = summarize_variable("arr", array)
+        prompt = notebook_prompt(namespace)
+    assert (seen.started, seen.tasks) == (0, 0)
+
+    assert "ddf\tdask.DataFrame\t?×3 (4 partitions)\tnot computed" in table
+    assert "arr\tdask.Array\t4000×300 (12 chunks)\t9.2 MB when computed" in table
+    assert frame_text.startswith(
+        "ddf: Dask DataFrame (lazy), 3 columns in 4 partitions, index divisions from 0 to 999; "
+        "nothing was computed\ncolumns (dtype):\n  k: int64\n  v: float64\n  w: float64\n"
+    )
+    assert "Not computed: row count, null counts, statistics and rows." in frame_text
+    assert "`len(ddf)`" in frame_text and "`ddf.describe().compute()`" in frame_text
+    assert series_text.startswith("w: Dask Series 'w' (lazy), dtype float64, 4 partitions")
+    assert array_text.startswith(
+        "arr: Dask Array (lazy), shape (4000×300), dtype float64, 9.2 MB when computed; 12 chunks of up "
+        "to (1000, 100); nothing was computed"
+    )
+    assert "DataFrames defined when this session started: ddf (Dask, lazy)." in prompt
+
+    # Positive control: the counter sees a computation when one happens.
+    with Computations() as seen:
+        assert float(ddf["w"].sum().compute()) == 999_000.0
+    assert seen.started == 1 and seen.tasks >= 4
+
+
+def test_dask_array_with_unknown_chunks_says_so():
+    array = da.arange(100, chunks=10)
+    unknown = array[array > 50]
+    with Computations() as seen:
+        text = summarize_variable("sel", unknown)
+        table = variables_table({"sel": unknown})
+    assert seen.started == 0
+    assert text.startswith("sel: Dask Array (lazy), shape (?), dtype int64, unknown size; 10 chunks")
+    assert "sel\tdask.Array\t? (10 chunks)\tnot computed" in table
+
+
+def test_polars_lazyframe_summary_collects_nothing():
+    calls = []
+
+    def counted(frame):
+        calls.append(frame.height)
+        return frame
+
+    lazy = (
+        pl.LazyFrame({"city": ["a", "b", "c"], "n": [1, 2, 3]}).map_batches(counted).filter(pl.col("n") > 1)
+    )
+    table = variables_table({"lazy": lazy})
+    text = summarize_variable("lazy", lazy)
+    prompt = notebook_prompt({"lazy": lazy})
+    assert calls == []
+    assert "lazy\tpolars.LazyFrame\t?×2 (lazy)\tnot computed" in table
+    assert text.startswith(
+        "lazy: polars LazyFrame (lazy query), 2 columns; nothing was collected\n"
+        "columns (dtype):\n  city: String\n  n: Int64\nquery plan (unoptimized):\n"
+    )
+    assert "`lazy.select(pl.len()).collect()`" in text
+    assert "lazy (polars, lazy)" in prompt
+    assert lazy.collect().height == 2 and calls == [3]  # positive control
+
+
+def test_polars_eager_frame_and_series():
+    rows = 300_000
+    frame = pl.DataFrame({"x": np.arange(rows, dtype=np.float64), "s": ["a", None, "c"] * (rows // 3)})
+    text = summarize_variable("frame", frame)
+    assert text.startswith("frame: polars DataFrame, 300,000 rows × 2 columns, ")
+    assert "columns (dtype, nulls):\n  x: Float64, 0 null\n  s: String, 100000 null\n" in text
+    assert "describe() of numeric columns (stats from a 100,000-row sample of 300,000 rows):" in text
+    assert "first 5 rows:" in text
+    table = variables_table({"frame": frame, "col": frame["x"]})
+    assert "frame\tpolars.DataFrame\t300000×2\t" in table
+    assert "col\tpolars.Series\tlen 300000\t2.3 MB" in table
+    series_text = summarize_variable("col", frame["x"])
+    assert series_text.startswith("col: polars Series 'x', length 300,000, dtype Float64, 0 null\n")
+    assert "describe() (stats from a 100,000-row sample):" in series_text
+
+
+def test_xarray_dask_backed_dataset_loads_nothing_and_in_memory_dataarray_shows_values():
+    lazy = xr.Dataset(
+        {"temp": (("time", "x"), da.ones((1000, 50), chunks=(100, 50)) * 20)},
+        coords={"time": np.arange(1000), "x": np.arange(50)},
+    )
+    with Computations() as seen:
+        text = summarize_variable("ds", lazy)
+        table = variables_table({"ds": lazy})
+    assert (seen.started, seen.tasks) == (0, 0)
+    assert text.startswith(
+        "ds: xarray Dataset, dims time=1000×x=50, 398.8 KB when computed (Dask-backed, lazy; nothing was computed)"
+    )
+    assert "Not computed: values and statistics." in text
+    assert "ds\txarray.Dataset\ttime=1000×x=50\t398.8 KB when computed" in table
+    eager = xr.DataArray(np.arange(6.0).reshape(2, 3), dims=("a", "b"), name="grid")
+    text = summarize_variable("grid", eager)
+    assert text.startswith(
+        "grid: xarray DataArray, dims a=2×b=3, 48 B\n<xarray.DataArray 'grid' (a: 2, b: 3)>"
+    )
+    assert "Not computed" not in text
+
+
+def test_spark_dataframe_summary_runs_no_job():
+    pyspark = pytest.importorskip(
+        "pyspark", reason="pyspark is not installed (it needs a JVM; not in the test extra)"
+    )
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.master("local[1]").appName("penguin-summaries").getOrCreate()
+    try:
+        frame = spark.createDataFrame([(1, "a"), (2, "b")], ["n", "s"])
+        tracker = spark.sparkContext.statusTracker()
+        jobs_before = len(tracker.getJobIdsForGroup(None))
+        text = summarize_variable("sdf", frame)
+        table = variables_table({"sdf": frame})
+        assert len(tracker.getJobIdsForGroup(None)) == jobs_before
+        assert text.startswith("sdf: Spark DataFrame (lazy), 2 columns; no Spark job was run\n")
+        assert "  n: bigint, nullable" in text
+        assert "sdf\tspark.DataFrame\t?×2 (lazy)\tnot computed" in table
+        assert "`sdf.count()`" in text
+        assert frame.count() == 2  # positive control: an action shows up as a job
+        assert len(tracker.getJobIdsForGroup(None)) > jobs_before
+        assert pyspark is not None
+    finally:
+        spark.stop()
+
+
+def test_torch_tensor_summary():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    tensor = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    text = summarize_variable("t", tensor)
+    assert text.startswith("t: torch Tensor, shape (3, 4), dtype torch.float32, device cpu, 48 B\n")
+    assert "min 0, max 11, mean 5.5" in text
+    assert "t\ttorch.Tensor\t3×4\t48 B" in variables_table({"t": tensor})
+    big = torch.ones(1000, 600).T  # not contiguous: sampled by index, not flattened
+    text = summarize_variable("big", big)
+    assert "min 1, max 1, mean 1, std 0, nan 0 (from a 100,000-element sample)" in text
+    assert "device meta, 48 B" in summarize_variable("m", torch.empty(3, 4, device="meta"))
