@@ -80,20 +80,33 @@ def _rich_output(data: dict[str, Any], result: CellsText) -> str:
 
 
 def outputs_text(outputs: list[Any], result: CellsText) -> str:
-    """All outputs of one cell as one bounded text (images go to `result.images`)."""
+    """All outputs of one cell as one text: printed and plain text share a budget of
+    TEXT_PER_CELL characters; errors, image markers and transcript lines are always kept."""
     parts: list[str] = []
+    left = TEXT_PER_CELL
     for output in outputs or []:
         if not isinstance(output, dict):
             continue
         kind = output.get("output_type")
-        if kind == "stream":
-            parts.append(_join(output.get("text")))
-        elif kind == "error":
+        if kind == "error":
             parts.append(error_text(output))
+            continue
+        if kind == "stream":
+            text = _join(output.get("text"))
         elif kind in ("display_data", "execute_result"):
             data = output.get("data")
-            parts.append(_rich_output(data if isinstance(data, dict) else {}, result))
-    return _cut("\n".join(part.rstrip("\n") for part in parts if part), TEXT_PER_CELL)
+            text = _rich_output(data if isinstance(data, dict) else {}, result)
+            if text.startswith("[") and text.endswith("]"):  # a marker, not content
+                parts.append(text)
+                continue
+        else:
+            continue
+        if left > 0:
+            parts.append(_cut(text, left))
+            left -= min(len(text), left)
+        elif text:
+            parts.append(f"[{len(text)} more chars of output not shown]")
+    return "\n".join(part.rstrip("\n") for part in parts if part)
 
 
 def cell_text(cell: dict[str, Any], result: CellsText, running_cell_id: str | None) -> str:
