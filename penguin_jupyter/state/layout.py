@@ -2,13 +2,14 @@
 
 Owns `ensure_agent_layout`: `agent_state/` with a default `system_config.yaml` and an empty
 `AGENTS.md`, `tools/`, `skills/`, plus `traces/`, `scratchpad/`, `shared_env/` and
-`workspaces/`. Existing files are never overwritten.
+`workspaces/`. Existing files are never overwritten; seeding is atomic and serialized.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from .file_lock import exclusive
 from .paths import (
     agent_state_dir,
     agents_md_path,
@@ -20,6 +21,7 @@ from .paths import (
     workspaces_dir,
 )
 from .system_config import default_system_config_document, dump_system_config_document
+from .toml_writer import write_private_file
 
 
 def ensure_agent_layout(root: Path, project_id: str, agent_id: str) -> None:
@@ -35,10 +37,13 @@ def ensure_agent_layout(root: Path, project_id: str, agent_id: str) -> None:
     ):
         directory.mkdir(parents=True, exist_ok=True)
     config = system_config_path(root, project_id, agent_id)
-    if not config.exists():
-        doc = default_system_config_document()
-        doc["name"] = agent_id
-        config.write_text(dump_system_config_document(doc), encoding="utf-8")
     agents_md = agents_md_path(root, project_id, agent_id)
-    if not agents_md.exists():
-        agents_md.write_text("", encoding="utf-8")
+    if config.exists() and agents_md.exists():
+        return
+    with exclusive(config):  # two kernels creating the agent at once: one seeds, neither tears
+        if not config.exists():
+            doc = default_system_config_document()
+            doc["name"] = agent_id
+            write_private_file(config, dump_system_config_document(doc))
+        if not agents_md.exists():
+            write_private_file(agents_md, "")
