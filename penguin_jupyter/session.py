@@ -4,7 +4,7 @@ Owns what happens around the engine: the command-policy wrapper on `approve`, im
 for text-only models, `session_meta` recorded once, the first-run bootstrap (MCP connect
 events, tool discovery, model construction racing the abort signal, `tool_list_ready`),
 resume state (replayed history injected into the first model), background completion
-notices, and `dispose`. Building a session from agent state is `agent.py`'s job; the loop
+notices, and `dispose` (which releases the session lock the Agent took). Building a session from agent state is `agent.py`'s job; the loop
 itself is the engine's.
 """
 
@@ -23,7 +23,7 @@ from .interfaces import AbortSignal, ApproveFn, Permission, ThinkingLevelName, T
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator
 from .omni import OmniMessage, TokenCounts, abort, mcp_connect_begin, mcp_connect_end, tool_list_ready
 from .session_images import fold_images
-from .trace import ReplayState, TraceWriter
+from .trace import ReplayState, SessionLock, TraceWriter
 
 TITLE_PROMPT = (
     "Write a short title (at most eight words) for a conversation that starts with the message "
@@ -76,6 +76,7 @@ class Session:
         self._bootstrap_carry: list[OmniMessage] = []
         self._notices = NoticeQueue()
         self._disposed = False
+        self._lock: SessionLock | None = None
         self.on_background_notice: Callable[[], None] | None = None
         self._attach_background_listener()
 
@@ -219,15 +220,24 @@ class Session:
         title = "".join(parts).strip().splitlines()[0].strip(" \"'#*") if "".join(parts).strip() else ""
         return title if status == "completed" and title else None
 
+    def hold_lock(self, lock: SessionLock) -> None:
+        """Keep the session's run lock (taken by the Agent) until `dispose`."""
+        self._lock = lock
+
     def dispose(self) -> None:
-        """Kill background commands and subagents, close MCP clients, close the Trace. Idempotent."""
+        """Kill background commands and subagents, close MCP clients, close the Trace and
+        release the session lock. Idempotent."""
         if self._disposed:
             return
         self._disposed = True
         try:
             self.environment.dispose()
         finally:
-            self._trace.close()
+            try:
+                self._trace.close()
+            finally:
+                if self._lock is not None:
+                    self._lock.release()
 
     async def aclose(self) -> None:
         """`dispose()`, then wait for the MCP servers to shut down: use it from async code that
