@@ -77,6 +77,7 @@ class Session:
         self._notices = NoticeQueue()
         self._disposed = False
         self._lock: SessionLock | None = None
+        self._recording_noticed = False
         self.on_background_notice: Callable[[], None] | None = None
         self._attach_background_listener()
 
@@ -107,6 +108,28 @@ class Session:
 
     def tool_permission(self, name: str) -> Permission | None:
         return self.environment.tool_permission(name)
+
+    @property
+    def recording_error(self) -> str | None:
+        """Why the Trace could not be written (one line), or None while recording works.
+        The session goes on either way; records that failed are lost."""
+        return self._trace.failure
+
+    @property
+    def recording(self) -> bool:
+        """False when the latest Trace write failed: recording is off."""
+        return self._trace.recording
+
+    def take_recording_notice(self) -> str | None:
+        """A one-time line for the user once the Trace could not be written (then None)."""
+        failure = self._trace.failure
+        if failure is None or self._recording_noticed:
+            return None
+        self._recording_noticed = True
+        return (
+            f"penguin: recording is off — {failure}. The session goes on, "
+            "but what follows is not saved and cannot be resumed."
+        )
 
     def secrets(self) -> list[str]:
         """The API key and vault values in use, for redaction by a front end."""
@@ -259,8 +282,15 @@ class Session:
 
     def _ensure_meta_recorded(self) -> None:
         if not self._meta_recorded:
-            self._trace.write(self._setup.meta)
-            self._meta_recorded = True
+            self._meta_recorded = self._record(self._setup.meta)
+
+    def _record(self, msg: OmniMessage) -> bool:
+        """Best-effort write: a failure is kept by the writer (`recording_error`), never raised."""
+        try:
+            self._trace.write(msg)
+        except OSError:
+            return False
+        return True
 
     def _new_model(self, tools: list[ToolDefinition], session_tokens: TokenCounts | None) -> GenerativeModel:
         config = self._setup.model_config
@@ -324,7 +354,7 @@ class Session:
                     yield msg
             for msg in (*messages, begin, end, stop):
                 if msg is not None:
-                    self._trace.write(msg)
+                    self._record(msg)
             self._bootstrap_carry.extend(messages)
             return
         records: list[OmniMessage] = []

@@ -90,6 +90,13 @@ async def run_line(line: str) -> None:
             print(f"model: {session.provider}/{session.model_id}")
             print(f"workspace: {session.workspace_dir}")
             print(f"trace: {session.trace_path}")
+            error = getattr(session, "recording_error", None)
+            if error and not getattr(session, "recording", True):
+                print(f"recording: off — {error}")
+            elif error:
+                print(f"recording: on again, some records were lost — {error}")
+            else:
+                print("recording: on")
         if state.start_new:
             print("the next cell starts a new session")
         if state.resume_id:

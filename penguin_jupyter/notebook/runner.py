@@ -187,9 +187,18 @@ class CellTask:
                     self.view.handle(msg)
                 except Exception as exc:  # a rendering bug must never lose the run
                     self.show_note(f"penguin: could not render a {msg.kind} message: {exc}")
+                self._show_recording_notice()
         except Exception as exc:
             self.failed = f"{type(exc).__name__}: {exc}"
             self.show_note(f"penguin: the task failed: {self.failed}")
+        self._show_recording_notice()
+
+    def _show_recording_notice(self) -> None:
+        """The session's one-time "recording is off" line (its Trace could not be written)."""
+        take = getattr(self.session, "take_recording_notice", None)
+        notice = take() if callable(take) else None
+        if notice:
+            self.show_note(notice)
 
     def _on_background_in_cell(self, msg: OmniMessage) -> None:
         self.context.run(self.on_background, msg)
