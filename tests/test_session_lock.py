@@ -5,6 +5,7 @@ blocks. Real processes race real sessions against the scripted model server."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from penguin_jupyter import create_agent
 from penguin_jupyter.omni import user_text
 from penguin_jupyter.testing import ScriptedModelServer
 from penguin_jupyter.trace import PROCESS_EXIT_PLACEHOLDER, SessionBusyError, read_trace
+from tests.support_kernel import KernelHarness, kernel_env
 
 # Resumes a session when told to, runs one Task if it got the session, then holds it open
 # until its stdin says to close. Prints READY, then BUSY <line> or RAN.
@@ -212,3 +214,40 @@ async def test_a_new_session_holds_a_private_lock_until_dispose(workspace):
         )
         session.dispose()
         assert _probe(session_dir, session.session_id) == "FREE"
+
+
+@pytest.mark.kernel
+def test_a_second_kernel_gets_one_line_can_list_the_session_and_runs_it_once_released(tmp_path: Path) -> None:
+    script = [{"text": "from kernel one"}, {"text": "from kernel two"}]
+    with ScriptedModelServer(script) as server:
+        configure_model(Path(os.environ["PENGUIN_HOME"]), server)
+        env = kernel_env({"JPY_SESSION_NAME": str(tmp_path / "a.ipynb")})
+        one = KernelHarness(str(tmp_path), env)
+        two = KernelHarness(str(tmp_path), env)
+        try:
+            for kernel in (one, two):
+                assert kernel.execute("%load_ext penguin_jupyter").reply["content"]["status"] == "ok"
+            first = one.execute("%%penguin\nhello", timeout=120)
+            assert first.reply["content"]["status"] == "ok", first.stderr
+            status = one.execute("%penguin status").stdout
+            session_id = re.search(r"^session: (\S+)$", status, re.M).group(1)  # type: ignore[union-attr]
+            pid_one = one.km.provisioner.pid  # type: ignore[union-attr]
+
+            refused = two.execute(f"%%penguin --session {session_id}\nhi", timeout=120)
+            lines = [line for line in refused.stderr.splitlines() if line.strip()]
+            assert len(lines) == 1, refused.stderr
+            assert lines[0].startswith(
+                f"penguin: cannot resume session {session_id}: session {session_id} is open"
+            )
+            assert f"(pid {pid_one}, since " in lines[0]
+            assert "Traceback" not in refused.stderr
+            assert session_id in two.execute("%penguin sessions").stdout  # still readable
+
+            assert one.execute("%penguin new").reply["content"]["status"] == "ok"  # releases it
+            taken = two.execute(f"%%penguin --session {session_id}\nhi", timeout=120)
+            assert taken.reply["content"]["status"] == "ok", taken.stderr
+            assert "open in another process" not in taken.stderr
+        finally:
+            one.close()
+            two.close()
+    assert len(server.requests) == 2
