@@ -4,6 +4,7 @@ when the kernel running them is SIGKILLed (the owner's watchdog). Real kernels, 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -11,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support_session import allow, collect, configure_model
+from support_session import allow, collect, configure_child_model, configure_model
 
 from penguin_jupyter import create_agent
 from penguin_jupyter.environment.commands.owner_marker import OWNER_ENV_VAR, can_scan, marked_pids
@@ -47,6 +48,15 @@ def _wait_until(predicate, timeout_s: float = 60.0) -> bool:  # type: ignore[no-
         if predicate():
             return True
         time.sleep(0.1)
+    return predicate()
+
+
+async def _await_until(predicate, timeout_s: float = 60.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        await asyncio.sleep(0.1)
     return predicate()
 
 
@@ -147,3 +157,41 @@ def _carrying_marker(tag: str) -> list[int]:
     pids = [int(line.split()[0]) for line in _alive(tag)]
     marker = f"{OWNER_ENV_VAR}=".encode()
     return [pid for pid in pids if marker in Path(f"/proc/{pid}/environ").read_bytes()]
+
+
+async def test_a_background_subagents_escaped_daemons_are_gone_after_the_parents_aclose(
+    tmp_path: Path,
+) -> None:
+    tag = "07.3"
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    prompt = "Caller agent: default_agent. Start the daemons and say done."
+    run_args = {
+        "description": "d",
+        "prompt": prompt,
+        "provider": "openai",
+        "model_id": "child-model",
+        "run_in_background": True,
+    }
+    exec_args = {"description": "d", "cmd": _escapers(tag), "yield_time_ms": 250}
+    parent_script = [
+        {"tool_calls": [{"name": "run_subagent", "id": "p1", "arguments": run_args}]},
+        {"text": "The subagent is starting them."},
+    ]
+    child_script = [
+        {"tool_calls": [{"name": "exec_command", "id": "k1", "arguments": exec_args}]},
+        {"text": "done"},
+    ]
+    try:
+        with ScriptedModelServer(parent_script) as server, ScriptedModelServer(child_script) as child_server:
+            agent = await create_agent()
+            configure_model(agent.root, server)
+            configure_child_model(agent.root, child_server)
+            parent = await agent.create_session(workspace_dir=workspace)
+            await collect(parent.run([user_text("delegate")], approve=allow))
+            # The background child runs on this loop: wait without blocking it.
+            assert await _await_until(lambda: len(_alive(tag)) == 3), _alive(tag)
+            await parent.aclose()
+            assert _alive(tag) == []
+    finally:
+        _cleanup(tag)

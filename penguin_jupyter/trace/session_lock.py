@@ -5,7 +5,8 @@ Owns `SessionLock`: an exclusive, non-blocking `fcntl.flock` on `<session dir>/.
 one-line refusal a second process gets. The OS drops the lock when the holder's descriptor
 closes, so a process that dies (even by SIGKILL) never leaves a stale lock behind. Within one
 process the lock is shared and counted: opening the same session twice in one kernel is the
-caller's business, as before. Readers (`read_trace`, session listings) never take it. Where
+caller's business, as before. When the lock file cannot be created at all (a read-only
+data root) the session opens unguarded rather than not at all. Readers (`read_trace`, session listings) never take it. Where
 `fcntl` is missing the lock is a no-op. Design notes: docs/concurrency.md.
 """
 
@@ -56,14 +57,18 @@ def _holder_info(fd: int) -> tuple[int | None, str | None]:
 class SessionLock:
     """Held while a session is open for running; `release()` is idempotent."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, held: bool = True) -> None:
         self.path = path
-        self._released = False
+        self._released = not held
+
+    @property
+    def held(self) -> bool:
+        """False once released, or when the lock file could not be created at all."""
+        return not self._released
 
     @classmethod
     def acquire(cls, session_dir: Path, session_id: str) -> SessionLock:
         """Take the session's lock or raise `SessionBusyError` naming the holder."""
-        session_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = session_dir / LOCK_FILE_NAME
         key = os.path.abspath(path)
         with _GUARD:
@@ -71,7 +76,13 @@ class SessionLock:
             if held is not None:
                 _HELD[key] = (held[0], held[1] + 1)
                 return cls(path)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                session_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError:
+                # An unwritable data root: the session still opens (its trace failure is
+                # reported by the writer), it just cannot be guarded.
+                return cls(path, held=False)
             try:
                 if fcntl is not None:
                     try:

@@ -29,6 +29,8 @@ IDLE_REAP_S = 10 * 24 * 3600
 IDLE_SWEEP_EVERY_S = 3600
 
 _LIVE_MANAGERS: weakref.WeakSet[CommandSessionManager] = weakref.WeakSet()
+_REAPERS: list[threading.Thread] = []  # sweeps started by kill_all, joined by wait_reaped
+_REAPERS_LOCK = threading.Lock()
 
 
 class ManagerDisposedError(RuntimeError):
@@ -56,7 +58,6 @@ class CommandSessionManager:
         # after an interrupt is never caught by the sweep of the previous generation.
         self._owner_base = new_owner_token()
         self._generation = 0
-        self._reapers: list[threading.Thread] = []
         _LIVE_MANAGERS.add(self)
 
     @property
@@ -157,12 +158,16 @@ class CommandSessionManager:
         self._generation += 1
         reaper = threading.Thread(target=reap_marked, args=(retired,), name="penguin-reaper", daemon=True)
         reaper.start()
-        self._reapers = [t for t in self._reapers if t.is_alive()] + [reaper]
+        with _REAPERS_LOCK:
+            _REAPERS[:] = [t for t in _REAPERS if t.is_alive()] + [reaper]
 
     def wait_reaped(self, timeout_s: float = 10.0) -> None:
-        """Block until the reaps started by `kill_all`/`dispose` finished (bounded)."""
+        """Block (bounded) until every reap started so far in this process finished: this
+        registry's, and those of the subagents disposed with it."""
         deadline = time.monotonic() + timeout_s
-        for reaper in list(self._reapers):
+        with _REAPERS_LOCK:
+            reapers = list(_REAPERS)
+        for reaper in reapers:
             reaper.join(max(0.0, deadline - time.monotonic()))
 
     def dispose(self) -> None:
