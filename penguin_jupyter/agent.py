@@ -1,10 +1,10 @@
 """Agent: one agent's state on disk and the factory of its Sessions (python-api.md).
 
 Owns `create_agent`, model selection (the (provider, model_id) pair, or the project default),
-session creation (id, Trace path, assembled system prompt, Environment, model config),
-resume (take the session lock, locate the latest shard, replay it, close a dangling compaction, re-check workspace
-and model) and the session list. State files are read through `penguin_jupyter.state`;
-the conversation itself runs in `session.py`.
+session creation (id, Trace path, assembled system prompt, Environment, model config, the
+session lock), resume (take the session lock, locate the latest shard, replay it, close a
+dangling compaction, re-check workspace and model) and the session list. State files are
+read through `penguin_jupyter.state`; the conversation itself runs in `session.py`.
 """
 
 from __future__ import annotations

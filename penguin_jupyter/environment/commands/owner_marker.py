@@ -138,8 +138,8 @@ def _forget_watchdog_in_child() -> None:
     global _watchdog
     watchdog = _watchdog
     if watchdog is not None and watchdog.stdin is not None:
-        with contextlib.suppress(OSError):
-            os.close(watchdog.stdin.fileno())
+        with contextlib.suppress(OSError, ValueError):
+            watchdog.stdin.close()  # through the file object, so no later close hits a reused fd
     _watchdog = None
 
 
