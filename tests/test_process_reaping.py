@@ -15,6 +15,7 @@ import pytest
 from support_session import allow, collect, configure_child_model, configure_model
 
 from penguin_jupyter import create_agent
+from penguin_jupyter.environment.commands import CommandSessionManager
 from penguin_jupyter.environment.commands.owner_marker import OWNER_ENV_VAR, can_scan, marked_pids
 from penguin_jupyter.omni import user_text
 from penguin_jupyter.testing import ScriptedModelServer
@@ -193,5 +194,41 @@ async def test_a_background_subagents_escaped_daemons_are_gone_after_the_parents
             assert await _await_until(lambda: len(_alive(tag)) == 3), _alive(tag)
             await parent.aclose()
             assert _alive(tag) == []
+    finally:
+        _cleanup(tag)
+
+
+def _spawn_and_wait(manager: CommandSessionManager, cmd: str, tag: str) -> None:
+    manager.spawn(cmd, "/")
+    assert _wait_until(lambda: len(_alive(tag)) >= 1), _alive(tag)
+
+
+def test_a_daemon_ignoring_sigterm_is_killed_after_the_grace() -> None:
+    tag = "07.4"
+    manager = CommandSessionManager()
+    try:
+        _spawn_and_wait(manager, f"setsid sh -c \"trap '' TERM; sleep 3{tag}1\" > /dev/null 2>&1 &", tag)
+        manager.dispose()
+        manager.wait_reaped()
+        assert _alive(tag) == []
+    finally:
+        _cleanup(tag)
+
+
+def test_a_command_started_right_after_kill_all_is_not_caught_by_its_sweep() -> None:
+    tag = "07.5"
+    manager = CommandSessionManager()
+    try:
+        _spawn_and_wait(manager, f"setsid sleep 3{tag}1 > /dev/null 2>&1 &", tag)
+        old_token = manager.owner_token
+        manager.kill_all()  # e.g. an interrupt: the session goes on
+        assert manager.owner_token != old_token
+        manager.spawn(f"setsid sleep 3{tag}2 > /dev/null 2>&1 &", "/")
+        assert _wait_until(lambda: any(line.endswith(f"3{tag}2") for line in _alive(tag))), _alive(tag)
+        manager.wait_reaped()
+        assert [line.split()[-1] for line in _alive(tag)] == [f"3{tag}2"]
+        manager.dispose()
+        manager.wait_reaped()
+        assert _alive(tag) == []
     finally:
         _cleanup(tag)
