@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -244,8 +245,10 @@ class Session:
         return title if status == "completed" and title else None
 
     def hold_lock(self, lock: SessionLock) -> None:
-        """Keep the session's run lock (taken by the Agent) until `dispose`."""
+        """Keep the session's run lock (taken by the Agent) until `dispose`, or until this
+        Session is garbage-collected undisposed."""
         self._lock = lock
+        weakref.finalize(self, lock.release)
 
     def dispose(self) -> None:
         """Kill background commands and subagents, close MCP clients, close the Trace and

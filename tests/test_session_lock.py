@@ -4,6 +4,7 @@ blocks. Real processes race real sessions against the scripted model server."""
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import signal
@@ -251,3 +252,15 @@ def test_a_second_kernel_gets_one_line_can_list_the_session_and_runs_it_once_rel
             one.close()
             two.close()
     assert len(server.requests) == 2
+
+
+async def test_a_session_dropped_without_dispose_releases_its_lock(workspace):
+    with ScriptedModelServer([]) as server:
+        agent = await create_agent()
+        configure_model(agent.root, server)
+        session = await agent.create_session(workspace_dir=workspace)
+        session_dir, session_id = session._setup.scratchpad_dir, session.session_id
+        assert _probe(session_dir, session_id).startswith("BUSY")
+        del session
+        gc.collect()
+        assert _probe(session_dir, session_id) == "FREE"
