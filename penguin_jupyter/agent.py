@@ -1,10 +1,10 @@
 """Agent: one agent's state on disk and the factory of its Sessions (python-api.md).
 
 Owns `create_agent`, model selection (the (provider, model_id) pair, or the project default),
-session creation (id, Trace path, assembled system prompt, Environment, model config),
-resume (locate the latest shard, replay it, close a dangling compaction, re-check workspace
-and model) and the session list. State files are read through `penguin_jupyter.state`;
-the conversation itself runs in `session.py`.
+session creation (id, Trace path, assembled system prompt, Environment, model config, the
+session lock), resume (take the session lock, locate the latest shard, replay it, close a
+dangling compaction, re-check workspace and model) and the session list. State files are
+read through `penguin_jupyter.state`; the conversation itself runs in `session.py`.
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ from .state.secrets import collect_secrets
 from .subagent_runner import MAX_SUBAGENT_DEPTH, SUBAGENT_TOOL_NAMES, AgentSubagentRunner, ParentContext
 from .trace import (
     ReplayState,
+    SessionLock,
+    TraceFile,
     TraceWriter,
     find_latest_trace_file,
     latest_session_id,
@@ -255,20 +257,27 @@ class Agent:
             source=source,
         )
         trace = TraceWriter(trace_file_path(self.traces_dir, session_id, now.date()))
-        return self._build_session(
-            session_id,
-            entry,
-            config,
-            workspace,
-            prompt,
-            meta,
-            trace,
-            extra_tools,
-            replay=None,
-            meta_recorded=False,
-            depth=depth,
-            thinking_level=thinking_level,
-        )
+        lock = self._lock_session(session_id)
+        try:
+            session = self._build_session(
+                session_id,
+                entry,
+                config,
+                workspace,
+                prompt,
+                meta,
+                trace,
+                extra_tools,
+                replay=None,
+                meta_recorded=False,
+                depth=depth,
+                thinking_level=thinking_level,
+            )
+        except BaseException:
+            lock.release()
+            raise
+        session.hold_lock(lock)
+        return session
 
     async def resume_session(
         self,
@@ -283,11 +292,32 @@ class Agent:
         symmetry with `create_session` and ignored: the recorded system prompt is reused verbatim.
         """
         del system_prompt_extra
+        self._locate_or_fail(session_id)  # a missing session is reported before anything is created
+        lock = self._lock_session(session_id)  # one writer per session: refused if open elsewhere
+        try:
+            session = self._resume_locked(session_id, extra_tools)
+        except BaseException:
+            lock.release()
+            raise
+        session.hold_lock(lock)
+        return session
+
+    def _locate_or_fail(self, session_id: str) -> TraceFile:
         located = find_latest_trace_file(self.traces_dir, session_id)
         if located is None:
             raise ValueError(
                 f"Session does not exist: {session_id} (no matching Trace file found under {self.traces_dir})."
             )
+        return located
+
+    def _lock_session(self, session_id: str) -> SessionLock:
+        """The session's run lock (docs/concurrency.md), in its directory under the data root."""
+        session_dir = paths.session_scratchpad_dir(self.root, self.project_id, self.agent_id, session_id)
+        return SessionLock.acquire(session_dir, session_id)
+
+    def _resume_locked(self, session_id: str, extra_tools: list[BuiltinTool] | None) -> Session:
+        """Resume under the session lock: the trace is read only once nobody else can write it."""
+        located = self._locate_or_fail(session_id)
         records = read_trace(located.path)
         replay = resume_trace(records)
         if replay.meta is None:

@@ -4,7 +4,7 @@ Owns what happens around the engine: the command-policy wrapper on `approve`, im
 for text-only models, `session_meta` recorded once, the first-run bootstrap (MCP connect
 events, tool discovery, model construction racing the abort signal, `tool_list_ready`),
 resume state (replayed history injected into the first model), background completion
-notices, and `dispose`. Building a session from agent state is `agent.py`'s job; the loop
+notices, and `dispose` (which releases the session lock the Agent took). Building a session from agent state is `agent.py`'s job; the loop
 itself is the engine's.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+import weakref
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,7 @@ from .omni import (
 )
 from .redaction import Redactor
 from .session_images import fold_images
-from .trace import ReplayState, TraceWriter
+from .trace import ReplayState, SessionLock, TraceWriter
 
 if TYPE_CHECKING:
     from .environment.tools.subagent import SubagentSessionManager
@@ -92,6 +93,8 @@ class Session:
         self._bootstrap_carry: list[OmniMessage] = []
         self._notices = NoticeQueue()
         self._disposed = False
+        self._lock: SessionLock | None = None
+        self._recording_noticed = False
         self.on_background_notice: Callable[[], None] | None = None
         self._attach_background_listener()
 
@@ -122,6 +125,28 @@ class Session:
 
     def tool_permission(self, name: str) -> Permission | None:
         return self.environment.tool_permission(name)
+
+    @property
+    def recording_error(self) -> str | None:
+        """Why the Trace could not be written (one line), or None while recording works.
+        The session goes on either way; records that failed are lost."""
+        return self._trace.failure
+
+    @property
+    def recording(self) -> bool:
+        """False when the latest Trace write failed: recording is off."""
+        return self._trace.recording
+
+    def take_recording_notice(self) -> str | None:
+        """A one-time line for the user once the Trace could not be written (then None)."""
+        failure = self._trace.failure
+        if failure is None or self._recording_noticed:
+            return None
+        self._recording_noticed = True
+        return (
+            f"penguin: recording is off — {failure}. The session goes on, "
+            "but what follows is not saved and cannot be resumed."
+        )
 
     def secrets(self) -> list[str]:
         """The configured secret values (API keys, credential variables, vault values), longest
@@ -268,15 +293,26 @@ class Session:
         title = "".join(parts).strip().splitlines()[0].strip(" \"'#*") if "".join(parts).strip() else ""
         return title if status == "completed" and title else None
 
+    def hold_lock(self, lock: SessionLock) -> None:
+        """Keep the session's run lock (taken by the Agent) until `dispose`, or until this
+        Session is garbage-collected undisposed."""
+        self._lock = lock
+        weakref.finalize(self, lock.release)
+
     def dispose(self) -> None:
-        """Kill background commands and subagents, close MCP clients, close the Trace. Idempotent."""
+        """Kill background commands and subagents, close MCP clients, close the Trace and
+        release the session lock. Idempotent."""
         if self._disposed:
             return
         self._disposed = True
         try:
             self.environment.dispose()
         finally:
-            self._trace.close()
+            try:
+                self._trace.close()
+            finally:
+                if self._lock is not None:
+                    self._lock.release()
 
     async def aclose(self) -> None:
         """`dispose()`, then wait for the MCP servers to shut down: use it from async code that
@@ -298,8 +334,15 @@ class Session:
 
     def _ensure_meta_recorded(self) -> None:
         if not self._meta_recorded:
-            self._trace.write(self._setup.meta)
-            self._meta_recorded = True
+            self._meta_recorded = self._record(self._setup.meta)
+
+    def _record(self, msg: OmniMessage) -> bool:
+        """Best-effort write: a failure is kept by the writer (`recording_error`), never raised."""
+        try:
+            self._trace.write(msg)
+        except OSError:
+            return False
+        return True
 
     def _new_model(self, tools: list[ToolDefinition], session_tokens: TokenCounts | None) -> GenerativeModel:
         config = self._setup.model_config
@@ -363,7 +406,7 @@ class Session:
                     yield msg
             for msg in (*messages, begin, end, stop):
                 if msg is not None:
-                    self._trace.write(msg)
+                    self._record(msg)
             self._bootstrap_carry.extend(messages)
             return
         records: list[OmniMessage] = []

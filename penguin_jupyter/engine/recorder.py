@@ -2,7 +2,7 @@
 
 Owns the filter (never partials, never origin-tagged messages), the deferred rotation
 (`rotate()`, then session_meta and the tool list, then the message) and the stderr logging
-of sink failures. The file format is the trace package's business.
+of sink failures (unless the sink reports them itself, as `TraceWriter` does). The file format is the trace package's business.
 """
 
 from __future__ import annotations
@@ -46,4 +46,5 @@ class Recorder:
         try:
             self.sink.write(msg)
         except Exception as exc:
-            print(f"[trace] write failed: {exc}", file=sys.stderr)
+            if not getattr(self.sink, "reports_failures", False):  # else the session tells the user once
+                print(f"[trace] write failed: {exc}", file=sys.stderr)

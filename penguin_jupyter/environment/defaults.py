@@ -11,7 +11,10 @@ from .types import ToolConfig, ToolDefinitionConfig
 DESCRIPTION_ARGUMENT = "description"
 _DESCRIPTION_PROPERTY = {
     "type": "string",
-    "description": "One short sentence, in the user's language, saying what this call does and why. Emit it first.",
+    "description": (
+        "Required; write it first, before every other argument: the user sees it while the call runs. "
+        "One short sentence, in the user's language, saying what this call does and why."
+    ),
 }
 
 
@@ -48,12 +51,14 @@ def _entry(name: str, description: str, parameters: dict[str, Any], permission: 
 
 
 def _builtin_entries() -> list[ToolDefinitionConfig]:
-    yield_ms = _int("How long to wait for output before returning, in milliseconds.")
+    cap = "at least 250, and at most 1 s below the tool's timeout"
     return [
         _entry(
             "read_file",
-            "Read a text file as numbered lines (cat -n style). Reads up to 2000 lines from `offset`; "
-            "call again with a later offset to continue. Relative paths resolve against the workspace.",
+            "Read a text file as numbered lines (cat -n style); the preferred way to look at a file. Reads up "
+            "to 2000 lines from `offset`; call again with a later offset to continue. Relative paths resolve "
+            "against the workspace. Not for images or binary files: look at images with read_image or "
+            "describe_image (whichever you have) and inspect binaries with exec_command.",
             _schema(
                 {
                     "file_path": _str("Path of the file (absolute, or relative to the workspace)."),
@@ -97,15 +102,25 @@ def _builtin_entries() -> list[ToolDefinitionConfig]:
         ),
         _entry(
             "exec_command",
-            "Run a shell command (bash -lc) in the workspace without a TTY. Output streams back; a command "
-            "still running after the yield window keeps running and returns a process_id for input_command / "
-            "kill_command. Set run_in_background for long jobs: their completion arrives as a message.",
+            "Run a shell command (bash -lc) in the workspace without a TTY: programs, searches, installs and "
+            "anything the file tools do not cover. Output streams back. Start long-running commands (servers, "
+            "watchers, builds) in the foreground: once the yield window passes they keep running and you get a "
+            "process_id for input_command / kill_command. Never put them in the background with `&`: when the "
+            "foreground command exits its whole process group is cleaned up, killing them too. Set "
+            "run_in_background for long jobs: their completion arrives as a message.",
             _schema(
                 {
                     "cmd": _str("The shell command to run."),
                     "workdir": _str("Working directory (default: the workspace)."),
-                    "yield_time_ms": yield_ms,
-                    "run_in_background": _bool("Start the command and return immediately with a process_id."),
+                    "yield_time_ms": _int(
+                        "Milliseconds to wait for the command before returning. If it is still running then, "
+                        "you get its output so far and a process_id, and it keeps running (continue with "
+                        f"input_command). Default 60000; {cap}."
+                    ),
+                    "run_in_background": _bool(
+                        "Return a process_id at once without waiting; when the command exits, its result "
+                        "arrives as a user message by itself (no polling). Default false."
+                    ),
                 },
                 ["cmd"],
                 describe=True,
@@ -121,7 +136,11 @@ def _builtin_entries() -> list[ToolDefinitionConfig]:
                 {
                     "process_id": _str("The process_id returned by exec_command."),
                     "chars": _str("Text to write to stdin; empty to just poll for output."),
-                    "yield_time_ms": yield_ms,
+                    "yield_time_ms": _int(
+                        "Milliseconds to wait for new output or the exit before returning (it returns early "
+                        "on exit). Default 250 after writing characters and 120000 for an empty poll, so one "
+                        f"poll waits out most builds (pass less to just peek); {cap}."
+                    ),
                 },
                 ["process_id"],
                 describe=True,
@@ -138,10 +157,16 @@ def _builtin_entries() -> list[ToolDefinitionConfig]:
         ),
         _entry(
             "run_subagent",
-            "Delegate a self-contained task to a subagent that works in the same workspace and reports back.",
+            "Delegate a self-contained task to a subagent that works on its own in the same workspace and "
+            "returns its final answer. Start the prompt by naming yourself, the caller agent, with your own "
+            'agent id from the Environment section (e.g. "Caller agent: default_agent"): the subagent cannot '
+            "otherwise tell who called it.",
             _schema(
                 {
-                    "prompt": _str("The complete task for the subagent."),
+                    "prompt": _str(
+                        "The complete task: all the context the subagent needs, and exactly what output you "
+                        "expect back."
+                    ),
                     "agent_id": _str("Which agent to run (default: this agent)."),
                     "provider": _str("Provider of the subagent's model; give it together with model_id."),
                     "model_id": _str("The subagent's model (default: this session's model); needs provider."),
@@ -150,9 +175,14 @@ def _builtin_entries() -> list[ToolDefinitionConfig]:
                         "enum": ["low", "medium", "high", "xhigh", "max"],
                         "description": "The subagent's thinking level (default: this session's level).",
                     },
-                    "yield_time_ms": yield_ms,
+                    "yield_time_ms": _int(
+                        "Milliseconds to wait for the subagent before returning. If it is still working then, "
+                        "you get its output so far and a subagent_id, and it keeps working (continue with "
+                        f"input_subagent). Default 300000; {cap}."
+                    ),
                     "run_in_background": _bool(
-                        "Start the subagent and return immediately with a subagent_id."
+                        "Return a subagent_id at once without waiting; its answer arrives as a user message "
+                        "by itself when it finishes (no polling). Default false."
                     ),
                 },
                 ["prompt"],
@@ -163,12 +193,20 @@ def _builtin_entries() -> list[ToolDefinitionConfig]:
         ),
         _entry(
             "input_subagent",
-            "Send a follow-up prompt to a running subagent, or poll it with an empty prompt.",
+            "Poll a background subagent for new output, or, once it is idle (its last run finished), send it "
+            "a follow-up prompt that continues the same session. The subagent's pending tool approvals are "
+            "surfaced while this call waits.",
             _schema(
                 {
                     "subagent_id": _str("The subagent_id returned by run_subagent."),
-                    "prompt": _str("Follow-up instructions; empty to poll."),
-                    "yield_time_ms": yield_ms,
+                    "prompt": _str(
+                        "A follow-up task, accepted only while the subagent is idle; empty (the default) only "
+                        "polls for new output and status."
+                    ),
+                    "yield_time_ms": _int(
+                        "Milliseconds to wait for new output or the end before returning. Default 300000 "
+                        f"after a follow-up prompt and 10000 for an empty poll; {cap}."
+                    ),
                 },
                 ["subagent_id"],
                 describe=True,
@@ -178,7 +216,9 @@ def _builtin_entries() -> list[ToolDefinitionConfig]:
         ),
         _entry(
             "kill_subagent",
-            "Stop a running subagent and release it.",
+            "Stop a background subagent: its run is aborted (its pending approvals are denied), any answer "
+            "text not yet delivered is returned, and it is removed, freeing its slot. Also removes an idle "
+            "subagent.",
             _schema({"subagent_id": _str("The subagent_id to stop.")}, ["subagent_id"], describe=True),
             "rw",
             30000,
@@ -193,12 +233,13 @@ def _builtin_entries() -> list[ToolDefinitionConfig]:
         ),
         _entry(
             "describe_image",
-            "Have the project's vision model describe an image file or http(s) URL (png, jpeg, gif or webp, "
-            "up to 5 MB) and return the description as text.",
+            "Get a text description of an image file or http(s) URL (png, jpeg, gif or webp, up to 5 MB). You "
+            "cannot see images yourself: the project's vision model looks at it and answers in text. Use "
+            "`prompt` to ask exactly what you need (transcribe the text, read a chart, find a button...).",
             _schema(
                 {
                     "source": _str("Image path or http(s) URL."),
-                    "prompt": _str("What to look for (default: a detailed description)."),
+                    "prompt": _str("What to ask the vision model about the image (default: a detailed description)."),
                 },
                 ["source"],
             ),

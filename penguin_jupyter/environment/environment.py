@@ -210,8 +210,14 @@ class Environment:
             asyncio.run(mcp.aclose())
 
     async def aclose(self) -> None:
-        """`dispose()` plus an awaited MCP shutdown (preferred from async code)."""
+        """`dispose()` plus an awaited MCP shutdown and command reaping (preferred from async
+        code): when it returns, no process a command started is left."""
         self.dispose()
+        wait_subagents = getattr(self.services.subagent_sessions, "wait_closed", None)
+        if wait_subagents is not None:
+            with contextlib.suppress(Exception):
+                await wait_subagents()
+        await asyncio.to_thread(self.command_sessions.wait_reaped)
         task = getattr(self, "_mcp_close_task", None)
         if task is not None:
             with contextlib.suppress(Exception):

@@ -163,6 +163,7 @@ class Cell:
         except Exception as exc:
             self.record.failed = f"{type(exc).__name__}: {exc}"
             self.show_note(f"penguin: the task failed: {self.record.failed}")
+        self._show_recording_notice()
 
     def _on_message(self, msg: OmniMessage) -> None:
         self._remember(msg)
@@ -172,6 +173,13 @@ class Cell:
             self.view.handle(msg)
         except Exception as exc:  # a rendering bug must never lose the run
             self.show_note(f"penguin: could not render a {msg.kind} message: {exc}")
+        self._show_recording_notice()
+
+    def _show_recording_notice(self) -> None:
+        """The session's one-time "recording is off" line (its Trace could not be written)."""
+        notice = self.session.take_recording_notice()
+        if notice:
+            self.show_note(notice)
 
     def _remember(self, msg: OmniMessage) -> None:
         self.record.remember(msg)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 
 from ..omni import CompactionEndPayload, OmniMessage, TokenUsagePayload
 from .kernel_runtime import KernelRuntime, kernel_runtime
@@ -25,6 +26,9 @@ from .options import (
     timeout_text,
 )
 from .workspace import resolve_workspace
+
+if TYPE_CHECKING:
+    from ..session import Session
 
 Handler = Callable[[KernelRuntime, str | None], Awaitable[None]]
 
@@ -83,7 +87,17 @@ def _status_lines(state: NotebookSessions) -> list[str]:
         f"model: {session.provider}/{session.model_id}",
         f"workspace: {session.workspace_dir}",
         f"trace: {session.trace_path}",
+        _recording_line(session),
     ]
+
+
+def _recording_line(session: Session) -> str:
+    error = session.recording_error
+    if error and not session.recording:
+        return f"recording: off — {error}"
+    if error:
+        return f"recording: on again, some records were lost — {error}"
+    return "recording: on"
 
 
 def _default_workspace(runtime: KernelRuntime) -> str:

@@ -29,7 +29,7 @@ def _get(name: str, make: Callable[[], widgets.Widget]) -> widgets.Widget:
 def shared_layout(**settings: str) -> widgets.Layout:
     """The kernel's one Layout with exactly these settings (the default one without any)."""
     key = "layout" + "".join(f";{k}={v}" for k, v in sorted(settings.items()))
-    return _get(key, lambda: widgets.Layout(**settings))  # type: ignore[return-value]
+    return _get(key, lambda: widgets.Layout(**settings))
 
 
 def is_shared(widget: widgets.Widget) -> bool:

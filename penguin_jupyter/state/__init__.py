@@ -16,6 +16,7 @@ from .project_config import (
     load_project_config,
     provider_env_vars,
     save_project_config,
+    update_project_config,
 )
 from .prompts import DEFAULT_COMPACTION_PROMPT, DEFAULT_SYSTEM_PROMPT
 from .skills import SkillInfo, list_skills
@@ -47,4 +48,5 @@ __all__ = [
     "provider_env_vars",
     "save_project_config",
     "set_vault_value",
+    "update_project_config",
 ]

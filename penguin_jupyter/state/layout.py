@@ -2,15 +2,17 @@
 
 Owns `ensure_agent_layout`: `agent_state/` with a default `system_config.yaml` and an empty
 `AGENTS.md`, `tools/`, `skills/`, plus `traces/`, `scratchpad/`, `shared_env/` and
-`workspaces/`. Existing files are never overwritten. Everything is private: directories 0700
-(the data root and project directory included, existing ones tightened), files 0600.
+`workspaces/`. Existing files are never overwritten; seeding is atomic and serialized.
+Everything is private: directories 0700 (the data root and project directory included,
+existing ones tightened), files 0600.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..private_files import private_dir, write_private_text
+from ..private_files import private_dir
+from .file_lock import exclusive
 from .paths import (
     agent_dir,
     agent_state_dir,
@@ -24,6 +26,7 @@ from .paths import (
     workspaces_dir,
 )
 from .system_config import default_system_config_document, dump_system_config_document
+from .toml_writer import write_private_file
 
 
 def ensure_agent_layout(root: Path, project_id: str, agent_id: str) -> None:
@@ -43,10 +46,13 @@ def ensure_agent_layout(root: Path, project_id: str, agent_id: str) -> None:
     ):
         private_dir(directory)
     config = system_config_path(root, project_id, agent_id)
-    if not config.exists():
-        doc = default_system_config_document()
-        doc["name"] = agent_id
-        write_private_text(config, dump_system_config_document(doc))
     agents_md = agents_md_path(root, project_id, agent_id)
-    if not agents_md.exists():
-        write_private_text(agents_md, "")
+    if config.exists() and agents_md.exists():
+        return
+    with exclusive(config):  # two kernels creating the agent at once: one seeds, neither tears
+        if not config.exists():
+            doc = default_system_config_document()
+            doc["name"] = agent_id
+            write_private_file(config, dump_system_config_document(doc))
+        if not agents_md.exists():
+            write_private_file(agents_md, "")

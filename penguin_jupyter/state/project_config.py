@@ -1,6 +1,7 @@
 """`.project_config.toml`: the models table, default/vision model, credentials, command policy.
 
-Owns reading (tomllib) with field-level validation, writing (0600, via `toml_writer`), the
+Owns reading (tomllib) with field-level validation, writing (0600, atomic, serialized across
+threads and processes by `file_lock`; `update_project_config` for read-modify-write), the
 public `add_model` helper, and credential resolution (inline `api_key`/`base_url`, else the
 provider's environment variables). Models are keyed by the (provider, model_id) pair and
 never by a concatenated string. Agent-level settings live in `system_config.py`.
@@ -10,11 +11,13 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .file_lock import exclusive
 from .paths import project_config_path, resolve_root
 from .toml_writer import dumps_toml, write_private_file
 
@@ -224,9 +227,25 @@ def render_project_config(cfg: ProjectConfig) -> str:
 
 
 def save_project_config(root: str | os.PathLike[str] | None, project_id: str, cfg: ProjectConfig) -> Path:
+    """Replace the project config with `cfg` (atomic, 0600, serialized with other writers).
+    To change part of it, use `update_project_config` so no concurrent change is lost."""
     path = project_config_path(resolve_root(root), project_id)
-    write_private_file(path, render_project_config(cfg))
+    with exclusive(path):
+        write_private_file(path, render_project_config(cfg))
     return path
+
+
+def update_project_config(
+    root: str | os.PathLike[str] | None, project_id: str, change: Callable[[ProjectConfig], None]
+) -> ProjectConfig:
+    """Read, `change(cfg)` and write the project config under its cross-process lock: concurrent
+    updates from threads, kernels or processes are serialized and none is lost."""
+    path = project_config_path(resolve_root(root), project_id)
+    with exclusive(path):
+        cfg = load_project_config(root, project_id)
+        change(cfg)
+        write_private_file(path, render_project_config(cfg))
+    return cfg
 
 
 def add_model(
@@ -250,11 +269,6 @@ def add_model(
     """
     if not provider or not model_id:
         raise ValueError("add_model needs both provider and model_id")
-    cfg = load_project_config(root, project_id)
-    entry = cfg.get_model(provider, model_id)
-    if entry is None:
-        entry = ModelEntry(provider=provider, model_id=model_id)
-        cfg.models.append(entry)
     updates = {
         "base_url": base_url,
         "api_key": api_key,
@@ -263,12 +277,18 @@ def add_model(
         "max_tokens": max_tokens,
         "vision": vision,
     }
-    for key, value in updates.items():
-        if value is not None:
-            setattr(entry, key, value)
-    if default:
-        cfg.default_model = ModelRef(provider, model_id)
-    if vision_default:
-        cfg.vision_model = ModelRef(provider, model_id)
-    save_project_config(root, project_id, cfg)
-    return cfg
+
+    def change(cfg: ProjectConfig) -> None:
+        entry = cfg.get_model(provider, model_id)
+        if entry is None:
+            entry = ModelEntry(provider=provider, model_id=model_id)
+            cfg.models.append(entry)
+        for key, value in updates.items():
+            if value is not None:
+                setattr(entry, key, value)
+        if default:
+            cfg.default_model = ModelRef(provider, model_id)
+        if vision_default:
+            cfg.vision_model = ModelRef(provider, model_id)
+
+    return update_project_config(root, project_id, change)

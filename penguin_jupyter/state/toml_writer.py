@@ -2,14 +2,16 @@
 
 Owns serialization of plain values: strings, booleans, ints, floats, inline tables for
 `{provider, model_id}` references, `[table]`s and `[[array-of-tables]]`. Reading uses the
-standard `tomllib`. Files are written 0600 (they hold credentials).
+standard `tomllib`. Files are written 0600 (they hold credentials), atomically.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -64,13 +66,24 @@ def dumps_toml(data: dict[str, Any], *, inline_keys: frozenset[str] = frozenset(
 
 
 def write_private_file(path: Path, text: str) -> None:
-    """Write `text` to `path` with mode 0600 (created or tightened), via a temp file + rename."""
+    """Replace `path` with `text` atomically, mode 0600 in a 0700 directory: a unique temporary
+    file in the same directory (`mkstemp`, so concurrent writers never share one), fsync, then
+    `os.replace`. Readers see the old file or the new one, never half of either. Callers that
+    read, modify and write hold `file_lock.exclusive(path)` around all three."""
     private_dir(path.parent)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.write(fd, text.encode("utf-8"))
-    finally:
-        os.close(fd)
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
+        try:
+            os.fchmod(fd, 0o600)
+            data = text.encode("utf-8")
+            written = 0
+            while written < len(data):
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -12,6 +12,7 @@ import tomllib
 from pathlib import Path
 
 from .errors import ConfigError
+from .file_lock import exclusive
 from .toml_writer import dumps_toml, write_private_file
 
 VAULT_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -40,7 +41,8 @@ def load_vault(path: Path) -> dict[str, str]:
 def set_vault_value(path: Path, key: str, value: str) -> dict[str, str]:
     if not VAULT_KEY_RE.match(key):
         raise ValueError(f"invalid vault key {key!r}: must match {VAULT_KEY_RE.pattern}")
-    vault = load_vault(path)
-    vault[key] = value
-    write_private_file(path, dumps_toml(dict(vault)))
+    with exclusive(path):
+        vault = load_vault(path)
+        vault[key] = value
+        write_private_file(path, dumps_toml(dict(vault)))
     return vault

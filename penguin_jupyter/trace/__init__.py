@@ -1,12 +1,13 @@
 """Traces: the append-only JSONL record of a session, and its replay (core-behavior.md §8).
 
 `TraceWriter` writes, `read_trace` reads tolerantly, `resume_trace` rebuilds resumable
-state, and `locate` finds shards on disk. Nothing here knows about engines or sessions.
+state, `locate` finds shards on disk, and `SessionLock` keeps one writer per session. Nothing here knows about engines or sessions.
 """
 
 from .locate import TraceFile, find_latest_trace_file, latest_session_id, list_session_files
 from .reader import ParsedTrace, TraceParseError, parse_trace_lines, read_trace, skipped_lines_diagnostic
 from .replay import PROCESS_EXIT_PLACEHOLDER, DanglingCompaction, ReplayState, resume_trace
+from .session_lock import SessionBusyError, SessionLock
 from .writer import TraceWriter, is_recordable, shard_index, trace_file_path
 
 __all__ = [
@@ -14,6 +15,8 @@ __all__ = [
     "DanglingCompaction",
     "ParsedTrace",
     "ReplayState",
+    "SessionBusyError",
+    "SessionLock",
     "TraceFile",
     "TraceParseError",
     "TraceWriter",

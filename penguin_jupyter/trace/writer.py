@@ -3,9 +3,11 @@
 Owns file naming (`<traces>/<yyyy-mm-dd>/<session_id>_<NNN>.jsonl`), which messages are
 recordable, redaction of configured secrets before a line is written (a `Redactor`, see
 docs/security.md), the single-`os.write` append on an O_APPEND descriptor of a private file
-(0600 in 0700 directories), serialization of concurrent writes and rotations, and torn-tail
-healing. Reading and replay live in `reader.py` and `replay.py`; deciding *what* to record is
-the engine's and session's job.
+(0600 in 0700 directories), serialization of concurrent writes and rotations, torn-tail
+healing, and the record of write failures (the first one as a line for the user, whether the
+latest write failed, how many records were lost), which the session exposes as
+`recording_error`. Reading and replay live in `reader.py` and `replay.py`; deciding *what* to
+record is the engine's and session's job.
 """
 
 from __future__ import annotations
@@ -47,9 +49,14 @@ class TraceWriter:
 
     `write()` and `rotate()` are synchronous and serialized by a lock, so submission order is
     file order (a rotation never splits a record). A failed write raises to its caller only;
-    later writes proceed. Satisfies the engine's trace sink protocol (`write(msg)`, `rotate()`).
-    With a `redactor`, every configured secret in a record is replaced by its placeholder first.
+    later writes proceed. Failures are also kept here (`failure`, `recording`, `lost_records`)
+    for whoever tells the user, so the sink reports its own failures (`reports_failures`) and
+    the engine need not log each one. Satisfies the engine's trace sink protocol (`write(msg)`,
+    `rotate()`). With a `redactor`, every configured secret in a record is replaced by its
+    placeholder first.
     """
+
+    reports_failures = True
 
     def __init__(self, path: str | os.PathLike[str], *, redactor: Redactor | None = None) -> None:
         self._path = Path(path)
@@ -58,6 +65,24 @@ class TraceWriter:
         self._fd: int | None = None
         self._torn_tail = False
         self._closed = False
+        self._failure: str | None = None
+        self._failing = False
+        self._lost = 0
+
+    @property
+    def failure(self) -> str | None:
+        """The first write failure, as one line naming the file and the reason (None if none)."""
+        return self._failure
+
+    @property
+    def recording(self) -> bool:
+        """False while the latest write failed (recording is off until one succeeds again)."""
+        return not self._failing
+
+    @property
+    def lost_records(self) -> int:
+        """How many records could not be written."""
+        return self._lost
 
     @property
     def path(self) -> Path:
@@ -71,7 +96,12 @@ class TraceWriter:
             return
         data = (self._line(msg) + "\n").encode("utf-8")
         with self._lock:
-            self._append(data)
+            try:
+                self._append(data)
+            except OSError as exc:
+                self._note_failure(exc)
+                raise
+            self._failing = False
 
     def rotate(self) -> Path:
         """Switch to the next shard (`_002`, `_003`, …); the old file is left as is."""
@@ -114,6 +144,13 @@ class TraceWriter:
                 os.close(self._fd)
             finally:
                 self._fd = None
+
+    def _note_failure(self, exc: OSError) -> None:
+        self._lost += 1
+        self._failing = True
+        if self._failure is None:
+            reason = exc.strerror or str(exc) or type(exc).__name__
+            self._failure = f"cannot write the trace {self._path}: {reason}"
 
     def _append(self, data: bytes) -> None:
         fd = self._open()

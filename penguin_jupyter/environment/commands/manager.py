@@ -2,7 +2,9 @@
 
 Owns spawning (refused after dispose), `proc-<8 hex>` ids, the cap of 64 with eviction (first
 exited session, else the least-recently-used running one, killed), idle reaping, kill-all, and a
-process-exit hook that hard-kills whatever is still alive. Background completion reports are
+process-exit hook that hard-kills whatever is still alive. Every child carries this registry's
+owner marker (`owner_marker.py`), so kill-all and dispose also reap what escaped the process
+group (`setsid`, double forks), and the owner's watchdog reaps them if the process dies. Background completion reports are
 armed here and delivered through the Environment's NoticeHub.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import secrets
+import threading
 import time
 import weakref
 from collections import OrderedDict
@@ -18,6 +21,7 @@ from collections.abc import Callable
 
 from ..child_env import ProxyPolicy, build_child_env
 from ..notices import BackgroundEvent, NoticeHub, report_label, report_output
+from .owner_marker import OWNER_ENV_VAR, ensure_watchdog, new_owner_token, process_prefix, reap_marked
 from .session import CommandSession
 
 COMMAND_SESSION_CAP = 64
@@ -25,6 +29,8 @@ IDLE_REAP_S = 10 * 24 * 3600
 IDLE_SWEEP_EVERY_S = 3600
 
 _LIVE_MANAGERS: weakref.WeakSet[CommandSessionManager] = weakref.WeakSet()
+_REAPERS: list[threading.Thread] = []  # sweeps started by kill_all, joined by wait_reaped
+_REAPERS_LOCK = threading.Lock()
 
 
 class ManagerDisposedError(RuntimeError):
@@ -48,7 +54,16 @@ class CommandSessionManager:
         self._live: set[CommandSession] = set()
         self._disposed = False
         self._last_sweep = time.monotonic()
+        # Marker of the current generation; kill_all retires it, so a command started right
+        # after an interrupt is never caught by the sweep of the previous generation.
+        self._owner_base = new_owner_token()
+        self._generation = 0
         _LIVE_MANAGERS.add(self)
+
+    @property
+    def owner_token(self) -> str:
+        """The `PENGUIN_OWNER` value the next command (and all it starts) carries."""
+        return f"{self._owner_base}-{self._generation}"
 
     @property
     def disposed(self) -> bool:
@@ -58,7 +73,10 @@ class CommandSessionManager:
         if self._disposed:
             raise ManagerDisposedError()
         policy = self.proxy_policy() if self.proxy_policy is not None else None
-        session = CommandSession(cmd, cwd, build_child_env(self.vault, policy))
+        ensure_watchdog()  # once per process, at its first command: off the hot path after that
+        env = build_child_env(self.vault, policy)
+        env[OWNER_ENV_VAR] = self.owner_token
+        session = CommandSession(cmd, cwd, env)
         self._live = {s for s in self._live if not s.exited}
         self._live.add(session)
         return session
@@ -130,11 +148,27 @@ class CommandSessionManager:
                 self.remove(process_id)
 
     def kill_all(self) -> None:
-        """Kill every running process group (registered or in flight), without disposing."""
+        """Kill every running process group (registered or in flight), without disposing, and
+        reap (on a worker thread) every process that left its group but carries the marker."""
         for session in list(self._live) + list(self._sessions.values()):
             session.disarm_report()
             session.kill()  # also reaps background children of an already-exited shell
         self._sessions.clear()
+        retired = self.owner_token
+        self._generation += 1
+        reaper = threading.Thread(target=reap_marked, args=(retired,), name="penguin-reaper", daemon=True)
+        reaper.start()
+        with _REAPERS_LOCK:
+            _REAPERS[:] = [t for t in _REAPERS if t.is_alive()] + [reaper]
+
+    def wait_reaped(self, timeout_s: float = 10.0) -> None:
+        """Block (bounded) until every reap started so far in this process finished: this
+        registry's, and those of the subagents disposed with it."""
+        deadline = time.monotonic() + timeout_s
+        with _REAPERS_LOCK:
+            reapers = list(_REAPERS)
+        for reaper in reapers:
+            reaper.join(max(0.0, deadline - time.monotonic()))
 
     def dispose(self) -> None:
         if self._disposed:
@@ -152,3 +186,6 @@ class CommandSessionManager:
 def _kill_everything_at_exit() -> None:
     for manager in list(_LIVE_MANAGERS):
         manager.hard_kill_all()
+    # Whatever escaped a process group; the watchdog would do it too once this process is gone.
+    with contextlib.suppress(Exception):
+        reap_marked(process_prefix(), prefix=True, grace_s=0.0)

@@ -71,6 +71,11 @@ class ManagedSubagentSession:
         return self._running
 
     @property
+    def pump_task(self) -> asyncio.Task | None:
+        """The current round's task (a killed round disposes the child when it ends)."""
+        return self._task
+
+    @property
     def killed(self) -> bool:
         return self._killed
 

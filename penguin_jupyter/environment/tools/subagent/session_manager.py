@@ -10,6 +10,7 @@ background child messages (buffered until a listener attaches, dropped after dis
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import sys
 import threading
@@ -39,6 +40,7 @@ class SubagentSessionManager:
         self._sessions: OrderedDict[str, ManagedSubagentSession] = OrderedDict()
         self._live: set[ManagedSubagentSession] = set()  # every spawned child, registered or not
         self._disposed = False
+        self._killed_at_dispose: list[ManagedSubagentSession] = []
         self._lock = threading.Lock()
         self._listener: MessageListener | None = None
         self._backlog: deque[OmniMessage] = deque(maxlen=MESSAGE_BUFFER_CAP)
@@ -114,9 +116,17 @@ class SubagentSessionManager:
         self._live.clear()
         for session in sessions:
             session.kill()
+        self._killed_at_dispose = sessions
         with self._lock:
             self._listener = None
             self._backlog.clear()
+
+    async def wait_closed(self, timeout_s: float = 10.0) -> None:
+        """After `dispose`: wait (bounded) until the rounds it aborted have ended, so every child
+        session is disposed (its commands killed) when this returns."""
+        tasks = [t for s in self._killed_at_dispose if (t := s.pump_task) is not None and not t.done()]
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout_s)
 
     def _reap_idle(self) -> None:
         cutoff = time.monotonic() - IDLE_REAP_S
