@@ -1,0 +1,102 @@
+"""Browser test: a saved notebook whose transcript holds remote images fetches nothing when opened.
+
+A real JupyterLab (tests/support_browser.py) opens, in a fresh page, a saved notebook whose
+`%%penguin` output (the transcript bundle the labextension renders, plus its `text/html`)
+holds every remote-resource vector of tests/support_no_fetch.py — Markdown image,
+reference-style image, raw `<img>`, SVG `href`, CSS `url()`… — all pointing at a counting HTTP
+server on 127.0.0.2 (cross-origin to jupyter on 127.0.0.1). No cell is run: the output comes
+from the file (JupyterLab starts the notebook's kernel as it always does; nothing executes in it).
+The server receives no request and the page issues none to it; the placeholders are visible and
+name the host; a `data:` PNG renders as an image; clicking a placeholder opens its URL in a new
+page (the one request the server then sees).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import nbformat
+import pytest
+
+pytest.register_assert_rewrite("tests.support_browser")
+
+from penguin_jupyter.notebook.transcript_bundle import transcript_mimebundle  # noqa: E402
+from tests.support_browser import CURRENT_NOTEBOOK, TRANSCRIPT_MIME, JupyterLab  # noqa: E402
+from tests.support_no_fetch import DATA_PNG, CountingServer, hostile_bundle  # noqa: E402
+
+pytest_plugins = ["tests.support_browser"]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
+
+# The vectors that reach the labextension's DOM rebuild as elements (raw HTML on a plain
+# line is escaped to text before parsing, so it never becomes an element at all).
+MUST_BE_PLACEHOLDERS = ("/md-image", "/ref-image", "/raw-img-in-list", "/tool-image", "/image-block")
+
+
+@pytest.fixture
+def counting() -> Iterator[CountingServer]:
+    server = CountingServer("127.0.0.2").start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _write_saved_notebook(lab: JupyterLab, name: str, base: str) -> None:
+    cell = nbformat.v4.new_code_cell("%%penguin\nsummarize the report", execution_count=1)
+    data = transcript_mimebundle(hostile_bundle(base))
+    assert TRANSCRIPT_MIME in data and "text/html" in data
+    cell.outputs = [nbformat.v4.new_output("display_data", data=data)]
+    notebook = nbformat.v4.new_notebook(cells=[cell])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(notebook, str(lab.root_dir / name))
+
+
+def test_saved_transcript_with_remote_images_fetches_nothing(page, lab, counting):
+    name = "no_fetch.ipynb"
+    _write_saved_notebook(lab, name, counting.base)
+    seen: list[str] = []
+    page.on("request", lambda request: seen.append(request.url))
+
+    page.goto(lab.notebook_url(name))
+    transcript = page.locator(f"{CURRENT_NOTEBOOK} .penguin-transcript")
+    transcript.locator(".pg-text").first.wait_for()
+    # The plots (data: PNGs, in the tool card and in the Markdown) render and finish loading.
+    page.wait_for_function(
+        """src => [...document.querySelectorAll('.penguin-transcript img')]
+                   .filter(img => img.getAttribute('src') === src)
+                   .map(img => img.complete && img.naturalWidth === 4)
+                   .filter(Boolean).length === 2""",
+        arg=DATA_PNG,
+    )
+    page.wait_for_timeout(1500)  # let anything the rendering might have started reach the server
+
+    assert counting.total() == 0, dict(counting.hits)  # the renderer before the fix: 7 requests
+    assert [url for url in seen if counting.host in url] == []
+    assert transcript.locator("img").count() == 2  # only the two data: images are <img> elements
+    assert transcript.locator("iframe, object, embed, video, audio, svg, picture, link, style").count() == 0
+
+    remote = transcript.locator(".pg-remote")
+    texts = remote.all_inner_texts()
+    titles = [remote.nth(i).get_attribute("title") or "" for i in range(remote.count())]
+    # Each names the host; the SVG data: image (it references a URL inside) says it is not shown.
+    bad = [(t, u) for t, u in zip(texts, titles, strict=True) if f"from {counting.host}" not in t]
+    assert bad == [("🖼 image/svg+xml not shown", "image/svg+xml")]
+    assert all(remote.nth(i).is_visible() for i in range(remote.count()))
+    shown = {title.removeprefix(counting.base).split("?")[0] for title in titles}
+    assert set(MUST_BE_PLACEHOLDERS) <= shown, shown
+
+    # One click opens the image's URL in a new page: the only request the server ever sees.
+    markdown_image = transcript.locator(f'.pg-remote[title^="{counting.base}/md-image"]')
+    assert markdown_image.inner_text() == f"🖼 image from {counting.host} — click to open"
+    with page.context.expect_page() as opened:
+        markdown_image.click()
+    new_page = opened.value
+    new_page.wait_for_load_state()
+    assert new_page.url.startswith(f"{counting.base}/md-image?d=secret-data")
+    deadline = time.monotonic() + 30
+    while counting.total() == 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert counting.hits["/md-image"] == 1
+    assert set(counting.hits) <= {"/md-image", "/favicon.ico"}, dict(counting.hits)
+    new_page.close()
