@@ -42,6 +42,7 @@ _TAG_ATTRS: dict[str, frozenset[str]] = {
     "ol": frozenset({"start", "type", "reversed"}),
     "li": frozenset({"value"}),
     "details": frozenset({"open"}),
+    "div": frozenset({"data-tool-call-id"}),  # the transcript's tool cards (a label, never loaded)
 }
 # Elements whose content is never copied (embedded documents, media, code, raw text).
 _OPAQUE = frozenset(
@@ -103,6 +104,9 @@ def _label(url: str, kind: str) -> str:
 def placeholder_html(url: str, kind: str = "image") -> str:
     """A visible stand-in for a remote resource; an http(s) URL opens in a new tab on click."""
     url = url.strip()
+    if url.lower().startswith("data:"):  # e.g. an SVG data: URL (it may reference URLs itself)
+        mime = html.escape(url[5:].split(",")[0].split(";")[0][:60] or "data")
+        return f'<span class="pg-remote" title="{mime}">🖼 {mime} not shown</span>'
     label = _label(url, kind)
     if re.match(r"^https?://", url, re.IGNORECASE):
         return (
