@@ -25,8 +25,25 @@ import pytest
 pytest.register_assert_rewrite("tests.support_browser")
 
 from penguin_jupyter.notebook.transcript_bundle import transcript_mimebundle  # noqa: E402
-from tests.support_browser import CURRENT_NOTEBOOK, TRANSCRIPT_MIME, JupyterLab  # noqa: E402
-from tests.support_no_fetch import DATA_PNG, CountingServer, audit, hostile_bundle, raw_vectors  # noqa: E402
+from tests.support_browser import (  # noqa: E402
+    CURRENT_NOTEBOOK,
+    TRANSCRIPT_MIME,
+    JupyterLab,
+    cell,
+    nbconvert_html,
+    open_notebook,
+    run_all,
+    save,
+    wait_cell_done,
+)
+from tests.support_no_fetch import (  # noqa: E402
+    DATA_PNG,
+    CountingServer,
+    audit,
+    hostile_bundle,
+    hostile_markdown,
+    raw_vectors,
+)
 
 pytest_plugins = ["tests.support_browser"]
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
@@ -171,3 +188,32 @@ def test_ts_rebuild_neutralizes_every_vector_in_chromium(browser, counting):
         assert counting.total() >= 5, dict(counting.hits)
     finally:
         context.close()
+
+
+def test_live_cell_streaming_remote_images_fetches_nothing(page, lab, scripted, counting):
+    """A model streams the hostile Markdown into a running cell: the live widgets, the static
+    transcript that replaces them and nbconvert's HTML of the saved notebook load nothing."""
+    text = hostile_markdown(counting.base)
+    scripted([{"text": text, "delay_ms": 40}])
+    path = lab.write_notebook("no_fetch_live.ipynb", "%%penguin --approve deny-all\nSummarize the report")
+    seen: list[str] = []
+    page.on("request", lambda request: seen.append(request.url))
+    open_notebook(page, lab, "no_fetch_live.ipynb")
+    run_all(page)
+
+    # While it streams: the live widgets already show the Markdown image as a placeholder.
+    live = cell(page, 1).locator(".widget-html-content .pg-remote")
+    live.first.wait_for()
+    assert f"image from {counting.host} — click to open" in live.first.inner_text()
+    transcript = cell(page, 1).locator(".penguin-transcript")
+    transcript.wait_for()
+    wait_cell_done(page, 1)
+    assert transcript.locator(".pg-remote").first.is_visible()
+    save(page, path)
+    page.wait_for_timeout(1500)  # let anything the rendering might have started reach the server
+
+    assert counting.total() == 0, dict(counting.hits)
+    assert [url for url in seen if counting.host in url] == []
+    converted = nbconvert_html(path, lab)
+    assert [load for load in audit(converted).loads if counting.host in load] == []
+    assert f"image from {counting.host} — click to open" in converted

@@ -73,6 +73,8 @@ _STYLE_PROPS = frozenset(
 )  # fmt: skip
 _STYLE_VALUE = re.compile(r"^(?:[#\w\s.,%'\"+-]|(?:var|rgba?|hsla?|calc)\()*$", re.IGNORECASE)
 _MAX_PLACEHOLDERS = 8
+# Inline, so the live widgets (no transcript CSS there) show the same dashed box.
+PLACEHOLDER_STYLE = "border:1px dashed #8888;border-radius:4px;padding:0 4px;font-size:12px"
 
 _KIND = {
     "img": "image", "image": "image", "picture": "image", "source": "media", "video": "video",
@@ -104,17 +106,18 @@ def _label(url: str, kind: str) -> str:
 def placeholder_html(url: str, kind: str = "image") -> str:
     """A visible stand-in for a remote resource; an http(s) URL opens in a new tab on click."""
     url = url.strip()
+    box = f'class="pg-remote" style="{PLACEHOLDER_STYLE}"'
     if url.lower().startswith("data:"):  # e.g. an SVG data: URL (it may reference URLs itself)
         mime = html.escape(url[5:].split(",")[0].split(";")[0][:60] or "data")
-        return f'<span class="pg-remote" title="{mime}">🖼 {mime} not shown</span>'
-    label = _label(url, kind)
+        return f'<span {box} title="{mime}">🖼 {mime} not shown</span>'
+    label = html.escape(_label(url, kind))
     if re.match(r"^https?://", url, re.IGNORECASE):
+        href = html.escape(url, quote=True)
         return (
-            f'<a class="pg-remote" href="{html.escape(url, quote=True)}" target="_blank" '
-            f'rel="noopener noreferrer nofollow" title="{html.escape(url, quote=True)}">'
-            f"{html.escape(label)} — click to open</a>"
+            f'<a {box} href="{href}" title="{href}" target="_blank" rel="noopener noreferrer nofollow">'
+            f"{label} — click to open</a>"
         )
-    return f'<span class="pg-remote" title="{html.escape(url[:500], quote=True)}">{html.escape(label)} (not loaded)</span>'
+    return f'<span {box} title="{html.escape(url[:500], quote=True)}">{label} (not loaded)</span>'
 
 
 def image_html(src: str, mime: str | None = None) -> str:
