@@ -13,6 +13,7 @@ page (the one request the server then sees).
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import time
@@ -38,6 +39,7 @@ from tests.support_browser import (  # noqa: E402
 )
 from tests.support_no_fetch import (  # noqa: E402
     DATA_PNG,
+    VECTOR_PATHS,
     CountingServer,
     audit,
     hostile_bundle,
@@ -48,9 +50,9 @@ from tests.support_no_fetch import (  # noqa: E402
 pytest_plugins = ["tests.support_browser"]
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
-# The vectors that reach the labextension's DOM rebuild as elements (raw HTML on a plain
-# line is escaped to text before parsing, so it never becomes an element at all).
-MUST_BE_PLACEHOLDERS = ("/md-image", "/ref-image", "/raw-img-in-list", "/tool-image", "/image-block")
+# Every vector gets its placeholder, except raw HTML on a plain line (escaped to visible text
+# before parsing, so never an element) and the URL inside the SVG data: image ("not shown").
+MUST_BE_PLACEHOLDERS = set(VECTOR_PATHS) - {"/raw-img", "/data-svg-ref"}
 
 
 @pytest.fixture
@@ -103,8 +105,8 @@ def test_saved_transcript_with_remote_images_fetches_nothing(page, lab, counting
     bad = [(t, u) for t, u in zip(texts, titles, strict=True) if f"from {counting.host}" not in t]
     assert bad == [("🖼 image/svg+xml not shown", "image/svg+xml")]
     assert all(remote.nth(i).is_visible() for i in range(remote.count()))
-    shown = {title.removeprefix(counting.base).split("?")[0] for title in titles}
-    assert set(MUST_BE_PLACEHOLDERS) <= shown, shown
+    shown = {re.split(r"[?#]", title.removeprefix(counting.base))[0] for title in titles}
+    assert shown - {"image/svg+xml"} == MUST_BE_PLACEHOLDERS
 
     # One click opens the image's URL in a new page: the only request the server ever sees.
     markdown_image = transcript.locator(f'.pg-remote[title^="{counting.base}/md-image"]')

@@ -155,3 +155,10 @@ def test_nbconvert_html_of_a_hostile_notebook_loads_nothing_from_the_model(tmp_p
     assert [load for load in whole.loads if HOST in load] == []
     assert f"image from {HOST} — click to open" in transcript
     assert DATA_PNG in whole.inline_images
+
+
+def test_past_the_placeholder_limit_a_note_counts_the_rest():
+    out = safe_html("".join(f'<img src="{BASE}/{i}.png">' for i in range(70)))
+    assert out.count("click to open") == 64
+    assert out.endswith('<span class="pg-remote">… 6 more remote resources not loaded</span>')
+    assert audit(out).loads == []

@@ -15,7 +15,7 @@ const SAFE_HREF = /^(?:https?:\/\/|mailto:|#)/i;
 const EMBEDDED_URL = /(?:https?:)?\/\/[^\s'"<>)]+/gi;
 const ABSOLUTE = /^(?:[a-z][a-z0-9+.-]*:|\/\/)/i;
 const CSS_URL = /url\(\s*['"]?([^'")\s]+)|@import\s+['"]([^'"]+)|image-set\(\s*['"]([^'"]+)/gi;
-const MAX_PLACEHOLDERS = 8;
+const MAX_PLACEHOLDERS = 64; // per string; more are counted in one closing note
 
 const ALLOWED_TAGS = new Set([
   'p', 'br', 'hr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'em', 'strong', 'b', 'i', 'u', 's',
@@ -77,7 +77,7 @@ export function urlHost(url: string): string {
 }
 
 function label(url: string, kind: string): string {
-  return `${kind === 'image' ? '🖼' : '⧉'} ${kind} from ${urlHost(url)}`;
+  return `${kind.includes('image') ? '🖼' : '🔗'} ${kind} from ${urlHost(url)}`;
 }
 
 /** A visible stand-in for a remote resource; an http(s) URL opens in a new tab on click. */
@@ -183,16 +183,21 @@ function safeStyle(value: string): string {
 
 class Rebuilder {
   private placeholders = 0;
+  hidden = 0;
 
   constructor(private doc: Document) {}
 
   private addPlaceholders(target: Node, found: Found[], insideLink: boolean): void {
     const seen = new Set<string>();
     for (const [url, kind] of found) {
-      if (!url || seen.has(url) || this.placeholders >= MAX_PLACEHOLDERS) {
+      if (!url || seen.has(url)) {
         continue;
       }
       seen.add(url);
+      if (this.placeholders >= MAX_PLACEHOLDERS) {
+        this.hidden += 1;
+        continue;
+      }
       this.placeholders += 1;
       target.appendChild(placeholder(url, kind, insideLink));
     }
@@ -276,6 +281,21 @@ export function safeFragment(html: string, doc: Document = document): DocumentFr
   const template = doc.createElement('template');
   template.innerHTML = html;
   const out = doc.createDocumentFragment();
-  new Rebuilder(doc).copyChildren(template.content, out, false);
+  const rebuilder = new Rebuilder(doc);
+  rebuilder.copyChildren(template.content, out, false);
+  if (rebuilder.hidden) {
+    const note = doc.createElement('span');
+    note.className = 'pg-remote';
+    note.textContent = `… ${rebuilder.hidden} more remote resources not loaded`;
+    out.appendChild(note);
+  }
   return out;
+}
+
+/** `safeFragment` as a string, built in an inert document (for a pass before another sanitizer). */
+export function safeHtml(html: string): string {
+  const inert = document.implementation.createHTMLDocument('');
+  const holder = inert.createElement('div');
+  holder.appendChild(safeFragment(html, inert));
+  return holder.innerHTML;
 }

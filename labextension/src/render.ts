@@ -11,7 +11,7 @@
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 import { Block, Bundle, buildBlocks, BUNDLE_VERSION, readBundle, ToolCard } from './model';
-import { imageNode, safeFragment } from './nofetch';
+import { imageNode, safeFragment, safeHtml } from './nofetch';
 
 export const OUTPUT_HEAD_LINES = 12;
 
@@ -164,8 +164,11 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
     const parser = this.options.markdownParser;
     if (parser) {
       try {
-        const html = this.options.sanitizer.sanitize(await parser.render(escapeRawHtml(text)));
-        node.appendChild(safeFragment(html));
+        // The allow-list rebuild runs first (so what JupyterLab's sanitizer would silently drop,
+        // e.g. an <svg> with an href, still leaves a placeholder naming its host) and last (so
+        // nothing the sanitizer keeps, e.g. <img src>, ever reaches the page).
+        const html = await parser.render(escapeRawHtml(text));
+        node.appendChild(safeFragment(this.options.sanitizer.sanitize(safeHtml(html))));
         return node;
       } catch {
         // fall through to plain text

@@ -72,7 +72,7 @@ _STYLE_PROPS = frozenset(
     }
 )  # fmt: skip
 _STYLE_VALUE = re.compile(r"^(?:[#\w\s.,%'\"+-]|(?:var|rgba?|hsla?|calc)\()*$", re.IGNORECASE)
-_MAX_PLACEHOLDERS = 8
+_MAX_PLACEHOLDERS = 64  # per string; more are counted in one closing note
 # Inline, so the live widgets (no transcript CSS there) show the same dashed box.
 PLACEHOLDER_STYLE = "border:1px dashed #8888;border-radius:4px;padding:0 4px;font-size:12px"
 
@@ -99,7 +99,7 @@ def url_host(url: str) -> str:
 
 
 def _label(url: str, kind: str) -> str:
-    icon = "🖼" if kind == "image" else "⧉"
+    icon = "🖼" if "image" in kind else "🔗"
     return f"{icon} {kind} from {url_host(url)}"
 
 
@@ -166,15 +166,19 @@ class _Rebuilder(HTMLParser):
         self.opaque: list[str] = []  # opaque elements being skipped (names, innermost last)
         self.urls: list[tuple[str, str]] = []  # (url, kind) collected inside an opaque element
         self.placeholders = 0
+        self.hidden = 0
 
     # --- output -------------------------------------------------------------------------
     def _placeholders(self, found: list[tuple[str, str]]) -> None:
         seen: set[str] = set()
         inside_link = "a" in self.stack
         for url, kind in found:
-            if url in seen or self.placeholders >= _MAX_PLACEHOLDERS:
+            if url in seen:
                 continue
             seen.add(url)
+            if self.placeholders >= _MAX_PLACEHOLDERS:
+                self.hidden += 1
+                continue
             self.placeholders += 1
             if inside_link:  # never a link inside a link: the label alone
                 label = f"{_label(url, kind)} (not loaded)"
@@ -283,6 +287,10 @@ class _Rebuilder(HTMLParser):
             self._placeholders(self.urls)
         while self.stack:
             self.out.append(f"</{self.stack.pop()}>")
+        if self.hidden:
+            self.out.append(
+                f'<span class="pg-remote">… {self.hidden} more remote resources not loaded</span>'
+            )
 
 
 def safe_html(markup: str) -> str:
