@@ -17,8 +17,8 @@ from collections import Counter
 from html.parser import HTMLParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import quote, unquote
 
-from penguin_jupyter.notebook.no_fetch_html import is_inline_image
 from penguin_jupyter.omni import (
     OmniMessage,
     assistant_text,
@@ -33,6 +33,12 @@ PNG_4X4 = (
     "iVBORw0KGgoAAAANSUhEUgAAAAQAAAAECAIAAAAmkwkpAAAAEElEQVR4nGP4z8AARwzEcQCukw/x0F8jngAAAABJRU5ErkJggg=="
 )
 DATA_PNG = f"data:image/png;base64,{PNG_4X4}"
+# An SVG that references nothing outside itself (like a Mermaid diagram): it renders inline.
+CLEAN_SVG = "data:image/svg+xml;base64," + base64.b64encode(
+    b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="8" height="8">'
+    b'<defs><linearGradient id="g"/></defs><rect width="8" height="8" style="fill:url(#g)"/>'
+    b'<use xlink:href="#g"/></svg>'
+).decode("ascii")
 
 # Every vector, by the path it would request (so a count names the one that leaked).
 VECTOR_PATHS = (
@@ -138,6 +144,8 @@ def hostile_markdown(base: str) -> str:
             "",
             f"![svg]({svg_data})",
             "",
+            f"![clean svg]({CLEAN_SVG})",
+            "",
             f"[r]: {base}/ref-image",
         ]
     )
@@ -194,6 +202,19 @@ def raw_vectors(base: str) -> dict[str, str]:
     }
 
 
+def _inline_image(src: str) -> bool:
+    """The audit's own rule (independent of the code under test): a base64 raster, or an SVG
+    that, without its xmlns declarations, names no URL and no resource but `#fragments`."""
+    if re.match(r"^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]*$", src):
+        return True
+    match = re.match(r"^data:image/svg\+xml(;base64)?,(.*)$", src, re.DOTALL)
+    if match is None:
+        return False
+    svg = base64.b64decode(match.group(2)).decode() if match.group(1) else unquote(match.group(2))
+    svg = re.sub(r"""xmlns(:\w+)?\s*=\s*["'][^"']*["']""", "", svg)
+    return not re.search(r"""://|href\s*=\s*["']?[^#"'\s]|url\(\s*["']?[^#"'\s]|@import|\\""", svg, re.I)
+
+
 class _Audit(HTMLParser):
     """Collects what a browser would load from an HTML string without a click."""
 
@@ -210,7 +231,7 @@ class _Audit(HTMLParser):
             value = value or ""
             if tag == "a" and name == "href":
                 self.links.append(value)
-            elif tag == "img" and name == "src" and is_inline_image(value):
+            elif tag == "img" and name == "src" and _inline_image(value):
                 self.inline_images.append(value)
             elif name == "style" and re.search(r"url\(|@import|image-set", value, re.I):
                 self.loads.append(f"<{tag} style={value}>")
@@ -237,3 +258,25 @@ def audit(markup: str) -> _Audit:
     checker.feed(markup)
     checker.close()
     return checker
+
+
+def svg_with_references(base: str) -> list[str]:
+    """SVG documents that name something outside themselves (not shown as images)."""
+    return [
+        f'<svg><image href="{base}/x"/></svg>',
+        f'<svg><use xlink:href="{base}/x#a"/></svg>',
+        "<svg><image href=x.png /></svg>",
+        '<svg><image HREF = "&#104;ttp://h"/></svg>',
+        '<svg><style>@import "x.css";</style></svg>',
+        f'<svg><rect style="fill:url( {base}/x)"/></svg>',
+        f'<svg><rect style="fill:u\\72l({base}/x)"/></svg>',
+        f"<svg><rect style=\"fill:image-set('{base}/x' 1x)\"/></svg>",
+    ]
+
+
+def svg_data_urls(svg: str) -> list[str]:
+    """`svg` as a base64 and as a percent-encoded data: URL."""
+    return [
+        "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode(),
+        "data:image/svg+xml," + quote(svg),
+    ]

@@ -38,6 +38,7 @@ from tests.support_browser import (  # noqa: E402
     wait_cell_done,
 )
 from tests.support_no_fetch import (  # noqa: E402
+    CLEAN_SVG,
     DATA_PNG,
     VECTOR_PATHS,
     CountingServer,
@@ -45,6 +46,8 @@ from tests.support_no_fetch import (  # noqa: E402
     hostile_bundle,
     hostile_markdown,
     raw_vectors,
+    svg_data_urls,
+    svg_with_references,
 )
 
 pytest_plugins = ["tests.support_browser"]
@@ -95,7 +98,9 @@ def test_saved_transcript_with_remote_images_fetches_nothing(page, lab, counting
 
     assert counting.total() == 0, dict(counting.hits)  # the renderer before the fix: 7 requests
     assert [url for url in seen if counting.host in url] == []
-    assert transcript.locator("img").count() == 2  # only the two data: images are <img> elements
+    # Only the data: images are <img> elements: two PNGs and the SVG without references.
+    assert transcript.locator("img").count() == 3
+    assert transcript.locator(f'img[src="{CLEAN_SVG}"]').count() == 1
     assert transcript.locator("iframe, object, embed, video, audio, svg, picture, link, style").count() == 0
 
     remote = transcript.locator(".pg-remote")
@@ -144,7 +149,8 @@ def test_ts_rebuild_neutralizes_every_vector_in_chromium(browser, counting):
         page = context.new_page()
         page.set_content("<!DOCTYPE html><html><body></body></html>")
         page.add_script_tag(
-            content=_compiled_nofetch() + "\nwindow.__nofetch = { safeFragment, imageNode };", type="module"
+            content=_compiled_nofetch() + "\nwindow.__nofetch = { safeFragment, imageNode, isInlineImage };",
+            type="module",
         )
         page.wait_for_function("() => window.__nofetch !== undefined")
         vectors = raw_vectors(counting.base)
@@ -159,12 +165,17 @@ def test_ts_rebuild_neutralizes_every_vector_in_chromium(browser, counting):
         )
         images = page.evaluate(
             """([remote, png]) => [remote, png].map(src => {
-                const node = window.__nofetch.imageNode(src, null);
+                const node = window.__nofetch.imageNode(src);
                 document.body.appendChild(node);
                 return node.outerHTML;
             })""",
             [f"{counting.base}/image-node", DATA_PNG],
         )
+        svgs = [url for svg in svg_with_references(counting.base) for url in svg_data_urls(svg)]
+        inline = page.evaluate(
+            "urls => urls.map(url => window.__nofetch.isInlineImage(url))", [*svgs, CLEAN_SVG]
+        )
+        assert inline == [False] * len(svgs) + [True]
         page.wait_for_timeout(1500)  # let anything the insertions might have started reach the server
         assert counting.total() == 0, dict(counting.hits)
         for name, markup in rebuilt.items():

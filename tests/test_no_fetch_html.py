@@ -13,16 +13,20 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from urllib.parse import quote
 
 import nbformat
 import pytest
 from support_no_fetch import (
+    CLEAN_SVG,
     DATA_PNG,
     audit,
     hostile_bundle,
     hostile_markdown,
     hostile_messages,
     raw_vectors,
+    svg_data_urls,
+    svg_with_references,
 )
 
 from penguin_jupyter.notebook.live_view import LiveView
@@ -70,9 +74,23 @@ def test_data_rasters_stay_inline_and_svg_data_does_not():
         src = f"data:image/{mime};base64,iVBORw0KGgo="
         assert audit(safe_html(f'<img src="{src}">')).inline_images == [src]
         assert audit(image_html(src)).inline_images == [src]
-    svg = "data:image/svg+xml;base64,PHN2Zz48L3N2Zz4="
-    assert "<img" not in safe_html(f'<img src="{svg}">') and "<img" not in image_html(svg)
     assert "<img" not in image_html("data:text/html;base64,PHA+")
+
+
+SVG_WITH_REFERENCES = svg_with_references(BASE)
+
+
+@pytest.mark.parametrize("svg", SVG_WITH_REFERENCES)
+def test_svg_data_images_with_references_are_not_shown(svg):
+    for src in svg_data_urls(svg):
+        assert "<img" not in safe_html(f'<img src="{src}">') and "<img" not in image_html(src)
+        assert "image/svg+xml not shown" in image_html(src)
+
+
+def test_svg_data_images_without_references_render_inline():
+    assert audit(image_html(CLEAN_SVG)).inline_images == [CLEAN_SVG]
+    plain = "data:image/svg+xml," + quote('<svg xmlns="http://www.w3.org/2000/svg"><path d="M0 0"/></svg>')
+    assert audit(safe_html(f'<img src="{plain}">')).inline_images == [plain]
 
 
 def test_links_keep_only_clickable_schemes():

@@ -11,6 +11,12 @@
 
 const HTML_NS = 'http://www.w3.org/1999/xhtml';
 const RASTER_DATA = /^data:image\/(?:png|jpeg|jpg|gif|webp);base64,[A-Za-z0-9+/=\s]*$/i;
+const SVG_DATA = /^data:image\/svg\+xml(?:;charset=[\w-]+)?(;base64)?,([\s\S]*)$/i;
+const SVG_MAX_CHARS = 2_000_000;
+// In an SVG: an attribute that names anything but a fragment of the same document, a CSS url()
+// or image-set() to anything but a fragment, an @import, or a CSS escape (which could spell one).
+const SVG_REFERENCE =
+  /(?<![\w-])(?:href|src|srcset|poster|background|data|action)\s*=(?!\s*["']?\s*#)|url\((?!\s*["']?\s*#)|image-set|@import|\\[0-9a-f]/i;
 const SAFE_HREF = /^(?:https?:\/\/|mailto:|#)/i;
 const EMBEDDED_URL = /(?:https?:)?\/\/[^\s'"<>)]+/gi;
 const ABSOLUTE = /^(?:[a-z][a-z0-9+.-]*:|\/\/)/i;
@@ -63,9 +69,28 @@ const STYLE_VALUE = /^(?:[#\w\s.,%'"+-]|(?:var|rgba?|hsla?|calc)\()*$/i;
 
 type Found = [url: string, kind: string];
 
-/** A `data:` PNG, JPEG, GIF or WebP: shown inline, it loads nothing. */
+/**
+ * A `data:` PNG, JPEG, GIF or WebP, or an SVG that references nothing outside itself (e.g. a
+ * Mermaid diagram): shown inline, it loads nothing.
+ */
 export function isInlineImage(src: string): boolean {
-  return RASTER_DATA.test(src.trim());
+  src = src.trim();
+  if (RASTER_DATA.test(src)) {
+    return true;
+  }
+  const match = SVG_DATA.exec(src);
+  if (!match || src.length > SVG_MAX_CHARS) {
+    return false;
+  }
+  let svg: string;
+  try {
+    svg = match[1]
+      ? new TextDecoder().decode(Uint8Array.from(atob(match[2].replace(/\s+/g, '')), c => c.charCodeAt(0)))
+      : decodeURIComponent(match[2]);
+  } catch {
+    return false;
+  }
+  return !SVG_REFERENCE.test(svg);
 }
 
 export function urlHost(url: string): string {
@@ -107,20 +132,14 @@ export function placeholder(url: string, kind = 'image', insideLink = false): HT
   return span;
 }
 
-/** An image of a transcript: inline when it is a `data:` raster, else a placeholder. */
-export function imageNode(src: string, mime: string | null): HTMLElement {
+/** An image of a transcript: inline when `isInlineImage`, else a placeholder. */
+export function imageNode(src: string): HTMLElement {
   if (isInlineImage(src)) {
     const img = document.createElement('img');
     img.src = src.trim();
     img.alt = 'image';
     img.className = 'pg-image';
     return img;
-  }
-  if (src.startsWith('data:')) {
-    const div = document.createElement('div');
-    div.className = 'pg-meta';
-    div.textContent = `[${mime || src.slice(5, 40).split(';')[0] || 'data'} not shown]`;
-    return div;
   }
   return placeholder(src);
 }

@@ -192,7 +192,7 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
           block.stop_reason !== 'completed' && el('div', 'pg-failed', `(${block.stop_reason})`));
       }
       case 'image':
-        return imageNode(block.source, block.mime_type);
+        return imageNode(block.source);
       case 'tool':
         return this.toolCard(block);
       case 'event':
@@ -240,7 +240,7 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
       node.appendChild(el('div', status === 'completed' ? 'pg-meta' : 'pg-meta pg-failed',
         status === 'completed' ? 'output' : `output (${status})`));
       node.appendChild(collapsiblePre(card.output));
-      card.images.forEach(src => node.appendChild(imageNode(src, null)));
+      card.images.forEach(src => node.appendChild(imageNode(src)));
     } else if (card.has_call) {
       node.appendChild(el('div', 'pg-meta', 'no output'));
     }

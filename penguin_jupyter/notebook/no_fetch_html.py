@@ -11,13 +11,23 @@ strings stays with the callers. See docs/no-fetch.md.
 
 from __future__ import annotations
 
+import base64
 import html
 import re
 from html.parser import HTMLParser
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
-# data: URLs that render inline: raster images only (an SVG can carry references of its own).
+# data: URLs that render inline: rasters, and SVGs without references of their own.
 _RASTER_DATA = re.compile(r"^data:image/(?:png|jpeg|jpg|gif|webp);base64,[A-Za-z0-9+/=\s]*$", re.IGNORECASE)
+_SVG_DATA = re.compile(r"^data:image/svg\+xml(?:;charset=[\w-]+)?(;base64)?,(.*)$", re.IGNORECASE | re.DOTALL)
+_SVG_MAX_CHARS = 2_000_000
+# In an SVG: an attribute that names anything but a fragment of the same document, a CSS url()
+# or image-set() to anything but a fragment, an @import, or a CSS escape (which could spell one).
+_SVG_REFERENCE = re.compile(
+    r"""(?<![\w-])(?:href|src|srcset|poster|background|data|action)\s*=(?!\s*["']?\s*\#)"""
+    r"""|url\((?!\s*["']?\s*\#)|image-set|@import|\\[0-9a-f]""",
+    re.IGNORECASE,
+)
 _SAFE_HREF = re.compile(r"^(?:https?://|mailto:|#)", re.IGNORECASE)
 
 _VOID = frozenset({"br", "hr", "img", "input", "col", "wbr"})
@@ -85,9 +95,25 @@ _KIND = {
 }  # fmt: skip
 
 
+def _svg_has_references(svg: str) -> bool:
+    return bool(_SVG_REFERENCE.search(svg))
+
+
 def is_inline_image(src: str) -> bool:
-    """A `data:` PNG, JPEG, GIF or WebP: shown inline, it loads nothing."""
-    return bool(_RASTER_DATA.match(src.strip()))
+    """A `data:` PNG, JPEG, GIF or WebP, or an SVG that references nothing outside itself
+    (e.g. a Mermaid diagram): shown inline, it loads nothing."""
+    src = src.strip()
+    if _RASTER_DATA.match(src):
+        return True
+    match = _SVG_DATA.match(src)
+    if match is None or len(src) > _SVG_MAX_CHARS:
+        return False
+    try:
+        body = match.group(2)
+        text = base64.b64decode(body, validate=False).decode("utf-8") if match.group(1) else unquote(body)
+    except ValueError:
+        return False
+    return not _svg_has_references(text)
 
 
 def url_host(url: str) -> str:
@@ -120,12 +146,10 @@ def placeholder_html(url: str, kind: str = "image") -> str:
     return f'<span {box} title="{html.escape(url[:500], quote=True)}">{label} (not loaded)</span>'
 
 
-def image_html(src: str, mime: str | None = None) -> str:
-    """An image of a transcript: inline when it is a `data:` raster, else a placeholder."""
+def image_html(src: str) -> str:
+    """An image of a transcript: inline when `is_inline_image`, else a placeholder."""
     if is_inline_image(src):
         return f'<img src="{html.escape(src.strip(), quote=True)}" alt="image" style="max-width:100%">'
-    if src.startswith("data:"):
-        return f"<div>[{html.escape(mime or src[5:40].split(';')[0] or 'data')} not shown]</div>"
     return placeholder_html(src)
 
 

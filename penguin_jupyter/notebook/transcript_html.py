@@ -136,7 +136,7 @@ def _block(block: Block) -> str:
         )
         return f"<div class='pg-text'>{body}{failed}</div>"
     if isinstance(block, ImageBlock):
-        return image_html(block.source, block.mime_type)
+        return image_html(block.source)
     if isinstance(block, ToolCard):
         return _tool_card(block)
     if isinstance(block, EventBlock):
