@@ -180,3 +180,14 @@ def test_past_the_placeholder_limit_a_note_counts_the_rest():
     assert out.count("click to open") == 64
     assert out.endswith('<span class="pg-remote">… 6 more remote resources not loaded</span>')
     assert audit(out).loads == []
+
+
+def test_style_keeps_plain_declarations_and_drops_functions_that_load():
+    out = safe_html(
+        '<span style="color:var(--jp-ui-font-color2, rgb(1, 2, 3));font-size:12px/1.4;'
+        f'background:url({BASE}/bg.png);border:1px solid red;margin:src({BASE}/x)">x</span>'
+    )
+    assert (
+        'style="color:var(--jp-ui-font-color2, rgb(1, 2, 3));font-size:12px/1.4;border:1px solid red"' in out
+    )
+    assert audit(out).loads == [] and f"from {HOST}" in out

@@ -65,7 +65,7 @@ const STYLE_PROPS = new Set([
   'white-space', 'word-break', 'margin', 'padding', 'border', 'border-left', 'border-radius',
   'vertical-align'
 ]);
-const STYLE_VALUE = /^(?:[#\w\s.,%'"+-]|(?:var|rgba?|hsla?|calc)\()*$/i;
+const STYLE_VALUE = /^(?:[#\w\s.,%'"+\-/!)]|(?:var|rgba?|hsla?|calc)\()*$/i;
 
 type Found = [url: string, kind: string];
 

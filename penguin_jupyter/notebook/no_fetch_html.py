@@ -81,7 +81,7 @@ _STYLE_PROPS = frozenset(
         "vertical-align",
     }
 )  # fmt: skip
-_STYLE_VALUE = re.compile(r"^(?:[#\w\s.,%'\"+-]|(?:var|rgba?|hsla?|calc)\()*$", re.IGNORECASE)
+_STYLE_VALUE = re.compile(r"^(?:[#\w\s.,%'\"+\-/!)]|(?:var|rgba?|hsla?|calc)\()*$", re.IGNORECASE)
 _MAX_PLACEHOLDERS = 64  # per string; more are counted in one closing note
 # Inline, so the live widgets (no transcript CSS there) show the same dashed box.
 PLACEHOLDER_STYLE = "border:1px dashed #8888;border-radius:4px;padding:0 4px;font-size:12px"
