@@ -327,6 +327,11 @@ def safe_html(markup: str) -> str:
     `<style>`, `<svg>`, `<iframe>`, whose content goes too). Comments and declarations go.
     """
     rebuilder = _Rebuilder()
-    rebuilder.feed(markup)
-    rebuilder.close()
+    try:
+        # html.parser (before Python 3.13) asserts on some malformed "<![" sections; in HTML
+        # they are bogus comments at most, so they are shown as text.
+        rebuilder.feed(markup.replace("<![", "&lt;!["))
+        rebuilder.close()
+    except AssertionError:  # any other parser failure: the markup as plain text
+        return f"<pre>{html.escape(markup, quote=False)}</pre>"
     return "".join(rebuilder.out)
