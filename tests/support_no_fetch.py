@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import random
 import re
 import threading
 from collections import Counter
@@ -279,4 +280,14 @@ def svg_data_urls(svg: str) -> list[str]:
     return [
         "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode(),
         "data:image/svg+xml," + quote(svg),
+    ]
+
+
+def spliced_vectors(base: str, count: int, seed: int = 16) -> list[str]:
+    """Malformed markup: pieces of every vector cut and spliced at random (fixed seed)."""
+    rng = random.Random(seed)
+    pieces = [*raw_vectors(base).values(), "<", ">", '"', "'", "</", "<!--", "-->", "<![CDATA[", "&#", "="]
+    return [
+        "".join(rng.choice(pieces)[: rng.randint(0, 60)] for _ in range(rng.randint(1, 8)))
+        for _ in range(count)
     ]

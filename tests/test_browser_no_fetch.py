@@ -46,6 +46,7 @@ from tests.support_no_fetch import (  # noqa: E402
     hostile_bundle,
     hostile_markdown,
     raw_vectors,
+    spliced_vectors,
     svg_data_urls,
     svg_with_references,
 )
@@ -171,6 +172,16 @@ def test_ts_rebuild_neutralizes_every_vector_in_chromium(browser, counting):
             })""",
             [f"{counting.base}/image-node", DATA_PNG],
         )
+        spliced = page.evaluate(
+            """markups => markups.map(html => {
+                const holder = document.createElement('div');
+                holder.appendChild(window.__nofetch.safeFragment(html));
+                document.body.appendChild(holder);
+                return holder.innerHTML;
+            })""",
+            spliced_vectors(counting.base, 300),
+        )
+        assert [markup for markup in spliced if audit(markup).loads] == []
         svgs = [url for svg in svg_with_references(counting.base) for url in svg_data_urls(svg)]
         inline = page.evaluate(
             "urls => urls.map(url => window.__nofetch.isInlineImage(url))", [*svgs, CLEAN_SVG]
