@@ -118,7 +118,7 @@ def test_html_is_self_contained_and_escaped():
     assert "🐧 penguin · openai/gpt-test · " in html
     assert "workspace /work/space · session sess-1234 · approve ask" in html
     assert (
-        "<details class='pg-thinking'><summary>thinking</summary><pre>I should list the files first.</pre></details>"
+        '<details class="pg-thinking"><summary>thinking</summary><pre>I should list the files first.</pre></details>'
         in html
     )
     assert html.count('class="pg-tool penguin-tool-card"') == 4

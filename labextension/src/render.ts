@@ -4,12 +4,14 @@
  * Mirrors the HTML fallback (penguin_jupyter/notebook/transcript_html.py): header, collapsed
  * thinking, Markdown text (JupyterLab's parser + sanitizer), tool cards with command / diff /
  * arguments / approval / output (long output collapsed, expandable), events, nested subagents,
- * usage. Every model string goes in through textContent unless it passed the sanitizer.
+ * usage. Every model string goes in through textContent unless it passed the sanitizer and
+ * then the allow-list rebuild of nofetch.ts (remote images become click-to-open placeholders).
  */
 
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 import { Block, Bundle, buildBlocks, BUNDLE_VERSION, readBundle, ToolCard } from './model';
+import { imageNode, safeFragment, safeHtml } from './nofetch';
 
 export const OUTPUT_HEAD_LINES = 12;
 
@@ -74,17 +76,6 @@ function diffPre(text: string): HTMLElement {
     pre.appendChild(css ? el('span', css, line) : document.createTextNode(line));
   });
   return pre;
-}
-
-function image(src: string, mime: string | null): HTMLElement {
-  if (src.startsWith('data:image/')) {
-    const img = document.createElement('img');
-    img.src = src;
-    img.alt = 'image';
-    img.className = 'pg-image';
-    return img;
-  }
-  return el('div', 'pg-meta', src.startsWith('data:') ? `[${mime}]` : `[image: ${src.slice(0, 200)}]`);
 }
 
 /**
@@ -173,7 +164,11 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
     const parser = this.options.markdownParser;
     if (parser) {
       try {
-        node.innerHTML = this.options.sanitizer.sanitize(await parser.render(escapeRawHtml(text)));
+        // The allow-list rebuild runs first (so what JupyterLab's sanitizer would silently drop,
+        // e.g. an <svg> with an href, still leaves a placeholder naming its host) and last (so
+        // nothing the sanitizer keeps, e.g. <img src>, ever reaches the page).
+        const html = await parser.render(escapeRawHtml(text));
+        node.appendChild(safeFragment(this.options.sanitizer.sanitize(safeHtml(html))));
         return node;
       } catch {
         // fall through to plain text
@@ -197,7 +192,7 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
           block.stop_reason !== 'completed' && el('div', 'pg-failed', `(${block.stop_reason})`));
       }
       case 'image':
-        return image(block.source, block.mime_type);
+        return imageNode(block.source);
       case 'tool':
         return this.toolCard(block);
       case 'event':
@@ -245,7 +240,7 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
       node.appendChild(el('div', status === 'completed' ? 'pg-meta' : 'pg-meta pg-failed',
         status === 'completed' ? 'output' : `output (${status})`));
       node.appendChild(collapsiblePre(card.output));
-      card.images.forEach(src => node.appendChild(image(src, null)));
+      card.images.forEach(src => node.appendChild(imageNode(src)));
     } else if (card.has_call) {
       node.appendChild(el('div', 'pg-meta', 'no output'));
     }

@@ -17,6 +17,7 @@ from ..omni import OmniMessage, ToolCallOutputPayload, ToolCallPayload
 from .live_blocks import SplitTextBlock
 from .live_render import head_tail, muted_html, pre_html
 from .live_shared import plain_hbox, plain_html, plain_vbox, shared_layout
+from .no_fetch_html import image_html
 from .transcript_model import diff_preview, tool_card_summary, tool_description
 
 COLLAPSE_LINES = 40
@@ -104,9 +105,9 @@ class ToolCardWidget:
 
     def add_images(self, images: list[str] | None) -> None:
         for url in images or []:
-            if url not in self.images and url.startswith("data:image/"):
+            if url not in self.images:
                 self.images.append(url)
-                img = plain_html(f'<img src="{html.escape(url)}" style="max-width:100%">')
+                img = plain_html(image_html(url))
                 self.output_box.children = (*self.output_box.children, img)
 
     def finish(self, output: OmniMessage) -> None:

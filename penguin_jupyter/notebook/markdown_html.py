@@ -1,8 +1,9 @@
 """Markdown → safe HTML, the one renderer for model text in live widgets and static transcripts.
 
-Owns the markdown-it configuration (CommonMark + tables; raw HTML escaped; images disabled,
-so a transcript never loads anything external) and the dollar isolation that keeps
-JupyterLab's MathJax from typesetting prices as math.
+Owns the markdown-it configuration (CommonMark + tables; raw HTML escaped) and the dollar
+isolation that keeps JupyterLab's MathJax from typesetting prices as math. Every rendering
+passes `no_fetch_html.safe_html`, so a remote image becomes a click-to-open placeholder and
+nothing in model text makes the browser load anything.
 """
 
 from __future__ import annotations
@@ -11,11 +12,9 @@ import re
 
 from markdown_it import MarkdownIt
 
-_MARKDOWN = (
-    MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
-    .enable("table")
-    .disable("image")
-)
+from .no_fetch_html import safe_html
+
+_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
 _TEXT_BETWEEN_TAGS = re.compile(r"(^|>)([^<]+)")
 
 
@@ -30,4 +29,4 @@ def isolate_dollars(markup: str) -> str:
 
 
 def markdown_html(text: str) -> str:
-    return isolate_dollars(_MARKDOWN.render(text))
+    return isolate_dollars(safe_html(_MARKDOWN.render(text)))

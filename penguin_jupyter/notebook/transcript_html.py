@@ -1,7 +1,9 @@
 """Self-contained HTML for a transcript bundle (the `text/html` fallback).
 
-Owns the markup only: inline CSS scoped to `.penguin-transcript-html`, no scripts, no external
-URLs, every string escaped, Markdown through markdown-it-py with raw HTML and images disabled.
+Owns the markup only: inline CSS scoped to `.penguin-transcript-html`, no scripts, every string
+escaped, Markdown through markdown-it-py with raw HTML escaped. The body passes
+`no_fetch_html.safe_html` as a whole, so nothing in it loads a URL without a click (remote
+images are placeholders naming their host; `data:` rasters stay inline).
 It renders the blocks of `transcript_model.build_blocks`; it is readable without its CSS
 (GitHub strips styles) because it leans on `<details>`, `<pre>` and headings.
 """
@@ -13,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .markdown_html import markdown_html
+from .no_fetch_html import image_html, safe_html
 from .transcript_model import (
     Block,
     EventBlock,
@@ -49,6 +52,8 @@ _CSS = f"""
 .{ROOT_CLASS} .pg-diff-add {{color: #282;}}
 .{ROOT_CLASS} .pg-diff-del {{color: #c33;}}
 .{ROOT_CLASS} .pg-usage {{color: #777; font-size: 12px; margin-top: 6px;}}
+.{ROOT_CLASS} .pg-remote {{display: inline-block; border: 1px dashed #8888; border-radius: 4px;
+  padding: 0 4px; font-size: 12px;}}
 """
 
 
@@ -80,14 +85,6 @@ def _diff(text: str) -> str:
     return '<pre class="pg-diff">' + "\n".join(rows) + "</pre>"
 
 
-def _image(src: str, mime: str | None = None) -> str:
-    if src.startswith("data:image/"):
-        return f'<img src="{_e(src)}" alt="image" style="max-width:100%">'
-    return (
-        f"<div>[image: {_e(src[:200])}]</div>" if not src.startswith("data:") else f"<div>[{_e(mime)}]</div>"
-    )
-
-
 def _tool_card(card: ToolCard) -> str:
     parts = [f'<div class="pg-tool penguin-tool-card" data-tool-call-id="{_e(card.tool_call_id)}">']
     title = card.title if card.has_call else f"(tool call {card.tool_call_id} not in transcript)"
@@ -114,7 +111,7 @@ def _tool_card(card: ToolCard) -> str:
         css = "" if status == "completed" else "pg-failed"
         parts.append(f"<div class='pg-meta {css}'>{_e(label)}</div>")
         parts.append(_collapsible_pre(card.output))
-        parts.extend(_image(src) for src in card.images)
+        parts.extend(image_html(src) for src in card.images)
     elif card.has_call:
         parts.append("<div class='pg-meta'>no output</div>")
     parts.append("</div>")
@@ -139,7 +136,7 @@ def _block(block: Block) -> str:
         )
         return f"<div class='pg-text'>{body}{failed}</div>"
     if isinstance(block, ImageBlock):
-        return _image(block.source, block.mime_type)
+        return image_html(block.source)
     if isinstance(block, ToolCard):
         return _tool_card(block)
     if isinstance(block, EventBlock):
@@ -178,4 +175,5 @@ def render_html(bundle: Mapping[str, Any]) -> str:
         f"<div class='pg-meta'>{_e(' · '.join(m for m in meta if m))}</div></div>"
     )
     body = "".join(_block(block) for block in build_blocks(bundle.get("messages") or []))
-    return f'<div class="{ROOT_CLASS}"><style>{_CSS}</style>{header}{body}{_usage(bundle.get("usage"))}</div>'
+    safe = safe_html(header + body + _usage(bundle.get("usage")))
+    return f'<div class="{ROOT_CLASS}"><style>{_CSS}</style>{safe}</div>'
