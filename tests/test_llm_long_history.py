@@ -1,0 +1,162 @@
+"""Long histories: the conversation list reaches the wire around the SDK's body walk
+(`llm/sdk_passthrough.py`) and nothing is lost — the bytes the scripted server receives for a
+4,000-message history are exactly the bytes the SDK builds on its own."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import openai.resources.chat.completions.completions as openai_completions
+import pytest
+from support_llm import collect, scripted_model
+
+from penguin_jupyter.interfaces import LLMOutcome
+from penguin_jupyter.llm.sdk_passthrough import SdkBodyPassthrough, passthrough_create
+from penguin_jupyter.omni import (
+    OmniMessage,
+    assistant_text,
+    image_url,
+    thinking,
+    tool_call,
+    tool_call_output,
+    user_text,
+)
+from penguin_jupyter.testing import ScriptedModelServer
+from penguin_jupyter.testing import server as scripted_server
+
+pytestmark = pytest.mark.timeout(240)
+
+TOOLS = [
+    {
+        "name": "exec_command",
+        "description": "Run a command.",
+        "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]},
+    }
+]
+PNG_DATA_URL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def long_history(pairs: int) -> list[OmniMessage]:
+    """`2 × pairs` complete messages of every kind a session replays: user and assistant text
+    (quotes, newlines, non-ASCII), thinking with its wire field, tool calls with nested
+    arguments, tool outputs, an image."""
+    history: list[OmniMessage] = []
+    for n in range(pairs):
+        kind = n % 4
+        if kind == 0:
+            history += [
+                user_text(f'Remember item {n}: "quoted"\nline two, é 中文 \\ slash'),
+                assistant_text(f"Noted {n}."),
+            ]
+        elif kind == 1:
+            history += [
+                user_text(f"Run step {n}."),
+                thinking(f"step {n} needs a command", fidelity={"reasoning_field": "reasoning_content"}),
+            ]
+            history.append(
+                tool_call(
+                    "exec_command",
+                    json.dumps({"cmd": f"echo {n}", "opts": {"n": n, "flags": [1, None]}}),
+                    f"call_{n}",
+                )
+            )
+        elif kind == 2:
+            history += [
+                tool_call_output(f"output {n}\n\ttabbed", f"call_{n - 1}"),
+                assistant_text(f"Step {n - 1} done."),
+            ]
+        else:
+            history += [
+                image_url(PNG_DATA_URL) if n % 40 == 3 else user_text(f"And {n}?"),
+                assistant_text(f"Fine {n}."),
+            ]
+    return history
+
+
+@pytest.fixture
+def raw_bodies(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """Every request body the scripted server reads, as the bytes that arrived."""
+    bodies: list[bytes] = []
+    read_body = scripted_server._Handler._drain_body
+
+    def capture(handler: Any) -> bytes:
+        raw = read_body(handler)
+        bodies.append(raw)
+        return raw
+
+    monkeypatch.setattr(scripted_server._Handler, "_drain_body", capture)
+    return bodies
+
+
+def without_passthrough(model: Any) -> Any:
+    """The same model with the SDK client agenthub holds unwrapped (the SDK's own walk)."""
+    routed = model._client._client
+    assert isinstance(routed._client, SdkBodyPassthrough)
+    routed._client = routed._client.wrapped
+    return model
+
+
+async def test_4000_message_history_sends_the_bytes_the_sdk_would_build(raw_bodies: list[bytes]) -> None:
+    history = long_history(2000)
+    assert len(history) >= 4000
+    with ScriptedModelServer(["one", "two"]) as server:
+        for model in (
+            scripted_model(server, tools=TOOLS, system_prompt="You are terse."),
+            without_passthrough(scripted_model(server, tools=TOOLS, system_prompt="You are terse.")),
+        ):
+            model.set_history(history)
+            _, outcome = await collect(model, [user_text("What was item 0?")])
+            assert outcome == LLMOutcome("completed")
+    assert len(raw_bodies) == 2
+    passthrough_body, sdk_body = raw_bodies
+    assert passthrough_body == sdk_body
+    sent = json.loads(passthrough_body)
+    assert len(sent["messages"]) > 4000 and sent["messages"][0] == {
+        "role": "system",
+        "content": "You are terse.",
+    }
+    assert list(sent)[:3] == ["model", "stream", "messages"]
+
+
+async def test_the_sdk_walk_sees_no_history(monkeypatch: pytest.MonkeyPatch) -> None:
+    walked: list[int] = []
+    sdk_walk = openai_completions.async_maybe_transform
+
+    async def counting_walk(data: Any, expected_type: Any) -> Any:
+        walked.append(len(data.get("messages", [])))
+        return await sdk_walk(data, expected_type)
+
+    monkeypatch.setattr(openai_completions, "async_maybe_transform", counting_walk)
+    with ScriptedModelServer(["ok"]) as server:
+        model = scripted_model(server)
+        model.set_history(long_history(50))
+        _, outcome = await collect(model, [user_text("next")])
+        assert outcome == LLMOutcome("completed")
+        assert len(server.requests[0]["messages"]) > 100
+    assert walked == [0]
+
+
+async def test_passthrough_leaves_an_explicit_extra_body_field_alone() -> None:
+    seen: list[dict[str, Any]] = []
+
+    async def create(**kwargs: Any) -> str:
+        seen.append(kwargs)
+        return "response"
+
+    answered: list[bool] = []
+    wrapped = passthrough_create(create, "messages", on_response=lambda: answered.append(True))
+    assert await wrapped(model="m", messages=[{"role": "user"}], extra_body={"top_k": 3}) == "response"
+    assert (
+        await wrapped(model="m", messages=[{"role": "user"}], extra_body={"messages": ["theirs"]})
+        == "response"
+    )
+    assert await wrapped(model="m", messages=({"role": "user"},)) == "response"
+    assert seen[0] == {
+        "model": "m",
+        "messages": [],
+        "extra_body": {"top_k": 3, "messages": [{"role": "user"}]},
+    }
+    assert seen[1] == {"model": "m", "messages": [{"role": "user"}], "extra_body": {"messages": ["theirs"]}}
+    assert seen[2] == {"model": "m", "messages": ({"role": "user"},)}  # not a list: the SDK walks it
+    assert answered == [True, True, True]
