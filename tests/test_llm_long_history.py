@@ -12,6 +12,7 @@ import pytest
 from support_llm import collect, scripted_model
 
 from penguin_jupyter.interfaces import LLMOutcome
+from penguin_jupyter.llm.history_conversion import IncrementalConversion
 from penguin_jupyter.llm.sdk_passthrough import SdkBodyPassthrough, passthrough_create
 from penguin_jupyter.omni import (
     OmniMessage,
@@ -89,34 +90,50 @@ def raw_bodies(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     return bodies
 
 
-def without_passthrough(model: Any) -> Any:
-    """The same model with the SDK client agenthub holds unwrapped (the SDK's own walk)."""
+def as_the_sdk_builds_it(model: Any) -> Any:
+    """The same model with both shortcuts taken out: the SDK client agenthub holds unwrapped (the
+    SDK's own walk) and agenthub's own whole-history conversion on every request."""
     routed = model._client._client
     assert isinstance(routed._client, SdkBodyPassthrough)
     routed._client = routed._client.wrapped
+    assert isinstance(routed.__dict__.pop("transform_uni_message_to_model_input"), IncrementalConversion)
     return model
 
 
+SCRIPT = [
+    "one",
+    {"tool_calls": [{"name": "exec_command", "arguments": {"cmd": "ls"}, "id": "call_ls"}]},
+    {"reasoning": ["so"], "text": ["three"]},
+]
+
+
+async def converse(model: Any) -> None:
+    """Three requests: a question, a tool call answered with its output, a last question."""
+    model.set_history(long_history(2000))
+    replies, outcome = await collect(model, [user_text("What was item 0?")])
+    assert outcome == LLMOutcome("completed")
+    replies, outcome = await collect(model, [user_text("List the folder.")])
+    assert outcome == LLMOutcome("completed")
+    (call,) = [m.payload for m in replies if m.payload.type == "tool_call"]
+    _, outcome = await collect(model, [tool_call_output("a.txt\nb.txt", call.tool_call_id)])
+    assert outcome == LLMOutcome("completed")
+
+
 async def test_4000_message_history_sends_the_bytes_the_sdk_would_build(raw_bodies: list[bytes]) -> None:
-    history = long_history(2000)
-    assert len(history) >= 4000
-    with ScriptedModelServer(["one", "two"]) as server:
-        for model in (
-            scripted_model(server, tools=TOOLS, system_prompt="You are terse."),
-            without_passthrough(scripted_model(server, tools=TOOLS, system_prompt="You are terse.")),
-        ):
-            model.set_history(history)
-            _, outcome = await collect(model, [user_text("What was item 0?")])
-            assert outcome == LLMOutcome("completed")
-    assert len(raw_bodies) == 2
-    passthrough_body, sdk_body = raw_bodies
-    assert passthrough_body == sdk_body
-    sent = json.loads(passthrough_body)
-    assert len(sent["messages"]) > 4000 and sent["messages"][0] == {
-        "role": "system",
-        "content": "You are terse.",
-    }
-    assert list(sent)[:3] == ["model", "stream", "messages"]
+    assert len(long_history(2000)) >= 4000
+    for shortcuts in (True, False):
+        with ScriptedModelServer(SCRIPT) as server:
+            model = scripted_model(server, tools=TOOLS, system_prompt="You are terse.")
+            await converse(model if shortcuts else as_the_sdk_builds_it(model))
+    assert len(raw_bodies) == 6
+    shipped, sdk_built = raw_bodies[:3], raw_bodies[3:]
+    for n, (ours, theirs) in enumerate(zip(shipped, sdk_built, strict=True)):
+        assert ours == theirs, f"request {n + 1}"
+    sent = [json.loads(body) for body in shipped]
+    assert [len(body["messages"]) for body in sent] == [4002, 4004, 4006]
+    assert sent[0]["messages"][0] == {"role": "system", "content": "You are terse."}
+    assert list(sent[0])[:3] == ["model", "stream", "messages"]
+    assert sent[2]["messages"][-1]["role"] == "tool"
 
 
 async def test_the_sdk_walk_sees_no_history(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,8 +1,9 @@
 """Building the agenthub gateway client for a GenerativeModelConfig.
 
 Owns `create_llm_client` (an `AutoLLMClient` with the SDK's own retries switched off — the
-engine owns retrying — and the conversation list passed around the SDK's body walk, see
-`sdk_passthrough.py`) and `client_error_outcome` (what a request reports when the client cannot
+engine owns retrying — the conversation list passed around the SDK's body walk, see
+`sdk_passthrough.py`, and only new history converted per request, see `history_conversion.py`),
+the up-front `base_url` check, and `client_error_outcome` (what a request reports when the client cannot
 be built, e.g. no API key in the config or the environment). Provider protocols stay inside
 agenthub; credentials fall back to the provider environment variables exactly as agenthub reads them.
 """
@@ -17,6 +18,7 @@ from agenthub import AutoLLMClient
 from ..interfaces import LLMOutcome
 from .classify import describe_error
 from .config import GenerativeModelConfig, InvalidBaseUrl, check_base_url
+from .history_conversion import install_incremental_conversion
 from .sdk_passthrough import SdkBodyPassthrough
 
 _CREDENTIAL_TEXT = re.compile(r"api[_ ]?key|credential|authenticat", re.IGNORECASE)
@@ -53,6 +55,7 @@ def create_llm_client(
     )
     if disable_sdk_retries(client):
         install_body_passthrough(client, on_response)
+    install_incremental_conversion(getattr(client, "_client", None))
     return client
 
 
