@@ -137,21 +137,21 @@ async def test_4000_message_history_sends_the_bytes_the_sdk_would_build(raw_bodi
 
 
 async def test_the_sdk_walk_sees_no_history(monkeypatch: pytest.MonkeyPatch) -> None:
-    walked: list[int] = []
+    walked: list[tuple[int, int]] = []
     sdk_walk = openai_completions.async_maybe_transform
 
     async def counting_walk(data: Any, expected_type: Any) -> Any:
-        walked.append(len(data.get("messages", [])))
+        walked.append((len(data.get("messages", [])), len(data.get("tools", []))))
         return await sdk_walk(data, expected_type)
 
     monkeypatch.setattr(openai_completions, "async_maybe_transform", counting_walk)
     with ScriptedModelServer(["ok"]) as server:
-        model = scripted_model(server)
+        model = scripted_model(server, tools=TOOLS)
         model.set_history(long_history(50))
         _, outcome = await collect(model, [user_text("next")])
         assert outcome == LLMOutcome("completed")
-        assert len(server.requests[0]["messages"]) > 100
-    assert walked == [0]
+        assert len(server.requests[0]["messages"]) > 100 and len(server.requests[0]["tools"]) == 1
+    assert walked == [(0, 0)]
 
 
 async def test_passthrough_leaves_an_explicit_extra_body_field_alone() -> None:
@@ -162,7 +162,7 @@ async def test_passthrough_leaves_an_explicit_extra_body_field_alone() -> None:
         return "response"
 
     answered: list[bool] = []
-    wrapped = passthrough_create(create, "messages", on_response=lambda: answered.append(True))
+    wrapped = passthrough_create(create, ("messages",), on_response=lambda: answered.append(True))
     assert await wrapped(model="m", messages=[{"role": "user"}], extra_body={"top_k": 3}) == "response"
     assert (
         await wrapped(model="m", messages=[{"role": "user"}], extra_body={"messages": ["theirs"]})

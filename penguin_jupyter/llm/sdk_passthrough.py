@@ -8,9 +8,9 @@ loop, on every request — and it grows with the whole history instead of with w
 
 agenthub owns the provider protocols and calls the SDK itself (`chat.completions.create`,
 `responses.create`, `beta.messages.create`), with no hook to pass request options. So the SDK
-client agenthub holds is wrapped in `SdkBodyPassthrough`, which hands the conversation list to the
-SDK's own `extra_body` option (merged into the body as given, after the walk) and leaves an empty
-list in its place for the walk. The merge keeps the key where the walk put it, so the JSON sent is
+client agenthub holds is wrapped in `SdkBodyPassthrough`, which hands the conversation list (and
+the tool definitions, the other deep field) to the SDK's own `extra_body` option (merged into the
+body as given, after the walk) and leaves an empty list in its place for the walk. The merge keeps the key where the walk put it, so the JSON sent is
 byte for byte what the SDK would have built (tests/test_llm_long_history.py captures both at the
 server). Everything else — the other fields, headers, retries, streaming, errors — is the SDK's.
 
@@ -24,11 +24,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-# SDK resource path (attribute names from the client) → the create() argument holding the list.
-BODY_LIST_FIELDS: dict[tuple[str, ...], str] = {
-    ("chat", "completions"): "messages",  # openai Chat Completions (openai-chat, GLM, Kimi, …)
-    ("responses",): "input",  # openai Responses (openai-responses, GPT-6, DeepSeek, MiniMax)
-    ("beta", "messages"): "messages",  # anthropic Messages (ant-messages, Claude)
+# SDK resource path (attribute names from the client) → the create() arguments passed through:
+# the conversation, and the tool definitions (constant per session, but deep JSON schemas that
+# the walk visits key by key on every request).
+BODY_LIST_FIELDS: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("chat", "completions"): ("messages", "tools"),  # openai Chat Completions (openai-chat, GLM, Kimi, …)
+    ("responses",): ("input", "tools"),  # openai Responses (openai-responses, GPT-6, DeepSeek, MiniMax)
+    ("beta", "messages"): ("messages", "tools"),  # anthropic Messages (ant-messages, Claude)
 }
 
 
@@ -37,18 +39,21 @@ def _leads_to_create(path: tuple[str, ...]) -> bool:
 
 
 def passthrough_create(
-    create: Callable[..., Awaitable[Any]], field: str, on_response: Callable[[], None] | None = None
+    create: Callable[..., Awaitable[Any]],
+    fields: tuple[str, ...],
+    on_response: Callable[[], None] | None = None,
 ) -> Callable[..., Awaitable[Any]]:
-    """`create` with `field` (when a list) sent through `extra_body` instead of the SDK's walk;
-    `on_response` is called once `create` returned or raised (not when it was cancelled)."""
+    """`create` with each of `fields` (when a list) sent through `extra_body` instead of the SDK's
+    walk; `on_response` is called once `create` returned or raised (not when it was cancelled)."""
 
     async def create_with_passthrough(*args: Any, **kwargs: Any) -> Any:
-        value = kwargs.get(field)
-        extra_body = kwargs.get("extra_body")
-        extra_is_free = extra_body is None or (isinstance(extra_body, dict) and field not in extra_body)
-        if isinstance(value, list) and extra_is_free:
-            kwargs[field] = []
-            kwargs["extra_body"] = {**(extra_body or {}), field: value}
+        for field in fields:
+            value = kwargs.get(field)
+            extra_body = kwargs.get("extra_body")
+            extra_is_free = extra_body is None or (isinstance(extra_body, dict) and field not in extra_body)
+            if isinstance(value, list) and extra_is_free:
+                kwargs[field] = []
+                kwargs["extra_body"] = {**(extra_body or {}), field: value}
         try:
             response = await create(*args, **kwargs)
         except Exception:
