@@ -10,7 +10,7 @@ with the engine's retry countdown shown between attempts. The attempt that exhau
 reports a permanent failure, which ends the Task instead of climbing the rest of the ladder.
 
 Owns that arithmetic (`AnswerBudget`); measuring the wait and building outcomes is the model's.
-See docs/model.md ("Dead endpoints").
+See docs/model-requests.md ("Dead endpoints").
 """
 
 from __future__ import annotations

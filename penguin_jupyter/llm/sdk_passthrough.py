@@ -16,7 +16,7 @@ server). Everything else — the other fields, headers, retries, streaming, erro
 
 Only plain lists are moved; an `extra_body` that already names the field wins. The same wrapper
 reports when `create` returns (the response headers arrived) or fails, for the model's
-first-response budget (`answer_budget.py`). See docs/model.md ("Long sessions").
+first-response budget (`answer_budget.py`). See docs/model-requests.md ("Long sessions").
 """
 
 from __future__ import annotations
