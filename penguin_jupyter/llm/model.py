@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import suppress
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -73,6 +74,19 @@ def endpoint_label(base_url: str | None) -> str:
     return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
+class _ResponseSeen:
+    """Set once the endpoint answered this request (headers, an error, or the first event)."""
+
+    def __init__(self) -> None:
+        self.seen = False
+
+
+# The request whose upstream read is running in this context: the pump's Task inherits it when
+# it is created, so the SDK's "response arrived" callback reaches exactly its own request, even
+# from an abandoned read that finishes during a later one.
+_REQUEST_RESPONSE: ContextVar[_ResponseSeen | None] = ContextVar("penguin_request_response", default=None)
+
+
 @dataclass
 class _Prepared:
     client: AutoLLMClient
@@ -93,9 +107,13 @@ class _Exchange:
     first_response_s: float | None
     pump: UpstreamPump[UniEvent]
     abort_waiter: asyncio.Future[Any] | None
+    response: _ResponseSeen
     started: float = field(default_factory=time.monotonic)
-    responded: bool = False
     outcome: LLMOutcome | None = None
+
+    @property
+    def responded(self) -> bool:
+        return self.response.seen
 
     @property
     def aborted(self) -> bool:
@@ -139,7 +157,6 @@ class GenerativeModel:
         self._client: AutoLLMClient | None = None
         self._client_error: BaseException | None = None
         self._answer_budget = AnswerBudget(config.connect_timeout_ms, config.answer_budget_ms)
-        self._current: _Exchange | None = None
         self._ensure_client()
 
     # --- client -----------------------------------------------------------------------------
@@ -274,7 +291,13 @@ class GenerativeModel:
             stream = self._open_stream(prepared.client, prepared.message, prepared.config, upstream_signal)
         except Exception as exc:
             return self._error_outcome(exc, signal)
-        exchange = _Exchange(
+        response = _ResponseSeen()
+        token = _REQUEST_RESPONSE.set(response)
+        try:
+            pump: UpstreamPump[UniEvent] = UpstreamPump(stream)  # its Task inherits `response`
+        finally:
+            _REQUEST_RESPONSE.reset(token)
+        return _Exchange(
             client=prepared.client,
             signal=signal,
             upstream_signal=upstream_signal,
@@ -284,12 +307,11 @@ class GenerativeModel:
             # read to the end before the relay has seen every event: only a completed request keeps it.
             committed_before=len(prepared.client.get_history()),
             first_response_s=self._answer_budget.begin_attempt(),
-            pump=UpstreamPump(stream),
+            pump=pump,
             # One abort waiter per request (not one per event); cancelled in `_close`.
             abort_waiter=asyncio.ensure_future(signal.wait()) if signal is not None else None,
+            response=response,
         )
-        self._current = exchange
-        return exchange
 
     async def _relay(self, ex: _Exchange) -> AsyncIterator[OmniMessage]:
         """Translate upstream events as they arrive until the end, an error, an abort or a silence
@@ -329,7 +351,7 @@ class GenerativeModel:
         except (Exception, asyncio.CancelledError) as exc:  # the upstream's, never ours
             ex.outcome = self._error_outcome(exc, ex.signal)
             return []
-        ex.responded = True
+        ex.response.seen = True
         if ex.aborted:
             ex.outcome = LLMOutcome("aborted")
             return []
@@ -340,7 +362,6 @@ class GenerativeModel:
             return []
 
     async def _close(self, ex: _Exchange) -> None:
-        self._current = None
         if ex.abort_waiter is not None:
             ex.abort_waiter.cancel()
         await self._release(ex.stream, ex.pump.task)
@@ -365,10 +386,12 @@ class GenerativeModel:
 
     # --- waits and stops ------------------------------------------------------------------------
 
-    def _on_response(self) -> None:
-        """The SDK reports the response (or the request's failure) arrived."""
-        if self._current is not None:
-            self._current.responded = True
+    @staticmethod
+    def _on_response() -> None:
+        """The SDK reports the response (or the request's failure) arrived, in the request's pump."""
+        response = _REQUEST_RESPONSE.get()
+        if response is not None:
+            response.seen = True
 
     def _idle_timeout_s(self) -> float | None:
         timeout_ms = self.config.request_timeout_ms
