@@ -9,7 +9,7 @@ Reports, with the whole real stack and NO bypass of the SDK's request-body walk:
   model server runs in its own process) and the longest event-loop stall during the request,
   seen by a loop-lag probe (a task sleeping 1 ms in a loop), both as shipped and with both
   shortcuts taken out for the before figure (the SDK client agenthub holds unwrapped, so the SDK
-  walks the body; agenthub converting the whole history on each request).
+  walks and encodes the whole body; agenthub converting the whole history on each request).
 
 The server is the ScriptedModelServer in its own process (`--serve`, TCP_NODELAY on) with its
 request log switched off: it keeps every request body for tests, which over 2,000 growing
@@ -154,10 +154,12 @@ def long_history_model(url: str, history: list[omni.OmniMessage], sdk_walk: bool
     model = GenerativeModel(
         GenerativeModelConfig(model_id=MODEL_ID, api_key="sk-bench", base_url=url, client_type="openai-chat")
     )
-    if sdk_walk:  # before: the SDK client agenthub holds unwrapped, agenthub's whole-history conversion
+    if sdk_walk:  # before: the SDK client agenthub holds unwrapped (its walk and its own body
+        # encoding) and agenthub's whole-history conversion
         routed = model._client._client  # type: ignore[union-attr]
         assert isinstance(routed._client, SdkBodyPassthrough)
         routed._client = routed._client.wrapped
+        routed._client.__dict__.pop("_prepare_options")
         routed.__dict__.pop("transform_uni_message_to_model_input")
     model.set_history(history)
     return model
@@ -167,7 +169,7 @@ async def request_costs(url: str, history: list[omni.OmniMessage]) -> list[list[
     rows = []
     for label, sdk_walk, runs in (
         ("as shipped", False, PROBE_REQUESTS),
-        ("before: SDK walk + whole-history conversion", True, SDK_WALK_REQUESTS),
+        ("before: SDK walk, encoding, whole-history conversion", True, SDK_WALK_REQUESTS),
     ):
         model = long_history_model(url, history, sdk_walk)
         await one_request(model)  # warm-up: connection, imports

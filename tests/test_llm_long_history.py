@@ -12,6 +12,7 @@ import pytest
 from support_llm import collect, scripted_model
 
 from penguin_jupyter.interfaces import LLMOutcome
+from penguin_jupyter.llm.body_encoding import PreEncodedBody
 from penguin_jupyter.llm.history_conversion import IncrementalConversion
 from penguin_jupyter.llm.sdk_passthrough import SdkBodyPassthrough, passthrough_create
 from penguin_jupyter.omni import (
@@ -91,11 +92,12 @@ def raw_bodies(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
 
 
 def as_the_sdk_builds_it(model: Any) -> Any:
-    """The same model with both shortcuts taken out: the SDK client agenthub holds unwrapped (the
-    SDK's own walk) and agenthub's own whole-history conversion on every request."""
+    """The same model with every shortcut taken out: the SDK client agenthub holds unwrapped (the
+    SDK's own walk), its own body encoding, and agenthub's whole-history conversion."""
     routed = model._client._client
     assert isinstance(routed._client, SdkBodyPassthrough)
     routed._client = routed._client.wrapped
+    assert isinstance(routed._client.__dict__.pop("_prepare_options"), PreEncodedBody)
     assert isinstance(routed.__dict__.pop("transform_uni_message_to_model_input"), IncrementalConversion)
     return model
 
@@ -177,3 +179,49 @@ async def test_passthrough_leaves_an_explicit_extra_body_field_alone() -> None:
     assert seen[1] == {"model": "m", "messages": [{"role": "user"}], "extra_body": {"messages": ["theirs"]}}
     assert seen[2] == {"model": "m", "messages": ({"role": "user"},)}  # not a list: the SDK walks it
     assert answered == [True, True, True]
+
+
+async def test_pre_encoded_body_is_the_sdks_encoding_and_encodes_each_element_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from openai._models import FinalRequestOptions
+    from openai._types import omit
+    from openai._utils._json import openapi_dumps
+
+    from penguin_jupyter.llm import body_encoding
+
+    encoded: list[Any] = []
+
+    def counting_dumps(obj: Any) -> bytes:
+        encoded.append(obj)
+        return openapi_dumps(obj)
+
+    monkeypatch.setattr(body_encoding, "openapi_dumps", counting_dumps)
+
+    async def sdk_prepare(options: Any) -> Any:
+        return options
+
+    hook = PreEncodedBody(sdk_prepare)
+    history = [{"role": "user", "content": f'é "{n}"\n'} for n in range(50)]
+    tools = [{"type": "function", "function": {"name": "t", "parameters": {"type": "object"}}}]
+    for request, messages in enumerate([history[:40], [{"role": "system", "content": "s"}, *history]]):
+        encoded.clear()
+        json_data = {"model": "m", "stream": True, "messages": [], "tools": [], "temperature": omit}
+        extra = {"messages": messages, "tools": tools, "top_k": 3}
+        options = FinalRequestOptions.construct(method="post", url="/chat/completions", json_data=json_data)
+        options.extra_json = extra
+        options = await hook(options)
+        expected = {"model": "m", "stream": True, "messages": messages, "tools": tools, "top_k": 3}
+        assert options.json_data == openapi_dumps(expected) and options.extra_json is None
+        new_elements = [obj for obj in encoded if isinstance(obj, dict) and "model" not in obj]
+        assert len(new_elements) == (41 if request == 0 else 51)  # first: all 40 + the tool
+    # the second request shifted every message by one (a system message in front): all re-encoded;
+    # a third, same as the second plus one, encodes only that one
+    encoded.clear()
+    json_data = {"model": "m", "stream": True, "messages": [], "tools": []}
+    options = FinalRequestOptions.construct(method="post", url="/chat/completions", json_data=json_data)
+    options.extra_json = {"messages": [*messages, {"role": "user", "content": "new"}], "tools": tools}
+    await hook(options)
+    assert [obj for obj in encoded if isinstance(obj, dict) and "model" not in obj] == [
+        {"role": "user", "content": "new"}
+    ]

@@ -2,7 +2,8 @@
 
 Owns `create_llm_client` (an `AutoLLMClient` with the SDK's own retries switched off — the
 engine owns retrying — the conversation list passed around the SDK's body walk, see
-`sdk_passthrough.py`, and only new history converted per request, see `history_conversion.py`),
+`sdk_passthrough.py`, only new history converted per request, see `history_conversion.py`, and
+the body encoded from kept per-message JSON, see `body_encoding.py`),
 the up-front `base_url` check, and `client_error_outcome` (what a request reports when the client cannot
 be built, e.g. no API key in the config or the environment). Provider protocols stay inside
 agenthub; credentials fall back to the provider environment variables exactly as agenthub reads them.
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from agenthub import AutoLLMClient
 
 from ..interfaces import LLMOutcome
+from .body_encoding import install_pre_encoded_body
 from .classify import describe_error
 from .config import GenerativeModelConfig, InvalidBaseUrl, check_base_url
 from .history_conversion import install_incremental_conversion
@@ -65,6 +67,7 @@ def install_body_passthrough(client: AutoLLMClient, on_response: Callable[[], No
     sdk = getattr(routed, "_client", None)
     if routed is None or sdk is None or isinstance(sdk, SdkBodyPassthrough):
         return False
+    install_pre_encoded_body(sdk)
     routed._client = SdkBodyPassthrough(sdk, on_response=on_response)
     return True
 
