@@ -40,11 +40,19 @@ class _KeptList:
         self.encoded: list[bytes] = []
 
     def encode(self, items: list[Any]) -> bytes:
+        """The JSON array of `items`; only elements not at the same position last time are encoded
+        (the scan for them runs in C: per request, the cost is the new elements)."""
         same = list(map(operator.is_, items, self.items))
-        kept = self.encoded
-        encoded = [
-            kept[n] if n < len(same) and same[n] else openapi_dumps(item) for n, item in enumerate(items)
-        ]
+        encoded = self.encoded[: len(same)]
+        changed = 0
+        while True:
+            try:
+                changed = same.index(False, changed)
+            except ValueError:
+                break
+            encoded[changed] = openapi_dumps(items[changed])
+            changed += 1
+        encoded.extend(openapi_dumps(item) for item in items[len(same) :])
         self.items, self.encoded = list(items), encoded
         return b"[" + b",".join(encoded) + b"]"
 
