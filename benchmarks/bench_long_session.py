@@ -12,8 +12,11 @@ Reports, with the whole real stack and NO bypass of the SDK's request-body walk:
   walks and encodes the whole body; agenthub converting the whole history on each request).
 
 The server is the ScriptedModelServer in its own process (`--serve`, TCP_NODELAY on) with its
-request log switched off: it keeps every request body for tests, which over 2,000 growing
-requests would make the server's own memory and garbage collection the thing measured.
+request log switched off (it keeps every request body for tests, which over 2,000 growing
+requests would make the server's own memory and garbage collection the thing measured) and the
+usage of each answer given in the script (else it re-encodes the whole request to estimate it).
+It still parses every request body, as a provider does: that part of the wall time grows with
+the history by nature, which is why the time per turn is also given as this process's CPU.
 """
 
 from __future__ import annotations
@@ -66,6 +69,12 @@ def current_rss_mb() -> float:
 
 def answer(turn: int) -> str:
     return f"Noted item {turn}; nothing else to do."
+
+
+def scripted(text: str) -> dict[str, Any]:
+    """A script entry with its usage given, so the server does not re-encode the whole request to
+    estimate it (its own O(history) work, which a provider does on its own hardware)."""
+    return {"text": [text], "usage": {"prompt_tokens": 1000, "completion_tokens": 10}}
 
 
 # --- the model server, without its request log --------------------------------------------------
@@ -188,7 +197,8 @@ async def request_costs(url: str, history: list[omni.OmniMessage]) -> list[list[
 async def main(turns: int) -> None:
     checkpoints = [c for c in CHECKPOINTS if c <= turns] or [turns]
     extra = 2 * (1 + PROBE_REQUESTS + 1 + SDK_WALK_REQUESTS)
-    with unlogged_server([answer(n) for n in range(turns)] + ["Fine."] * extra) as url, data_root(url) as root:
+    entries = [scripted(answer(n)) for n in range(turns)] + [scripted("Fine.")] * extra
+    with unlogged_server(entries) as url, data_root(url) as root:
         agent = await create_agent(root=root)
         session = await agent.create_session(workspace_dir=root / "workspace")
         rows, windows = [], []
