@@ -249,7 +249,16 @@ async def main(turns: int) -> None:
     ratio_wall, ratio_cpu = last[1] / first[1], last[2] / first[2]
     print_table(
         f"Long session: {turns:,} turns (user_text + short answer), one Session, no bypass",
-        ["turn", "trace MB", "peak RSS MB", "RSS MB", "peak KB/turn", "peak B/trace B", "ms/turn", "cpu ms/turn"],
+        [
+            "turn",
+            "trace MB",
+            "peak RSS MB",
+            "RSS MB",
+            "peak KB/turn",
+            "peak B/trace B",
+            "ms/turn",
+            "cpu ms/turn",
+        ],
         rows,
         [
             f"ms/turn and cpu ms/turn: the {WINDOW} turns ending at that turn (cpu = this process; the model "
