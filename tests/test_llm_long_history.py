@@ -98,7 +98,8 @@ def as_the_sdk_builds_it(model: Any) -> Any:
     assert isinstance(routed._client, SdkBodyPassthrough)
     routed._client = routed._client.wrapped
     assert isinstance(routed._client.__dict__.pop("_prepare_options"), PreEncodedBody)
-    assert isinstance(routed.__dict__.pop("transform_uni_message_to_model_input"), IncrementalConversion)
+    conversion = routed.__dict__.pop("transform_uni_message_to_model_input", None)
+    assert conversion is None or isinstance(conversion, IncrementalConversion)
     return model
 
 
@@ -225,3 +226,56 @@ async def test_pre_encoded_body_is_the_sdks_encoding_and_encodes_each_element_on
     assert [obj for obj in encoded if isinstance(obj, dict) and "model" not in obj] == [
         {"role": "user", "content": "new"}
     ]
+
+
+class _CaptureServer:
+    """A real HTTP server on 127.0.0.1 that records each request body and answers 400."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        bodies: list[bytes] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                bodies.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                payload = b'{"error": {"message": "captured", "type": "invalid_request_error"}}'
+                self.send_response(400)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.bodies = bodies
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.mark.parametrize("client_type", ["openai-responses", "openai-chat-vllm-adapter"])
+async def test_other_openai_protocols_send_the_bytes_the_sdk_would_build(client_type: str) -> None:
+    server = _CaptureServer()
+    try:
+        for shortcuts in (True, False):
+            model = scripted_model(
+                server, client_type=client_type, model_id="some-model", tools=TOOLS, system_prompt="Be terse."
+            )
+            if not shortcuts:
+                as_the_sdk_builds_it(model)
+            model.set_history(long_history(200))
+            _, outcome = await collect(model, [user_text("again")])
+            assert outcome.status == "failed" and "captured" in (outcome.message or "")
+    finally:
+        server.close()
+    shipped, sdk_built = server.bodies
+    assert shipped == sdk_built
+    assert len(shipped) > 20_000
