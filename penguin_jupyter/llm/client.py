@@ -61,6 +61,11 @@ def create_llm_client(
     return client
 
 
+def reports_responses(client: AutoLLMClient) -> bool:
+    """Whether the client's SDK calls tell us when a response arrives (`on_response`)."""
+    return isinstance(getattr(getattr(client, "_client", None), "_client", None), SdkBodyPassthrough)
+
+
 def install_body_passthrough(client: AutoLLMClient, on_response: Callable[[], None] | None = None) -> bool:
     """Wrap the routed client's SDK object (openai / anthropic) in `SdkBodyPassthrough`."""
     routed = getattr(client, "_client", None)

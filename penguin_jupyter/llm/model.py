@@ -42,7 +42,7 @@ from ..omni import (
 )
 from .answer_budget import AnswerBudget
 from .classify import classify_error
-from .client import client_error_outcome, create_llm_client, is_unsupported_model_error
+from .client import client_error_outcome, create_llm_client, is_unsupported_model_error, reports_responses
 from .config import GenerativeModelConfig, base_uni_config
 from .limits import (
     effective_max_tokens,
@@ -306,7 +306,11 @@ class GenerativeModel:
             # agenthub commits the exchange to its history when the stream ends, and the pump may
             # read to the end before the relay has seen every event: only a completed request keeps it.
             committed_before=len(prepared.client.get_history()),
-            first_response_s=self._answer_budget.begin_attempt(),
+            # the first-response window needs the SDK's "response arrived" signal; without it
+            # (the Gemini client) a slow first token is indistinguishable from silence
+            first_response_s=self._answer_budget.begin_attempt()
+            if reports_responses(prepared.client)
+            else None,
             pump=pump,
             # One abort waiter per request (not one per event); cancelled in `_close`.
             abort_waiter=asyncio.ensure_future(signal.wait()) if signal is not None else None,
@@ -408,7 +412,7 @@ class GenerativeModel:
             ex.upstream_signal.abort("aborted")
             return LLMOutcome("aborted")
         ex.upstream_signal.abort("timeout")
-        if ex.responded:
+        if ex.responded or ex.first_response_s is None:
             idle_ms = self.config.request_timeout_ms
             return LLMOutcome("timeout", f"no event from the model for {idle_ms} ms (request_timeout_ms)")
         return self._unanswered_outcome(ex)
