@@ -1,15 +1,22 @@
 """Long session: 2,000 turns in one Session (each a `user_text` and a short scripted answer),
-then `resume_session` on its Trace.
+then `resume_session` on its Trace, then what one request costs at that history length.
 
-Reports peak RSS growth per turn (after a warm-up), the Trace size, memory growth per Trace
-byte (linear growth shows as a steady ratio across checkpoints), and how long resume takes.
+Reports, with the whole real stack and NO bypass of the SDK's request-body walk:
 
-The openai SDK walks the whole request body (every history message) on each request before
-sending it; over 2,000 turns that is quadratic and alone would take far beyond the two-minute
-budget. That walk leaves these plain messages unchanged, so this script skips it for `messages`
-(every other field is still walked) and reports separately what it costs for the final
-history (`sdk walk` note).
-Everything else — engine, GenerativeModel, agenthub, HTTP, Trace — is the real stack.
+* time per turn in windows of 100 turns (wall and this process's CPU), and last ÷ first window;
+* peak RSS growth per turn (after a warm-up), Trace size, memory per Trace byte, resume time;
+* at 4,000 history messages: the client-side cost of one request (CPU of this process — the
+  model server runs in its own process) and the longest event-loop stall during the request,
+  seen by a loop-lag probe (a task sleeping 1 ms in a loop), both as shipped and with both
+  shortcuts taken out for the before figure (the SDK client agenthub holds unwrapped, so the SDK
+  walks and encodes the whole body; agenthub converting the whole history on each request).
+
+The server is the ScriptedModelServer in its own process (`--serve`, TCP_NODELAY on) with its
+request log switched off (it keeps every request body for tests, which over 2,000 growing
+requests would make the server's own memory and garbage collection the thing measured) and the
+usage of each answer given in the script (else it re-encodes the whole request to estimate it).
+It still parses every request body, as a provider does: that part of the wall time grows with
+the history by nature, which is why the time per turn is also given as this process's CPU.
 """
 
 from __future__ import annotations
@@ -17,31 +24,42 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import os
+import statistics
+import subprocess
 import sys
+import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH_DIR), str(BENCH_DIR.parent)]  # run from anywhere, package not installed
 
-import openai.resources.chat.completions.completions as openai_completions  # noqa: E402
-from _common import data_root, peak_rss_mb, print_table, server_process, verdict  # noqa: E402
+from _common import (  # noqa: E402
+    MODEL_ID,
+    data_root,
+    peak_rss_mb,
+    print_table,
+    subprocess_env,
+    verdict,
+)
 
 from penguin_jupyter import create_agent, omni  # noqa: E402
+from penguin_jupyter.interfaces import GenerativeModelParameters  # noqa: E402
+from penguin_jupyter.llm import GenerativeModel, GenerativeModelConfig  # noqa: E402
+from penguin_jupyter.llm.sdk_passthrough import SdkBodyPassthrough  # noqa: E402
 
 TURNS = 2000
 WARMUP = 100
+WINDOW = 100
 CHECKPOINTS = (500, 1000, 1500, 2000)
-_SDK_WALK = openai_completions.async_maybe_transform
-
-
-async def _walk_all_but_messages(data, expected_type, *args, **kwargs):
-    """The SDK's walk for every field except `messages`, which is passed through as built."""
-    if not isinstance(data, dict) or "messages" not in data:
-        return await _SDK_WALK(data, expected_type, *args, **kwargs)
-    rest = await _SDK_WALK({k: v for k, v in data.items() if k != "messages"}, expected_type, *args, **kwargs)
-    return {**rest, "messages": data["messages"]}
+PROBE_REQUESTS = 5  # per variant, at the final history length
+SDK_WALK_REQUESTS = 2
 
 
 def current_rss_mb() -> float:
@@ -53,28 +71,140 @@ def answer(turn: int) -> str:
     return f"Noted item {turn}; nothing else to do."
 
 
-async def sdk_walk_seconds(session) -> tuple[int, float]:
-    """How long the SDK's body walk takes for the final history (what each later request pays)."""
-    from openai.types.chat import completion_create_params
+def scripted(text: str) -> dict[str, Any]:
+    """A script entry with its usage given, so the server does not re-encode the whole request to
+    estimate it (its own O(history) work, which a provider does on its own hardware)."""
+    return {"text": [text], "usage": {"prompt_tokens": 1000, "completion_tokens": 10}}
 
-    client = session.engine._llm._client._client  # agenthub's openai-chat client
-    history = client.get_history()
-    messages = await client.transform_uni_message_to_model_input(history)
-    body = {"messages": messages, "model": "scripted-model", "stream": True}
-    start = time.perf_counter()
-    await _SDK_WALK(body, completion_create_params.CompletionCreateParamsStreaming)
-    return len(messages), time.perf_counter() - start
+
+# --- the model server, without its request log --------------------------------------------------
+
+
+def serve(script_path: str) -> None:
+    from penguin_jupyter.testing import ScriptedModelServer, load_script_file
+    from penguin_jupyter.testing import server as scripted_server
+
+    class UnloggedServer(ScriptedModelServer):
+        def _record(self, body: dict[str, Any], headers: dict[str, str]) -> None:
+            pass
+
+    scripted_server._Handler.disable_nagle_algorithm = True
+    server = UnloggedServer(load_script_file(script_path)).start()
+    print(f"scripted model server: {server.url}", flush=True)
+    threading.Event().wait()
+
+
+@contextmanager
+def unlogged_server(entries: list[Any]) -> Iterator[str]:
+    with tempfile.TemporaryDirectory(prefix="penguin-bench-script-") as tmp:
+        script = Path(tmp) / "script.json"
+        script.write_text(json.dumps(entries), encoding="utf-8")
+        proc = subprocess.Popen(
+            [sys.executable, __file__, "--serve", str(script)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=subprocess_env(),
+        )
+        try:
+            line = proc.stdout.readline() if proc.stdout else ""
+            if "http://" not in line:
+                raise RuntimeError(f"scripted model server did not start: {line.strip()}")
+            yield line.split()[3]
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+# --- one request at a long history --------------------------------------------------------------
+
+
+class LoopLagProbe:
+    """The longest time the event loop was late waking a task that sleeps 1 ms in a loop."""
+
+    def __init__(self) -> None:
+        self.max_stall_s = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        while True:
+            before = time.perf_counter()
+            await asyncio.sleep(0.001)
+            self.max_stall_s = max(self.max_stall_s, time.perf_counter() - before - 0.001)
+
+    def __enter__(self) -> LoopLagProbe:
+        self._task = asyncio.ensure_future(self._run())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+async def one_request(model: GenerativeModel) -> tuple[float, float, float]:
+    """Wall s, CPU s of this process, longest loop stall s — for one request."""
+    await asyncio.sleep(0.01)  # let the probe start
+    with LoopLagProbe() as probe:
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        outcome = None
+        async for item in model.stream_generate(GenerativeModelParameters([omni.user_text("And now?")])):
+            outcome = item
+        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        await asyncio.sleep(0.005)
+    if getattr(outcome, "status", None) != "completed":
+        raise RuntimeError(f"request at long history did not complete: {outcome!r}")
+    return wall, cpu, probe.max_stall_s
+
+
+def long_history_model(url: str, history: list[omni.OmniMessage], sdk_walk: bool) -> GenerativeModel:
+    model = GenerativeModel(
+        GenerativeModelConfig(model_id=MODEL_ID, api_key="sk-bench", base_url=url, client_type="openai-chat")
+    )
+    if sdk_walk:  # before: the SDK client agenthub holds unwrapped (its walk and its own body
+        # encoding) and agenthub's whole-history conversion
+        routed = model._client._client  # type: ignore[union-attr]
+        assert isinstance(routed._client, SdkBodyPassthrough)
+        routed._client = routed._client.wrapped
+        routed._client.__dict__.pop("_prepare_options")
+        routed.__dict__.pop("transform_uni_message_to_model_input")
+    model.set_history(history)
+    return model
+
+
+async def request_costs(url: str, history: list[omni.OmniMessage]) -> list[list[Any]]:
+    rows = []
+    for label, sdk_walk, runs in (
+        ("as shipped", False, PROBE_REQUESTS),
+        ("before: SDK walk, encoding, whole-history conversion", True, SDK_WALK_REQUESTS),
+    ):
+        model = long_history_model(url, history, sdk_walk)
+        await one_request(model)  # warm-up: connection, imports
+        samples = [await one_request(model) for _ in range(runs)]
+        walls, cpus, stalls = zip(*samples, strict=True)
+        rows.append([
+            label, len(history), runs, 1000 * statistics.median(walls), 1000 * statistics.median(cpus),
+            1000 * max(stalls),
+        ])  # fmt: skip
+    return rows
+
+
+# --- the session --------------------------------------------------------------------------------
 
 
 async def main(turns: int) -> None:
-    openai_completions.async_maybe_transform = _walk_all_but_messages
     checkpoints = [c for c in CHECKPOINTS if c <= turns] or [turns]
-    with server_process([answer(n) for n in range(turns)]) as url, data_root(url) as root:
+    extra = 2 * (1 + PROBE_REQUESTS + 1 + SDK_WALK_REQUESTS)
+    entries = [scripted(answer(n)) for n in range(turns)] + [scripted("Fine.")] * extra
+    with unlogged_server(entries) as url, data_root(url) as root:
         agent = await create_agent(root=root)
         session = await agent.create_session(workspace_dir=root / "workspace")
-        rows = []
+        rows, windows = [], []
         base_peak = base_rss = base_trace = 0.0
         start = time.perf_counter()
+        window_wall, window_cpu = time.perf_counter(), time.process_time()
         for turn in range(1, turns + 1):
             texts = []
             async for msg in session.run([omni.user_text(f"Remember item {turn}.")]):
@@ -82,23 +212,25 @@ async def main(turns: int) -> None:
                     texts.append(msg.payload.text)
             if texts != [answer(turn - 1)]:
                 raise RuntimeError(f"turn {turn}: unexpected answer {texts!r}")
+            if turn % WINDOW == 0:
+                now_wall, now_cpu = time.perf_counter(), time.process_time()
+                windows.append((turn, (now_wall - window_wall) / WINDOW, (now_cpu - window_cpu) / WINDOW))
+                window_wall, window_cpu = now_wall, now_cpu
             if turn == WARMUP:
                 gc.collect()
                 base_peak, base_rss = peak_rss_mb(), current_rss_mb()
                 base_trace = session.trace_path.stat().st_size
-                warm_time = time.perf_counter()
             if turn in checkpoints:
                 gc.collect()
                 trace_bytes = session.trace_path.stat().st_size
                 grown = peak_rss_mb() - base_peak
-                elapsed = time.perf_counter() - warm_time
+                _, wall_s, cpu_s = windows[-1]
                 rows.append([
                     turn, trace_bytes / 1e6, peak_rss_mb(), current_rss_mb(),
                     1024 * grown / (turn - WARMUP), grown * 2**20 / max(1, trace_bytes - base_trace),
-                    1000 * elapsed / (turn - WARMUP),
+                    1000 * wall_s, 1000 * cpu_s,
                 ])  # fmt: skip
         run_time = time.perf_counter() - start
-        walk_messages, walk_s = await sdk_walk_seconds(session)
         session_id, trace_path = session.session_id, session.trace_path
         session.dispose()
 
@@ -108,20 +240,48 @@ async def main(turns: int) -> None:
         resumed = await agent.resume_session(session_id)
         resume_s = time.perf_counter() - t0
         resumed_rss = current_rss_mb() - before
-        replayed = len(resumed.render_messages)
+        replayed = [m for m in resumed.render_messages if omni.is_complete_model_message(m)]
         resumed.dispose()
         trace_mb = trace_path.stat().st_size / 1e6
+        costs = await request_costs(url, replayed)
+
+    first, last = windows[1] if len(windows) > 1 else windows[0], windows[-1]
+    ratio_wall, ratio_cpu = last[1] / first[1], last[2] / first[2]
     print_table(
-        f"Long session: {turns:,} turns (user_text + short answer), one Session",
-        ["turn", "trace MB", "peak RSS MB", "RSS MB", "peak KB/turn", "peak B/trace B", "ms/turn"],
+        f"Long session: {turns:,} turns (user_text + short answer), one Session, no bypass",
+        [
+            "turn",
+            "trace MB",
+            "peak RSS MB",
+            "RSS MB",
+            "peak KB/turn",
+            "peak B/trace B",
+            "ms/turn",
+            "cpu ms/turn",
+        ],
         rows,
         [
+            f"ms/turn and cpu ms/turn: the {WINDOW} turns ending at that turn (cpu = this process; the model "
+            "server runs in its own)",
             f"growth measured from turn {WARMUP} (peak RSS {base_peak:.1f} MB, RSS {base_rss:.1f} MB); "
             f"{turns} turns took {run_time:.1f} s",
-            f"resume_session: {resume_s:.3f} s for a {trace_mb:.2f} MB Trace ({replayed:,} replayed messages, "
-            f"+{resumed_rss:.1f} MB RSS) -> goal < 2 s {verdict(resume_s < 2)}",
-            f"sdk walk (bypassed above): {1000 * walk_s:.0f} ms for the final {walk_messages:,}-message body, "
-            "paid on every request at that length",
+            f"time per turn, last window / first window (turns {first[0] - WINDOW + 1}-{first[0]}): "
+            f"client cpu {ratio_cpu:.2f} -> goal <= 1.5 {verdict(ratio_cpu <= 1.5)}; wall {ratio_wall:.2f} "
+            f"-> {verdict(ratio_wall <= 1.5)} (wall includes the server parsing the whole conversation)",
+            f"resume_session: {resume_s:.3f} s for a {trace_mb:.2f} MB Trace ({len(replayed):,} replayed "
+            f"messages, +{resumed_rss:.1f} MB RSS) -> goal < 2 s {verdict(resume_s < 2)}",
+        ],
+    )
+    shipped, walked = costs
+    print_table(
+        "One request at the final history length (median of runs; stall = the worst run)",
+        ["path", "history msgs", "runs", "wall ms", "client cpu ms", "max loop stall ms"],
+        costs,
+        [
+            f"client-side cost per request: {shipped[4]:.1f} ms (SDK walk: {walked[4]:.0f} ms) "
+            f"-> goal <= 50 ms {verdict(shipped[4] <= 50)}",
+            f"longest event-loop stall during a request: {shipped[5]:.1f} ms (SDK walk: {walked[5]:.0f} ms) "
+            f"-> goal <= 50 ms {verdict(shipped[5] <= 50)}",
         ],
     )
 
@@ -129,4 +289,9 @@ async def main(turns: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=TURNS)
-    asyncio.run(main(parser.parse_args().turns))
+    parser.add_argument("--serve", metavar="SCRIPT", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve)
+    else:
+        asyncio.run(main(args.turns))

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from agenthub.types import ToolSchema, UniConfig
 
 from ..interfaces import THINKING_LEVELS, ThinkingLevelName, ToolDefinition
+from .answer_budget import DEFAULT_ANSWER_BUDGET_MS, DEFAULT_CONNECT_TIMEOUT_MS
 from .tool_call_ids import ToolCallIdAllocator
 
 DEFAULT_REQUEST_TIMEOUT_MS = 120000
@@ -24,8 +26,11 @@ class GenerativeModelConfig:
     """`api_key`/`base_url` left None fall back to the provider's environment variables, as the
     agenthub client for the model reads them (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, …).
     `client_type` picks the gateway protocol (e.g. `openai-chat`); omitted, agenthub infers it
-    from `model_id`. `request_timeout_ms` ≤ 0 disables the idle timer. Pass the session's
-    `tool_call_ids` allocator so ids stay unique across model objects."""
+    from `model_id`. `request_timeout_ms` ≤ 0 disables the idle timer between chunks.
+    `connect_timeout_ms` bounds one attempt's wait for the endpoint's first response and
+    `answer_budget_ms` a run of consecutive unanswered attempts, reconnect waits included (see
+    `answer_budget.py`; ≤ 0 disables either). Pass the session's `tool_call_ids` allocator so
+    ids stay unique across model objects."""
 
     model_id: str
     api_key: str | None = None
@@ -39,6 +44,8 @@ class GenerativeModelConfig:
     request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
     tool_call_ids: ToolCallIdAllocator | None = None
     fast_mode: bool = False
+    connect_timeout_ms: int = DEFAULT_CONNECT_TIMEOUT_MS
+    answer_budget_ms: int = DEFAULT_ANSWER_BUDGET_MS
 
     def __post_init__(self) -> None:
         if not isinstance(self.model_id, str) or not self.model_id.strip():
@@ -49,11 +56,37 @@ class GenerativeModelConfig:
             )
         if self.max_tokens is not None and not isinstance(self.max_tokens, int):
             raise ValueError(f"GenerativeModelConfig.max_tokens must be an integer, got {self.max_tokens!r}")
-        if not isinstance(self.request_timeout_ms, int | float):
-            raise ValueError(
-                f"GenerativeModelConfig.request_timeout_ms must be a number, got {self.request_timeout_ms!r}"
-            )
+        for name in ("request_timeout_ms", "connect_timeout_ms", "answer_budget_ms"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"GenerativeModelConfig.{name} must be a number, got {value!r}")
         self.tools = list(self.tools or [])
+
+
+class InvalidBaseUrl(ValueError):
+    """A `base_url` that no request can use: a configuration mistake, never retried."""
+
+
+def check_base_url(base_url: str | None) -> None:
+    """Raise `InvalidBaseUrl` (one line naming the value) unless `base_url` is None or an
+    absolute http(s) URL with a host."""
+    if base_url is None:
+        return
+    if not isinstance(base_url, str):
+        raise InvalidBaseUrl(f"base_url must be a string, got {type(base_url).__name__}")
+    expected = "expected an http:// or https:// URL such as https://api.example.com/v1"
+    try:
+        parts = urlsplit(base_url.strip())
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        raise InvalidBaseUrl(f"base_url {base_url!r} is not a valid URL ({expected})") from None
+    if not parts.scheme or not parts.netloc:
+        raise InvalidBaseUrl(f"base_url {base_url!r} is not a URL ({expected})")
+    if parts.scheme.lower() not in ("http", "https"):
+        scheme = parts.scheme
+        raise InvalidBaseUrl(f"base_url {base_url!r} uses unsupported scheme {scheme!r} ({expected})")
+    if not parts.hostname or any(ch.isspace() for ch in base_url.strip()):
+        raise InvalidBaseUrl(f"base_url {base_url!r} is not a valid URL ({expected})")
 
 
 def tool_schema(tool: ToolDefinition | Mapping[str, Any] | Any) -> ToolSchema:

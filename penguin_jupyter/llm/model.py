@@ -1,19 +1,25 @@
 """GenerativeModel: the LLMInterface implementation over agenthub's stateful client
-(core-behavior.md §7.3–7.4).
+(docs/model.md).
 
-Owns one request's lifecycle — outbound merge, the idle timer, the race against user abort,
-outcome classification, usage accounting — plus the per-request config and the one-time
+Owns one request's lifecycle as named steps — prepare (outbound merge, config, client), open
+(stream, pump, abort waiter), relay (events raced against abort, the first-response window and the
+idle timer), conclude (history, outcome, usage) — plus the per-request config and the one-time
 `set_history` replay on resume. Segmentation is `translator.py`, error rules `classify.py`,
-arithmetic `limits.py`. The model never retries: reconnecting is the engine's job.
+arithmetic `limits.py`, the first-response budget `answer_budget.py`. The model never retries:
+reconnecting is the engine's job; a budget spent on silence ends with a permanent failure.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Iterator
 from contextlib import suppress
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from agenthub import AutoLLMClient, ThinkingLevel
 from agenthub.abort_signal import AbortSignal
@@ -34,8 +40,9 @@ from ..omni import (
     is_complete_model_message,
     token_usage,
 )
+from .answer_budget import AnswerBudget
 from .classify import classify_error
-from .client import client_error_outcome, create_llm_client, is_unsupported_model_error
+from .client import client_error_outcome, create_llm_client, is_unsupported_model_error, reports_responses
 from .config import GenerativeModelConfig, base_uni_config
 from .limits import (
     effective_max_tokens,
@@ -52,6 +59,73 @@ log = logging.getLogger(__name__)
 
 # How long a cancelled upstream read may take to wind down before it is abandoned.
 _CANCEL_GRACE_S = 1.0
+
+
+def endpoint_label(base_url: str | None) -> str:
+    """The endpoint as shown in an error: scheme, host, port and path (never credentials)."""
+    if not base_url:
+        return "the model endpoint"
+    try:
+        parts = urlsplit(base_url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "the model endpoint"
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+class _ResponseSeen:
+    """Set once the endpoint answered this request (headers, an error, or the first event)."""
+
+    def __init__(self) -> None:
+        self.seen = False
+
+
+# The request whose upstream read is running in this context: the pump's Task inherits it when
+# it is created, so the SDK's "response arrived" callback reaches exactly its own request, even
+# from an abandoned read that finishes during a later one.
+_REQUEST_RESPONSE: ContextVar[_ResponseSeen | None] = ContextVar("penguin_request_response", default=None)
+
+
+@dataclass
+class _Prepared:
+    client: AutoLLMClient
+    message: UniMessage
+    config: UniConfig
+
+
+@dataclass
+class _Exchange:
+    """One request in flight: its stream, pump and waiters, and how it ended."""
+
+    client: AutoLLMClient
+    signal: AbortSignal | None
+    upstream_signal: AbortSignal
+    stream: AsyncIterator[UniEvent]
+    translator: EventTranslator
+    committed_before: int
+    first_response_s: float | None
+    pump: UpstreamPump[UniEvent]
+    abort_waiter: asyncio.Future[Any] | None
+    response: _ResponseSeen
+    started: float = field(default_factory=time.monotonic)
+    outcome: LLMOutcome | None = None
+
+    @property
+    def responded(self) -> bool:
+        return self.response.seen
+
+    @property
+    def aborted(self) -> bool:
+        return self.signal is not None and self.signal.aborted
+
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.started
+
+    def first_response_left(self) -> float | None:
+        if self.first_response_s is None:
+            return None
+        return max(0.0, self.first_response_s - self.elapsed_s())
 
 
 def _keep_history(client: AutoLLMClient, length: int) -> None:
@@ -82,6 +156,7 @@ class GenerativeModel:
         self._pending_history: list[UniMessage] | None = None
         self._client: AutoLLMClient | None = None
         self._client_error: BaseException | None = None
+        self._answer_budget = AnswerBudget(config.connect_timeout_ms, config.answer_budget_ms)
         self._ensure_client()
 
     # --- client -----------------------------------------------------------------------------
@@ -92,7 +167,7 @@ class GenerativeModel:
         if self._client is not None:
             return self._client
         try:
-            self._client = create_llm_client(self.config)
+            self._client = create_llm_client(self.config, on_response=self._on_response)
         except Exception as exc:
             if is_unsupported_model_error(exc):
                 raise ValueError(f"model {self.config.model_id!r}: {exc}") from None
@@ -175,98 +250,193 @@ class GenerativeModel:
     async def stream_generate(
         self, parameters: GenerativeModelParameters
     ) -> AsyncIterator[OmniMessage | LLMOutcome]:
+        """Prepare → open → relay events → conclude; each step may end the request with an outcome."""
+        prepared = self._prepare(parameters)
+        if isinstance(prepared, LLMOutcome):
+            yield prepared
+            return
+        exchange = self._open(prepared, parameters.signal)
+        if isinstance(exchange, LLMOutcome):
+            yield exchange
+            return
+        try:
+            async for msg in self._relay(exchange):
+                yield msg
+        finally:
+            await self._close(exchange)
+        for item in self._conclude(exchange):
+            yield item
+
+    def _prepare(self, parameters: GenerativeModelParameters) -> _Prepared | LLMOutcome:
+        """The gateway message, the request config and the client, or why there is no request."""
         signal = parameters.signal
         if signal is not None and signal.aborted:
-            yield LLMOutcome("aborted")
-            return
+            return LLMOutcome("aborted")
         new_messages = list(parameters.new_messages)
         try:
             message = merge_to_uni_message(new_messages)
             config = self.request_config(parameters.thinking_level, new_messages)
         except ValueError as exc:
-            yield LLMOutcome("failed", str(exc))
-            return
+            return LLMOutcome("failed", str(exc))
         client = self._ensure_client()
         if client is None:
             assert self._client_error is not None
-            yield client_error_outcome(self._client_error)
-            return
+            return client_error_outcome(self._client_error)
+        return _Prepared(client, message, config)
 
-        translator = EventTranslator(self.tool_call_ids)
+    def _open(self, prepared: _Prepared, signal: AbortSignal | None) -> _Exchange | LLMOutcome:
+        """Start the upstream stream, its pump and the abort waiter; start the answer clock."""
         upstream_signal = AbortSignal()
         try:
-            stream = self._open_stream(client, message, config, upstream_signal)
+            stream = self._open_stream(prepared.client, prepared.message, prepared.config, upstream_signal)
         except Exception as exc:
-            yield self._error_outcome(exc, signal)
-            return
-        outcome: LLMOutcome | None = None
-        # agenthub commits the exchange to its history when the stream ends, and the pump may
-        # read to the end before this loop has seen every event: only a completed request keeps it.
-        committed_before = len(client.get_history())
-        pump: UpstreamPump[UniEvent] = UpstreamPump(stream)
-        # One abort waiter per request (not one per event); cancelled in `finally`.
-        abort_waiter = asyncio.ensure_future(signal.wait()) if signal is not None else None
-        timeout_s = self._idle_timeout_s()
+            return self._error_outcome(exc, signal)
+        response = _ResponseSeen()
+        token = _REQUEST_RESPONSE.set(response)
         try:
-            while True:
-                if signal is not None and signal.aborted:
-                    outcome = LLMOutcome("aborted")
-                    break
-                if not await pump.wait(abort_waiter, timeout_s):
-                    stopped_by = "aborted" if signal is not None and signal.aborted else "timeout"
-                    upstream_signal.abort(stopped_by)
-                    outcome = self._stop_outcome(stopped_by)
-                    break
-                try:
-                    event = pump.take()
-                except StopAsyncIteration:
-                    break
-                except (Exception, asyncio.CancelledError) as exc:  # the upstream's, never ours
-                    outcome = self._error_outcome(exc, signal)
-                    break
-                if signal is not None and signal.aborted:
-                    outcome = LLMOutcome("aborted")
-                    break
-                try:
-                    translated = list(translator.push_event(event))
-                except Exception as exc:
-                    outcome = self._error_outcome(exc, signal)
+            pump: UpstreamPump[UniEvent] = UpstreamPump(stream)  # its Task inherits `response`
+        finally:
+            _REQUEST_RESPONSE.reset(token)
+        return _Exchange(
+            client=prepared.client,
+            signal=signal,
+            upstream_signal=upstream_signal,
+            stream=stream,
+            translator=EventTranslator(self.tool_call_ids),
+            # agenthub commits the exchange to its history when the stream ends, and the pump may
+            # read to the end before the relay has seen every event: only a completed request keeps it.
+            committed_before=len(prepared.client.get_history()),
+            # the first-response window needs the SDK's "response arrived" signal; without it
+            # (the Gemini client) a slow first token is indistinguishable from silence
+            first_response_s=self._answer_budget.begin_attempt()
+            if reports_responses(prepared.client)
+            else None,
+            pump=pump,
+            # One abort waiter per request (not one per event); cancelled in `_close`.
+            abort_waiter=asyncio.ensure_future(signal.wait()) if signal is not None else None,
+            response=response,
+        )
+
+    async def _relay(self, ex: _Exchange) -> AsyncIterator[OmniMessage]:
+        """Translate upstream events as they arrive until the end, an error, an abort or a silence
+        too long; sets `ex.outcome` unless the stream completed."""
+        while ex.outcome is None:
+            if ex.aborted:
+                ex.outcome = LLMOutcome("aborted")
+            elif not await self._wait_for_event(ex):
+                ex.outcome = self._silence_outcome(ex)
+            else:
+                translated = self._next_translated(ex)
+                if translated is None:
                     break
                 for msg in translated:
                     yield msg
-            if outcome is None and not translator.saw_finish_reason and signal is not None and signal.aborted:
-                outcome = LLMOutcome("aborted")
-        finally:
-            if abort_waiter is not None:
-                abort_waiter.cancel()
-            await self._release(stream, pump.task)
+        if ex.outcome is None and not ex.translator.saw_finish_reason and ex.aborted:
+            ex.outcome = LLMOutcome("aborted")
 
-        if outcome is not None:
-            _keep_history(client, committed_before)
-            reason = "failed" if outcome.status == "completed" else outcome.status
-            for msg in translator.finish_interrupted(reason):
-                yield msg
-            yield outcome
+    async def _wait_for_event(self, ex: _Exchange) -> bool:
+        """Wait for the next event: first under the first-response window, then the idle timer."""
+        while True:
+            before_response = not ex.responded
+            timeout = self._first_wait_s(ex) if before_response else self._idle_timeout_s()
+            if await ex.pump.wait(ex.abort_waiter, timeout):
+                return True
+            if ex.aborted or not before_response or not ex.responded:
+                return False
+            # the response headers arrived during the first wait: the idle timer takes over
+
+    def _next_translated(self, ex: _Exchange) -> list[OmniMessage] | None:
+        """The messages of the next upstream event; None at the end of the stream. An upstream
+        error, an abort or a translation failure sets `ex.outcome` and returns []."""
+        try:
+            event = ex.pump.take()
+        except StopAsyncIteration:
+            return None
+        except (Exception, asyncio.CancelledError) as exc:  # the upstream's, never ours
+            ex.outcome = self._error_outcome(exc, ex.signal)
+            return []
+        ex.response.seen = True
+        if ex.aborted:
+            ex.outcome = LLMOutcome("aborted")
+            return []
+        try:
+            return list(ex.translator.push_event(event))
+        except Exception as exc:
+            ex.outcome = self._error_outcome(exc, ex.signal)
+            return []
+
+    async def _close(self, ex: _Exchange) -> None:
+        if ex.abort_waiter is not None:
+            ex.abort_waiter.cancel()
+        await self._release(ex.stream, ex.pump.task)
+
+    def _conclude(self, ex: _Exchange) -> Iterator[OmniMessage | LLMOutcome]:
+        """A failed request: drop its half-committed history, close open partials, the outcome.
+        A completed one: the final messages, `token_usage` and `completed`."""
+        if ex.responded:
+            self._answer_budget.answered()
+        if ex.outcome is not None:
+            _keep_history(ex.client, ex.committed_before)
+            reason = "failed" if ex.outcome.status == "completed" else ex.outcome.status
+            yield from ex.translator.finish_interrupted(reason)
+            yield ex.outcome
             return
-
-        for msg in translator.finish():
-            yield msg
-        request_tokens = translator.request_tokens
+        yield from ex.translator.finish()
+        request_tokens = ex.translator.request_tokens
         self._last_request_total = request_tokens.total
         self.session_tokens = add_token_counts(self.session_tokens, request_tokens)
         yield token_usage(self.session_tokens, request_tokens)
         yield LLMOutcome("completed")
 
+    # --- waits and stops ------------------------------------------------------------------------
+
+    @staticmethod
+    def _on_response() -> None:
+        """The SDK reports the response (or the request's failure) arrived, in the request's pump."""
+        response = _REQUEST_RESPONSE.get()
+        if response is not None:
+            response.seen = True
+
     def _idle_timeout_s(self) -> float | None:
         timeout_ms = self.config.request_timeout_ms
         return timeout_ms / 1000 if timeout_ms and timeout_ms > 0 else None
 
-    def _stop_outcome(self, stopped_by: str) -> LLMOutcome:
-        if stopped_by == "aborted":
+    def _first_wait_s(self, ex: _Exchange) -> float | None:
+        """The shorter of this attempt's first-response window and the idle timer, counted from now."""
+        limits = [s for s in (ex.first_response_left(), self._idle_timeout_s()) if s is not None]
+        return min(limits) if limits else None
+
+    def _silence_outcome(self, ex: _Exchange) -> LLMOutcome:
+        """Why the wait ended without an event: abort, no response at all, or idle between chunks."""
+        if ex.aborted:
+            ex.upstream_signal.abort("aborted")
             return LLMOutcome("aborted")
-        return LLMOutcome(
-            "timeout", f"no event from the model for {self.config.request_timeout_ms} ms (request_timeout_ms)"
-        )
+        ex.upstream_signal.abort("timeout")
+        if ex.responded or ex.first_response_s is None:
+            idle_ms = self.config.request_timeout_ms
+            return LLMOutcome("timeout", f"no event from the model for {idle_ms} ms (request_timeout_ms)")
+        return self._unanswered_outcome(ex)
+
+    def _unanswered_outcome(self, ex: _Exchange) -> LLMOutcome:
+        budget = self._answer_budget
+        attempts, waited_s = budget.attempts, ex.elapsed_s()
+        endpoint = endpoint_label(self.config.base_url)
+        if budget.unanswered():
+            return LLMOutcome(
+                "failed",
+                f"no response from {endpoint} within {self.config.answer_budget_ms} ms over {attempts} "
+                f"attempt{'s' if attempts != 1 else ''} (answer_budget_ms); "
+                "is the endpoint up and the base_url right?",
+                permanent=True,
+            )
+        idle_s = self._idle_timeout_s()
+        if idle_s is not None and (ex.first_response_s is None or idle_s < ex.first_response_s):
+            limit = f"request_timeout_ms={self.config.request_timeout_ms}"
+        elif ex.first_response_s is not None and ex.first_response_s * 1000 < self.config.connect_timeout_ms:
+            limit = f"the rest of answer_budget_ms={self.config.answer_budget_ms}"
+        else:
+            limit = f"connect_timeout_ms={self.config.connect_timeout_ms}"
+        return LLMOutcome("timeout", f"no response from {endpoint} after {waited_s:.1f} s ({limit})")
 
     def _error_outcome(self, error: BaseException, signal: AbortSignal | None) -> LLMOutcome:
         if signal is not None and signal.aborted:

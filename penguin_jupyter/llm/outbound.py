@@ -65,7 +65,7 @@ def to_content_item(msg: OmniMessage) -> ContentItem:
     if isinstance(p, ImageUrlPayload):
         return {"type": "image_url", "image_url": p.image_url}
     if isinstance(p, InlineDataPayload):
-        item = {
+        item: dict[str, Any] = {
             "type": "inline_data",
             "data": _decode_base64(p.data, "inline_data"),
             "mime_type": p.mime_type,

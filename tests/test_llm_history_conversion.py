@@ -1,0 +1,125 @@
+"""`llm/history_conversion.py`: converting only the new messages gives exactly agenthub's own
+openai-chat conversion of the whole history, request after request, whatever reasoning fields
+the history carries; a history that is not an extension of the last one is converted whole."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agenthub import AutoLLMClient
+from agenthub.openai_chat.client import OpenaiChatClient
+
+from penguin_jupyter.llm.history_conversion import IncrementalConversion, install_incremental_conversion
+
+PNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content_items": [{"type": "text", "text": text}]}
+
+
+def assistant(*items: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "assistant", "content_items": list(items)}
+
+
+def think(text: str, field: str | None = "reasoning_content") -> dict[str, Any]:
+    item: dict[str, Any] = {"type": "thinking", "thinking": text}
+    if field is not None:
+        item["fidelity"] = {"reasoning_field": field}
+    return item
+
+
+def call(n: int) -> dict[str, Any]:
+    return {
+        "type": "tool_call",
+        "name": "exec_command",
+        "arguments": {"cmd": f"echo {n}"},
+        "tool_call_id": f"c{n}",
+    }
+
+
+def result(n: int, images: bool = False) -> dict[str, Any]:
+    out = {
+        "role": "user",
+        "content_items": [{"type": "tool_result", "text": f"out {n}", "tool_call_id": f"c{n}"}],
+    }
+    if images:
+        out["content_items"][0]["images"] = [PNG]
+    return out
+
+
+def conversation() -> list[dict[str, Any]]:
+    """Turns that exercise every path: tool calls before any thinking, thinking through each
+    reasoning field (and none, and empty), thinking-less tool turns after them, images."""
+    turns: list[dict[str, Any]] = [user("start"), assistant(call(0)), result(0)]
+    turns += [
+        assistant({"type": "text", "text": "ok"}),
+        user("look"),
+        assistant(think(""), call(1)),
+        result(1),
+    ]
+    turns += [assistant(think("plan", "reasoning_content"), call(2)), result(2, images=True)]
+    turns += [assistant(call(3)), result(3), assistant({"type": "text", "text": "done"})]
+    turns += [{"role": "user", "content_items": [{"type": "image_url", "image_url": PNG}]}]
+    turns += [assistant(think("hmm", "reasoning"), {"type": "text", "text": "seen"}), user("again")]
+    turns += [assistant(call(4)), result(4), assistant(think("bare", None), call(5)), result(5)]
+    turns += [assistant(call(6)), result(6), assistant({"type": "text", "text": "end"})]
+    return turns
+
+
+def openai_chat_client() -> OpenaiChatClient:
+    return OpenaiChatClient(model="gpt-test", api_key="k", base_url="http://127.0.0.1:9/v1")
+
+
+async def test_every_prefix_converts_as_agenthub_does() -> None:
+    client = openai_chat_client()
+    incremental = IncrementalConversion(client.transform_uni_message_to_model_input)
+    history = conversation()
+    for n in range(1, len(history) + 1):
+        expected = await client.transform_uni_message_to_model_input(history[:n])
+        assert await incremental(history[:n]) == expected, f"prefix of {n} messages"
+        if n > 1:
+            assert incremental.converted_last == 1  # only the new message went to agenthub
+
+
+async def test_requests_two_messages_apart_and_rollbacks_convert_as_agenthub_does() -> None:
+    client = openai_chat_client()
+    incremental = IncrementalConversion(client.transform_uni_message_to_model_input)
+    history = conversation()
+    cuts = [*range(1, len(history) + 1, 2), 5, 9, 3, len(history)]
+    for n in cuts:
+        assert await incremental(history[:n]) == await client.transform_uni_message_to_model_input(
+            history[:n]
+        )
+    assert incremental.converted_last == len(history) - 3  # after the rollback to 3: converted from there
+
+
+async def test_a_replaced_message_means_a_whole_conversion() -> None:
+    client = openai_chat_client()
+    incremental = IncrementalConversion(client.transform_uni_message_to_model_input)
+    history = conversation()
+    await incremental(history[:8])
+    changed = [*history[:4], user("edited"), *history[5:10]]
+    assert await incremental(changed) == await client.transform_uni_message_to_model_input(changed)
+    assert incremental.converted_last == len(changed)
+
+
+async def test_the_list_returned_is_the_callers_to_change() -> None:
+    incremental = IncrementalConversion(openai_chat_client().transform_uni_message_to_model_input)
+    history = conversation()
+    first = await incremental(history[:4])
+    first.insert(0, {"role": "system", "content": "sys"})  # what agenthub does with it
+    assert (await incremental(history[:5]))[0] != {"role": "system", "content": "sys"}
+
+
+def test_installed_for_openai_chat_and_its_vllm_adapter_only() -> None:
+    for client_type, expected in [
+        ("openai-chat", True),
+        ("openai-chat-vllm-adapter", True),
+        ("openai-responses", False),
+    ]:
+        client = AutoLLMClient(
+            model="m", api_key="k", base_url="http://127.0.0.1:9/v1", client_type=client_type
+        )
+        assert install_incremental_conversion(client._client) is expected, client_type
+    assert not any(install_incremental_conversion(obj) for obj in (object(), None, "x"))
