@@ -103,7 +103,7 @@ def tool_schema(tool: ToolDefinition | Mapping[str, Any] | Any) -> ToolSchema:
     schema: dict[str, Any] = {"name": spec["name"], "description": spec.get("description") or ""}
     if spec.get("parameters") is not None:
         schema["parameters"] = spec["parameters"]
-    return schema  # type: ignore[return-value]
+    return schema
 
 
 def base_uni_config(config: GenerativeModelConfig) -> UniConfig:
@@ -117,4 +117,4 @@ def base_uni_config(config: GenerativeModelConfig) -> UniConfig:
         uni["max_tokens"] = config.max_tokens
     if config.fast_mode:
         uni["fast_mode"] = True
-    return uni  # type: ignore[return-value]
+    return uni

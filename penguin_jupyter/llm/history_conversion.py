@@ -46,7 +46,7 @@ def carrier(field: str | None) -> UniMessage:
     """A message whose conversion records `field` as seen and yields exactly one wire message."""
     fidelity = {"reasoning_field": field} if field is not None else {}
     item = {"type": "thinking", "thinking": ".", "fidelity": fidelity}
-    return {"role": "assistant", "content_items": [item]}  # type: ignore[typeddict-item,list-item]
+    return {"role": "assistant", "content_items": [item]}
 
 
 class IncrementalConversion:

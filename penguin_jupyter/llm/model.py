@@ -222,7 +222,7 @@ class GenerativeModel:
             config.pop("max_tokens", None)
         else:
             config["max_tokens"] = cap
-        return config  # type: ignore[return-value]
+        return config
 
     def _effective_max_tokens(self, new_messages: list[OmniMessage]) -> int | None:
         estimated_input = self._last_request_total + estimate_messages_tokens(new_messages)

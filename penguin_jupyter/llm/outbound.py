@@ -93,7 +93,7 @@ def to_content_item(msg: OmniMessage) -> ContentItem:
         if p.images:
             result["images"] = list(p.images)
         result["tool_call_id"] = strip_tool_call_id_suffix(p.tool_call_id)
-        return result  # type: ignore[return-value]
+        return result
     kind = getattr(p, "type", None) or msg.type
     raise ValueError(f"stream_generate accepts only complete model messages, got {kind!r}")
 
