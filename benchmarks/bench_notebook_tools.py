@@ -59,6 +59,19 @@ import numpy as np
 import pandas as pd
 frame = pd.DataFrame({{"k": np.arange({ROWS}) % 50, "v": np.random.default_rng(0).random({ROWS})}})
 big = pd.DataFrame({{"k": np.arange({BIG_ROWS}) % 5000, "v": np.random.default_rng(1).random({BIG_ROWS})}})"""
+# A probe in the kernel: when the insert_cell tool handed each bridge request to the comm.
+PROBE = """\
+import re, time
+from penguin_jupyter.notebook import frontend_bridge
+bench_sends = {}
+_request = frontend_bridge.NotebookBridge.request
+async def _timed_request(self, op, *args, **kwargs):
+    found = re.search(r"# bench \\[([^\\]]+)\\]", str(kwargs.get("source", ""))) if op == "insert" else None
+    if found:
+        bench_sends.setdefault(found.group(1), time.time())
+    return await _request(self, op, *args, **kwargs)
+frontend_bridge.NotebookBridge.request = _timed_request"""
+REPORT_PROBE = 'import json\nprint("SENDS" + json.dumps(bench_sends))'
 CODES = {
     "trivial statement": "x = {n}",
     "pandas groupby (200k rows)": 'g = frame.groupby("k")["v"].agg(["mean", "sum"])\nprint(g.shape, {n})',
@@ -107,6 +120,22 @@ WS_HOOK = """(() => {
     };
 })();"""
 INSERTED = "() => window.__inserted.map(({t, node, busy, done}) => ({t, busy, done, text: node.textContent}))"
+
+
+# `--nodelay`: jupyter_server's kernel websocket with TCP_NODELAY (it leaves Nagle on).
+NODELAY_CONFIG = """\
+from jupyter_server.services.kernels.websocket import KernelWebsocketHandler
+
+_open = KernelWebsocketHandler.open
+
+
+async def _open_nodelay(self, *args, **kwargs):
+    self.set_nodelay(True)
+    return await _open(self, *args, **kwargs)
+
+
+KernelWebsocketHandler.open = _open_nodelay
+"""
 
 
 # --- the server records when it finished sending each response ---------------------------
@@ -176,18 +205,25 @@ def _span(times: dict[tuple[str, str], float], call_id: str) -> float:
 
 
 # --- the run -------------------------------------------------------------------------------
-def run(reps: int, detail: bool) -> None:
+def run(reps: int, detail: bool, nodelay: bool) -> None:
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"{CHROMIUM} is absent: install Debian chromium (scripts/setup.sh --test)")
     entries, plan = build_script(reps)
     with tempfile.TemporaryDirectory(prefix="penguin-bench-lab-") as tmp:
-        lab = JupyterLab(Path(tmp)).start()
+        lab = JupyterLab(Path(tmp))
+        if nodelay:
+            config = lab.home / ".jupyter"
+            config.mkdir(parents=True, exist_ok=True)
+            (config / "jupyter_server_config.py").write_text(NODELAY_CONFIG)
+        lab.start()
         server = ScriptedModelServer(entries).start()
         try:
             lab.use_model_server(server)
-            nb_path = lab.write_notebook(NOTEBOOK, SETUP, "%%penguin --approve allow-all\nbenchmark the notebook tools")
+            nb_path = lab.write_notebook(
+                NOTEBOOK, SETUP, PROBE, "%%penguin --approve allow-all\nbenchmark the notebook tools", REPORT_PROBE
+            )
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 try:
@@ -201,11 +237,14 @@ def run(reps: int, detail: bool) -> None:
                     run_all(page)
                     page.locator(f"{CURRENT_NOTEBOOK} .penguin-transcript", has_text=DONE).wait_for(timeout=600_000)
                     wall = time.perf_counter() - started
+                    probe = page.locator(f"{CURRENT_NOTEBOOK} .jp-OutputArea", has_text="SENDS")
+                    probe.wait_for(timeout=60_000)
+                    sends = json.loads(probe.inner_text().split("SENDS", 1)[1].strip())
                     inserted = page.evaluate(INSERTED)
                     arrived = {tag: t / 1000 for tag, t in page.evaluate("() => window.__insertArrived").items()}
                 finally:
                     browser.close()
-            report(plan, inserted, trace_times(lab.penguin_home), list(SENT), arrived, wall, len(server.requests), detail)
+            report(plan, inserted, trace_times(lab.penguin_home), list(SENT), sends, arrived, wall, len(server.requests), detail)
         finally:
             server.stop()
             lab.stop()
@@ -213,7 +252,7 @@ def run(reps: int, detail: bool) -> None:
 
 def report(
     plan: list[dict[str, Any]], inserted: list[dict[str, Any]], times: dict[tuple[str, str], float],
-    sent: list[float], arrived: dict[str, float], wall: float, requests: int, detail: bool = False,
+    sent: list[float], sends: dict[str, float], arrived: dict[str, float], wall: float, requests: int, detail: bool = False,
 ) -> None:
     dom_at: dict[str, float] = {}
     executed: dict[str, float] = {}  # tag → the page's [*] → [n] of the cell run_cell ran
@@ -232,6 +271,7 @@ def report(
         raise SystemExit(f"inserted cells never seen in the page: {missing}; seen: {texts}")
 
     total, to_tool, tool_to_dom, round_trip, to_page, page_to_dom = [], [], [], [], [], []
+    to_send, send_to_page = [], []
     for step in measured:
         call_id = f"call_ins_{step['tag']}"
         decided = times[(call_id, "approval_decision")]
@@ -239,6 +279,9 @@ def report(
         to_tool.append(decided - sent[step["request"]])
         tool_to_dom.append(dom_at[step["tag"]] - decided)
         round_trip.append(_span(times, call_id))
+        if step["tag"] in arrived and step["tag"] in sends:
+            to_send.append(sends[step["tag"]] - decided)
+            send_to_page.append(arrived[step["tag"]] - sends[step["tag"]])
         if step["tag"] in arrived:
             to_page.append(arrived[step["tag"]] - decided)
             page_to_dom.append(dom_at[step["tag"]] - arrived[step["tag"]])
@@ -252,6 +295,8 @@ def report(
                 ("  server sent → tool starts (approval_decision)", to_tool),
                 ("  tool starts → cell node in the DOM", tool_to_dom),
                 ("    tool starts → bridge request reaches the page (websocket)", to_page),
+                ("      tool starts → bridge request sent (the kernel)", to_send),
+                ("      request sent → dispatched in the page (iopub, jupyter_server, websocket)", send_to_page),
                 ("    request in the page → cell node in the DOM (JupyterLab)", page_to_dom),
                 ("insert_cell tool: start → output (the bridge round trip)", round_trip),
             )
@@ -293,9 +338,12 @@ def report(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=REPS, help=f"measured repetitions (default {REPS})")
+    parser.add_argument(
+        "--nodelay", action="store_true", help="set TCP_NODELAY on jupyter_server's kernel websockets (an experiment)"
+    )
     parser.add_argument("--detail", action="store_true", help="also print every run's time")
     args = parser.parse_args()
-    run(args.reps, args.detail)
+    run(args.reps, args.detail, args.nodelay)
 
 
 if __name__ == "__main__":
