@@ -18,6 +18,7 @@ SCRIPTS = [
     "bench_tool_latency.py",
     "bench_long_session.py",
     "bench_summaries.py",
+    "bench_notebook_tools.py",
 ]
 
 

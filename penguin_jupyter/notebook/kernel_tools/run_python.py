@@ -151,6 +151,7 @@ class RunPythonTool:
             finally:
                 release_current_thread()
                 loop.call_soon_threadsafe(_resolve_once, done)
+                loop.call_soon_threadsafe(chunks.put_nowait, "")  # wake the reader: no 50 ms poll wait
 
         distributed = DistributedWork.snapshot()
         thread = threading.Thread(target=worker, name="penguin-run-python", daemon=True)
@@ -175,6 +176,8 @@ class RunPythonTool:
             try:
                 text = await asyncio.wait_for(chunks.get(), _POLL_S)
             except TimeoutError:
+                continue
+            if not text:
                 continue
             last_char = text[-1:] or last_char
             yield partial_tool_call_output("delta", text, ctx.tool_call_id)
