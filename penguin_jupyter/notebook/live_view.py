@@ -10,20 +10,20 @@ and throttling live in their own `live_*` modules; the runner owns the Task life
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import ipywidgets as widgets
 
 from ..omni import OmniMessage
 from .approval import ApprovalRow
-from .live_blocks import SplitTextBlock
 from .live_cards import ToolCardWidget
 from .live_header import HeaderWidget, usage_text
-from .live_render import muted_html, note_html, pre_html
+from .live_holdback import SecretHoldBack
+from .live_render import muted_html, note_html
 from .live_shared import plain_html, plain_vbox, shared_layout
+from .live_stream import StreamTextBlock
 from .live_teardown import close_widgets_paced
-from .markdown_html import markdown_html
 
 
 def _event_text(payload: Any) -> tuple[str, str] | None:
@@ -55,12 +55,20 @@ def _event_text(payload: Any) -> tuple[str, str] | None:
 class LiveScope:
     """The widgets of one session scope (the main Session or one subagent)."""
 
-    def __init__(self, container: widgets.Box, *, quiet: bool, redact: Callable[[str], str]) -> None:
+    def __init__(
+        self,
+        container: widgets.Box,
+        *,
+        quiet: bool,
+        redact: Callable[[str], str],
+        holdback: SecretHoldBack | None = None,
+    ) -> None:
         self.container = container
         self.quiet = quiet
         self.redact = redact
-        self.text: SplitTextBlock | None = None
-        self.thinking: SplitTextBlock | None = None
+        self.holdback = holdback or SecretHoldBack()
+        self.text: StreamTextBlock | None = None
+        self.thinking: StreamTextBlock | None = None
         self.thinking_box: widgets.Accordion | None = None
         self.cards: dict[str, ToolCardWidget] = {}
         self.children: dict[str, LiveScope] = {}
@@ -79,28 +87,39 @@ class LiveScope:
         return widget
 
     # --- segments ---------------------------------------------------------------------
-    def _open_text(self) -> SplitTextBlock:
+    def _open_text(self) -> StreamTextBlock:
         if self.text is None:
-            box = plain_vbox()
-            self.add(box)
-            self.text = SplitTextBlock(box, markdown_html, redact=self.redact)
+            self.text = StreamTextBlock(self.container, redact=self.redact, holdback=self.holdback)
             self.blocks.append(self.text)
         return self.text
 
-    def _open_thinking(self) -> SplitTextBlock:
+    def _end_text(self) -> None:
+        """The open text block is finished: send what it still holds and release its capture."""
+        if self.text is not None:
+            self.text.flush()
+            self.text = None
+
+    def _open_thinking(self) -> StreamTextBlock:
         if self.thinking is None:
             box = plain_vbox()
             self.thinking_box = widgets.Accordion(children=[box], selected_index=None, layout=shared_layout())
             self.thinking_box.set_title(0, "Thinking…")
             self.add(self.thinking_box)
-            self.thinking = SplitTextBlock(box, pre_html, boundary="\n", redact=self.redact)
+            self.thinking = StreamTextBlock(box, redact=self.redact, holdback=self.holdback)
             self.blocks.append(self.thinking)
         return self.thinking
+
+    def _end_thinking(self) -> None:
+        if self.thinking is not None:
+            self.thinking.flush()
+            self.thinking = None
 
     def card(self, tool_call_id: str, name: str = "") -> ToolCardWidget:
         card = self.cards.get(tool_call_id)
         if card is None:
-            card = ToolCardWidget(tool_call_id, name, quiet=self.quiet, redact=self.redact)
+            card = ToolCardWidget(
+                tool_call_id, name, quiet=self.quiet, redact=self.redact, holdback=self.holdback
+            )
             self.cards[tool_call_id] = card
             self.blocks.append(card)
             self.add(card.widget)
@@ -112,7 +131,7 @@ class LiveScope:
             box = plain_vbox()
             accordion = widgets.Accordion(children=[box], selected_index=0, layout=shared_layout())
             self.add(accordion)
-            scope = LiveScope(box, quiet=self.quiet, redact=self.redact)
+            scope = LiveScope(box, quiet=self.quiet, redact=self.redact, holdback=self.holdback)
             scope.title_holder = (accordion, hop)
             scope._show_title()
             self.children[hop] = scope
@@ -146,32 +165,30 @@ class LiveScope:
             self._stop_countdown()
         if kind == "partial_text":
             if payload.event_type == "start":
-                self.text = None
+                self._end_text()
             self._open_text().append(payload.text)
         elif kind == "text":
             if payload.role == "assistant":
                 self._open_text().replace(payload.text)
-                self._open_text().flush()
-                self.text = None
+                self._end_text()
             else:
                 self.add(plain_html(muted_html(self.redact("▸ " + payload.text))))
         elif kind == "partial_thinking":
             if payload.event_type == "start":
-                self.thinking = None
+                self._end_thinking()
             self._open_thinking().append(payload.thinking)
         elif kind == "thinking":
             if payload.thinking:
                 self._open_thinking().replace(payload.thinking)
-                self._open_thinking().flush()
+            self._end_thinking()
             if self.thinking_box is not None:
                 self.thinking_box.set_title(0, "Thinking")
-            self.thinking = None
         elif kind == "partial_tool_call":
-            self.text = None
+            self._end_text()
             if payload.event_type == "start":
                 self.card(payload.tool_call_id, payload.name)
         elif kind == "tool_call":
-            self.text = None
+            self._end_text()
             self.card(payload.tool_call_id, payload.name).set_call(msg)
         elif kind == "partial_tool_call_output":
             card = self.card(payload.tool_call_id)
@@ -232,10 +249,11 @@ class LiveView:
         *,
         quiet: bool = False,
         redact: Callable[[str], str],
+        secrets: Iterable[str] = (),
     ) -> None:
         self.header = HeaderWidget(info, on_stop)
         self.body = plain_vbox()
-        self.scope = LiveScope(self.body, quiet=quiet, redact=redact)
+        self.scope = LiveScope(self.body, quiet=quiet, redact=redact, holdback=SecretHoldBack(secrets))
         self.root = plain_vbox([self.header.widget, self.body])
 
     def handle(self, msg: OmniMessage) -> None:

@@ -1,0 +1,167 @@
+"""Streamed text blocks for the live view: each update carries only the new text.
+
+Owns `StreamTextBlock` (assistant text and thinking while they stream) and the kernel-wide
+capture of the `Output` widget that receives them. An ipywidgets `Output` whose `msg_id` is the
+cell's request id takes every output message of that request into itself (the frontend does
+this; no custom JavaScript). So a block is one `Output`, and each throttled update is one iopub
+`stream` message holding only the text added since the last one: the live cost is the text once
+plus one small envelope per update, whatever the text's shape (a 100 KB paragraph or code block
+costs what 100 KB of short paragraphs cost). The text shows as plain text while it streams; the
+static transcript that replaces the live view renders the Markdown (docs/notebook-streaming.md).
+
+Only one `Output` can capture at a time, so the capture moves to the block that writes and is
+released when a block ends (`flush`), before the cell's final display update. Secrets: the
+shown part of the text stops before any tail that could still become a secret
+(`live_holdback.SecretHoldBack`) and goes through `redact`; the rest follows when it is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import ipywidgets as widgets
+
+from .live_holdback import SecretHoldBack
+from .live_shared import shared_layout
+from .live_throttle import TEXT_INTERVAL_S, ThrottledSetter
+
+Publish = Callable[[str], None]
+
+
+class _KernelStream:
+    """Sends `stream` messages on the kernel's iopub channel under the current cell's request
+    (the parent header of the running context), or None outside an ipykernel."""
+
+    def __init__(self, publisher: object) -> None:
+        self.publisher = publisher
+
+    @classmethod
+    def find(cls) -> _KernelStream | None:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return None
+        publisher = getattr(get_ipython(), "display_pub", None)
+        if getattr(publisher, "session", None) is None or getattr(publisher, "pub_socket", None) is None:
+            return None
+        return cls(publisher)
+
+    def parent_id(self) -> str:
+        header = getattr(self.publisher, "parent_header", None) or {}
+        return str(header.get("msg_id", "")) if isinstance(header, dict) else ""
+
+    def send(self, text: str) -> None:
+        pub = self.publisher
+        session = pub.session  # type: ignore[attr-defined]
+        msg = session.msg("stream", {"name": "stdout", "text": text}, parent=pub.parent_header)  # type: ignore[attr-defined]
+        session.send(pub.pub_socket, msg, ident=b"stream.stdout")  # type: ignore[attr-defined]
+
+
+class _Capture:
+    """Which `Output` holds the kernel's capture now (one at a time for the whole kernel)."""
+
+    holder: widgets.Output | None = None
+
+    @classmethod
+    def take(cls, output: widgets.Output, parent_id: str) -> None:
+        if cls.holder is output and output.msg_id == parent_id:
+            return
+        cls.release(cls.holder)
+        output.msg_id = parent_id
+        cls.holder = output
+
+    @classmethod
+    def release(cls, output: widgets.Output | None) -> None:
+        if output is not None and cls.holder is output:
+            cls.holder = None
+            if output.comm is not None:
+                output.msg_id = ""
+
+
+class _Sink:
+    """What the throttle sets: assigning `value` publishes that chunk (when not empty)."""
+
+    def __init__(self, publish: Publish) -> None:
+        self._publish = publish
+
+    @property
+    def value(self) -> str:
+        return ""
+
+    @value.setter
+    def value(self, chunk: str) -> None:
+        if chunk:
+            self._publish(chunk)
+
+
+class StreamTextBlock:
+    """A growing text shown in `container` as one `Output` receiving appended stream text."""
+
+    def __init__(
+        self,
+        container: widgets.Box,
+        *,
+        redact: Callable[[str], str] = lambda s: s,
+        holdback: SecretHoldBack | None = None,
+        min_interval_s: float = TEXT_INTERVAL_S,
+    ) -> None:
+        self.container = container
+        self.redact = redact
+        self.holdback = holdback or SecretHoldBack()
+        self.output = widgets.Output(layout=shared_layout())
+        container.children = (*container.children, self.output)
+        self.raw = ""
+        self.shown = 0  # characters of `raw` already published
+        self.sent: list[str] = []  # the published (redacted) chunks, in order
+        self._kernel = _KernelStream.find()
+        self._setter = ThrottledSetter(_Sink(self._publish), min_interval_s=min_interval_s)
+
+    @property
+    def text(self) -> str:
+        return self.raw
+
+    def append(self, delta: str) -> None:
+        if not delta:
+            return
+        self.raw += delta
+        self._setter.set_lazy(self._next_chunk)
+
+    def _next_chunk(self, final: bool = False) -> str:
+        """The redacted text from the last published point to the safe end (the end when final)."""
+        end = len(self.raw) if final else self.holdback.safe_end(self.raw, self.shown)
+        chunk, self.shown = self.raw[self.shown : end], end
+        return self.redact(chunk) if chunk else ""
+
+    def _publish(self, chunk: str) -> None:
+        self.sent.append(chunk)
+        if self._kernel is not None:
+            _Capture.take(self.output, self._kernel.parent_id())
+            self._kernel.send(chunk)
+        else:  # no kernel (unit tests, other hosts): the widget's own state holds the text
+            self.output.append_stdout(chunk)
+
+    def replace(self, text: str) -> None:
+        """Make the block show exactly `text` (the complete message). Normally it extends what
+        streamed; if it disagrees, the output is cleared and the text sent again."""
+        if text == self.raw:
+            return
+        if text.startswith(self.raw):
+            self.append(text[len(self.raw) :])
+            return
+        self._setter.flush()
+        if self.shown and self._kernel is not None:
+            _Capture.release(self.output)  # `clear_output` captures (and releases) by itself
+            self.output.clear_output()
+        elif self.shown:
+            self.output.outputs = ()
+        self.raw, self.shown, self.sent = "", 0, []
+        self.append(text)
+
+    def flush(self) -> None:
+        """Send everything still held (the block ended: no tail can grow into a secret any more)
+        and give up the capture."""
+        self._setter.flush()
+        chunk = self._next_chunk(final=True)
+        if chunk:
+            self._publish(chunk)
+        _Capture.release(self.output)
