@@ -5,6 +5,10 @@ own magic handling) into a top-level `await` of `runner.run_cell`, and a line `%
 into `await line_commands.run_line(…)`, so the cell shows `[*]` until the Task ends while
 widget clicks keep arriving (ipykernel ≥ 7.4). The registered magics are a fallback for
 direct `run_cell_magic` / `run_line_magic` calls.
+
+Loading also starts the pre-warm (`prewarm.py`): a background thread that imports what the first
+`%%penguin` cell needs, so the first cell sends its request at once; `%load_ext` neither waits for
+it nor fails when it fails.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import asyncio
 import re
 import sys
 from typing import Any
+
+from .prewarm import start_prewarm
 
 CELL_MAGIC = re.compile(r"^%%penguin(?=\s|$)(.*)$")
 LINE_MAGIC = re.compile(r"^(\s*)%penguin(?=\s|$)(.*)$")
@@ -65,6 +71,7 @@ def load_ipython_extension(ip: Any) -> None:
         transforms.append(transform_penguin_cell)
     ip.register_magic_function(_cell_magic, magic_kind="cell", magic_name="penguin")
     ip.register_magic_function(_line_magic, magic_kind="line", magic_name="penguin")
+    start_prewarm()
 
 
 def unload_ipython_extension(ip: Any) -> None:
