@@ -61,7 +61,9 @@ def test_values_shorter_than_the_minimum_are_not_secrets():
 
 
 async def _stream(parts: list[str], pause_after: set[int]) -> StreamTextBlock:
-    block = StreamTextBlock(widgets.VBox([]), redact=redact, holdback=SecretHoldBack([KEY]), min_interval_s=0.01)
+    block = StreamTextBlock(
+        widgets.VBox([]), redact=redact, holdback=SecretHoldBack([KEY]), min_interval_s=0.01
+    )
     for n, part in enumerate(parts):
         block.append(part)
         if n in pause_after:

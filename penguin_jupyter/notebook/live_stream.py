@@ -64,18 +64,21 @@ class _Capture:
 
     @classmethod
     def take(cls, output: widgets.Output, parent_id: str) -> None:
-        if cls.holder is output and output.msg_id == parent_id:
-            return
-        cls.release(cls.holder)
-        output.msg_id = parent_id
+        current = cls.holder
+        if current is not None and current is not output:
+            cls.release(current)
+        if output.msg_id != parent_id:
+            output.msg_id = parent_id
         cls.holder = output
 
     @classmethod
-    def release(cls, output: widgets.Output | None) -> None:
-        if output is not None and cls.holder is output:
-            cls.holder = None
-            if output.comm is not None:
-                output.msg_id = ""
+    def release(cls, output: widgets.Output) -> None:
+        holder = cls.holder
+        if holder is None or holder is not output:
+            return
+        cls.holder = None
+        if holder.comm is not None:
+            holder.msg_id = ""
 
 
 class _Sink:

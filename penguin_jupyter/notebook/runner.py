@@ -139,7 +139,11 @@ class CellTask:
             from .live_view import LiveView
 
             return LiveView(
-                self.info, self.stop_from_button, quiet=self.opts.quiet, redact=self.redact_text, secrets=self.secrets
+                self.info,
+                self.stop_from_button,
+                quiet=self.opts.quiet,
+                redact=self.redact_text,
+                secrets=self.secrets,
             )
         from .plain_view import PlainView
 
