@@ -20,7 +20,14 @@ from penguin_jupyter.notebook.live_render import pre_html
 from penguin_jupyter.notebook.live_stream import StreamTextBlock
 from penguin_jupyter.notebook.live_throttle import TEXT_INTERVAL_S
 from penguin_jupyter.notebook.live_view import LiveView
-from penguin_jupyter.omni import partial_text, partial_thinking, partial_tool_call_output, tool_call_output
+from penguin_jupyter.omni import (
+    assistant_text,
+    partial_text,
+    partial_thinking,
+    partial_tool_call_output,
+    tool_call,
+    tool_call_output,
+)
 
 KEY = "sk-live-9QbX2mTz7LpW4rVc"
 LEAK = 8  # no published piece may hold this many consecutive characters of the key
@@ -195,3 +202,26 @@ def test_prewarm_imports_the_default_models_client(monkeypatch, tmp_path):
         default=True,
     )
     assert prewarm_module.default_client_class().__name__ == "OpenaiChatClient"
+
+
+async def test_a_finished_text_is_shown_rendered_once_the_task_goes_on():
+    view = LiveView({"session_id": "s"}, lambda: None, redact=redact, secrets=[KEY])
+    view.handle(partial_text("delta", "Plan: **bold** and `code` with " + KEY[:5]))
+    view.handle(partial_text("delta", KEY[5:] + "."))
+    view.handle(assistant_text("Plan: **bold** and `code` with " + KEY + "."))
+    block = view.scope.blocks[0]
+    assert block.rendered is None and block.output in view.body.children, "plain until the Task goes on"
+    view.handle(tool_call("read_file", {"file_path": "x"}, "C"))
+    assert block.rendered is not None and block.output not in view.body.children
+    assert view.body.children[0] is block.rendered
+    assert "<strong>bold</strong>" in block.rendered.value and "<code>code</code>" in block.rendered.value
+    assert "[redacted]" in block.rendered.value and not leaks(block.rendered.value)
+
+
+async def test_a_finished_text_at_the_end_of_the_task_stays_plain():
+    view = LiveView({"session_id": "s"}, lambda: None, redact=redact)
+    view.handle(partial_text("delta", "All **done**."))
+    view.handle(assistant_text("All **done**."))
+    view.finish("completed")
+    block = view.scope.blocks[0]
+    assert block.rendered is None and "".join(block.sent) == "All **done**."

@@ -6,8 +6,10 @@ cell's request id takes every output message of that request into itself (the fr
 this; no custom JavaScript). So a block is one `Output`, and each throttled update is one iopub
 `stream` message holding only the text added since the last one: the live cost is the text once
 plus one small envelope per update, whatever the text's shape (a 100 KB paragraph or code block
-costs what 100 KB of short paragraphs cost). The text shows as plain text while it streams; the
-static transcript that replaces the live view renders the Markdown (docs/notebook-streaming.md).
+costs what 100 KB of short paragraphs cost). The text shows as plain text while it streams; once
+the block is finished and the Task goes on (a tool call follows), `show_rendered` swaps in the
+rendered Markdown, sent once; the static transcript that replaces the live view at the end
+renders everything (docs/notebook-streaming.md).
 
 Only one `Output` can capture at a time, so the capture moves to the block that writes and is
 released when a block ends (`flush`), before the cell's final display update. Secrets: the
@@ -22,7 +24,7 @@ from collections.abc import Callable
 import ipywidgets as widgets
 
 from .live_holdback import SecretHoldBack
-from .live_shared import shared_layout
+from .live_shared import plain_html, shared_layout
 from .live_throttle import TEXT_INTERVAL_S, ThrottledSetter
 
 Publish = Callable[[str], None]
@@ -116,6 +118,7 @@ class StreamTextBlock:
         self.raw = ""
         self.shown = 0  # characters of `raw` already published
         self.sent: list[str] = []  # the published (redacted) chunks, in order
+        self.rendered: widgets.HTML | None = None  # the finished text, rendered (`show_rendered`)
         self._kernel = _KernelStream.find()
         self._setter = ThrottledSetter(_Sink(self._publish), min_interval_s=min_interval_s)
 
@@ -159,6 +162,20 @@ class StreamTextBlock:
             self.output.outputs = ()
         self.raw, self.shown, self.sent = "", 0, []
         self.append(text)
+
+    def show_rendered(self, render: Callable[[str], str], max_chars: int) -> bool:
+        """Put the finished text, rendered (`render` of the redacted text), in place of the
+        streamed plain text: one HTML widget, sent once. Skipped (False) for a text longer than
+        `max_chars` or a block no longer on display."""
+        children = self.container.children
+        if len(self.raw) > max_chars or self.output not in children:
+            return False
+        self.flush()
+        widget = plain_html(render(self.redact(self.raw)))
+        self.container.children = tuple(widget if child is self.output else child for child in children)
+        self.output.close()  # off the page now; the paced teardown would no longer find it
+        self.rendered = widget
+        return True
 
     def flush(self) -> None:
         """Send everything still held (the block ended: no tail can grow into a secret any more)

@@ -24,6 +24,11 @@ from .live_render import muted_html, note_html
 from .live_shared import plain_html, plain_vbox, shared_layout
 from .live_stream import StreamTextBlock
 from .live_teardown import close_widgets_paced
+from .markdown_html import markdown_html
+
+# A finished assistant text up to this long is shown rendered once the Task goes on past it (one
+# more copy of it on the wire); a longer one stays plain until the static transcript.
+RENDER_FINISHED_MAX_CHARS = 32_000
 
 
 def _event_text(payload: Any) -> tuple[str, str] | None:
@@ -68,6 +73,7 @@ class LiveScope:
         self.redact = redact
         self.holdback = holdback or SecretHoldBack()
         self.text: StreamTextBlock | None = None
+        self.finished_text: StreamTextBlock | None = None  # ended, still plain (see `_render_finished`)
         self.thinking: StreamTextBlock | None = None
         self.thinking_box: widgets.Accordion | None = None
         self.cards: dict[str, ToolCardWidget] = {}
@@ -94,10 +100,17 @@ class LiveScope:
         return self.text
 
     def _end_text(self) -> None:
-        """The open text block is finished: send what it still holds and release its capture."""
+        """The open text block is finished: send what it still holds and release its capture.
+        It is shown rendered only if the Task goes on (`_render_finished`): when the Task ends
+        here, the static transcript replaces it anyway and a rendered copy would be wasted."""
         if self.text is not None:
             self.text.flush()
-            self.text = None
+            self.finished_text, self.text = self.text, None
+
+    def _render_finished(self) -> None:
+        if self.finished_text is not None:
+            self.finished_text.show_rendered(markdown_html, RENDER_FINISHED_MAX_CHARS)
+            self.finished_text = None
 
     def _open_thinking(self) -> StreamTextBlock:
         if self.thinking is None:
@@ -163,6 +176,8 @@ class LiveScope:
             return
         if kind != "request_end":
             self._stop_countdown()
+        if kind in ("partial_text", "partial_thinking", "partial_tool_call", "tool_call"):
+            self._render_finished()  # the Task goes on past the last text
         if kind == "partial_text":
             if payload.event_type == "start":
                 self._end_text()
@@ -281,6 +296,7 @@ class LiveView:
         scope = self.scope
         for hop in tool_call.origin or []:
             scope = scope.child(hop)
+        scope._render_finished()
         card = scope.card(tool_call.payload.tool_call_id, tool_call.payload.name)
         card.set_call(tool_call)
         if row is not None:
