@@ -101,7 +101,7 @@ def shape_text(shape: str, size: int = SHAPE_BYTES) -> str:
     if shape == "one code block":
         return "```python\n" + body[: size - 20] + "\n```"
     if shape == "a long Markdown table":
-        return "| id | word | value | note |\n|---|---|---:|---|\n" + body[: size - 60].rsplit("\n", 1)[0] + "\n"
+        return "| id | word | value | note |\n|---|---|---|---|\n" + body[: size - 60].rsplit("\n", 1)[0] + "\n"
     return body[:size].rstrip() + "."
 
 
