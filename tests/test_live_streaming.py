@@ -225,3 +225,26 @@ async def test_a_finished_text_at_the_end_of_the_task_stays_plain():
     view.finish("completed")
     block = view.scope.blocks[0]
     assert block.rendered is None and "".join(block.sent) == "All **done**."
+
+
+def test_load_ext_starts_the_prewarm_in_a_daemon_thread_and_does_not_wait(monkeypatch):
+    from penguin_jupyter.notebook import extension
+
+    state = prewarm_module.PrewarmState()
+    monkeypatch.setattr(prewarm_module, "PREWARM", state)
+    release = __import__("threading").Event()
+    monkeypatch.setattr(prewarm_module, "prewarm", lambda delay_s=0.0: release.wait(10))
+
+    class Shell:
+        def __init__(self) -> None:
+            self.input_transformers_cleanup: list = []
+
+        def register_magic_function(self, *args, **kwargs):
+            pass
+
+    extension.load_ipython_extension(Shell())
+    thread = state.thread
+    assert thread is not None and thread.daemon and thread.is_alive(), "%load_ext returned before the prewarm"
+    release.set()
+    thread.join(5)
+    assert extension.start_prewarm() is thread  # once per process
