@@ -17,7 +17,7 @@ from penguin_jupyter.notebook import prewarm as prewarm_module
 from penguin_jupyter.notebook.live_blocks import SplitTextBlock
 from penguin_jupyter.notebook.live_holdback import MIN_SECRET_LENGTH, SecretHoldBack
 from penguin_jupyter.notebook.live_render import pre_html
-from penguin_jupyter.notebook.live_stream import StreamTextBlock
+from penguin_jupyter.notebook.live_stream import SEGMENT_SYNC_FACTOR, StreamOutput, StreamTextBlock
 from penguin_jupyter.notebook.live_throttle import TEXT_INTERVAL_S
 from penguin_jupyter.notebook.live_view import LiveView
 from penguin_jupyter.omni import (
@@ -248,3 +248,36 @@ def test_load_ext_starts_the_prewarm_in_a_daemon_thread_and_does_not_wait(monkey
     release.set()
     thread.join(5)
     assert extension.start_prewarm() is thread  # once per process
+
+
+def _frontend_sync(output: widgets.Output, text: str) -> list[dict]:
+    """What the kernel sends back when a frontend syncs `outputs` (as JupyterLab does after each
+    captured message)."""
+    sent: list[dict] = []
+    output._send = lambda msg, buffers=None: sent.append(msg)  # type: ignore[method-assign]
+    state = {"outputs": [{"output_type": "stream", "name": "stdout", "text": text}]}
+    output._handle_msg({"content": {"data": {"method": "update", "state": state, "buffer_paths": []}}, "buffers": []})
+    return sent
+
+
+def test_outputs_synced_back_by_the_frontend_are_not_echoed_on_iopub():
+    assert any(m.get("method") == "echo_update" for m in _frontend_sync(widgets.Output(), "x" * 100))
+    assert _frontend_sync(StreamOutput(), "x" * 100) == []
+
+
+async def test_a_long_stream_moves_on_to_fresh_outputs_preferably_at_line_breaks():
+    box = widgets.VBox([])
+    block = StreamTextBlock(box, min_interval_s=0.01)
+    lines = [f"line {n:04d} " + "word " * 30 + "\n" for n in range(400)]
+    for n, line in enumerate(lines):
+        block.append(line)
+        if n % 2:
+            await asyncio.sleep(0.055)  # one update per two lines
+    block.flush()
+    texts = ["".join(o["text"] for o in segment.outputs) for segment in block.segments]
+    assert "".join(texts) == "".join(lines) == "".join(block.sent)
+    assert len(block.segments) >= 3 and list(box.children) == block.segments
+    assert all(text.endswith("\n") for text in texts[:-1]), "a segment ends at a line break"
+    for text in texts:  # what a frontend syncs back for a segment: its size after each update
+        updates = len(text) // (2 * len(lines[0]))
+        assert updates <= 2 * SEGMENT_SYNC_FACTOR + 2

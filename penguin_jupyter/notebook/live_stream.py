@@ -12,7 +12,14 @@ rendered Markdown, sent once; the static transcript that replaces the live view 
 renders everything (docs/notebook-streaming.md).
 
 Only one `Output` can capture at a time, so the capture moves to the block that writes and is
-released when a block ends (`flush`), before the cell's final display update. Secrets: the
+released when a block ends (`flush`), before the cell's final display update.
+
+Traffic the other way: a widget frontend answers every captured message by syncing the
+`Output`'s whole `outputs` (the text so far) back to the kernel. The kernel does not echo that
+back on iopub (`StreamOutput.outputs` has `echo_update=False`), and a block moves on to a fresh
+`Output` once the text synced back for the current one exceeds `SEGMENT_SYNC_FACTOR` times its
+length (about every 50 updates, preferably at a line break), so that upstream traffic stays
+linear in the text too. Secrets: the
 shown part of the text stops before any tail that could still become a secret
 (`live_holdback.SecretHoldBack`) and goes through `redact`; the rest follows when it is known.
 """
@@ -22,12 +29,27 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import ipywidgets as widgets
+from ipywidgets.widgets.trait_types import TypedTuple
+from traitlets import Dict
 
 from .live_holdback import SecretHoldBack
 from .live_shared import plain_html, shared_layout
 from .live_throttle import TEXT_INTERVAL_S, ThrottledSetter
 
 Publish = Callable[[str], None]
+# A block's current `Output` is replaced by a fresh one once the frontend has synced back more
+# than this many times its text (the sum of its sizes after each update): ~2x this many updates.
+SEGMENT_SYNC_FACTOR = 25
+
+
+class StreamOutput(widgets.Output):
+    """The core `Output` widget (same model, same view) whose `outputs`, synced from the frontend
+    after each captured message, are not echoed back on iopub: the frontend that sent them has
+    them, and echoing the whole text at every update would make the live cost quadratic again."""
+
+    outputs = TypedTuple(trait=Dict(), help="The output messages synced from the frontend.").tag(
+        sync=True, echo_update=False
+    )
 
 
 class _KernelStream:
@@ -113,8 +135,11 @@ class StreamTextBlock:
         self.container = container
         self.redact = redact
         self.holdback = holdback or SecretHoldBack()
-        self.output = widgets.Output(layout=shared_layout())
+        self.output = StreamOutput(layout=shared_layout())  # the current segment
+        self.segments: list[StreamOutput] = [self.output]
         container.children = (*container.children, self.output)
+        self._segment_chars = 0  # text published into the current segment
+        self._segment_synced = 0  # what the frontend synced back for it: the sum of its sizes
         self.raw = ""
         self.shown = 0  # characters of `raw` already published
         self.sent: list[str] = []  # the published (redacted) chunks, in order
@@ -140,6 +165,32 @@ class StreamTextBlock:
 
     def _publish(self, chunk: str) -> None:
         self.sent.append(chunk)
+        due = self._segment_chars and self._segment_synced > SEGMENT_SYNC_FACTOR * self._segment_chars
+        if due:
+            overdue = self._segment_synced > 2 * SEGMENT_SYNC_FACTOR * self._segment_chars
+            cut = chunk.rfind("\n") + 1 or (chunk.rfind(" ") + 1 if overdue else 0)
+            if cut or overdue:
+                if chunk[:cut]:
+                    self._send_to_segment(chunk[:cut])
+                self._new_segment()
+                chunk = chunk[cut:]
+        if chunk:
+            self._send_to_segment(chunk)
+
+    def _new_segment(self) -> None:
+        """Continue in a fresh `Output` placed right after the current one."""
+        _Capture.release(self.output)
+        previous, self.output = self.output, StreamOutput(layout=shared_layout())
+        self.segments.append(self.output)
+        children = list(self.container.children)
+        at = children.index(previous) + 1 if previous in children else len(children)
+        children.insert(at, self.output)
+        self.container.children = tuple(children)
+        self._segment_chars = self._segment_synced = 0
+
+    def _send_to_segment(self, chunk: str) -> None:
+        self._segment_chars += len(chunk)
+        self._segment_synced += self._segment_chars
         if self._kernel is not None:
             _Capture.take(self.output, self._kernel.parent_id())
             self._kernel.send(chunk)
@@ -155,12 +206,19 @@ class StreamTextBlock:
             self.append(text[len(self.raw) :])
             return
         self._setter.flush()
+        _Capture.release(self.output)
+        first, *rest = self.segments
+        if rest:
+            self.container.children = tuple(c for c in self.container.children if c not in rest)
+            for segment in rest:
+                segment.close()
         if self.shown and self._kernel is not None:
-            _Capture.release(self.output)  # `clear_output` captures (and releases) by itself
-            self.output.clear_output()
+            first.clear_output()  # (captures and releases by itself)
         elif self.shown:
-            self.output.outputs = ()
+            first.outputs = ()
+        self.output, self.segments = first, [first]
         self.raw, self.shown, self.sent = "", 0, []
+        self._segment_chars = self._segment_synced = 0
         self.append(text)
 
     def show_rendered(self, render: Callable[[str], str], max_chars: int) -> bool:
@@ -168,12 +226,16 @@ class StreamTextBlock:
         streamed plain text: one HTML widget, sent once. Skipped (False) for a text longer than
         `max_chars` or a block no longer on display."""
         children = self.container.children
-        if len(self.raw) > max_chars or self.output not in children:
+        if len(self.raw) > max_chars or self.segments[0] not in children:
             return False
         self.flush()
         widget = plain_html(render(self.redact(self.raw)))
-        self.container.children = tuple(widget if child is self.output else child for child in children)
-        self.output.close()  # off the page now; the paced teardown would no longer find it
+        first = self.segments[0]
+        self.container.children = tuple(
+            widget if child is first else child for child in children if child not in self.segments[1:]
+        )
+        for segment in self.segments:
+            segment.close()  # off the page now; the paced teardown would no longer find them
         self.rendered = widget
         return True
 
