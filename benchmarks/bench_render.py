@@ -301,8 +301,10 @@ class Kernel:
 
 
 def kernel_for(root: Path) -> Kernel:
+    """A kernel as jupyter_server starts one for `workspace/bench.ipynb` (it sets
+    JPY_SESSION_NAME; the live view streams text only for frontends known to capture it)."""
     env = subprocess_env(PENGUIN_HOME=str(root), HOME=str(root))
-    env.pop("JPY_SESSION_NAME", None)
+    env["JPY_SESSION_NAME"] = str(root / "workspace" / "bench.ipynb")
     return Kernel(root / "workspace", env)
 
 

@@ -122,7 +122,8 @@ async def test_replace_extends_or_resends_the_stream():
     assert "".join(o["text"] for o in block.output.outputs) == "Something else"
 
 
-async def test_live_view_streams_text_thinking_and_tool_output_without_pieces_of_the_key():
+async def test_live_view_streams_text_thinking_and_tool_output_without_pieces_of_the_key(monkeypatch):
+    monkeypatch.setenv("PENGUIN_LIVE_TEXT", "stream")
     view = LiveView({"session_id": "s"}, lambda: None, redact=redact, secrets=[KEY])
     cut = 9
     view.handle(partial_thinking("delta", "thinking of " + KEY[:cut]))
@@ -204,7 +205,8 @@ def test_prewarm_imports_the_default_models_client(monkeypatch, tmp_path):
     assert prewarm_module.default_client_class().__name__ == "OpenaiChatClient"
 
 
-async def test_a_finished_text_is_shown_rendered_once_the_task_goes_on():
+async def test_a_finished_text_is_shown_rendered_once_the_task_goes_on(monkeypatch):
+    monkeypatch.setenv("PENGUIN_LIVE_TEXT", "stream")
     view = LiveView({"session_id": "s"}, lambda: None, redact=redact, secrets=[KEY])
     view.handle(partial_text("delta", "Plan: **bold** and `code` with " + KEY[:5]))
     view.handle(partial_text("delta", KEY[5:] + "."))
@@ -218,7 +220,8 @@ async def test_a_finished_text_is_shown_rendered_once_the_task_goes_on():
     assert "[redacted]" in block.rendered.value and not leaks(block.rendered.value)
 
 
-async def test_a_finished_text_at_the_end_of_the_task_stays_plain():
+async def test_a_finished_text_at_the_end_of_the_task_stays_plain(monkeypatch):
+    monkeypatch.setenv("PENGUIN_LIVE_TEXT", "stream")
     view = LiveView({"session_id": "s"}, lambda: None, redact=redact)
     view.handle(partial_text("delta", "All **done**."))
     view.handle(assistant_text("All **done**."))
@@ -256,7 +259,9 @@ def _frontend_sync(output: widgets.Output, text: str) -> list[dict]:
     sent: list[dict] = []
     output._send = lambda msg, buffers=None: sent.append(msg)  # type: ignore[method-assign]
     state = {"outputs": [{"output_type": "stream", "name": "stdout", "text": text}]}
-    output._handle_msg({"content": {"data": {"method": "update", "state": state, "buffer_paths": []}}, "buffers": []})
+    output._handle_msg(
+        {"content": {"data": {"method": "update", "state": state, "buffer_paths": []}}, "buffers": []}
+    )
     return sent
 
 
@@ -281,3 +286,26 @@ async def test_a_long_stream_moves_on_to_fresh_outputs_preferably_at_line_breaks
     for text in texts:  # what a frontend syncs back for a segment: its size after each update
         updates = len(text) // (2 * len(lines[0]))
         assert updates <= 2 * SEGMENT_SYNC_FACTOR + 2
+
+
+def test_text_streams_only_where_the_frontend_is_known_to_capture(monkeypatch):
+    from penguin_jupyter.notebook.live_stream import streaming_available
+
+    assert not streaming_available({})  # no kernel here (unit test)
+    assert streaming_available({"PENGUIN_LIVE_TEXT": "stream"})
+    assert not streaming_available({"PENGUIN_LIVE_TEXT": "widgets", "JPY_SESSION_NAME": "/x/a.ipynb"})
+
+
+async def test_without_streaming_the_text_splits_into_widgets_even_in_one_long_paragraph(monkeypatch):
+    monkeypatch.setenv("PENGUIN_LIVE_TEXT", "widgets")
+    view = LiveView({"session_id": "s"}, lambda: None, redact=redact)
+    paragraph = " ".join(f"word{n}" for n in range(3000))  # ~20 KB, no line break
+    for i in range(0, len(paragraph), 700):
+        view.handle(partial_text("delta", paragraph[i : i + 700]))
+        await asyncio.sleep(TEXT_INTERVAL_S + 0.01)
+    view.handle(assistant_text(paragraph))
+    view.finish("completed")
+    block = view.scope.blocks[0]
+    assert isinstance(block, SplitTextBlock) and len(block.widgets) >= 5
+    shown = [re.sub(r"<[^>]+>", "", w.value).strip() for w in block.widgets]
+    assert " ".join(shown) == paragraph, "cut at word boundaries, nothing lost"

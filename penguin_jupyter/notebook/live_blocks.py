@@ -4,10 +4,11 @@ Owns the split rule (docs/notebook-streaming.md) for tool output, whose lines ar
 are rendered as `<pre>`: a block's text lives in a run of HTML widgets; once the open widget
 holds more than `chunk_chars`, its next update is the split: its text up to the last paragraph
 (or line) boundary is sent one final time and frozen, and a fresh widget takes the rest, so an
-update never re-sends finished text. A text with no boundary at all (one endless line) is cut at
-`chunk_chars` anyway, so the cost stays linear. Every widget update goes through a
-`ThrottledSetter` at the text rate (`TEXT_INTERVAL_S`), splits included. (Assistant text and
-thinking stream as appended text instead: `live_stream.py`.)
+update never re-sends finished text. A text with no boundary at all (one endless line or
+paragraph) is cut at a space before `chunk_chars` (or at it), so the cost stays linear. Every
+widget update goes through a `ThrottledSetter` at the text rate (`TEXT_INTERVAL_S`), splits
+included. Assistant text and thinking stream as appended text instead (`live_stream.py`) where
+the frontend is known to support it; elsewhere (nbconvert, papermill) they use this block too.
 
 Secrets: the open widget shows its text only up to `SecretHoldBack.safe_end` (a tail that could
 still become a secret waits), and a split never falls inside a secret.
@@ -92,8 +93,11 @@ class SplitTextBlock:
             if not fenced and self._outside_secrets(cut):
                 return cut
             index = text.rfind(self.boundary, 0, index)
-        if self.boundary not in text and limit > self.chunk_chars and self._outside_secrets(self.chunk_chars):
-            return self.chunk_chars
+        if self.boundary not in text and limit > self.chunk_chars:
+            space = text.rfind(" ", 0, self.chunk_chars)  # a word boundary, if there is one
+            cut = space + 1 if space >= self.chunk_chars // 2 else self.chunk_chars
+            if self._outside_secrets(cut):
+                return cut
         return -1
 
     def _outside_secrets(self, cut: int) -> bool:

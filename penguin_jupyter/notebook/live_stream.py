@@ -26,7 +26,8 @@ shown part of the text stops before any tail that could still become a secret
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 
 import ipywidgets as widgets
 from ipywidgets.widgets.trait_types import TypedTuple
@@ -37,6 +38,8 @@ from .live_shared import plain_html, shared_layout
 from .live_throttle import TEXT_INTERVAL_S, ThrottledSetter
 
 Publish = Callable[[str], None]
+# `PENGUIN_LIVE_TEXT=stream` / `=widgets` forces the choice `streaming_available` makes.
+MODE_VARIABLE = "PENGUIN_LIVE_TEXT"
 # A block's current `Output` is replaced by a fresh one once the frontend has synced back more
 # than this many times its text (the sum of its sizes after each update): ~2x this many updates.
 SEGMENT_SYNC_FACTOR = 25
@@ -79,6 +82,30 @@ class _KernelStream:
         session = pub.session  # type: ignore[attr-defined]
         msg = session.msg("stream", {"name": "stdout", "text": text}, parent=pub.parent_header)  # type: ignore[attr-defined]
         session.send(pub.pub_socket, msg, ident=b"stream.stdout")  # type: ignore[attr-defined]
+
+
+def streaming_available(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether text blocks stream into `Output` widgets here: in an ipykernel whose frontend is
+    known to capture into them — started by jupyter_server (JupyterLab, Notebook 7: it sets
+    `JPY_SESSION_NAME` / `__session__`) or VS Code (`__vsc_ipynb_file__`). Elsewhere (nbclient /
+    nbconvert / papermill, plain jupyter_client) the live text uses split HTML widgets instead:
+    nbclient's `Output` mimic fails on every captured message when it runs with
+    `store_widget_state=False`, and nobody watches a headless run anyway."""
+    env = os.environ if environ is None else environ
+    forced = env.get(MODE_VARIABLE, "").strip().lower()
+    if forced in ("stream", "widgets"):
+        return forced == "stream"  # (without a kernel the text goes into the widget's own state)
+    if _KernelStream.find() is None:
+        return False
+    if env.get("JPY_SESSION_NAME"):
+        return True
+    try:
+        from IPython import get_ipython
+
+        namespace = getattr(get_ipython(), "user_ns", None) or {}
+    except ImportError:
+        return False
+    return bool(namespace.get("__session__") or namespace.get("__vsc_ipynb_file__"))
 
 
 class _Capture:

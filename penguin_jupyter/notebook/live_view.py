@@ -17,18 +17,20 @@ import ipywidgets as widgets
 
 from ..omni import OmniMessage
 from .approval import ApprovalRow
+from .live_blocks import SplitTextBlock
 from .live_cards import ToolCardWidget
 from .live_header import HeaderWidget, usage_text
 from .live_holdback import SecretHoldBack
-from .live_render import muted_html, note_html
+from .live_render import muted_html, note_html, pre_html
 from .live_shared import plain_html, plain_vbox, shared_layout
-from .live_stream import StreamTextBlock
+from .live_stream import StreamTextBlock, streaming_available
 from .live_teardown import close_widgets_paced
 from .markdown_html import markdown_html
 
 # A finished assistant text up to this long is shown rendered once the Task goes on past it (one
 # more copy of it on the wire); a longer one stays plain until the static transcript.
 RENDER_FINISHED_MAX_CHARS = 32_000
+TextBlock = StreamTextBlock | SplitTextBlock
 
 
 def _event_text(payload: Any) -> tuple[str, str] | None:
@@ -72,9 +74,10 @@ class LiveScope:
         self.quiet = quiet
         self.redact = redact
         self.holdback = holdback or SecretHoldBack()
-        self.text: StreamTextBlock | None = None
-        self.finished_text: StreamTextBlock | None = None  # ended, still plain (see `_render_finished`)
-        self.thinking: StreamTextBlock | None = None
+        self.text: TextBlock | None = None
+        self.finished_text: TextBlock | None = None  # ended, still plain (see `_render_finished`)
+        self.thinking: TextBlock | None = None
+        self.streaming = streaming_available()
         self.thinking_box: widgets.Accordion | None = None
         self.cards: dict[str, ToolCardWidget] = {}
         self.children: dict[str, LiveScope] = {}
@@ -93,9 +96,14 @@ class LiveScope:
         return widget
 
     # --- segments ---------------------------------------------------------------------
-    def _open_text(self) -> StreamTextBlock:
+    def _open_text(self) -> TextBlock:
         if self.text is None:
-            self.text = StreamTextBlock(self.container, redact=self.redact, holdback=self.holdback)
+            if self.streaming:
+                self.text = StreamTextBlock(self.container, redact=self.redact, holdback=self.holdback)
+            else:
+                box = plain_vbox()
+                self.add(box)
+                self.text = SplitTextBlock(box, markdown_html, redact=self.redact, holdback=self.holdback)
             self.blocks.append(self.text)
         return self.text
 
@@ -108,17 +116,22 @@ class LiveScope:
             self.finished_text, self.text = self.text, None
 
     def _render_finished(self) -> None:
-        if self.finished_text is not None:
+        if isinstance(self.finished_text, StreamTextBlock):
             self.finished_text.show_rendered(markdown_html, RENDER_FINISHED_MAX_CHARS)
-            self.finished_text = None
+        self.finished_text = None
 
-    def _open_thinking(self) -> StreamTextBlock:
+    def _open_thinking(self) -> TextBlock:
         if self.thinking is None:
             box = plain_vbox()
             self.thinking_box = widgets.Accordion(children=[box], selected_index=None, layout=shared_layout())
             self.thinking_box.set_title(0, "Thinking…")
             self.add(self.thinking_box)
-            self.thinking = StreamTextBlock(box, redact=self.redact, holdback=self.holdback)
+            if self.streaming:
+                self.thinking = StreamTextBlock(box, redact=self.redact, holdback=self.holdback)
+            else:
+                self.thinking = SplitTextBlock(
+                    box, pre_html, boundary="\n", redact=self.redact, holdback=self.holdback
+                )
             self.blocks.append(self.thinking)
         return self.thinking
 
