@@ -92,7 +92,7 @@ def test_a_100_kb_answer_costs_at_most_four_times_its_size_in_iopub_bytes(tmp_pa
             kernel.close()
     assert result.reply["content"]["status"] == "ok", result.stderr
     captured, loose = captured_text(result.messages)
-    assert list(captured.values()) == [text] and loose == ""
+    assert "".join(captured.values()) == text and loose == ""
     streams = [m for m in result.of_type("stream") if m["content"]["name"] == "stdout"]
     assert sum(len(m["content"]["text"]) for m in streams) == len(text), "each character goes out once"
     total = sum(_size(m) for m in result.messages)

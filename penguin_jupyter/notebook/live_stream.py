@@ -12,15 +12,18 @@ rendered Markdown, sent once; the static transcript that replaces the live view 
 renders everything (docs/notebook-streaming.md).
 
 Only one `Output` can capture at a time, so the capture moves to the block that writes and is
-released when a block ends (`flush`), before the cell's final display update.
+released when a block ends (`flush`), before the cell's final display update. It is used only
+where the frontend is known to capture (`streaming_available`); the live view falls back to
+split HTML widgets elsewhere.
 
 Traffic the other way: a widget frontend answers every captured message by syncing the
 `Output`'s whole `outputs` (the text so far) back to the kernel. The kernel does not echo that
 back on iopub (`StreamOutput.outputs` has `echo_update=False`), and a block moves on to a fresh
 `Output` once the text synced back for the current one exceeds `SEGMENT_SYNC_FACTOR` times its
 length (about every 50 updates, preferably at a line break), so that upstream traffic stays
-linear in the text too. Secrets: the
-shown part of the text stops before any tail that could still become a secret
+linear in the text too.
+
+Secrets: the shown part of the text stops before any tail that could still become a secret
 (`live_holdback.SecretHoldBack`) and goes through `redact`; the rest follows when it is known.
 """
 
