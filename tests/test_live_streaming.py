@@ -17,7 +17,7 @@ from penguin_jupyter.notebook import prewarm as prewarm_module
 from penguin_jupyter.notebook.live_blocks import SplitTextBlock
 from penguin_jupyter.notebook.live_holdback import MIN_SECRET_LENGTH, SecretHoldBack
 from penguin_jupyter.notebook.live_render import pre_html
-from penguin_jupyter.notebook.live_stream import SEGMENT_SYNC_FACTOR, StreamOutput, StreamTextBlock
+from penguin_jupyter.notebook.live_stream import StreamOutput, StreamTextBlock
 from penguin_jupyter.notebook.live_throttle import TEXT_INTERVAL_S
 from penguin_jupyter.notebook.live_view import LiveView
 from penguin_jupyter.omni import (
@@ -270,7 +270,11 @@ def test_outputs_synced_back_by_the_frontend_are_not_echoed_on_iopub():
     assert _frontend_sync(StreamOutput(), "x" * 100) == []
 
 
-async def test_a_long_stream_moves_on_to_fresh_outputs_preferably_at_line_breaks():
+async def test_a_long_stream_moves_on_to_fresh_outputs_preferably_at_line_breaks(monkeypatch):
+    from penguin_jupyter.notebook import live_stream
+
+    factor = 25  # (a smaller factor than the default, so a short test sees several segments)
+    monkeypatch.setattr(live_stream, "SEGMENT_SYNC_FACTOR", factor)
     box = widgets.VBox([])
     block = StreamTextBlock(box, min_interval_s=0.01)
     lines = [f"line {n:04d} " + "word " * 30 + "\n" for n in range(400)]
@@ -285,7 +289,7 @@ async def test_a_long_stream_moves_on_to_fresh_outputs_preferably_at_line_breaks
     assert all(text.endswith("\n") for text in texts[:-1]), "a segment ends at a line break"
     for text in texts:  # what a frontend syncs back for a segment: its size after each update
         updates = len(text) // (2 * len(lines[0]))
-        assert updates <= 2 * SEGMENT_SYNC_FACTOR + 2
+        assert updates <= 2 * factor + 2
 
 
 def test_text_streams_only_where_the_frontend_is_known_to_capture(monkeypatch):

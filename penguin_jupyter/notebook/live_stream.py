@@ -20,7 +20,7 @@ Traffic the other way: a widget frontend answers every captured message by synci
 `Output`'s whole `outputs` (the text so far) back to the kernel. The kernel does not echo that
 back on iopub (`StreamOutput.outputs` has `echo_update=False`), and a block moves on to a fresh
 `Output` once the text synced back for the current one exceeds `SEGMENT_SYNC_FACTOR` times its
-length (about every 50 updates, preferably at a line break), so that upstream traffic stays
+length (about every 200 updates, preferably at a line break), so that upstream traffic stays
 linear in the text too.
 
 Secrets: the shown part of the text stops before any tail that could still become a secret
@@ -43,9 +43,12 @@ from .live_throttle import TEXT_INTERVAL_S, ThrottledSetter
 Publish = Callable[[str], None]
 # `PENGUIN_LIVE_TEXT=stream` / `=widgets` forces the choice `streaming_available` makes.
 MODE_VARIABLE = "PENGUIN_LIVE_TEXT"
-# A block's current `Output` is replaced by a fresh one once the frontend has synced back more
-# than this many times its text (the sum of its sizes after each update): ~2x this many updates.
-SEGMENT_SYNC_FACTOR = 25
+# A block's current `Output` is replaced by a fresh one once the frontend could have synced back
+# more than this many times its text (the sum of its sizes after each update): after ~2x this
+# many updates, ~20 s of continuous streaming. (JupyterLab's widget manager keeps one sync in
+# flight and coalesces the rest, so the real upstream is far below this bound; each new segment
+# costs ~3 KB of iopub: its open, the capture moving, the container's children, its close.)
+SEGMENT_SYNC_FACTOR = 100
 
 
 class StreamOutput(widgets.Output):
