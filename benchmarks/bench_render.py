@@ -92,7 +92,9 @@ def shape_text(shape: str, size: int = SHAPE_BYTES) -> str:
         elif shape == "paragraphs":
             part = _sentences(n) + ("\n\n" if n % 12 == 0 else " ")
         elif shape == "one code block":
-            part = f"    total_{n:05d} = compute(values[{n}], {WORDS[n % len(WORDS)]!r}) + offset  # step {n}\n"
+            part = (
+                f"    total_{n:05d} = compute(values[{n}], {WORDS[n % len(WORDS)]!r}) + offset  # step {n}\n"
+            )
         else:  # a long Markdown table
             part = f"| {n:05d} | {WORDS[n % len(WORDS)]} | {n * 37 % 1000:>4} | {WORDS[(n * 5) % len(WORDS)]} row |\n"
         parts.append(part)
@@ -101,7 +103,9 @@ def shape_text(shape: str, size: int = SHAPE_BYTES) -> str:
     if shape == "one code block":
         return "```python\n" + body[: size - 20] + "\n```"
     if shape == "a long Markdown table":
-        return "| id | word | value | note |\n|---|---|---|---|\n" + body[: size - 60].rsplit("\n", 1)[0] + "\n"
+        return (
+            "| id | word | value | note |\n|---|---|---|---|\n" + body[: size - 60].rsplit("\n", 1)[0] + "\n"
+        )
     return body[:size].rstrip() + "."
 
 
@@ -377,7 +381,10 @@ def shape_row(shape: str) -> tuple[list, Traffic]:
     """One paced 100 KB answer of `shape` (no tools) through a `%%penguin` cell."""
     text = shape_text(shape)
     deltas = [text[i : i + DELTA_CHARS] for i in range(0, len(text), DELTA_CHARS)]
-    with server_process([{"text": deltas}], events_per_s=len(deltas) / SHAPE_SECONDS) as url, data_root(url) as root:
+    with (
+        server_process([{"text": deltas}], events_per_s=len(deltas) / SHAPE_SECONDS) as url,
+        data_root(url) as root,
+    ):
         kernel = kernel_for(root)
         try:
             assert kernel.run("%load_ext penguin_jupyter").status == "ok"
@@ -440,7 +447,10 @@ def _reply_time(traffic: Traffic) -> float:
 
 def first_cell_rows(runs: int = 3) -> list[list]:
     rows = []
-    for label, wait_s in (("cell run at once after %load_ext (Run All)", 0.0), ("cell run 2 s after %load_ext", 2.0)):
+    for label, wait_s in (
+        ("cell run at once after %load_ext (Run All)", 0.0),
+        ("cell run 2 s after %load_ext", 2.0),
+    ):
         samples = [first_cell_once(wait_s) for _ in range(runs)]
         request = sorted(s[0] for s in samples)
         load = sorted(s[1] for s in samples)
@@ -478,7 +488,11 @@ def main(detail: bool, naive: bool, only: str | None) -> None:
             worst[shape] = traffic
             if detail:
                 kinds = sorted(traffic.kinds.items(), key=lambda kv: -kv[1][1])
-                print_table(f"iopub traffic by kind: {shape}", ["kind", "msgs", "bytes"], [[k, c, b] for k, (c, b) in kinds])
+                print_table(
+                    f"iopub traffic by kind: {shape}",
+                    ["kind", "msgs", "bytes"],
+                    [[k, c, b] for k, (c, b) in kinds],
+                )
         ratio_ok = all(r[6] <= 4 for r in rows)
         rate_ok = all(r[4] <= 60 for r in rows)
         print_table(
