@@ -37,8 +37,9 @@ def subprocess_env(**extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def server_process(entries: list[Any]) -> Iterator[str]:
-    """Serve `entries` from a separate process; yields its base URL and stops it on exit."""
+def server_process(entries: list[Any], events_per_s: float | None = None) -> Iterator[str]:
+    """Serve `entries` from a separate process; yields its base URL and stops it on exit.
+    With `events_per_s`, responses are paced to that many SSE events a second."""
     with tempfile.TemporaryDirectory(prefix="penguin-bench-script-") as tmp:
         script = Path(tmp) / "script.json"
         script.write_text(json.dumps(entries), encoding="utf-8")
@@ -47,7 +48,7 @@ def server_process(entries: list[Any]) -> Iterator[str]:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=subprocess_env(),
+            env=subprocess_env(**({"PENGUIN_BENCH_EVENTS_PER_S": str(events_per_s)} if events_per_s else {})),
         )
         try:
             line = proc.stdout.readline() if proc.stdout else ""

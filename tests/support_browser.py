@@ -384,7 +384,7 @@ def wait_cell_done(page: Any, index: int, timeout_ms: int = PAGE_TIMEOUT_MS) -> 
 
 
 def output_text(page: Any, index: int) -> str:
-    return cell(page, index).locator(".jp-OutputArea").inner_text()
+    return cell(page, index).locator(".jp-Cell-outputArea").inner_text()
 
 
 def ps_lines(marker: str) -> list[str]:

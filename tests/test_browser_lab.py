@@ -127,6 +127,7 @@ def test_approve_streams_runs_the_tool_and_survives_save_and_reload(page, lab, s
     bundles = [o for o in outputs if TRANSCRIPT_MIME in o.get("data", {})]
     assert len(bundles) == 1, json.dumps(outputs)[:2000]
     assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+    assert not any(o["output_type"] == "stream" for o in outputs), "streamed text escaped the live Output"
 
     page.reload()
     reloaded = cell(page, 1).locator(".penguin-transcript")

@@ -15,6 +15,7 @@ import pytest
 from penguin_jupyter.notebook.approval import NO_STDIN_NOTE, STDIN_NOTE
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support_kernel import KernelHarness, kernel_env
+from tests.support_live_text import captured_text
 from tests.support_session import configure_model, request_messages
 
 pytestmark = pytest.mark.kernel
@@ -278,26 +279,15 @@ def test_streaming_respects_the_update_budget_and_sends_final_text(tmp_path, not
             kernel.close()
         assert result.reply["content"]["status"] == "ok", result.stderr
         assert server.requests
-        updates: dict[str, list[tuple[float, str]]] = {}
-        for msg in result.of_type("comm_msg"):
-            data = msg["content"]["data"]
-            value = data.get("state", {}).get("value")
-            if data.get("method") == "update" and isinstance(value, str) and "Paragraph" in value:
-                stamp = msg["header"]["date"]
-                seconds = stamp.timestamp() if hasattr(stamp, "timestamp") else 0.0
-                updates.setdefault(msg["content"]["comm_id"], []).append((seconds, value))
-        assert len(updates) >= 3, "a long text must be split into several widgets"
-        for series in updates.values():
-            times = [t for t, _ in series]
-            worst = max(sum(1 for u in times if t <= u < t + 1.0) for t in times)
-            assert worst <= 21, f"a widget got {worst} updates within one second"
-        finals = [series[-1][1] for series in updates.values()]
-        for paragraph in paragraphs:
-            holders = [v for v in finals if paragraph in v]
-            assert len(holders) == 1, f"{paragraph[:13]} is not in exactly one final widget value"
-        for series in updates.values():
-            for _, value in series:
-                assert not (paragraphs[0] in value and paragraphs[-1] in value), "finished text was re-sent"
+        captured, loose = captured_text(result.messages)
+        assert loose == "", "streamed text must go into the live view's Output, not the cell"
+        assert "".join(captured.values()) == text, "the text streams once, in order, into the live Outputs"
+        streams = [m for m in result.of_type("stream") if m["content"]["name"] == "stdout"]
+        assert len(streams) >= 3, "the text streams in several appends"
+        assert sum(len(m["content"]["text"]) for m in streams) == len(text), "no text is sent twice"
+        times = [m["header"]["date"].timestamp() for m in streams if hasattr(m["header"]["date"], "timestamp")]
+        worst = max(sum(1 for u in times if t <= u < t + 1.0) for t in times)
+        assert worst <= 11, f"the text got {worst} appends within one second (10 a second at most)"
 
 
 def test_ask_without_stdin_denies_and_says_so(tmp_path, notebook_dir):
@@ -502,8 +492,8 @@ def test_secrets_are_redacted_live_and_in_the_transcript(tmp_path, notebook_dir)
         assert not bad.of_type("comm_open", "display_data")
         assert len(server.requests) == 2, "the bad-option cell must not reach the model"
         assert result.reply["content"]["status"] == "ok", result.stderr
-        live = json.dumps([m["content"] for m in result.of_type("comm_open", "comm_msg")], default=str)
-        assert "Your key is [redacted:openai api_key]." in live
+        live = json.dumps([m["content"] for m in result.of_type("comm_open", "comm_msg", "stream")], default=str)
+        assert "Your key is [redacted:openai api_key]." in "".join(captured_text(result.messages)[0].values())
         assert API_KEY not in live
         bundle = _final_bundle(result)
         assert API_KEY not in json.dumps(bundle)

@@ -20,6 +20,7 @@ from penguin_jupyter.notebook.plain_view import PlainView
 from penguin_jupyter.omni import assistant_text, partial_text, tool_call, tool_call_output, with_origin
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support_kernel import KernelHarness, kernel_env
+from tests.support_live_text import captured_text, widget_states
 from tests.support_session import PROVIDER, configure_child_model, configure_model
 from tests.support_subagent import child_meta
 
@@ -264,14 +265,10 @@ async def test_plain_cell_prints_the_background_childs_answer_with_its_prefix(tm
 
 
 def _widget_states(result) -> dict[str, dict]:
-    """comm_id → the widget's latest state, from comm_open and comm_msg updates."""
-    states: dict[str, dict] = {}
-    for msg in result.messages:
-        content = msg["content"]
-        if msg["msg_type"] == "comm_open":
-            states[content["comm_id"]] = dict(content.get("data", {}).get("state", {}))
-        elif msg["msg_type"] == "comm_msg" and content.get("data", {}).get("method") == "update":
-            states.setdefault(content["comm_id"], {}).update(content["data"].get("state", {}))
+    """comm_id → the widget's latest state; an Output's captured stream text shows as its value."""
+    states = widget_states(result.messages)
+    for comm_id, text in captured_text(result.messages)[0].items():
+        states.setdefault(comm_id, {})["value"] = text
     return states
 
 

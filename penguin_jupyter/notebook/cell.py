@@ -99,7 +99,13 @@ class Cell:
         if getattr(self.runtime.shell, "kernel", None) is not None:
             from .live_view import LiveView
 
-            return LiveView(self.info, self.stop_from_button, quiet=self.opts.quiet, redact=self.redact_text)
+            return LiveView(
+                self.info,
+                self.stop_from_button,
+                quiet=self.opts.quiet,
+                redact=self.redact_text,
+                secrets=self.session.secrets(),
+            )
         from .plain_view import PlainView
 
         return PlainView(self.info, quiet=self.opts.quiet, redact=self.redact_text)

@@ -5,6 +5,10 @@ own magic handling) into a top-level `await` of `runner.run_cell`, and a line `%
 into `await line_commands.run_line(…)`, so the cell shows `[*]` until the Task ends while
 widget clicks keep arriving (ipykernel ≥ 7.4). The registered magics are a fallback for
 direct `run_cell_magic` / `run_line_magic` calls.
+
+Loading also starts the pre-warm (`prewarm.py`): a background thread that imports what the first
+`%%penguin` cell needs, so the first cell sends its request at once; `%load_ext` neither waits for
+it nor fails when it fails.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
 from .connection_file import register_connection_file
+from .prewarm import start_prewarm
 
 CELL_MAGIC = re.compile(r"^%%penguin(?=\s|$)(.*)$")
 LINE_MAGIC = re.compile(r"^(\s*)%penguin(?=\s|$)(.*)$")
@@ -75,6 +80,7 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
     register(_line_magic, magic_kind="line", magic_name="penguin")  # type: ignore[call-arg,arg-type]
     register_connection_file()
     _open_notebook_link(ip)
+    start_prewarm()
 
 
 def _open_notebook_link(ip: InteractiveShell) -> None:

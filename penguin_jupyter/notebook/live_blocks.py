@@ -1,10 +1,17 @@
 """Streaming text blocks for the live view: growing text split into frozen widgets.
 
-Owns the split rule of notebook-design.md §4: a block's text lives in a run of HTML widgets;
-once the open widget holds more than `chunk_chars`, its next update is the split: its text up to
-the last paragraph (or line) boundary is sent one final time and frozen, and a fresh widget takes
-the rest, so an update never re-sends finished text. Every widget update goes through a
-`ThrottledSetter` at the text rate (`TEXT_INTERVAL_S`), splits included.
+Owns the split rule (docs/notebook-streaming.md) for tool output, whose lines arrive whole and
+are rendered as `<pre>`: a block's text lives in a run of HTML widgets; once the open widget
+holds more than `chunk_chars`, its next update is the split: its text up to the last paragraph
+(or line) boundary is sent one final time and frozen, and a fresh widget takes the rest, so an
+update never re-sends finished text. A text with no boundary at all (one endless line or
+paragraph) is cut at a space before `chunk_chars` (or at it), so the cost stays linear. Every
+widget update goes through a `ThrottledSetter` at the text rate (`TEXT_INTERVAL_S`), splits
+included. Assistant text and thinking stream as appended text instead (`live_stream.py`) where
+the frontend is known to support it; elsewhere (nbconvert, papermill) they use this block too.
+
+Secrets: the open widget shows its text only up to `SecretHoldBack.safe_end` (a tail that could
+still become a secret waits), and a split never falls inside a secret.
 
 Traffic per split (each is an iopub message carrying the whole state): the widgets share one
 Layout and one style (`live_shared`: no LayoutModel/HTMLStyleModel `comm_open` per widget), and
@@ -18,6 +25,7 @@ from collections.abc import Callable
 
 import ipywidgets as widgets
 
+from .live_holdback import SecretHoldBack
 from .live_shared import plain_html, plain_vbox
 from .live_throttle import TEXT_INTERVAL_S, ThrottledSetter
 
@@ -36,9 +44,11 @@ class SplitTextBlock:
         boundary: str = "\n\n",
         chunk_chars: int = 2000,
         redact: Callable[[str], str] = lambda s: s,
+        holdback: SecretHoldBack | None = None,
         min_interval_s: float = TEXT_INTERVAL_S,
     ) -> None:
         self.container = container
+        self.holdback = holdback or SecretHoldBack()
         self.min_interval_s = min_interval_s
         self.render = render
         self.boundary = boundary
@@ -72,15 +82,26 @@ class SplitTextBlock:
             group.children = (*group.children, widget)
 
     def _split_point(self) -> int:
-        """Index just after the last safe boundary in the open text, or -1."""
+        """Index just after the last safe boundary in the shown part of the open text (or, with
+        no boundary at all, `chunk_chars`), never inside a secret; -1 when there is none yet."""
         text = self.open_text
-        index = text.rfind(self.boundary)
+        limit = self.holdback.safe_end(text)
+        index = text.rfind(self.boundary, 0, limit)
         while index > 0:
             cut = index + len(self.boundary)
-            if self.boundary != "\n\n" or text[:cut].count("```") % 2 == 0:
+            fenced = self.boundary == "\n\n" and text[:cut].count("```") % 2 == 1
+            if not fenced and self._outside_secrets(cut):
                 return cut
             index = text.rfind(self.boundary, 0, index)
+        if self.boundary not in text and limit > self.chunk_chars:
+            space = text.rfind(" ", 0, self.chunk_chars)  # a word boundary, if there is one
+            cut = space + 1 if space >= self.chunk_chars // 2 else self.chunk_chars
+            if self._outside_secrets(cut):
+                return cut
         return -1
+
+    def _outside_secrets(self, cut: int) -> bool:
+        return self.holdback.cut_is_outside(self.open_text, cut)
 
     def append(self, delta: str) -> None:
         if not delta:
@@ -101,7 +122,7 @@ class SplitTextBlock:
 
     def _freeze_open(self) -> None:
         assert self._setter is not None
-        self._setter.set(self._render_open())
+        self._setter.set(self._render_all())
         self._setter.flush()
         self.frozen.append(self.open_text)
         self.open_text, self._setter = "", None
@@ -123,7 +144,7 @@ class SplitTextBlock:
         return self._render_open()
 
     def _render_open(self) -> str:
-        return self.render(self.redact(self.open_text))
+        return self.render(self.redact(self.open_text[: self.holdback.safe_end(self.open_text)]))
 
     def replace(self, text: str) -> None:
         """Make the block show exactly `text` (used when the complete message disagrees)."""
@@ -134,5 +155,11 @@ class SplitTextBlock:
         self.append(text)
 
     def flush(self) -> None:
+        """Send the pending value; the block ended, so the held-back tail (if any) goes too."""
         if self._setter is not None:
+            if self.holdback.safe_end(self.open_text) < len(self.open_text):
+                self._setter.set_lazy(self._render_all)
             self._setter.flush()
+
+    def _render_all(self) -> str:
+        return self.render(self.redact(self.open_text))

@@ -15,6 +15,7 @@ import ipywidgets as widgets
 
 from ..omni import OmniMessage, ToolCallOutputPayload, ToolCallPayload
 from .live_blocks import SplitTextBlock
+from .live_holdback import SecretHoldBack
 from .live_render import head_tail, muted_html, pre_html
 from .live_shared import plain_hbox, plain_html, plain_vbox, shared_layout
 from .no_fetch_html import image_html
@@ -39,7 +40,13 @@ class ToolCardWidget:
     """One tool call, its approval and its output, joined by `tool_call_id`."""
 
     def __init__(
-        self, tool_call_id: str, name: str = "", *, quiet: bool = False, redact: Callable[[str], str]
+        self,
+        tool_call_id: str,
+        name: str = "",
+        *,
+        quiet: bool = False,
+        redact: Callable[[str], str],
+        holdback: SecretHoldBack | None = None,
     ) -> None:
         self.tool_call_id = tool_call_id
         self.name = name
@@ -51,7 +58,7 @@ class ToolCardWidget:
         self.output_box = widgets.VBox([], layout=shared_layout(max_height="24em", overflow="auto"))
         self.status = plain_html()
         self.output = SplitTextBlock(
-            self.output_box, pre_html, boundary="\n", chunk_chars=4000, redact=redact
+            self.output_box, pre_html, boundary="\n", chunk_chars=4000, redact=redact, holdback=holdback
         )
         children = [self.title, self.detail, self.approval_box, self.status]
         if quiet:

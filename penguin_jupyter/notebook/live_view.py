@@ -11,7 +11,7 @@ Implements `cell_view.CellView`. The header, cards, blocks and throttling live i
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import ipywidgets as widgets
 
@@ -37,29 +37,47 @@ from .approval import ApprovalRow
 from .live_blocks import SplitTextBlock
 from .live_cards import ToolCardWidget
 from .live_header import HeaderWidget, usage_text
+from .live_holdback import SecretHoldBack
 from .live_render import muted_html, note_html, pre_html
 from .live_shared import plain_html, plain_vbox, shared_layout
+from .live_stream import StreamTextBlock, streaming_available
 from .live_teardown import close_widgets_paced
 from .markdown_html import markdown_html
 from .view_notices import Notice, notice_for, retry_text
 
 TONE_COLORS = {"info": "#555", "warning": "#b26a00", "error": "#c62828"}
 
+# A finished assistant text up to this long is shown rendered once the Task goes on past it (one
+# more copy of it on the wire); a longer one stays plain until the static transcript.
+RENDER_FINISHED_MAX_CHARS = 32_000
+TextBlock = StreamTextBlock | SplitTextBlock
+
+
 
 class LiveScope:
     """The widgets of one session scope (the main Session or one subagent)."""
 
-    def __init__(self, container: widgets.Box, *, quiet: bool, redact: Callable[[str], str]) -> None:
+    def __init__(
+        self,
+        container: widgets.Box,
+        *,
+        quiet: bool,
+        redact: Callable[[str], str],
+        holdback: SecretHoldBack | None = None,
+    ) -> None:
         self.container = container
         self.quiet = quiet
         self.redact = redact
-        self.text: SplitTextBlock | None = None
-        self.thinking: SplitTextBlock | None = None
+        self.holdback = holdback or SecretHoldBack()
+        self.text: TextBlock | None = None
+        self.finished_text: TextBlock | None = None  # ended, still plain (see `_render_finished`)
+        self.thinking: TextBlock | None = None
+        self.streaming = streaming_available()
         self.thinking_box: widgets.Accordion | None = None
         self.cards: dict[str, ToolCardWidget] = {}
         self.children: dict[str, LiveScope] = {}
         self.countdown: asyncio.Task[None] | None = None
-        self.blocks: list[SplitTextBlock | ToolCardWidget] = []
+        self.blocks: list[TextBlock | ToolCardWidget] = []
         self.title_holder: tuple[widgets.Accordion, str] | None = None
         self.model_label = ""
         self.background = False
@@ -76,28 +94,56 @@ class LiveScope:
         return self.note(notice.text, TONE_COLORS[notice.tone])
 
     # --- segments ---------------------------------------------------------------------
-    def _open_text(self) -> SplitTextBlock:
+    def _open_text(self) -> TextBlock:
         if self.text is None:
-            box = plain_vbox()
-            self.add(box)
-            self.text = SplitTextBlock(box, markdown_html, redact=self.redact)
+            if self.streaming:
+                self.text = StreamTextBlock(self.container, redact=self.redact, holdback=self.holdback)
+            else:
+                box = plain_vbox()
+                self.add(box)
+                self.text = SplitTextBlock(box, markdown_html, redact=self.redact, holdback=self.holdback)
             self.blocks.append(self.text)
         return self.text
 
-    def _open_thinking(self) -> SplitTextBlock:
+    def _end_text(self) -> None:
+        """The open text block is finished: send what it still holds and release its capture.
+        It is shown rendered only if the Task goes on (`_render_finished`): when the Task ends
+        here, the static transcript replaces it anyway and a rendered copy would be wasted."""
+        if self.text is not None:
+            self.text.flush()
+            self.finished_text, self.text = self.text, None
+
+    def _render_finished(self) -> None:
+        if isinstance(self.finished_text, StreamTextBlock):
+            self.finished_text.show_rendered(markdown_html, RENDER_FINISHED_MAX_CHARS)
+        self.finished_text = None
+
+    def _open_thinking(self) -> TextBlock:
         if self.thinking is None:
             box = plain_vbox()
             self.thinking_box = widgets.Accordion(children=[box], selected_index=None, layout=shared_layout())
             self.thinking_box.set_title(0, "Thinking…")
             self.add(self.thinking_box)
-            self.thinking = SplitTextBlock(box, pre_html, boundary="\n", redact=self.redact)
+            if self.streaming:
+                self.thinking = StreamTextBlock(box, redact=self.redact, holdback=self.holdback)
+            else:
+                self.thinking = SplitTextBlock(
+                    box, pre_html, boundary="\n", redact=self.redact, holdback=self.holdback
+                )
             self.blocks.append(self.thinking)
         return self.thinking
+
+    def _end_thinking(self) -> None:
+        if self.thinking is not None:
+            self.thinking.flush()
+            self.thinking = None
 
     def card(self, tool_call_id: str, name: str = "") -> ToolCardWidget:
         card = self.cards.get(tool_call_id)
         if card is None:
-            card = ToolCardWidget(tool_call_id, name, quiet=self.quiet, redact=self.redact)
+            card = ToolCardWidget(
+                tool_call_id, name, quiet=self.quiet, redact=self.redact, holdback=self.holdback
+            )
             self.cards[tool_call_id] = card
             self.blocks.append(card)
             self.add(card.widget)
@@ -109,7 +155,7 @@ class LiveScope:
             box = plain_vbox()
             accordion = widgets.Accordion(children=[box], selected_index=0, layout=shared_layout())
             self.add(accordion)
-            scope = LiveScope(box, quiet=self.quiet, redact=self.redact)
+            scope = LiveScope(box, quiet=self.quiet, redact=self.redact, holdback=self.holdback)
             scope.title_holder = (accordion, hop)
             scope._show_title()
             self.children[hop] = scope
@@ -140,6 +186,10 @@ class LiveScope:
             return
         if not isinstance(payload, RequestEndPayload):
             self._stop_countdown()
+        if isinstance(
+            payload, PartialTextPayload | PartialThinkingPayload | PartialToolCallPayload | ToolCallPayload
+        ):
+            self._render_finished()  # the Task goes on past the last text
         if not (self._handle_text(msg) or self._handle_tool(msg)):
             self._handle_event(msg)
 
@@ -148,26 +198,24 @@ class LiveScope:
         payload = msg.payload
         if isinstance(payload, PartialTextPayload):
             if payload.event_type == "start":
-                self.text = None
+                self._end_text()
             self._open_text().append(payload.text)
         elif isinstance(payload, TextPayload):
             if payload.role == "assistant":
                 self._open_text().replace(payload.text)
-                self._open_text().flush()
-                self.text = None
+                self._end_text()
             else:
                 self.add(plain_html(muted_html(self.redact("▸ " + payload.text))))
         elif isinstance(payload, PartialThinkingPayload):
             if payload.event_type == "start":
-                self.thinking = None
+                self._end_thinking()
             self._open_thinking().append(payload.thinking)
         elif isinstance(payload, ThinkingPayload):
             if payload.thinking:
                 self._open_thinking().replace(payload.thinking)
-                self._open_thinking().flush()
+            self._end_thinking()
             if self.thinking_box is not None:
                 self.thinking_box.set_title(0, "Thinking")
-            self.thinking = None
         else:
             return False
         return True
@@ -176,11 +224,11 @@ class LiveScope:
         """Tool calls, their output and approval; False when `msg` is something else."""
         payload = msg.payload
         if isinstance(payload, PartialToolCallPayload):
-            self.text = None
+            self._end_text()
             if payload.event_type == "start":
                 self.card(payload.tool_call_id, payload.name)
         elif isinstance(payload, ToolCallPayload):
-            self.text = None
+            self._end_text()
             self.card(payload.tool_call_id, payload.name).set_call(msg)
         elif isinstance(payload, PartialToolCallOutputPayload):
             card = self.card(payload.tool_call_id)
@@ -250,10 +298,11 @@ class LiveView:
         *,
         quiet: bool = False,
         redact: Callable[[str], str],
+        secrets: Iterable[str] = (),
     ) -> None:
         self.header = HeaderWidget(info, on_stop)
         self.body = plain_vbox()
-        self.scope = LiveScope(self.body, quiet=quiet, redact=redact)
+        self.scope = LiveScope(self.body, quiet=quiet, redact=redact, holdback=SecretHoldBack(secrets))
         self.root = plain_vbox([self.header.widget, self.body])
 
     def handle(self, msg: OmniMessage) -> None:
@@ -295,6 +344,7 @@ class LiveView:
             scope = scope.child(hop)
             if background and depth == 0:
                 scope.mark_background()
+        scope._render_finished()
         card = scope.card(payload.tool_call_id, payload.name)
         card.set_call(tool_call)
         if row is not None:
