@@ -1,4 +1,4 @@
-"""Agent: one agent's state on disk and the factory of its Sessions (python-api.md).
+"""Agent: one agent's state on disk and the factory of its Sessions (the README's "The core, from Python").
 
 Owns `create_agent`, model selection (the (provider, model_id) pair, or the project default),
 session creation (id, Trace path, assembled system prompt, Environment, model config, the
@@ -286,7 +286,7 @@ class Agent:
         extra_tools: list[BuiltinTool] | None = None,
         system_prompt_extra: str | None = None,
     ) -> Session:
-        """Continue a recorded session from its latest Trace shard (§8.3).
+        """Continue a recorded session from its latest Trace shard (docs/traces.md "Resume").
 
         `extra_tools` are assembled as on creation. `system_prompt_extra` is accepted for
         symmetry with `create_session` and ignored: the recorded system prompt is reused verbatim.

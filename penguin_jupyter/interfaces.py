@@ -1,4 +1,4 @@
-"""The contracts of interfaces.md, in Python: the three seams the context engine talks through.
+"""The contracts of docs/architecture.md "The three interfaces", in Python: the three seams the context engine talks through.
 
 Owns the types only — LLMInterface, EnvironmentInterface, the Human boundary's RunOptions
 and ApproveFn, the subagent and vision services, and MCP server entries. Implementations

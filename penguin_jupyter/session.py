@@ -1,4 +1,4 @@
-"""Session: one conversation of an agent, wrapping the context engine (core-behavior.md §11).
+"""Session: one conversation of an agent, wrapping the context engine (docs/architecture.md "The session layer").
 
 Owns what happens around the engine: the command-policy wrapper on `approve`, image folding
 for text-only models, `session_meta` recorded once, the first-run bootstrap (MCP connect
@@ -76,7 +76,7 @@ class SessionSetup:
 
 
 class Session:
-    """A running conversation: `run` streams OmniMessages; see python-api.md "Agent and Session"."""
+    """A running conversation: `run` streams OmniMessages; see the README's "The core, from Python" "Agent and Session"."""
 
     def __init__(self, setup: SessionSetup) -> None:
         self._setup = setup
@@ -160,7 +160,7 @@ class Session:
             self._setup.redactor = Redactor(s for s in self._setup.secrets if s)
         return self._setup.redactor
 
-    # --- background notices (§2.11, §4.10) -----------------------------------------------------
+    # --- background notices (docs/engine.md "Background notices", docs/environment.md "Background completion reports") -----------------------------------------------------
 
     def _attach_background_listener(self) -> None:
         attach = getattr(self.environment, "set_notice_listener", None)
@@ -383,7 +383,7 @@ class Session:
     async def _bootstrap(
         self, messages: list[OmniMessage], signal: AbortSignal | None, *, emit: bool = True
     ) -> AsyncIterator[OmniMessage | ContextEngine]:
-        """First run only (§11 step 5): yields the bootstrap events, then the built engine."""
+        """First run only (docs/architecture.md "The session layer" step 5): yields the bootstrap events, then the built engine."""
         servers = list(self._setup.mcp_server_names)
         begin = mcp_connect_begin(servers) if servers else None
         if begin is not None and emit:

@@ -1,4 +1,4 @@
-"""The SubagentRunner the Agent injects into a session's Environment (core-behavior.md §5.1–5.2).
+"""The SubagentRunner the Agent injects into a session's Environment (docs/subagents.md "Spawn rules" to docs/subagents.md "The child stream").
 
 Owns spawning child sessions (depth cap 1, same workspace, `source: "subagent"`, the parent's
 model pair and thinking level unless overridden, another agent only when its state exists)

@@ -1,4 +1,4 @@
-"""In-process fakes of scenarios.md "Test vocabulary", shared by every area's tests.
+"""In-process fakes of the acceptance scenarios' test vocabulary (tests/SCENARIOS.md), shared by every area's tests.
 
 * `ScriptedLLM(*replies)` — a stateful fake LLM: its k-th `stream_generate` records the input
   (`calls[k]`) and thinking level (`thinking_levels[k]`), then plays `replies[k]`: a list of

@@ -1,7 +1,7 @@
 """Browser tests: a person in a real JupyterLab (Debian chromium + playwright) running `%%penguin`
 cells against the ScriptedModelServer over loopback — streaming, Approve/Deny clicks, the
 kernel's interrupt button, save + reload rendered by the labextension, and nbconvert's HTML
-(notebook-design.md §6, §7). Fixtures and page helpers: `tests/support_browser.py`.
+(docs/notebook.md "The labextension", docs/model.md). Fixtures and page helpers: `tests/support_browser.py`.
 
 Set PENGUIN_DOCS_SCREENSHOTS=1 to refresh docs/live-approval.png and docs/static-transcript.png.
 """

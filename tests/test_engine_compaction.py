@@ -1,4 +1,4 @@
-"""Engine scenarios I (compaction) of scenarios.md: triggers, summarize (boundary and
+"""Engine scenarios I (compaction) of tests/SCENARIOS.md: triggers, summarize (boundary and
 mid-task), retries and attempt stamping, unusable summaries, the committed rule, discard,
 manual compaction, summary streaming, aborts, and the deferred Trace rotation."""
 

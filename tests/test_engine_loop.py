@@ -1,5 +1,5 @@
 """Engine scenarios A (basic loop, approval, concurrency) and B (max_turns, pre-request abort,
-carry-over) of scenarios.md."""
+carry-over) of tests/SCENARIOS.md."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Engine scenarios C (reconnect policy) of scenarios.md: retries with `[turn_retried]`,
+"""Engine scenarios C (reconnect policy) of tests/SCENARIOS.md: retries with `[turn_retried]`,
 exhaustion, auth/permanent stops, the backoff ladder and "retry now"."""
 
 from __future__ import annotations

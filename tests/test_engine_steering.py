@@ -1,4 +1,4 @@
-"""Engine scenarios D (steering and background notices) of scenarios.md."""
+"""Engine scenarios D (steering and background notices) of tests/SCENARIOS.md."""
 
 from __future__ import annotations
 

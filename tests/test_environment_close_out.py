@@ -1,4 +1,4 @@
-"""Scenarios E (core-behavior.md §3): list_tools, framing, unknown tools, truncation + archive,
+"""Scenarios E (docs/environment.md): list_tools, framing, unknown tools, truncation + archive,
 compatibility tools, images, origin passthrough, raised and aborted tools."""
 
 from __future__ import annotations

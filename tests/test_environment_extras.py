@@ -1,6 +1,6 @@
-"""The archive unit behaviour (scenario 99), the command policy approve wrapper (§11),
-read_image / describe_image (§4.11) over real files and loopback HTTP, and MCP tools through
-the Environment (§10.3)."""
+"""The archive unit behaviour (scenario 99), the command policy approve wrapper (docs/architecture.md "The session layer"),
+read_image / describe_image (docs/tools.md "read_image and describe_image") over real files and loopback HTTP, and MCP tools through
+the Environment (docs/mcp.md "Naming, permission, results")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Kernel-level tests against the real stack: a real ipykernel running `%%penguin` cells, a real
 Agent/Session/Environment, and the ScriptedModelServer over loopback HTTP. Button clicks are the
-comm messages a widget frontend sends (notebook-design.md §7)."""
+comm messages a widget frontend sends (docs/notebook.md "Testing it as a person would")."""
 
 from __future__ import annotations
 
@@ -349,7 +349,7 @@ def test_interrupt_while_waiting_for_approval(tmp_path, notebook_dir):
         assert follow.reply["content"]["status"] == "ok"
         sent = request_messages(server.requests[1])
         # The approval was pending while the model's response was still open, so the turn is
-        # carried over as a [turn_aborted] transcript (core-behavior §2.8 case B).
+        # carried over as a [turn_aborted] transcript (docs/engine.md "Carry-over after an interrupt" case B).
         carried = sent[-1][1]
         assert carried.startswith("[turn_aborted]\n  [user_input]Write never.txt[/user_input]\n")
         assert (

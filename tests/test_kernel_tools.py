@@ -314,7 +314,7 @@ def test_kernel_interrupt_stops_runaway_run_python(tmp_path):
     assert data["status"] == "aborted"
     spin = _outputs(data)["call_spin"]
     assert spin["stop_reason"] == "aborted"
-    # core-behavior §3.2: output + "\n" + marker; the printed line keeps its own newline
+    # docs/environment.md "Close-out": output + "\n" + marker; the printed line keeps its own newline
     assert spin["output"] == "spinning\n\n[interrupted: tool aborted by user]"
     _ok(plain)
     assert plain.stdout == "42\n"

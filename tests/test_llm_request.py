@@ -1,5 +1,5 @@
 """Outbound conversion (scenario 91), per-request config and the output cap (scenario 93),
-outcome classification rules (§7.3), the id allocator (§6) and side-LLM configs (§7.5)."""
+outcome classification rules (docs/model.md "Request lifecycle"), the id allocator (docs/model.md "Tool-call ids") and side-LLM configs (docs/model.md "Side models")."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ from penguin_jupyter.testing import ScriptedModelServer
 
 TOOLS = [ToolDefinition("exec_command", "Run a shell command.", {"type": "object", "properties": {}})]
 
-# --- §6 ToolCallIdAllocator ---------------------------------------------------------------------
+# --- docs/model.md "Tool-call ids" ToolCallIdAllocator ---------------------------------------------------------------------
 
 
 def test_allocator_examples():
@@ -316,7 +316,7 @@ def test_estimates():
     assert estimate_messages_tokens([image_url("https://x/y.png")]) == 1600
 
 
-# --- §7.3 classification (error shapes the SDKs raise) -------------------------------------------
+# --- docs/model.md "Request lifecycle" classification (error shapes the SDKs raise) -------------------------------------------
 
 
 def _response(status: int) -> httpx.Response:
@@ -453,7 +453,7 @@ async def test_idle_timer_wins_over_an_upstream_that_ignores_cancellation():
     assert messages[-1].payload.text == "partial" and messages[-1].payload.stop_reason == "timeout"
 
 
-# --- §7.5 side LLMs ------------------------------------------------------------------------------
+# --- docs/model.md "Side models" side LLMs ------------------------------------------------------------------------------
 
 
 def test_side_configs_drop_tools_prompt_and_cap_output():

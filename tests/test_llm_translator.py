@@ -1,4 +1,4 @@
-"""EventTranslator on hand-built agenthub UniEvents: scenarios 85, 86, 88, 89, 90 and the §6
+"""EventTranslator on hand-built agenthub UniEvents: scenarios 85, 86, 88, 89, 90 and the docs/model.md "Tool-call ids"
 id rules as the translator applies them."""
 
 from __future__ import annotations
@@ -250,7 +250,7 @@ def test_complete_item_without_arguments_serializes_empty_object():
     assert payloads(out)[-1]["arguments"] == "{}"
 
 
-# --- §6 ids in the translator ----------------------------------------------------------------
+# --- docs/model.md "Tool-call ids" ids in the translator ----------------------------------------------------------------
 
 
 def test_name_as_id_provider_gets_suffixes_within_and_across_requests():

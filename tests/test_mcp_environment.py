@@ -160,7 +160,7 @@ async def test_permission_override_and_invalid_permission(tmp_path):
     try:
         assert await env.list_tools() == []
         results = await env.connect_mcp()
-        assert results == []  # an invalid entry is warned about on stderr and skipped (§10.1)
+        assert results == []  # an invalid entry is warned about on stderr and skipped (docs/mcp.md "Configuration")
         assert fixture_children() == []
     finally:
         await env.aclose()

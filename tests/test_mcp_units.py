@@ -1,5 +1,5 @@
 """MCP unit behaviour without servers: result rendering (scenario 96), entry validation
-(§10.1), naming and permission rules (§10.3)."""
+(docs/mcp.md "Configuration"), naming and permission rules (docs/mcp.md "Naming, permission, results")."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def test_render_accepts_sdk_models_and_unknown_blocks():
     )
 
 
-# --- §10.1: entry validation -----------------------------------------------------------------
+# --- docs/mcp.md "Configuration": entry validation -----------------------------------------------------------------
 
 
 def test_transport_inference_and_defaults():
@@ -178,7 +178,7 @@ async def test_invalid_and_duplicate_entries_are_warned_and_skipped_without_a_re
     await manager.aclose()
 
 
-# --- §10.3: naming, description, permission ---------------------------------------------------
+# --- docs/mcp.md "Naming, permission, results": naming, description, permission ---------------------------------------------------
 
 
 def test_naming_description_and_permission_rules():

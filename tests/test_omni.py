@@ -1,4 +1,4 @@
-"""OmniMessage protocol (core-behavior.md §1): wire round-trips, byte-exact §1.7 shapes, builders,
+"""OmniMessage protocol (docs/protocol.md): wire round-trips, byte-exact docs/protocol.md "Examples" shapes, builders,
 guards, PartialAggregator, markers (scenario 95) and from_json rejection of garbage."""
 
 from __future__ import annotations
@@ -192,7 +192,7 @@ def test_session_meta_shape_and_source_rules():
     assert is_session_meta(restored)
 
 
-# --- byte-exact §1.7 ------------------------------------------------------------------------------------
+# --- byte-exact docs/protocol.md "Examples" ------------------------------------------------------------------------------------
 
 SECTION_1_7 = [
     (
@@ -563,7 +563,7 @@ def test_aggregator_keys_fragments_by_tool_call_id_and_origin():
     ],
 )
 def test_concatenated_deltas_equal_the_complete_message(complete, partial_of):
-    """§1.5: the concatenation of a segment's deltas is the complete message's body."""
+    """docs/protocol.md "Streaming partials": the concatenation of a segment's deltas is the complete message's body."""
     payload = complete.payload
     body = getattr(payload, "text", None) or getattr(payload, "thinking", None)
     body = body or getattr(payload, "arguments", None) or payload.output
@@ -580,7 +580,7 @@ def test_concatenated_deltas_equal_the_complete_message(complete, partial_of):
     assert rebuilt.payload == payload
 
 
-# --- markers (scenario 95b and §1.9) --------------------------------------------------------------------
+# --- markers (scenario 95b and docs/protocol.md "Markers") --------------------------------------------------------------------
 
 
 def test_turn_blocks_round_trip_through_unwrap():

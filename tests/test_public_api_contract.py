@@ -1,4 +1,4 @@
-"""The public Python API against its contract: python-api.md and interfaces.md, name by name.
+"""The public Python API against its contract: the README's "The core, from Python" and docs/architecture.md "The three interfaces", name by name.
 
 Every statement of those two documents that can be checked is checked here — import paths,
 signatures and defaults, model fields, literal values, async-ness, return shapes, documented
@@ -29,7 +29,7 @@ from penguin_jupyter.testing import ScriptedModelServer
 
 REPO = Path(__file__).resolve().parents[1]
 
-BUILTIN_TABLE = {  # core-behavior.md §4: name -> (permission, timeout_ms, max_output_length, required, for_model)
+BUILTIN_TABLE = {  # docs/tools.md: name -> (permission, timeout_ms, max_output_length, required, for_model)
     "read_file": ("r", 30000, 64000, ["file_path"], None),
     "edit_file": ("rw", 30000, 16000, ["file_path", "old_string", "new_string"], None),
     "write_file": ("rw", 30000, 16000, ["file_path", "content"], None),
@@ -133,7 +133,7 @@ def test_omni_message_model_fields_and_stop_reasons():
 def test_payload_models_have_the_wire_fields_in_order():
     import penguin_jupyter.omni as o
 
-    expected = {  # core-behavior.md §1.3-§1.6
+    expected = {  # docs/protocol.md "session_meta" to docs/protocol.md "Events"
         o.SessionMetaPayload: "session_id provider model_id model_context_window system_prompt agent_state workspace source",
         o.TextPayload: "type role text stop_reason fidelity sender",
         o.ImageUrlPayload: "type role image_url stop_reason",
@@ -470,7 +470,7 @@ def test_context_engine_signature_and_compaction_settings():
         -1,
         "summarize",
     )
-    assert settings.prompt == (  # core-behavior.md §9.5
+    assert settings.prompt == (  # docs/state.md "The system prompt"
         "Summarize the task transcript above. The summary will replace the transcript as its only record, so "
         "include everything needed to continue the task — the original request, current state, next steps, and "
         "any learnings. Do not call any tools; reply with text only, in exactly this format and nothing after "

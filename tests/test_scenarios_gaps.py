@@ -1,4 +1,4 @@
-"""Then-clauses of scenarios.md that the area test files left unasserted (see tests/SCENARIOS.md):
+"""Then-clauses of tests/SCENARIOS.md that the area test files left unasserted (see tests/SCENARIOS.md):
 40b (a short output under a positive limit creates no archive directory), 79b (writer order
 equals submission order, 3 MiB record included) and 88 (session totals 15 then 38 over real
 requests). Real parts only: a real Environment and subprocess, the real TraceWriter on disk,

@@ -237,7 +237,7 @@ async def test_fault_http_400_raises_bad_request_with_custom_code():
 
 
 async def test_sdk_default_retries_consume_one_entry_per_attempt():
-    """The openai SDK retries 429/5xx twice by itself unless max_retries=0 (§7.3 note)."""
+    """The openai SDK retries 429/5xx twice by itself unless max_retries=0 (docs/model.md "Request lifecycle" note)."""
     entries = [{"fault": {"kind": "http", "status": 429, "headers": {"retry-after-ms": "10"}}}] * 2 + ["ok"]
     with ScriptedModelServer(entries) as server:
         events = await collect(openai_chat_client(server, sdk_retries=None))

@@ -498,7 +498,7 @@ async def test_66_background_messages_buffer_until_a_listener_attaches(tmp_path)
 
 
 async def test_window_is_capped_below_the_tool_timeout(tmp_path):
-    """§4.1: yield_time_ms 600000 on a 2000 ms tool timeout → a 1000 ms window."""
+    """docs/tools.md "Yield times": yield_time_ms 600000 on a 2000 ms tool timeout → a 1000 ms window."""
     runner = ScriptedRunner(gated_round)
     env = subagent_env(tmp_path, runner, timeout_ms=2000)
     result = output_of(

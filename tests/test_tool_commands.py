@@ -1,4 +1,4 @@
-"""Scenarios G and §4.5-4.10 with real subprocesses: exec/input/kill_command, command sessions,
+"""Scenarios G and docs/tools.md "exec_command" to docs/environment.md "Background completion reports" with real subprocesses: exec/input/kill_command, command sessions,
 background completion reports, the child environment, bounded memory and clean disposal."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Scenarios F (core-behavior.md §4.2-4.4): read_file, edit_file and write_file on real files."""
+"""Scenarios F (docs/tools.md "read_file" to docs/tools.md "write_file"): read_file, edit_file and write_file on real files."""
 
 from __future__ import annotations
 

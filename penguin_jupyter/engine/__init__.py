@@ -1,4 +1,4 @@
-"""The context engine (core-behavior.md §2): the agent loop between an LLM and an Environment.
+"""The context engine (docs/engine.md): the agent loop between an LLM and an Environment.
 
 Public names: `ContextEngine`, `CompactionSettings`, `EngineState` (resume state),
 `TraceSink` / `BackgroundNotices` / `NoticeQueue` (seams the session plugs in),

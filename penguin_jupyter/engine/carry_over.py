@@ -1,4 +1,4 @@
-"""What an interrupted or retried turn leaves behind for the next request (§2.7, §2.8).
+"""What an interrupted or retried turn leaves behind for the next request (docs/engine.md "Reconnect", docs/engine.md "Carry-over after an interrupt").
 
 Owns `TurnResult` (what one turn produced), the transcript lines shared by `[turn_aborted]`
 and `[turn_retried]`, `build_carry_over` (case A: pair committed calls with placeholders;
@@ -67,7 +67,7 @@ def with_retried_turns(original: list[OmniMessage], failed: list[TurnResult]) ->
 
 
 def build_carry_over(attempt_input: list[OmniMessage], turn: TurnResult) -> list[OmniMessage]:
-    """Case A when the model output completed, case B otherwise (§2.8)."""
+    """Case A when the model output completed, case B otherwise (docs/engine.md "Carry-over after an interrupt")."""
     if turn.outcome.status == "completed":
         answered = {payload_of(out, ToolCallOutputPayload).tool_call_id for out in turn.tool_outputs}
         placeholders = [

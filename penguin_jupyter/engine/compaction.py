@@ -1,4 +1,4 @@
-"""Context compaction (§2.12): the trigger check, discard, summarize and one summary request.
+"""Context compaction (docs/engine.md "Compaction"): the trigger check, discard, summarize and one summary request.
 
 Owns `Compactor`, the engine's collaborator that replaces a full context by a
 `[context_summary]` (or by nothing, in discard mode) and starts a fresh LLM via `create_llm`.
@@ -136,7 +136,7 @@ class Compactor:
     # --- between runs ---------------------------------------------------------------------------
 
     async def manual(self, signal: AbortSignal | None) -> AsyncIterator[OmniMessage]:
-        """§2.12.8: compact the carried-over context on request (nothing when there is none)."""
+        """docs/engine.md "Compaction": compact the carried-over context on request (nothing when there is none)."""
         state = self._state
         if self.settings is None or self._create_llm is None or state.session_turns == 0:
             return
@@ -171,7 +171,7 @@ class Compactor:
         signal: AbortSignal | None,
         result: CompactionResult,
     ) -> AsyncIterator[OmniMessage]:
-        """§2.12.5: attempts until a usable summary, a final failure or an abort; fills `result`."""
+        """docs/engine.md "Compaction": attempts until a usable summary, a final failure or an abort; fills `result`."""
         assert self.settings is not None
         state = self._state
         yield self._event(
@@ -258,7 +258,7 @@ class Compactor:
         reconnects: int,
         attempt: _Attempt,
     ) -> AsyncIterator[OmniMessage]:
-        """§2.12.6: one request on the current LLM, no thinking level; fills `attempt`."""
+        """docs/engine.md "Compaction": one request on the current LLM, no thinking level; fills `attempt`."""
         record = self._recorder.record
         record(request_begin())
         params = GenerativeModelParameters(new_messages=list(request_input), signal=signal)

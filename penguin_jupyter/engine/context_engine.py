@@ -1,4 +1,4 @@
-"""`ContextEngine`: the agent loop of core-behavior.md §2 (run, turn loop, retries, carry-over,
+"""`ContextEngine`: the agent loop of docs/engine.md (run, turn loop, retries, carry-over,
 steering, background notices, max_turns), over any LLMInterface and EnvironmentInterface.
 
 Owns the turn loop and the state that persists between runs. One turn's mechanics are in
@@ -75,13 +75,13 @@ class MessageStream:
 
 
 class ContextEngine:
-    """Drives one session's conversation: `run` streams a task's messages (§2.2).
+    """Drives one session's conversation: `run` streams a task's messages (docs/engine.md "A run").
 
     Beyond the documented options: `compaction_max_reconnects` (default = max_reconnects),
     `create_llm` (compaction needs it), `session_meta` / `tool_list` (rewritten at the head of
     each post-compaction Trace file), `bootstrap_records` (first run's MCP events, recorded
     once after that run's input, followed by `tool_list`), `fold_input_images` (steering on a
-    non-vision model), `background_notices` (§2.11) and `initial_state` (resume).
+    non-vision model), `background_notices` (docs/engine.md "Background notices") and `initial_state` (resume).
     """
 
     def __init__(
@@ -162,7 +162,7 @@ class ContextEngine:
     # --- host hooks during a run ----------------------------------------------------------
 
     def steer(self, messages: list[OmniMessage]) -> bool:
-        """Queue mid-run input; False when no run is in flight (§2.10)."""
+        """Queue mid-run input; False when no run is in flight (docs/engine.md "Steering")."""
         if not self._task_running:
             return False
         if carries_steering(messages):
@@ -208,7 +208,7 @@ class ContextEngine:
             self._steering.clear()
 
     def compact(self, *, signal: AbortSignal | None = None) -> MessageStream:
-        """Manual compaction between runs (§2.12.8): iterate it for the events, or await it."""
+        """Manual compaction between runs (docs/engine.md "Compaction"): iterate it for the events, or await it."""
         return MessageStream(self._manual_compaction(signal))
 
     # --- internals ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ __all__ = ["BackgroundNotices", "CreateLLM", "FoldInputImages", "NoticeQueue", "
 
 @runtime_checkable
 class TraceSink(Protocol):
-    """Where the engine records (core-behavior.md §2.1 "Trace sink").
+    """Where the engine records (docs/engine.md "Collaborators and settings" "Trace sink").
 
     `write` appends one message; the engine only hands it session_meta, complete model
     messages and events without `origin` (never partials). `rotate` (optional: a sink without
@@ -36,7 +36,7 @@ class TraceSink(Protocol):
 
 @runtime_checkable
 class BackgroundNotices(Protocol):
-    """Harness notices waiting for the model (§2.11), e.g. `[background_task_done]` reports.
+    """Harness notices waiting for the model (docs/engine.md "Background notices"), e.g. `[background_task_done]` reports.
 
     `drain()` takes and clears every queued notice (user-role texts, usually with
     `sender="harness"`); `pending()` says how many wait, without taking them.

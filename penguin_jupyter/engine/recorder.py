@@ -1,4 +1,4 @@
-"""Best-effort Trace recording for the engine (§2.1 "Trace sink", §2.12.7 deferred rotation).
+"""Best-effort Trace recording for the engine (docs/engine.md "Collaborators and settings" "Trace sink", docs/engine.md "Compaction" deferred rotation).
 
 Owns the filter (never partials, never origin-tagged messages), the deferred rotation
 (`rotate()`, then session_meta and the tool list, then the message) and the stderr logging

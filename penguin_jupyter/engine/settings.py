@@ -1,7 +1,7 @@
 """Engine configuration values: compaction settings, their fixed texts, and the resume state.
 
-Owns `CompactionSettings`, the default compaction prompt (§9.5), the retry guidance of a
-rejected summary (§2.12.5), the effective-threshold rule (§2.12.1, applied by the session
+Owns `CompactionSettings`, the default compaction prompt (docs/state.md "The system prompt"), the retry guidance of a
+rejected summary (docs/engine.md "Compaction"), the effective-threshold rule (docs/engine.md "Compaction", applied by the session
 which knows the model's context window), `compactability_of`, and `EngineState` — the
 replayed state a resumed session hands to a new engine. The loop itself is elsewhere.
 """
@@ -45,7 +45,7 @@ _WINDOW_RESERVE = 2048
 
 @dataclass(frozen=True)
 class CompactionSettings:
-    """When and how the context is compacted (§2.12.1). `max_context_length` and
+    """When and how the context is compacted (docs/engine.md "Compaction"). `max_context_length` and
     `max_session_turns` ≤ 0 disable that trigger; an unknown `mode` falls back to summarize."""
 
     max_context_length: int = 256000
@@ -68,7 +68,7 @@ def effective_context_threshold(configured: int, context_window: int | str | Non
 
 
 def compactability_of(configured: bool, session_turns: int, from_compaction: bool) -> Compactability:
-    """§2.12.8: unsupported (no capability) · ok (turns > 0) · just_compacted · empty."""
+    """docs/engine.md "Compaction": unsupported (no capability) · ok (turns > 0) · just_compacted · empty."""
     if not configured:
         return "unsupported"
     if session_turns > 0:

@@ -1,4 +1,4 @@
-"""Mid-run user input (§2.10): the steering queue and how an entry becomes model input.
+"""Mid-run user input (docs/engine.md "Steering"): the steering queue and how an entry becomes model input.
 
 Owns `SteeringQueue` (FIFO of entries, `unsteer` by identity) and `steering_messages`,
 which turns one entry into a `[user_steering]` text followed by its other messages

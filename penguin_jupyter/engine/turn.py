@@ -1,4 +1,4 @@
-"""One turn of the agent loop (§2.4-§2.6): a driver and N tool producers, one merge queue.
+"""One turn of the agent loop (docs/engine.md "One turn" to docs/engine.md "Tool execution inside a turn"): a driver and N tool producers, one merge queue.
 
 Owns `run_turn`: the driver streams the LLM, approves each committed tool call one at a time
 (the stream is not pulled while an approval is pending), answers denials with the synthetic
@@ -62,7 +62,7 @@ def denial_text(decision: str) -> str:
 def request_end_for(
     outcome: LLMOutcome, reconnects_so_far: int, cap: int, delay: Callable[[int], int]
 ) -> OmniMessage:
-    """The `request_end` of §2.4 step 3: `attempt` unless a clean first-try completion;
+    """The `request_end` of docs/engine.md "One turn" step 3: `attempt` unless a clean first-try completion;
     `retry_in_ms` only when the engine will retry."""
     attempt = reconnects_so_far + 1 if outcome.status != "completed" or reconnects_so_far > 0 else None
     will_retry = outcome.status in RETRY_STATUSES and not outcome.permanent and reconnects_so_far < cap

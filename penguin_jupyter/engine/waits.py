@@ -85,7 +85,7 @@ class SignalWatch:
 
 
 class Backoff:
-    """The reconnect wait shared by turn retries and compaction retries (§2.3).
+    """The reconnect wait shared by turn retries and compaction retries (docs/engine.md "The turn loop").
 
     `wait(n, signal)` sleeps `delay(n)` and answers True ("proceed"), or False at once if the
     signal is or becomes aborted; `skip()` ends a wait in progress early as "proceed" and

@@ -1,4 +1,4 @@
-"""Truncated-output archive (core-behavior.md §3.4): keeps the full text a tool produced past
+"""Truncated-output archive (docs/environment.md "The truncated-output archive"): keeps the full text a tool produced past
 its visible window so the model can recover it from the session scratchpad.
 
 Owns the per-call capture (UTF-8 byte budget, head + rolling tail, surrogate repair), redaction

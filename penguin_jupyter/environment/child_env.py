@@ -1,4 +1,4 @@
-"""The environment handed to every spawned command (core-behavior.md §4.9).
+"""The environment handed to every spawned command (docs/environment.md "Child processes").
 
 Owns the stripped host keys, the optional proxy policy, vault injection and the hardened
 entries that nothing (not even the vault) may override.

@@ -1,7 +1,7 @@
-"""The uniform close-out every tool call goes through (core-behavior.md §3.2).
+"""The uniform close-out every tool call goes through (docs/environment.md "Close-out").
 
 Owns framing (start → delta* → stop → complete), argument parsing, the merged user/timer
-cancellation token, front-keep truncation with the optional archive (§3.4), the note order and
+cancellation token, front-keep truncation with the optional archive (docs/environment.md "The truncated-output archive"), the note order and
 the stop_reason priority, and redaction of configured secrets in the complete output (what the
 model sees) and the archive. Tools only yield content deltas and an optional ToolResult; resolving a
 name to a tool is the Environment's job (it hands in a resolver).

@@ -1,4 +1,4 @@
-"""The default builtin toolset (core-behavior.md §4 table): one ToolDefinitionConfig per tool
+"""The default builtin toolset (docs/tools.md table): one ToolDefinitionConfig per tool
 with its JSON Schema, permission and limits, plus the `description` argument toggle."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Environment (core-behavior.md §3): assembles the toolset, dispatches calls through the
+"""The Environment (docs/environment.md): assembles the toolset, dispatches calls through the
 uniform close-out, owns the command-session registry, the background-report hub and the MCP
 manager, and releases all of them on dispose.
 

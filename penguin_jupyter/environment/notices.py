@@ -1,4 +1,4 @@
-"""Background completion reports (core-behavior.md §4.10).
+"""Background completion reports (docs/environment.md "Background completion reports").
 
 Owns the report event, the Environment's single-listener hub (events before a listener attaches
 are buffered and flushed on attach; after dispose they are dropped), the label/output shaping

@@ -24,7 +24,7 @@ DEFAULT_MAX_OUTPUT_LENGTH = 16_000
 
 class _PositionalModel(BaseModel):
     """A pydantic model whose fields may also be passed positionally, in declaration order (the
-    call shapes python-api.md writes), with a signature that says so."""
+    call shapes the README's "The core, from Python" writes), with a signature that says so."""
 
     def __init__(self, *args: Any, **data: Any) -> None:
         names = tuple(type(self).model_fields)

@@ -1,4 +1,4 @@
-"""Outcome classification of a failed request (core-behavior.md §7.3, rules 3–8) and the
+"""Outcome classification of a failed request (docs/model.md "Request lifecycle", rules 3–8) and the
 one-line error text that rides on the outcome.
 
 Owns `classify_error` and `describe_error`. The rules are applied to what agenthub and the SDKs
@@ -158,7 +158,7 @@ def is_transport(error: BaseException) -> bool:
 
 
 def classify_error(error: BaseException, *, fast_mode: bool = False) -> LLMOutcome:
-    """Rules 3–8 of §7.3 for an error that neither the user nor the idle timer caused."""
+    """Rules 3–8 of docs/model.md "Request lifecycle" for an error that neither the user nor the idle timer caused."""
     if is_malformed(error):
         return LLMOutcome("malformed", describe_error(error))
     if is_auth(error):

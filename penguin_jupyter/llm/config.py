@@ -1,4 +1,4 @@
-"""GenerativeModelConfig: what one GenerativeModel is built from (interfaces.md).
+"""GenerativeModelConfig: what one GenerativeModel is built from (docs/architecture.md "The three interfaces").
 
 Owns the config dataclass, its validation (one-line `ValueError`s) and the request-independent
 part of the gateway config (`base_uni_config`). Per-request pieces (thinking level, output cap)

@@ -1,4 +1,4 @@
-"""Window-derived output cap and the character-heuristic token estimates (core-behavior.md §7.4).
+"""Window-derived output cap and the character-heuristic token estimates (docs/model.md "Per-request config").
 
 Owns `estimate_text_tokens`, `estimate_messages_tokens`, `usable_context_window` and
 `effective_max_tokens`: pure arithmetic, no I/O. `GenerativeModel` keeps the running input

@@ -1,4 +1,4 @@
-"""Outbound conversion: complete OmniMessages → agenthub UniMessages (core-behavior.md §7.1).
+"""Outbound conversion: complete OmniMessages → agenthub UniMessages (docs/model.md "Outbound").
 
 Owns `merge_to_uni_message` (one request's new messages, one role) and `group_history`
 (resume replay, adjacent same-role runs). Fidelity payloads are passed back verbatim and

@@ -1,4 +1,4 @@
-"""Side LLMs (core-behavior.md §7.5, §4.11): configs for one-shot requests that reuse the
+"""Side LLMs (docs/model.md "Side models", docs/tools.md "read_image and describe_image"): configs for one-shot requests that reuse the
 session model's credentials — title generation and the vision describer.
 
 Owns only the config derivation; callers build a fresh `GenerativeModel` from the result, so

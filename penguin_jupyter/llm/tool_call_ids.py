@@ -1,4 +1,4 @@
-"""Session-scoped tool_call_id uniqueness (core-behavior.md §6).
+"""Session-scoped tool_call_id uniqueness (docs/model.md "Tool-call ids").
 
 Owns `ToolCallIdAllocator` and `strip_tool_call_id_suffix`. Providers that reuse an id (Gemini
 uses the function name) get `#n` suffixes inbound; the suffix is stripped again on everything

@@ -1,4 +1,4 @@
-"""EventTranslator: agenthub UniEvents → OmniMessages (core-behavior.md §7.2).
+"""EventTranslator: agenthub UniEvents → OmniMessages (docs/model.md "Inbound: the event translator").
 
 Owns inbound segmentation (thinking / text / tool-call fragments and their complete messages,
 fidelity-driven block boundaries), the request's usage snapshot and `usage_to_token_counts`.

@@ -1,4 +1,4 @@
-"""Plain live widgets with one shared Layout and one shared HTML style (notebook-design.md §4).
+"""Plain live widgets with one shared Layout and one shared HTML style (docs/notebook.md "Rendering").
 
 Owns `plain_html`, `plain_vbox`, `plain_hbox`, `shared_layout` and `is_shared`. Every ipywidgets widget made
 without a `layout=` (and an HTML without a `style=`) opens its own LayoutModel (and

@@ -1,4 +1,4 @@
-"""Paced teardown of a finished live view (notebook-design.md §4 cost limits).
+"""Paced teardown of a finished live view (docs/notebook.md "Rendering" cost limits).
 
 Owns `close_widgets_paced`. When a Task ends, the display update that puts the static transcript
 in place of the live view already removes its widgets from the page; what is left is to close

@@ -1,4 +1,4 @@
-"""Rate-limited widget updates (notebook-design.md §4 cost limits).
+"""Rate-limited widget updates (docs/notebook.md "Rendering" cost limits).
 
 Owns the update budget: one `ThrottledSetter` per active widget attribute sends at most
 `MAX_UPDATES_PER_SECOND` values; values set in between are coalesced, and a flush timer on the

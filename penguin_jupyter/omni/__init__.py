@@ -1,4 +1,4 @@
-"""OmniMessage: the one message protocol every layer speaks (core-behavior.md §1).
+"""OmniMessage: the one message protocol every layer speaks (docs/protocol.md).
 
 Re-exports the models, wire functions, builders, guards, the PartialAggregator and the
 marker helpers. Nothing here depends on any other penguin_jupyter module.

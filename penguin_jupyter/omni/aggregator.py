@@ -1,4 +1,4 @@
-"""PartialAggregator (core-behavior.md §1.8): folds `partial_*` fragments into complete messages.
+"""PartialAggregator (docs/protocol.md "PartialAggregator"): folds `partial_*` fragments into complete messages.
 
 Owns fragment bookkeeping only; renderers and trace tools use it to turn a live stream
 back into the messages a Trace or a model context would hold.

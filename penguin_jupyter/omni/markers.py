@@ -1,4 +1,4 @@
-"""Model-visible text markers (core-behavior.md §1.9): `[tag]…[/tag]` blocks and their parsers.
+"""Model-visible text markers (docs/protocol.md "Markers"): `[tag]…[/tag]` blocks and their parsers.
 
 Owns how markers are spelled. Producers write the square form only; parsers also accept
 the legacy angle form `<tag>…</tag>` (square tried first), except `[user_steering]`,
@@ -50,7 +50,7 @@ _SUMMARY_PATTERNS = (
 
 
 def extract_summary(raw: str) -> str:
-    """The extraction ladder of §2.12.6: first non-empty `[summary]` pair (square, then angle),
+    """The extraction ladder of docs/engine.md "Compaction": first non-empty `[summary]` pair (square, then angle),
     else what is left once summary tags are stripped, else the raw text; "" means empty."""
     for pattern in _SUMMARY_PATTERNS:
         for match in pattern.finditer(raw):

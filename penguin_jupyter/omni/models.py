@@ -1,4 +1,4 @@
-"""OmniMessage data models: the envelope and every payload of core-behavior.md §1.
+"""OmniMessage data models: the envelope and every payload of docs/protocol.md.
 
 Owns the shapes only (field names, field order, literals). Serialization lives in
 `wire.py`, construction helpers in `builders.py`; nothing here knows about engines or tools.

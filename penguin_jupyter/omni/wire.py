@@ -1,4 +1,4 @@
-"""The JSON wire form of OmniMessage (core-behavior.md §1.7): one compact line per message.
+"""The JSON wire form of OmniMessage (docs/protocol.md "Examples"): one compact line per message.
 
 Owns `to_dict`/`to_json`/`from_json`. None fields are omitted (except `abort.reason`),
 keys follow the model field order, non-ASCII is written as-is. Everything a caller can

@@ -1,4 +1,4 @@
-"""Agent state and project configuration on disk (core-behavior.md §9).
+"""Agent state and project configuration on disk (docs/state.md).
 
 Owns the data-root layout, `.project_config.toml` (models and credentials),
 `system_config.yaml`, `AGENTS.md`, skills, the vault and system prompt assembly. Sessions

@@ -1,4 +1,4 @@
-"""Creating and seeding an agent's directories on first use (core-behavior.md §9.1).
+"""Creating and seeding an agent's directories on first use (docs/state.md "Layout").
 
 Owns `ensure_agent_layout`: `agent_state/` with a default `system_config.yaml` and an empty
 `AGENTS.md`, `tools/`, `skills/`, plus `traces/`, `scratchpad/`, `shared_env/` and

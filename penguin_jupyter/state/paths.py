@@ -1,4 +1,4 @@
-"""Where things live under the data root (core-behavior.md §8.1, §9.1).
+"""Where things live under the data root (docs/traces.md "Layout and writer", docs/state.md "Layout").
 
 Owns path arithmetic (and the one directory it creates, a private temp workspace): the data root (`PENGUIN_HOME` or `~/.penguin/data`), the
 per-project and per-agent directories, session ids and temporary workspace names. Creating

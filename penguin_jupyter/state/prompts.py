@@ -1,8 +1,8 @@
 """The default texts an agent starts with: system prompt template, section prompts, and the
-compaction prompt (core-behavior.md §9.4–9.5).
+compaction prompt (docs/state.md "The system prompt").
 
 Owns wording only. The system prompt is written for penguin_jupyter in its own words and
-follows the section order of §9.4; placeholders are substituted by `system_prompt.py`.
+follows the section order of docs/state.md "The system prompt"; placeholders are substituted by `system_prompt.py`.
 The compaction prompt is a wire string and is reproduced exactly.
 """
 

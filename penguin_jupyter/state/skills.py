@@ -1,4 +1,4 @@
-"""Installed skills: `agent_state/skills/<dir>/SKILL.md` metadata (core-behavior.md §9.6).
+"""Installed skills: `agent_state/skills/<dir>/SKILL.md` metadata (docs/state.md "Skills").
 
 Owns the tolerant frontmatter scan (`---` block of `key: value` lines); the directory name
 is authoritative for the skill name. Only metadata reaches the system prompt.

@@ -1,5 +1,5 @@
 """`agent_state/system_config.yaml`: the agent's model parameters, loop limits, compaction,
-tools and MCP servers (core-behavior.md §9.2).
+tools and MCP servers (docs/state.md "system_config.yaml").
 
 Owns parsing and validation into `SystemConfig` (a bad field is a one-line `ConfigError`
 naming the file and the field) and the default document seeded for a new agent. Keys are

@@ -1,4 +1,4 @@
-"""System prompt assembly (core-behavior.md §9.3): template substitution, nothing added.
+"""System prompt assembly (docs/state.md "The system prompt"): template substitution, nothing added.
 
 Owns placeholder substitution: plain replacements first, then the section placeholders in
 one pass (replacement text is never rescanned), then a final trim. Memory and schedules are

@@ -1,4 +1,4 @@
-"""Traces: the append-only JSONL record of a session, and its replay (core-behavior.md §8).
+"""Traces: the append-only JSONL record of a session, and its replay (docs/traces.md).
 
 `TraceWriter` writes, `read_trace` reads tolerantly, `resume_trace` rebuilds resumable
 state, `locate` finds shards on disk, and `SessionLock` keeps one writer per session. Nothing here knows about engines or sessions.

@@ -1,4 +1,4 @@
-"""Finding Trace files on disk (core-behavior.md §8.3 steps 1 and 7).
+"""Finding Trace files on disk (docs/traces.md "Resume" steps 1 and 7).
 
 Owns the scan of `<traces>/<yyyy-mm-dd>/<session_id>_<NNN>.jsonl`: the latest shard of a
 session, the latest resumable session id, and the list of sessions of an agent.

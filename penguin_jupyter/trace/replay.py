@@ -1,4 +1,4 @@
-"""Replay of one Trace file into resumable session state (core-behavior.md §8.4).
+"""Replay of one Trace file into resumable session state (docs/traces.md "Replay rules").
 
 Owns `resume_trace(records) -> ReplayState`: the committed history a fresh model receives
 via `set_history`, the carry-over the next run resends, the carried token counters and turn

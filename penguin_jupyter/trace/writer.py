@@ -1,4 +1,4 @@
-"""TraceWriter: the append-only JSONL sink of one session (core-behavior.md §8.1).
+"""TraceWriter: the append-only JSONL sink of one session (docs/traces.md "Layout and writer").
 
 Owns file naming (`<traces>/<yyyy-mm-dd>/<session_id>_<NNN>.jsonl`), which messages are
 recordable, redaction of configured secrets before a line is written (a `Redactor`, see

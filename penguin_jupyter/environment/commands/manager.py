@@ -1,4 +1,4 @@
-"""The per-Environment registry of long-running command sessions (core-behavior.md §4.8).
+"""The per-Environment registry of long-running command sessions (docs/tools.md "Command sessions").
 
 Owns spawning (refused after dispose), `proc-<8 hex>` ids, the cap of 64 with eviction (first
 exited session, else the least-recently-used running one, killed), idle reaping, kill-all, and a

@@ -1,4 +1,4 @@
-"""MCP servers as Environment tools (core-behavior.md §10).
+"""MCP servers as Environment tools (docs/mcp.md).
 
 Owns connecting the configured `tools.mcpServers[]` (stdio, Streamable HTTP, SSE) with the
 official `mcp` SDK, exposing their tools as `mcp__<server>__<tool>` BuiltinTools, and closing

@@ -1,4 +1,4 @@
-"""Validation of `tools.mcpServers[]` entries (core-behavior.md §10.1).
+"""Validation of `tools.mcpServers[]` entries (docs/mcp.md "Configuration").
 
 Owns turning one open `MCPServerConfig{name, config}` into a typed `ResolvedServer`, or a
 one-line reason why the entry is unusable. Connecting is left to `connection.py`; warning

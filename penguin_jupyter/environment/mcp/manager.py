@@ -1,4 +1,4 @@
-"""McpManager: the configured MCP servers of one Environment (core-behavior.md §10.2).
+"""McpManager: the configured MCP servers of one Environment (docs/mcp.md "Lifecycle").
 
 Owns the lazy, single-flight connect of every server in parallel, per-server outcomes
 (`McpServerResult`), tool registration in config order, permissions, abort mid-connect and
@@ -202,7 +202,7 @@ class McpManager:
         tools: dict[str, McpTool] = {}
         for entry in self._entries:
             if isinstance(entry, _Rejected):
-                continue  # warned about once and skipped (§10.1): not a server, so no result
+                continue  # warned about once and skipped (docs/mcp.md "Configuration"): not a server, so no result
             connection, outcome = outcome_of[entry.name]
             if isinstance(outcome, _Failure):
                 results.append(

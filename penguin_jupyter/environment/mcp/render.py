@@ -1,4 +1,4 @@
-"""Flattening an MCP `CallToolResult` into Environment output (core-behavior.md §10.3).
+"""Flattening an MCP `CallToolResult` into Environment output (docs/mcp.md "Naming, permission, results").
 
 Owns the content-block mapping only: text, data-URL images, placeholder lines, and the
 `structuredContent` fallback. Whether the call failed, the empty-error wording and the

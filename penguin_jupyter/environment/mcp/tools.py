@@ -1,4 +1,4 @@
-"""MCP tools as Environment `BuiltinTool`s (core-behavior.md §10.3).
+"""MCP tools as Environment `BuiltinTool`s (docs/mcp.md "Naming, permission, results").
 
 Owns the exposed name `mcp__<server>__<tool>`, its usability check, the description and
 permission rules, and `McpTool.execute` (one `tools/call`, rendered into one delta plus a

@@ -1,5 +1,5 @@
 """Small helpers every builtin tool shares: the tool base class, delta building, argument
-readers, path resolution, pluralization and the yield-time clamp (core-behavior.md §4.1)."""
+readers, path resolution, pluralization and the yield-time clamp (docs/tools.md "Yield times")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""describe_image (core-behavior.md §4.11): the text-only-model variant of read_image; one
+"""describe_image (docs/tools.md "read_image and describe_image"): the text-only-model variant of read_image; one
 request to the project's vision model, whose streamed text becomes the tool output."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Unified-diff helpers for edit_file and write_file (core-behavior.md §4.3, §4.4): line
+"""Unified-diff helpers for edit_file and write_file (docs/tools.md "edit_file", docs/tools.md "write_file"): line
 splitting, hunk headers, line hygiene, and the LCS line diff with 3-line-context hunks."""
 
 from __future__ import annotations

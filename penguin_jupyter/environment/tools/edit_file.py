@@ -1,4 +1,4 @@
-"""edit_file (core-behavior.md §4.3): exact string replacement with an atomic write and a
+"""edit_file (docs/tools.md "edit_file"): exact string replacement with an atomic write and a
 git-style unified diff of every replacement site (at most 5 hunks, self-budgeted)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""exec_command (core-behavior.md §4.5): run `bash -lc <cmd>` in a new process group, stream
+"""exec_command (docs/tools.md "exec_command"): run `bash -lc <cmd>` in a new process group, stream
 its output for the yield window, and either finish (exit mapping), hand back a process_id for a
 still-running command, or launch it in the background with a completion report."""
 

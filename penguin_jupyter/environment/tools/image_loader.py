@@ -1,4 +1,4 @@
-"""The image loader shared by read_image and describe_image (core-behavior.md §4.11): an
+"""The image loader shared by read_image and describe_image (docs/tools.md "read_image and describe_image"): an
 http(s) URL (fetched, cancellable) or a path, 5 MiB cap, png/jpeg/gif/webp by content-type,
 magic bytes or extension."""
 

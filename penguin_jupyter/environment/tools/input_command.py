@@ -1,4 +1,4 @@
-"""input_command (core-behavior.md §4.6): write to (or Ctrl-C, or just poll) a running command
+"""input_command (docs/tools.md "input_command"): write to (or Ctrl-C, or just poll) a running command
 session, then collect its output for the yield window."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""input_subagent (core-behavior.md §5.4): poll a managed subagent (empty prompt) or start a
+"""input_subagent (docs/subagents.md "input_subagent and kill_subagent"): poll a managed subagent (empty prompt) or start a
 follow-up round on it when idle, through the collect window. An abort ends only this call; the
 session stays registered after a round so it can be continued."""
 

@@ -1,4 +1,4 @@
-"""kill_command (core-behavior.md §4.7): disarm the completion report, hand over pending output,
+"""kill_command (docs/tools.md "kill_command"): disarm the completion report, hand over pending output,
 kill the process group and drop the session."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""kill_subagent (core-behavior.md §5.5): disarm the completion report, hand over the unread
+"""kill_subagent (docs/subagents.md "input_subagent and kill_subagent"): disarm the completion report, hand over the unread
 text, abort the child (pending approvals denied) and drop it from the registry."""
 
 from __future__ import annotations

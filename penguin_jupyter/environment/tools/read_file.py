@@ -1,4 +1,4 @@
-"""read_file (core-behavior.md §4.2): a `cat -n` window over a text file with a self-budget,
+"""read_file (docs/tools.md "read_file"): a `cat -n` window over a text file with a self-budget,
 a secret-store guard (penguin's vault and project config, by name or identity, see
 `secret_files.py`), an 8 MiB scan cap and missing-path hints."""
 

@@ -1,4 +1,4 @@
-"""read_image (core-behavior.md §4.11): load an image for a vision model and return it as a
+"""read_image (docs/tools.md "read_image and describe_image"): load an image for a vision model and return it as a
 data URL in the result's images."""
 
 from __future__ import annotations

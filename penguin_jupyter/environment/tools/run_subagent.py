@@ -1,4 +1,4 @@
-"""run_subagent (core-behavior.md §5.1, §5.3): validate the overrides, spawn a child through
+"""run_subagent (docs/subagents.md "Spawn rules", docs/subagents.md "Rounds"): validate the overrides, spawn a child through
 the injected SubagentRunner, then either run a collect window (finish → the round's exit;
 still running → register and hand back a subagent_id) or, with `run_in_background`, register
 at once with a standing approval sink, a live message tap and per-round completion reports."""

@@ -1,4 +1,4 @@
-"""write_file (core-behavior.md §4.4): create or atomically overwrite a file (parents created,
+"""write_file (docs/tools.md "write_file"): create or atomically overwrite a file (parents created,
 mode preserved) and report line/byte counts plus a line diff against the previous content."""
 
 from __future__ import annotations

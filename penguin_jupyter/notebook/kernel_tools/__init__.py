@@ -1,4 +1,4 @@
-"""Kernel-aware tools for data work (notebook-design.md §5): `run_python`, `inspect_variables`,
+"""Kernel-aware tools for data work (docs/notebook.md "Kernel tools"): `run_python`, `inspect_variables`,
 `propose_cell`, and the notebook note for the system prompt.
 
 Owns the tools that see the notebook's namespace. They are ordinary BuiltinTools handed to

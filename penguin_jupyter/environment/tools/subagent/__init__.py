@@ -1,5 +1,5 @@
 """Managed subagent sessions shared by run_subagent, input_subagent and kill_subagent
-(core-behavior.md §5): the per-Environment manager, the round pump, the approval queue and
+(docs/subagents.md): the per-Environment manager, the round pump, the approval queue and
 the collect window. Spawning child sessions is the injected SubagentRunner's job."""
 
 from .collect import collect_window

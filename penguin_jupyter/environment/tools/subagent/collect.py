@@ -1,4 +1,4 @@
-"""collect_window: the yield window shared by run_subagent and input_subagent (§5.3).
+"""collect_window: the yield window shared by run_subagent and input_subagent (docs/subagents.md "Rounds").
 
 Repeatedly passes the buffered origin-tagged child messages through and emits the unread
 direct-child text as the calling tool's own deltas, with the call's approve attached as the

@@ -1,4 +1,4 @@
-"""Numbers of the subagent tools (core-behavior.md §4.1, §5.1, §5.3).
+"""Numbers of the subagent tools (docs/tools.md "Yield times", docs/subagents.md "Spawn rules", docs/subagents.md "Rounds").
 
 Owns the yield-window defaults, the background capacity and the per-session buffer caps; the
 clamp itself is `common.clamp_yield_ms`.

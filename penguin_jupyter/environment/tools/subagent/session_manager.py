@@ -1,5 +1,5 @@
 """SubagentSessionManager: the per-Environment registry of managed subagent sessions
-(core-behavior.md §5.1 concurrency, §4.10 reports, §5.3 live tap).
+(docs/subagents.md "Spawn rules" concurrency, docs/environment.md "Background completion reports" reports, docs/subagents.md "Rounds" live tap).
 
 Owns `subagent-<last 8 of child session id>` ids, the admission cap of 8 (only idle sessions
 are evicted; running ones never), kill/dispose, the per-round completion reports of
