@@ -199,9 +199,10 @@ def test_stop_button_aborts_the_task_and_kills_the_command(tmp_path, notebook_di
             stopped: list[str] = []
 
             def on_message(msg, result):
-                if not stopped and _sleep_processes(marker):
-                    stop_ids = result.buttons("Stop")
-                    assert stop_ids
+                # Click once the command runs and the header's Stop button has reached us (it
+                # may arrive after the command started).
+                stop_ids = result.buttons("Stop")
+                if not stopped and stop_ids and _sleep_processes(marker):
                     stopped.append(stop_ids[0])
                     kernel.click(stop_ids[0])
 

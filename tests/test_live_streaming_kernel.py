@@ -152,8 +152,8 @@ def test_a_key_cut_at_every_position_never_reaches_iopub_in_pieces(tmp_path):
             assert not pieces, f"cut {cut}: a {msg['msg_type']} message carried {pieces[0]!r}"
     for cut, result in zip(cuts, results, strict=False):
         shown = "".join(captured_text(result.messages)[0].values())
-        assert shown == f"Cut {cut}: your key is [redacted] — keep it safe.", shown
+        assert shown == f"Cut {cut}: your key is [redacted:openai api_key] — keep it safe.", shown
     last = "".join(captured_text(results[-1].messages)[0].values())
-    assert "The key [redacted] is in the config." in last
+    assert "The key [redacted:openai api_key] is in the config." in last
     values = [str(state.get("value", "")) for state in widget_states(results[-1].messages).values()]
-    assert any(v.startswith("<pre") and "[redacted]" in v for v in values), "the command output, redacted"
+    assert any(v.startswith("<pre") and "[redacted:openai api_key]" in v for v in values), "the command output, redacted"

@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -45,13 +46,20 @@ class SessionBusyError(RuntimeError):
         )
 
 
+HOLDER_WAIT_S = 0.5  # a holder that just took the lock writes its pid a moment later
+
+
 def _holder_info(fd: int) -> tuple[int | None, str | None]:
-    with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
-        raw = os.pread(fd, 4096, 0)
-        info = json.loads(raw.decode("utf-8"))
-        pid = info.get("pid")
-        return (pid if isinstance(pid, int) else None, str(info.get("since") or "") or None)
-    return None, None
+    deadline = time.monotonic() + HOLDER_WAIT_S
+    while True:
+        with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+            raw = os.pread(fd, 4096, 0)
+            info = json.loads(raw.decode("utf-8"))
+            pid = info.get("pid")
+            return (pid if isinstance(pid, int) else None, str(info.get("since") or "") or None)
+        if time.monotonic() >= deadline:
+            return None, None
+        time.sleep(0.02)
 
 
 class SessionLock:
