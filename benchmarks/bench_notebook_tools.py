@@ -62,7 +62,7 @@ big = pd.DataFrame({{"k": np.arange({BIG_ROWS}) % 5000, "v": np.random.default_r
 # A probe in the kernel: when the insert_cell tool handed each bridge request to the comm.
 PROBE = """\
 import re, time
-from penguin_jupyter.notebook import frontend_bridge
+from penguin_jupyter.notebook.link import frontend_bridge
 bench_sends = {}
 _request = frontend_bridge.NotebookBridge.request
 async def _timed_request(self, op, *args, **kwargs):

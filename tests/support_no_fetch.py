@@ -164,7 +164,7 @@ def hostile_messages(base: str) -> list[OmniMessage]:
 
 
 def hostile_bundle(base: str) -> dict[str, Any]:
-    from penguin_jupyter.notebook.transcript_bundle import make_bundle
+    from penguin_jupyter.notebook.transcript.transcript_bundle import make_bundle
 
     return make_bundle(hostile_messages(base), session_info=None, status="completed", usage=None)
 

@@ -25,7 +25,7 @@ import pytest
 
 pytest.register_assert_rewrite("tests.support_browser")
 
-from penguin_jupyter.notebook.transcript_bundle import transcript_mimebundle  # noqa: E402
+from penguin_jupyter.notebook.transcript.transcript_bundle import transcript_mimebundle  # noqa: E402
 from tests.support_browser import (  # noqa: E402
     CURRENT_NOTEBOOK,
     TRANSCRIPT_MIME,

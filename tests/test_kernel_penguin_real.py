@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from penguin_jupyter.notebook.approval import NO_STDIN_NOTE, STDIN_NOTE
+from penguin_jupyter.notebook.runtime.approval import NO_STDIN_NOTE, STDIN_NOTE
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support_kernel import KernelHarness, kernel_env
 from tests.support_live_text import captured_text

@@ -13,7 +13,6 @@ import pytest
 
 from penguin_jupyter.environment.types import ToolExecutionContext, ToolResult
 from penguin_jupyter.interfaces import AbortSignal
-from penguin_jupyter.notebook.kernel_runtime import KernelRuntime
 from penguin_jupyter.notebook.kernel_tools import (
     InspectVariablesTool,
     ProposeCellTool,
@@ -29,7 +28,8 @@ from penguin_jupyter.notebook.kernel_tools.displayed import (
     bundle_text,
 )
 from penguin_jupyter.notebook.kernel_tools.python_runner import html_to_text
-from penguin_jupyter.notebook.options import (
+from penguin_jupyter.notebook.runtime.kernel_runtime import KernelRuntime
+from penguin_jupyter.notebook.runtime.options import (
     LineCommand,
     OptionError,
     parse_cell_options,

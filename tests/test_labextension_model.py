@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from support_transcript import REPO, child, sample_messages
 
-from penguin_jupyter.notebook.transcript_bundle import make_bundle, read_bundle
-from penguin_jupyter.notebook.transcript_model import build_blocks, diff_preview
+from penguin_jupyter.notebook.transcript.transcript_bundle import make_bundle, read_bundle
+from penguin_jupyter.notebook.transcript.transcript_model import build_blocks, diff_preview
 from penguin_jupyter.omni import assistant_text, to_dict, tool_call, tool_call_output
 
 LABEXT = REPO / "labextension"

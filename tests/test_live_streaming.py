@@ -13,13 +13,13 @@ import re
 import ipywidgets as widgets
 import pytest
 
-from penguin_jupyter.notebook import prewarm as prewarm_module
-from penguin_jupyter.notebook.live_blocks import SplitTextBlock
-from penguin_jupyter.notebook.live_holdback import MIN_SECRET_LENGTH, SecretHoldBack
-from penguin_jupyter.notebook.live_render import pre_html
-from penguin_jupyter.notebook.live_stream import StreamOutput, StreamTextBlock
-from penguin_jupyter.notebook.live_throttle import TEXT_INTERVAL_S
-from penguin_jupyter.notebook.live_view import LiveView
+from penguin_jupyter.notebook.live.live_blocks import SplitTextBlock
+from penguin_jupyter.notebook.live.live_holdback import MIN_SECRET_LENGTH, SecretHoldBack
+from penguin_jupyter.notebook.live.live_render import pre_html
+from penguin_jupyter.notebook.live.live_stream import StreamOutput, StreamTextBlock
+from penguin_jupyter.notebook.live.live_throttle import TEXT_INTERVAL_S
+from penguin_jupyter.notebook.live.live_view import LiveView
+from penguin_jupyter.notebook.runtime import prewarm as prewarm_module
 from penguin_jupyter.omni import (
     assistant_text,
     partial_text,
@@ -271,7 +271,7 @@ def test_outputs_synced_back_by_the_frontend_are_not_echoed_on_iopub():
 
 
 async def test_a_long_stream_moves_on_to_fresh_outputs_preferably_at_line_breaks(monkeypatch):
-    from penguin_jupyter.notebook import live_stream
+    from penguin_jupyter.notebook.live import live_stream
 
     factor = 25  # (a smaller factor than the default, so a short test sees several segments)
     monkeypatch.setattr(live_stream, "SEGMENT_SYNC_FACTOR", factor)
@@ -293,7 +293,7 @@ async def test_a_long_stream_moves_on_to_fresh_outputs_preferably_at_line_breaks
 
 
 def test_text_streams_only_where_the_frontend_is_known_to_capture(monkeypatch):
-    from penguin_jupyter.notebook.live_stream import streaming_available
+    from penguin_jupyter.notebook.live.live_stream import streaming_available
 
     assert not streaming_available({})  # no kernel here (unit test)
     assert streaming_available({"PENGUIN_LIVE_TEXT": "stream"})

@@ -30,10 +30,10 @@ from support_no_fetch import (
     svg_with_references,
 )
 
-from penguin_jupyter.notebook.live_view import LiveView
-from penguin_jupyter.notebook.markdown_html import markdown_html
-from penguin_jupyter.notebook.no_fetch_html import image_html, placeholder_html, safe_html
-from penguin_jupyter.notebook.transcript_bundle import transcript_mimebundle
+from penguin_jupyter.notebook.live.live_view import LiveView
+from penguin_jupyter.notebook.transcript.markdown_html import markdown_html
+from penguin_jupyter.notebook.transcript.no_fetch_html import image_html, placeholder_html, safe_html
+from penguin_jupyter.notebook.transcript.transcript_bundle import transcript_mimebundle
 from penguin_jupyter.omni import partial_text
 
 BASE = "http://evil.example:8123"

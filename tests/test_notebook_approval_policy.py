@@ -11,15 +11,15 @@ import contextvars
 import pytest
 
 from penguin_jupyter.interfaces import AbortSignal
-from penguin_jupyter.notebook.approval import (
+from penguin_jupyter.notebook.runtime.approval import (
     CELL_ENDED_NOTE,
     NO_STDIN_NOTE,
     ApprovalRow,
     CellAsker,
     Channel,
 )
-from penguin_jupyter.notebook.approval_router import ApprovalRouter, CellApproval, route
-from penguin_jupyter.notebook.options import APPROVAL_MODES
+from penguin_jupyter.notebook.runtime.approval_router import ApprovalRouter, CellApproval, route
+from penguin_jupyter.notebook.runtime.options import APPROVAL_MODES
 from penguin_jupyter.omni import OmniMessage, tool_call, with_origin
 
 PERMISSIONS = {"read_file": "r", "exec_command": "rw"}

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from penguin_jupyter.environment.tools.subagent import SubagentSessionManager
-from penguin_jupyter.notebook.background_feed import BackgroundFeed
-from penguin_jupyter.notebook.live_view import LiveView
-from penguin_jupyter.notebook.plain_view import PlainView
+from penguin_jupyter.notebook.live.live_view import LiveView
+from penguin_jupyter.notebook.live.plain_view import PlainView
+from penguin_jupyter.notebook.runtime.background_feed import BackgroundFeed
 from penguin_jupyter.omni import assistant_text, partial_text, tool_call, tool_call_output, with_origin
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support_kernel import KernelHarness, kernel_env
@@ -136,7 +136,7 @@ async def test_a_foreground_card_turns_background_when_live_messages_arrive():
 
 
 async def test_a_flushed_backlog_costs_a_few_widget_updates_not_one_per_message(monkeypatch):
-    from penguin_jupyter.notebook import live_throttle
+    from penguin_jupyter.notebook.live import live_throttle
 
     sent = []
     original = live_throttle.ThrottledSetter.flush
@@ -243,7 +243,7 @@ class _ReleasingStdout(io.StringIO):
 
 
 async def test_plain_cell_prints_the_background_childs_answer_with_its_prefix(tmp_path, monkeypatch):
-    from penguin_jupyter.notebook.runner import run_cell
+    from penguin_jupyter.notebook.runtime.runner import run_cell
 
     workspace = tmp_path / "ws"
     workspace.mkdir()

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from penguin_jupyter.notebook.approval import CELL_ENDED_NOTE
-from penguin_jupyter.notebook.cell import Cell
-from penguin_jupyter.notebook.kernel_runtime import ALREADY_RUNNING, CellAlreadyRunning, KernelRuntime
-from penguin_jupyter.notebook.options import parse_cell_options
+from penguin_jupyter.notebook.runtime.approval import CELL_ENDED_NOTE
+from penguin_jupyter.notebook.runtime.cell import Cell
+from penguin_jupyter.notebook.runtime.kernel_runtime import ALREADY_RUNNING, CellAlreadyRunning, KernelRuntime
+from penguin_jupyter.notebook.runtime.options import parse_cell_options
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support_session import configure_model
 
@@ -73,7 +73,7 @@ async def test_a_second_cell_cannot_enter_while_one_runs(runtime):
 
 
 async def test_open_rows_are_denied_at_exit(runtime):
-    from penguin_jupyter.notebook.approval import ApprovalRow
+    from penguin_jupyter.notebook.runtime.approval import ApprovalRow
 
     cell = _cell(runtime, "")
     async with cell:

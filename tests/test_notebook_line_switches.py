@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from penguin_jupyter.notebook.kernel_runtime import KernelRuntime
-from penguin_jupyter.notebook.line_commands import HANDLERS
+from penguin_jupyter.notebook.runtime.kernel_runtime import KernelRuntime
+from penguin_jupyter.notebook.runtime.line_commands import HANDLERS
 from penguin_jupyter.omni import user_text
 from penguin_jupyter.state import paths
 from penguin_jupyter.testing import ScriptedModelServer

@@ -65,7 +65,7 @@ def test_under_nbconvert_read_notebook_reads_the_saved_file_and_write_tools_are_
 
 def test_system_prompt_and_tools_without_a_frontend():
     from penguin_jupyter.notebook.kernel_tools.notebook_cells import notebook_tools, notebook_tools_prompt
-    from penguin_jupyter.notebook.notebook_link import NotebookLink
+    from penguin_jupyter.notebook.link.notebook_link import NotebookLink
 
     class Shell:
         def __init__(self) -> None:

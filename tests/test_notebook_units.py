@@ -11,13 +11,17 @@ import re
 import pytest
 
 from penguin_jupyter.notebook.extension import transform_penguin_cell
-from penguin_jupyter.notebook.live_blocks import SplitTextBlock
-from penguin_jupyter.notebook.live_render import pre_html
-from penguin_jupyter.notebook.live_throttle import MAX_UPDATES_PER_SECOND, TEXT_INTERVAL_S, ThrottledSetter
-from penguin_jupyter.notebook.live_view import LiveView
-from penguin_jupyter.notebook.options import OptionError, parse_cell_options, parse_line_command
-from penguin_jupyter.notebook.plain_view import PlainView
-from penguin_jupyter.notebook.workspace import resolve_workspace
+from penguin_jupyter.notebook.live.live_blocks import SplitTextBlock
+from penguin_jupyter.notebook.live.live_render import pre_html
+from penguin_jupyter.notebook.live.live_throttle import (
+    MAX_UPDATES_PER_SECOND,
+    TEXT_INTERVAL_S,
+    ThrottledSetter,
+)
+from penguin_jupyter.notebook.live.live_view import LiveView
+from penguin_jupyter.notebook.live.plain_view import PlainView
+from penguin_jupyter.notebook.runtime.options import OptionError, parse_cell_options, parse_line_command
+from penguin_jupyter.notebook.runtime.workspace import resolve_workspace
 from penguin_jupyter.omni import (
     partial_text,
     partial_tool_call_output,
@@ -103,7 +107,7 @@ def test_workspace_resolution_order(tmp_path):
 
 def test_transformer_rewrites_cells_into_awaits():
     out = transform_penguin_cell(["%%penguin --new\n", "List files\n", "and 'quote'\n"])
-    assert len(out) == 1 and out[0].startswith("await __import__('penguin_jupyter.notebook.runner'")
+    assert len(out) == 1 and out[0].startswith("await __import__('penguin_jupyter.notebook.runtime.runner'")
     assert "run_cell('--new', \"List files\\nand 'quote'\\n\")" in out[0]
     assert transform_penguin_cell(["x = 1\n", "%penguin status\n"])[1].startswith("await __import__(")
     assert transform_penguin_cell(["%%penguinx\n"]) == ["%%penguinx\n"]
@@ -255,7 +259,7 @@ async def test_retry_countdown_ticks_and_stops_on_the_next_request():
 def test_long_output_collapses_to_head_and_tail_with_full_text_on_expand():
     import ipywidgets as widgets
 
-    from penguin_jupyter.notebook.live_cards import ToolCardWidget
+    from penguin_jupyter.notebook.live.live_cards import ToolCardWidget
 
     card = ToolCardWidget("c1", "exec_command", redact=lambda s: s)
     text = "".join(f"row {i}\n" for i in range(100))
@@ -270,7 +274,7 @@ def test_long_output_collapses_to_head_and_tail_with_full_text_on_expand():
 
 
 def test_quiet_cards_collapse_output():
-    from penguin_jupyter.notebook.live_cards import ToolCardWidget
+    from penguin_jupyter.notebook.live.live_cards import ToolCardWidget
 
     card = ToolCardWidget("c1", "exec_command", quiet=True, redact=lambda s: s)
     assert card.output_accordion.selected_index is None
@@ -278,7 +282,7 @@ def test_quiet_cards_collapse_output():
 
 
 def test_line_command_summaries():
-    from penguin_jupyter.notebook.line_commands import _compaction_summary, _describe_session
+    from penguin_jupyter.notebook.runtime.line_commands import _compaction_summary, _describe_session
     from penguin_jupyter.omni import compaction_begin, compaction_end
 
     assert _compaction_summary([]) == "penguin: nothing to compact"
@@ -299,7 +303,7 @@ def test_line_command_summaries():
 
 
 def test_dollars_never_become_math_in_widget_html():
-    from penguin_jupyter.notebook.markdown_html import markdown_html
+    from penguin_jupyter.notebook.transcript.markdown_html import markdown_html
 
     out = markdown_html("North **$3,512.00** vs South $3,169.00 — [link](https://x.test/?a=$b)")
     assert "<strong><span>$</span>3,512.00</strong>" in out

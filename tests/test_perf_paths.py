@@ -12,12 +12,12 @@ from datetime import UTC, datetime
 
 import ipywidgets as widgets
 
-from penguin_jupyter.notebook import live_teardown
-from penguin_jupyter.notebook.live_blocks import GROUP_SIZE, SplitTextBlock
-from penguin_jupyter.notebook.live_render import pre_html
-from penguin_jupyter.notebook.live_shared import is_shared, plain_html
-from penguin_jupyter.notebook.live_teardown import CLOSE_BATCH, close_widgets_paced, widget_tree
-from penguin_jupyter.notebook.live_throttle import MIN_INTERVAL_S, TEXT_INTERVAL_S
+from penguin_jupyter.notebook.live import live_teardown
+from penguin_jupyter.notebook.live.live_blocks import GROUP_SIZE, SplitTextBlock
+from penguin_jupyter.notebook.live.live_render import pre_html
+from penguin_jupyter.notebook.live.live_shared import is_shared, plain_html
+from penguin_jupyter.notebook.live.live_teardown import CLOSE_BATCH, close_widgets_paced, widget_tree
+from penguin_jupyter.notebook.live.live_throttle import MIN_INTERVAL_S, TEXT_INTERVAL_S
 from penguin_jupyter.omni import builders, now_iso
 
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")

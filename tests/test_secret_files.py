@@ -21,8 +21,8 @@ from penguin_jupyter.environment.secret_files import (
     secret_file_label,
 )
 from penguin_jupyter.environment.tools.read_file import read_text_window
-from penguin_jupyter.notebook.approval import ApprovalRow, CellAsker
-from penguin_jupyter.notebook.approval_router import ApprovalRouter, CellApproval
+from penguin_jupyter.notebook.runtime.approval import ApprovalRow, CellAsker
+from penguin_jupyter.notebook.runtime.approval_router import ApprovalRouter, CellApproval
 from penguin_jupyter.omni import tool_call
 from penguin_jupyter.state import paths, set_vault_value
 from penguin_jupyter.testing import ScriptedModelServer

@@ -8,15 +8,15 @@ import re
 import pytest
 from support_transcript import SECRET, SESSION_INFO, sample_messages
 
-from penguin_jupyter.notebook.transcript_bundle import (
+from penguin_jupyter.notebook.transcript.transcript_bundle import (
     TRANSCRIPT_MIME,
     make_bundle,
     read_bundle,
     redact,
     transcript_mimebundle,
 )
-from penguin_jupyter.notebook.transcript_html import render_html
-from penguin_jupyter.notebook.transcript_model import session_label
+from penguin_jupyter.notebook.transcript.transcript_html import render_html
+from penguin_jupyter.notebook.transcript.transcript_model import session_label
 from penguin_jupyter.omni import (
     assistant_text,
     thinking,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from support_transcript import LONG_OUTPUT, child, sample_messages
 
-from penguin_jupyter.notebook.transcript_model import (
+from penguin_jupyter.notebook.transcript.transcript_model import (
     EventBlock,
     SubagentGroup,
     TextBlock,

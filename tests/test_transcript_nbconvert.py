@@ -6,7 +6,7 @@ import nbformat
 from nbconvert import HTMLExporter, MarkdownExporter
 from support_transcript import SECRET, SESSION_INFO, sample_messages
 
-from penguin_jupyter.notebook.transcript_bundle import make_bundle, transcript_mimebundle
+from penguin_jupyter.notebook.transcript.transcript_bundle import make_bundle, transcript_mimebundle
 
 
 def notebook_with_transcript(tmp_path):

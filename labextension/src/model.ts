@@ -1,7 +1,7 @@
 /**
  * Transcript model: wire messages -> display blocks.
  *
- * A faithful TypeScript re-implementation of penguin_jupyter/notebook/transcript_model.py
+ * A faithful TypeScript re-implementation of penguin_jupyter/notebook/transcript/transcript_model.py
  * (build_blocks, tool_card_summary, diff_preview) and of the tolerant bundle reader
  * (transcript_bundle.read_bundle). Same block order, same grouping: tool outputs and approval
  * decisions join their call by tool_call_id within one origin; origin-tagged messages go into

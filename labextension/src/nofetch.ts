@@ -5,7 +5,7 @@
  * rebuilds it in the page from an allow-list of tags and attributes), `imageNode` (inline
  * `data:` rasters, a placeholder otherwise) and `placeholder` (the visible "🖼 image from HOST —
  * click to open" link standing in for a remote resource). Same rules as the Python side
- * (penguin_jupyter/notebook/no_fetch_html.py); Markdown parsing and the first sanitizer stay
+ * (penguin_jupyter/notebook/transcript/no_fetch_html.py); Markdown parsing and the first sanitizer stay
  * with JupyterLab. See docs/no-fetch.md.
  */
 

@@ -1,7 +1,7 @@
 /**
  * DOM rendering of transcript blocks inside JupyterLab.
  *
- * Mirrors the HTML fallback (penguin_jupyter/notebook/transcript_html.py): header, collapsed
+ * Mirrors the HTML fallback (penguin_jupyter/notebook/transcript/transcript_html.py): header, collapsed
  * thinking, Markdown text (JupyterLab's parser + sanitizer), tool cards with command / diff /
  * arguments / approval / output (long output collapsed, expandable), events, nested subagents,
  * usage. Every model string goes in through textContent unless it passed the sanitizer and

@@ -2,9 +2,11 @@
 
 Owns everything that knows about IPython, ipykernel and ipywidgets. Entry points (imported
 lazily so `import penguin_jupyter.notebook` stays cheap): `load_ipython_extension` /
-`unload_ipython_extension` (extension.py), `run_cell(line, body)` (runner.py, what a
-`%%penguin` cell awaits), `run_line(line)` (line_commands.py), `start_demo_model()` (demo.py).
-The static transcript lives in `transcript_*.py`, the kernel-aware tools in `kernel_tools/`.
+`unload_ipython_extension` (extension.py), `run_cell(line, body)` (runtime/runner.py, what a
+`%%penguin` cell awaits), `run_line(line)` (runtime/line_commands.py), `start_demo_model()`
+(demo.py). By role: the cell runtime in `runtime/`, the live view in `live/`, the static
+transcript in `transcript/`, the link to the notebook frontend in `link/`, the kernel-aware
+tools in `kernel_tools/`.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from typing import Any
 _LAZY = {
     "load_ipython_extension": "extension",
     "unload_ipython_extension": "extension",
-    "run_cell": "runner",
-    "run_line": "line_commands",
+    "run_cell": "runtime.runner",
+    "run_line": "runtime.line_commands",
     "start_demo_model": "demo",
 }
 

@@ -55,7 +55,7 @@ def _reset_notebook_session() -> None:
         return
     shell = get_ipython()
     if shell is not None:
-        from .kernel_runtime import kernel_runtime
+        from .runtime.kernel_runtime import kernel_runtime
 
         sessions = kernel_runtime(shell).sessions
         sessions.drop_session()
@@ -71,7 +71,7 @@ def start_demo_model(
     """
     from ..state import add_model, paths
     from ..testing import ScriptedModelServer, copy_demo_data, demo_entries
-    from .workspace import resolve_workspace
+    from .runtime.workspace import resolve_workspace
 
     if workspace is None:
         try:

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-from .connection_file import register_connection_file
-from .prewarm import start_prewarm
+from .runtime.connection_file import register_connection_file
+from .runtime.prewarm import start_prewarm
 
 CELL_MAGIC = re.compile(r"^%%penguin(?=\s|$)(.*)$")
 LINE_MAGIC = re.compile(r"^(\s*)%penguin(?=\s|$)(.*)$")
-RUNNER = "__import__('penguin_jupyter.notebook.runner', fromlist=['run_cell']).run_cell"
-LINER = "__import__('penguin_jupyter.notebook.line_commands', fromlist=['run_line']).run_line"
+RUNNER = "__import__('penguin_jupyter.notebook.runtime.runner', fromlist=['run_cell']).run_cell"
+LINER = "__import__('penguin_jupyter.notebook.runtime.line_commands', fromlist=['run_line']).run_line"
 
 
 def transform_penguin_cell(lines: list[str]) -> list[str]:
@@ -59,13 +59,13 @@ def _run_sync(coro: Coroutine[object, object, None]) -> None:
 
 
 def _cell_magic(line: str, cell: str) -> None:
-    from .runner import run_cell
+    from .runtime.runner import run_cell
 
     _run_sync(run_cell(line, cell or ""))
 
 
 def _line_magic(line: str) -> None:
-    from .line_commands import run_line
+    from .runtime.line_commands import run_line
 
     _run_sync(run_line(line))
 
@@ -86,7 +86,7 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
 def _open_notebook_link(ip: InteractiveShell) -> None:
     """Open the comm to the notebook's frontend (the agent's notebook tools); never fails the load."""
     try:
-        from .notebook_link import open_link
+        from .link.notebook_link import open_link
 
         open_link(ip)
     except Exception as exc:  # the extension still works without the notebook tools
@@ -100,6 +100,6 @@ def unload_ipython_extension(ip: InteractiveShell) -> None:
     magics = ip.magics_manager.magics
     magics["cell"].pop("penguin", None)
     magics["line"].pop("penguin", None)
-    from .kernel_runtime import drop_kernel_runtime
+    from .runtime.kernel_runtime import drop_kernel_runtime
 
     drop_kernel_runtime(ip)

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from ...omni import OmniMessage, StopReason, partial_tool_call_output
-from ..frontend_bridge import BridgeError
+from ..link.frontend_bridge import BridgeError
 from .cell_outputs import cells_text, error_text
 from .notebook_file import NotebookFileError, read_saved_cells
 
 if TYPE_CHECKING:
-    from ..notebook_link import NotebookLink
+    from ..link.notebook_link import NotebookLink
 
 RUN_GRACE_S = 2.0
 _DESCRIPTION = {

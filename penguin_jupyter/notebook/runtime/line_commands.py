@@ -13,7 +13,7 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
-from ..omni import CompactionEndPayload, OmniMessage, TokenUsagePayload
+from ...omni import CompactionEndPayload, OmniMessage, TokenUsagePayload
 from .kernel_runtime import KernelRuntime, kernel_runtime
 from .kernel_sessions import NotebookSessions, SessionStartError, config_path_text
 from .options import (
@@ -28,7 +28,7 @@ from .options import (
 from .workspace import resolve_workspace
 
 if TYPE_CHECKING:
-    from ..session import Session
+    from ...session import Session
 
 Handler = Callable[[KernelRuntime, str | None], Awaitable[None]]
 
@@ -173,7 +173,7 @@ async def _sessions(runtime: KernelRuntime, arg: str | None) -> None:
 
 
 async def _models(runtime: KernelRuntime, arg: str | None) -> None:
-    from ..state import ConfigError, load_project_config, paths
+    from ...state import ConfigError, load_project_config, paths
 
     try:
         cfg = load_project_config(None, paths.DEFAULT_PROJECT_ID)
@@ -224,7 +224,7 @@ async def _trace(runtime: KernelRuntime, arg: str | None) -> None:
 
 
 async def _config(runtime: KernelRuntime, arg: str | None) -> None:
-    from ..state import paths
+    from ...state import paths
 
     root = paths.resolve_root(None)
     source = "PENGUIN_HOME" if os.environ.get("PENGUIN_HOME") else "default ~/.penguin/data"

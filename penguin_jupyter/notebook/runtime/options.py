@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import get_args
 
-from ..interfaces import THINKING_LEVELS, ThinkingLevelName
+from ...interfaces import THINKING_LEVELS, ThinkingLevelName
 
 APPROVAL_MODES: tuple[str, ...] = ("ask", "read-only", "allow-all", "deny-all")
 CELL_USAGE = (

@@ -12,10 +12,10 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from ..link.notebook_link import NotebookLink, link_of
 from .cell import Cell, TaskInterrupted
 from .kernel_runtime import ALREADY_RUNNING, KernelRuntime, kernel_runtime
 from .kernel_sessions import SessionStartError
-from .notebook_link import NotebookLink, link_of
 from .options import CellOptions, OptionError, parse_cell_options
 from .saved_transcript import penguin_cell_source, show_saved_transcript
 from .workspace import resolve_workspace
@@ -23,7 +23,7 @@ from .workspace import resolve_workspace
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-    from ..session import Session
+    from ...session import Session
 
 EMPTY_CELL = "penguin: the cell has no task — write what the agent should do below the %%penguin line"
 
@@ -107,7 +107,7 @@ async def run_cell(line: str, body: str) -> None:
     except CellNotStarted as exc:
         print(str(exc), file=sys.stderr)
         return
-    from .kernel_tools import expand_variables
+    from ..kernel_tools import expand_variables
 
     cell = Cell(runtime, session, opts, expand_variables(body.strip(), namespace))
     if note:

@@ -17,21 +17,21 @@ import sys
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ..interfaces import AbortSignal
-from ..omni import OmniMessage, SessionMetaPayload, TokenUsagePayload, user_text
+from ...interfaces import AbortSignal
+from ...omni import OmniMessage, SessionMetaPayload, TokenUsagePayload, user_text
+from ..live.cell_view import CellView
+from ..transcript.transcript_bundle import make_bundle, redact, transcript_mimebundle
 from .approval import CELL_ENDED_NOTE, ApprovalRow, CellAsker, approval_channel
 from .approval_router import CellApproval
 from .background_feed import BackgroundFeed
 from .cell_record import CellRecord
-from .cell_view import CellView
 from .options import CellOptions
-from .transcript_bundle import make_bundle, redact, transcript_mimebundle
 from .waits import wait_sliced
 
 if TYPE_CHECKING:
     from IPython.display import DisplayHandle
 
-    from ..session import Session
+    from ...session import Session
     from .kernel_runtime import KernelRuntime
 
 INTERRUPT_GRACE_S = 15.0
@@ -97,7 +97,7 @@ class Cell:
 
     def _make_view(self) -> CellView:
         if getattr(self.runtime.shell, "kernel", None) is not None:
-            from .live_view import LiveView
+            from ..live.live_view import LiveView
 
             return LiveView(
                 self.info,
@@ -106,7 +106,7 @@ class Cell:
                 redact=self.redact_text,
                 secrets=self.session.secrets(),
             )
-        from .plain_view import PlainView
+        from ..live.plain_view import PlainView
 
         return PlainView(self.info, quiet=self.opts.quiet, redact=self.redact_text)
 

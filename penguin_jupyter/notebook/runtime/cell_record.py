@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..omni import AbortPayload, OmniMessage, TextPayload, TokenUsagePayload, is_partial_payload, user_text
+from ...omni import AbortPayload, OmniMessage, TextPayload, TokenUsagePayload, is_partial_payload, user_text
 
 
 @dataclass

@@ -13,8 +13,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..omni import STOP_REASONS, OmniMessage, to_dict
-from ..redaction import Redactor, SecretLike, as_redactor
+from ...omni import STOP_REASONS, OmniMessage, to_dict
+from ...redaction import Redactor, SecretLike, as_redactor
 
 Secrets = Redactor | Iterable[SecretLike]
 

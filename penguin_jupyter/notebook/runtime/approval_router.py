@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..environment.secret_files import credential_read_reason
-from ..interfaces import ApprovalDecision, ApproveFn, Permission
-from ..omni import OmniMessage
+from ...environment.secret_files import credential_read_reason
+from ...interfaces import ApprovalDecision, ApproveFn, Permission
+from ...omni import OmniMessage
 from .approval import CellAsker, tool_name_of
 from .options import APPROVAL_MODES
 

@@ -23,8 +23,8 @@ from typing import Literal, Protocol
 
 import ipywidgets as widgets
 
-from ..interfaces import AbortSignal, ApprovalDecision
-from ..omni import OmniMessage, ToolCallPayload
+from ...interfaces import AbortSignal, ApprovalDecision
+from ...omni import OmniMessage, ToolCallPayload
 from .waits import wait_sliced
 
 Channel = Literal["buttons", "stdin", "none"]

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..omni import OmniMessage, to_dict
+from ...omni import OmniMessage, to_dict
 
 MAX_TURNS_NOTICE = re.compile(r"^\[reached max turns \((-?\d+)\); stopping\]$")
 DETAIL_LIMIT = 200

@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping
 
 import ipywidgets as widgets
 
+from ..transcript.transcript_model import session_label
 from .live_shared import plain_hbox, plain_html
 from .live_throttle import ThrottledSetter
-from .transcript_model import session_label
 
 
 def usage_text(session_total: int, request_total: int, output: int) -> str:

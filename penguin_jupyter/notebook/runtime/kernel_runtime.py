@@ -48,7 +48,7 @@ class KernelRuntime:
 
     def python_timeout_ms(self) -> int:
         """run_python's limit now: the running cell's option, else the kernel's, else the default."""
-        from .kernel_tools.run_python import seconds_to_ms
+        from ..kernel_tools.run_python import seconds_to_ms
 
         seconds = self.current.python_timeout_s if self.current is not None else None
         if seconds is None:

@@ -13,13 +13,13 @@ from collections.abc import Callable
 
 import ipywidgets as widgets
 
-from ..omni import OmniMessage, ToolCallOutputPayload, ToolCallPayload
+from ...omni import OmniMessage, ToolCallOutputPayload, ToolCallPayload
+from ..transcript.no_fetch_html import image_html
+from ..transcript.transcript_model import diff_preview, tool_card_summary, tool_description
 from .live_blocks import SplitTextBlock
 from .live_holdback import SecretHoldBack
 from .live_render import head_tail, muted_html, pre_html
 from .live_shared import plain_hbox, plain_html, plain_vbox, shared_layout
-from .no_fetch_html import image_html
-from .transcript_model import diff_preview, tool_card_summary, tool_description
 
 COLLAPSE_LINES = 40
 STATUS_COLORS = {"completed": "#2e7d32", "failed": "#c62828", "aborted": "#b26a00", "timeout": "#b26a00"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from ..interfaces import AbortSignal
+from ...interfaces import AbortSignal
 
 SLICE_S = 0.25
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import ipywidgets as widgets
 
-from ..omni import (
+from ...omni import (
     ApprovalDecisionPayload,
     ImageUrlPayload,
     InlineDataPayload,
@@ -33,7 +33,8 @@ from ..omni import (
     ToolCallOutputPayload,
     ToolCallPayload,
 )
-from .approval import ApprovalRow
+from ..runtime.approval import ApprovalRow
+from ..transcript.markdown_html import markdown_html
 from .live_blocks import SplitTextBlock
 from .live_cards import ToolCardWidget
 from .live_header import HeaderWidget, usage_text
@@ -42,7 +43,6 @@ from .live_render import muted_html, note_html, pre_html
 from .live_shared import plain_html, plain_vbox, shared_layout
 from .live_stream import StreamTextBlock, streaming_available
 from .live_teardown import close_widgets_paced
-from .markdown_html import markdown_html
 from .view_notices import Notice, notice_for, retry_text
 
 TONE_COLORS = {"info": "#555", "warning": "#b26a00", "error": "#c62828"}

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Protocol
 
-from ..omni import OmniMessage
+from ...omni import OmniMessage
 
 Sink = Callable[[OmniMessage], None]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..omni import (
+from ...omni import (
     AbortPayload,
     CompactionBeginPayload,
     CompactionEndPayload,

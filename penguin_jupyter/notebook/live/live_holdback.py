@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..redaction import MIN_SECRET_LENGTH
+from ...redaction import MIN_SECRET_LENGTH
 
 # The shortest value treated as a secret. Below it, holding back every text tail that matches
 # the start of a value would stall ordinary words, and a redaction of it would blank common

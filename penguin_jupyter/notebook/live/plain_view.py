@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TextIO
 
-from ..omni import (
+from ...omni import (
     AbortPayload,
     ApprovalDecisionPayload,
     OmniMessage,
@@ -23,8 +23,8 @@ from ..omni import (
     ToolCallOutputPayload,
     ToolCallPayload,
 )
-from .approval import ApprovalRow
-from .transcript_model import session_label, tool_card_summary
+from ..runtime.approval import ApprovalRow
+from ..transcript.transcript_model import session_label, tool_card_summary
 from .view_notices import interrupted_text, notice_for
 
 

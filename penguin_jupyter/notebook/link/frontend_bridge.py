@@ -15,8 +15,8 @@ import itertools
 import threading
 from typing import Any
 
-from ..interfaces import AbortSignal
-from .waits import SLICE_S, wait_sliced
+from ...interfaces import AbortSignal
+from ..runtime.waits import SLICE_S, wait_sliced
 
 COMM_TARGET = "penguin-notebook"
 BRIDGE_VERSION = 1

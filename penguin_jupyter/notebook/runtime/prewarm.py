@@ -21,12 +21,12 @@ from importlib import import_module
 # What the first cell imports, heaviest first (agenthub and pydantic models come in through these).
 MODULES = (
     "penguin_jupyter.agent",
-    "penguin_jupyter.notebook.runner",
-    "penguin_jupyter.notebook.live_view",
+    "penguin_jupyter.notebook.runtime.runner",
+    "penguin_jupyter.notebook.live.live_view",
     "penguin_jupyter.notebook.kernel_tools",
-    "penguin_jupyter.notebook.line_commands",
-    "penguin_jupyter.notebook.transcript_html",
-    "penguin_jupyter.notebook.transcript_text",
+    "penguin_jupyter.notebook.runtime.line_commands",
+    "penguin_jupyter.notebook.transcript.transcript_html",
+    "penguin_jupyter.notebook.transcript.transcript_text",
 )
 
 
@@ -62,7 +62,7 @@ def default_client_class() -> type | None:
     None when there is no default model. Nothing is sent."""
     from agenthub import AutoLLMClient
 
-    from ..state import load_project_config
+    from ...state import load_project_config
 
     config = load_project_config(None, "default_project")
     ref = config.default_model

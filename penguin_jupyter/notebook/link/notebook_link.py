@@ -17,9 +17,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .frontend_bridge import BridgeError, NotebookBridge, open_bridge
-from .kernel_tools.cell_interrupts import RunningCells
-from .kernel_tools.notebook_file import (
+from ..kernel_tools.cell_interrupts import RunningCells
+from ..kernel_tools.notebook_file import (
     NotebookFileError,
     completed_transcript,
     locate_notebook,
@@ -28,7 +27,8 @@ from .kernel_tools.notebook_file import (
     read_saved_cells,
     saved_metadata,
 )
-from .transcript_model import set_cell_source_lookup
+from ..transcript.transcript_model import set_cell_source_lookup
+from .frontend_bridge import BridgeError, NotebookBridge, open_bridge
 
 METADATA_KEY = "penguin"
 

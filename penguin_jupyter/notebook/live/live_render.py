@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 
-from .markdown_html import isolate_dollars
+from ..transcript.markdown_html import isolate_dollars
 
 PRE_STYLE = "margin:0;white-space:pre-wrap;word-break:break-word;font-family:var(--jp-code-font-family,monospace);font-size:12px"
 MUTED_STYLE = "color:var(--jp-ui-font-color2,#666);font-size:12px"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..omni import OmniMessage
-from .approval import ApprovalRow
+from ...omni import OmniMessage
+from ..runtime.approval import ApprovalRow
 
 
 class CellView(Protocol):

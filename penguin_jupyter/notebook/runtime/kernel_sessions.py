@@ -18,17 +18,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypedDict
 
-from ..state.dotenv import load_dotenv
-from ..state.errors import NoModelConfiguredError
+from ...state.dotenv import load_dotenv
+from ...state.errors import NoModelConfiguredError
 from .options import CellOptions
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-    from ..agent import Agent
-    from ..environment.types import BuiltinTool
-    from ..omni import OmniMessage
-    from ..session import Session
+    from ...agent import Agent
+    from ...environment.types import BuiltinTool
+    from ...omni import OmniMessage
+    from ...session import Session
 
 MAX_SUBAGENT_METAS = 64
 
@@ -50,7 +50,7 @@ class SessionStartError(Exception):
 
 
 def config_path_text() -> str:
-    from ..state import paths
+    from ...state import paths
 
     return str(paths.project_config_path(paths.resolve_root(None), paths.DEFAULT_PROJECT_ID))
 
@@ -64,7 +64,7 @@ def _unchanged(current: Session | None) -> str:
 
 
 def default_python_timeout_ms() -> int:
-    from .kernel_tools.run_python import DEFINITION
+    from ..kernel_tools.run_python import DEFINITION
 
     return DEFINITION.timeout_ms
 
@@ -99,7 +99,7 @@ class NotebookSessions:
 
     async def get_agent(self) -> Agent:
         if self.agent is None:
-            from ..agent import create_agent
+            from ...agent import create_agent
 
             self.agent = await create_agent()
         return self.agent
@@ -201,9 +201,9 @@ class NotebookSessions:
         """The kernel tools and the notebook prompt note, when running inside a kernel."""
         if self.shell is None:
             return {}
-        from .kernel_tools import kernel_tools, notebook_prompt
-        from .kernel_tools.notebook_cells import notebook_tools, notebook_tools_prompt
-        from .notebook_link import link_of
+        from ..kernel_tools import kernel_tools, notebook_prompt
+        from ..kernel_tools.notebook_cells import notebook_tools, notebook_tools_prompt
+        from ..link.notebook_link import link_of
 
         link = link_of(self.shell)
         notes = (notebook_prompt(self.shell.user_ns), notebook_tools_prompt(link))
@@ -215,7 +215,7 @@ class NotebookSessions:
     async def _wait_for_frontend(self) -> None:
         """The notebook tools offered depend on the frontend's hello (it may still be on its way
         when Run All sends this cell right after `%load_ext`)."""
-        from .notebook_link import link_of
+        from ..link.notebook_link import link_of
 
         link = link_of(self.shell)
         if link is not None:
