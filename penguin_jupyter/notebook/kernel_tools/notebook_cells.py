@@ -9,6 +9,7 @@ docs/notebook-tools.md.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -101,7 +102,7 @@ def _fail(ctx: ToolExecutionContext, text: str) -> tuple[OmniMessage, ToolResult
     return partial_tool_call_output("delta", text, ctx.tool_call_id), ToolResult(stop_reason="failed")
 
 
-def _cell_id_arg(args: dict[str, Any], tool: str) -> str | None:
+def _cell_id_arg(args: dict[str, Any]) -> str | None:
     value = args.get("cell_id")
     return value if isinstance(value, str) and value.strip() else None
 
@@ -209,7 +210,7 @@ class EditCellTool(_NotebookTool):
     definition = EDIT_CELL
 
     async def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
-        cell_id, source = _cell_id_arg(args, self.name), args.get("source")
+        cell_id, source = _cell_id_arg(args), args.get("source")
         if cell_id is None or not isinstance(source, str):
             missing = "cell_id" if cell_id is None else "source"
             for item in _fail(ctx, f'Missing required argument "{missing}" for edit_cell.'):
@@ -233,7 +234,7 @@ class RunCellTool(_NotebookTool):
     definition = RUN_CELL
 
     async def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
-        cell_id = _cell_id_arg(args, self.name)
+        cell_id = _cell_id_arg(args)
         if cell_id is None:
             for item in _fail(ctx, 'Missing required argument "cell_id" for run_cell.'):
                 yield item
@@ -272,8 +273,6 @@ class RunCellTool(_NotebookTool):
 
     async def _stop(self, cell_id: str) -> None:
         """Stop the agent-run cell; give it a moment to unwind so the kernel stays usable."""
-        import asyncio
-
         loop = asyncio.get_running_loop()
         deadline = loop.time() + RUN_GRACE_S
         while self.link.running.is_running(cell_id) and loop.time() < deadline:
@@ -286,7 +285,7 @@ class DeleteCellTool(_NotebookTool):
     definition = DELETE_CELL
 
     async def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
-        cell_id = _cell_id_arg(args, self.name)
+        cell_id = _cell_id_arg(args)
         if cell_id is None:
             for item in _fail(ctx, 'Missing required argument "cell_id" for delete_cell.'):
                 yield item
