@@ -98,13 +98,8 @@ DELETE_CELL = _definition(
 )
 
 
-def _fail(ctx: ToolExecutionContext, text: str) -> tuple[OmniMessage, ToolResult]:
-    return partial_tool_call_output("delta", text, ctx.tool_call_id), ToolResult(stop_reason="failed")
-
-
-def _cell_id_arg(args: dict[str, Any]) -> str | None:
-    value = args.get("cell_id")
-    return value if isinstance(value, str) and value.strip() else None
+class _Refused(Exception):
+    """A call the tool will not make (bad arguments, the running cell); `str()` is the output."""
 
 
 class _NotebookTool:
@@ -118,9 +113,12 @@ class _NotebookTool:
         try:
             async for item in self._run(args, ctx):
                 yield item
+        except _Refused as exc:
+            yield partial_tool_call_output("delta", str(exc), ctx.tool_call_id)
+            yield ToolResult(stop_reason="failed")
         except (BridgeError, NotebookFileError) as exc:
-            for item in _fail(ctx, f"{self.name} failed: {exc}"):
-                yield item
+            yield partial_tool_call_output("delta", f"{self.name} failed: {exc}", ctx.tool_call_id)
+            yield ToolResult(stop_reason="failed")
 
     def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         raise NotImplementedError
@@ -130,10 +128,16 @@ class _NotebookTool:
         result = await self.link.bridge.request(op, signal=ctx.signal, **kwargs)
         return result if isinstance(result, dict) else {}
 
-    def _guard_running(self, cell_id: str, verb: str) -> str | None:
+    def _target_cell(self, args: dict[str, Any], verb: str) -> str:
+        """The `cell_id` argument; refused when missing or naming the running %%penguin cell."""
+        cell_id = args.get("cell_id")
+        if not isinstance(cell_id, str) or not cell_id.strip():
+            raise _Refused(f'Missing required argument "cell_id" for {self.name}.')
         if cell_id == self.link.task.running_cell_id:
-            return f"{self.name} refused: cell {cell_id} is the running %%penguin cell (this Task); it cannot be {verb}."
-        return None
+            raise _Refused(
+                f"{self.name} refused: cell {cell_id} is the running %%penguin cell (this Task); it cannot be {verb}."
+            )
+        return cell_id
 
 
 class ReadNotebookTool(_NotebookTool):
@@ -144,9 +148,7 @@ class ReadNotebookTool(_NotebookTool):
         start, end = args.get("start"), args.get("end")
         for key, value in (("start", start), ("end", end)):
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-                for item in _fail(ctx, f"Invalid {key!r}: expected a cell index ≥ 0 (got {value!r})."):
-                    yield item
-                return
+                raise _Refused(f"Invalid {key!r}: expected a cell index ≥ 0 (got {value!r}).")
         note = ""
         if self.link.live:
             result = await self._request("read", ctx)
@@ -176,17 +178,11 @@ class InsertCellTool(_NotebookTool):
     async def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         cell_type, source, index = args.get("cell_type"), args.get("source"), args.get("index")
         if cell_type not in ("code", "markdown"):
-            for item in _fail(ctx, f'Invalid "cell_type": expected "code" or "markdown" (got {cell_type!r}).'):
-                yield item
-            return
+            raise _Refused(f'Invalid "cell_type": expected "code" or "markdown" (got {cell_type!r}).')
         if not isinstance(source, str):
-            for item in _fail(ctx, 'Missing required argument "source" for insert_cell.'):
-                yield item
-            return
+            raise _Refused('Missing required argument "source" for insert_cell.')
         if index is not None and (not isinstance(index, int) or isinstance(index, bool) or index < 0):
-            for item in _fail(ctx, f'Invalid "index": expected a cell index ≥ 0 (got {index!r}).'):
-                yield item
-            return
+            raise _Refused(f'Invalid "index": expected a cell index ≥ 0 (got {index!r}).')
         task = self.link.task
         async with self.link.insert_lock:  # calls of one turn run concurrently: keep their order
             after = task.inserted[-1] if task.inserted else task.running_cell_id
@@ -210,17 +206,9 @@ class EditCellTool(_NotebookTool):
     definition = EDIT_CELL
 
     async def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
-        cell_id, source = _cell_id_arg(args), args.get("source")
-        if cell_id is None or not isinstance(source, str):
-            missing = "cell_id" if cell_id is None else "source"
-            for item in _fail(ctx, f'Missing required argument "{missing}" for edit_cell.'):
-                yield item
-            return
-        refused = self._guard_running(cell_id, "edited")
-        if refused:
-            for item in _fail(ctx, refused):
-                yield item
-            return
+        cell_id, source = self._target_cell(args, "edited"), args.get("source")
+        if not isinstance(source, str):
+            raise _Refused('Missing required argument "source" for edit_cell.')
         result = await self._request("edit", ctx, cell_id=cell_id, source=source)
         old = str(result.get("old_source", ""))
         self.link.sources[cell_id] = source
@@ -234,18 +222,9 @@ class RunCellTool(_NotebookTool):
     definition = RUN_CELL
 
     async def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
-        cell_id = _cell_id_arg(args)
-        if cell_id is None:
-            for item in _fail(ctx, 'Missing required argument "cell_id" for run_cell.'):
-                yield item
-            return
-        refused = self._guard_running(cell_id, "run")
-        if refused is None and self.link.sources.get(cell_id, "").lstrip().startswith("%%penguin"):
-            refused = f"run_cell refused: cell {cell_id} is a %%penguin cell; ask the user to run it."
-        if refused:
-            for item in _fail(ctx, refused):
-                yield item
-            return
+        cell_id = self._target_cell(args, "run")
+        if self.link.sources.get(cell_id, "").lstrip().startswith("%%penguin"):
+            raise _Refused(f"run_cell refused: cell {cell_id} is a %%penguin cell; ask the user to run it.")
         try:
             result = await self._request("run", ctx, cell_id=cell_id)
         except BridgeError:
@@ -285,16 +264,7 @@ class DeleteCellTool(_NotebookTool):
     definition = DELETE_CELL
 
     async def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
-        cell_id = _cell_id_arg(args)
-        if cell_id is None:
-            for item in _fail(ctx, 'Missing required argument "cell_id" for delete_cell.'):
-                yield item
-            return
-        refused = self._guard_running(cell_id, "deleted")
-        if refused:
-            for item in _fail(ctx, refused):
-                yield item
-            return
+        cell_id = self._target_cell(args, "deleted")
         result = await self._request("delete", ctx, cell_id=cell_id)
         self.link.sources.pop(cell_id, None)
         if cell_id in self.link.task.inserted:
