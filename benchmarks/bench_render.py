@@ -40,6 +40,8 @@ sys.path[:0] = [str(BENCH_DIR), str(BENCH_DIR.parent)]  # run from anywhere, pac
 from _common import data_root, print_table, server_process, subprocess_env, verdict  # noqa: E402
 from jupyter_client import KernelManager  # noqa: E402
 
+from tests.support_live_text import captured_text  # noqa: E402  (the capture replay the tests use)
+
 TEXT_BYTES = 200_000
 SHAPE_BYTES = 100_000
 SHAPE_SECONDS = 10.0
@@ -209,32 +211,6 @@ class Traffic:
         return best
 
 
-def captured_streams(messages: list[dict[str, Any]]) -> tuple[dict[str, str], str]:
-    """(comm_id of an Output -> the stdout stream text it captured, text no Output captured),
-    replayed as a widget frontend does: while an Output's `msg_id` names the cell's request it
-    takes the cell's stream messages (the latest capture wins); `clear_output` empties it."""
-    capturing: list[str] = []
-    captured: dict[str, str] = {}
-    loose = ""
-    for msg in messages:
-        kind, content = msg["msg_type"], msg["content"]
-        if kind in ("comm_open", "comm_msg"):
-            state = content.get("data", {}).get("state", {})
-            if "msg_id" in state:
-                if content["comm_id"] in capturing:
-                    capturing.remove(content["comm_id"])
-                if state["msg_id"] and state["msg_id"] == msg["parent_header"].get("msg_id"):
-                    capturing.append(content["comm_id"])
-        elif kind == "stream" and content.get("name") == "stdout":
-            if capturing:
-                captured[capturing[-1]] = captured.get(capturing[-1], "") + content["text"]
-            else:
-                loose += content["text"]
-        elif kind == "clear_output" and capturing:
-            captured[capturing[-1]] = ""
-    return captured, loose
-
-
 def _kind(msg: dict[str, Any]) -> str:
     """msg_type, refined for widget traffic: comm_msg by which state keys it carries."""
     kind = msg["msg_type"]
@@ -314,7 +290,7 @@ def kernel_for(root: Path) -> Kernel:
 
 def rendered_text(traffic: Traffic) -> str:
     """The assistant text as the live view finally shows it (its Outputs' captured streams)."""
-    captured, _ = captured_streams(traffic.messages)
+    captured, _ = captured_text(traffic.messages)
     return "".join(captured.values())
 
 
@@ -392,7 +368,7 @@ def shape_row(shape: str) -> tuple[list, Traffic]:
         finally:
             kernel.close()
     bundle_text, _ = bundle_parts(traffic.bundle)
-    captured, loose = captured_streams(traffic.messages)
+    captured, loose = captured_text(traffic.messages)
     live_ok = "".join(captured.values()) == text and not loose
     answer = len(text.encode())
     row = [
