@@ -37,14 +37,18 @@ def subprocess_env(**extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def server_process(entries: list[Any], events_per_s: float | None = None) -> Iterator[str]:
+def server_process(
+    entries: list[Any], events_per_s: float | None = None, command: list[str] | None = None
+) -> Iterator[str]:
     """Serve `entries` from a separate process; yields its base URL and stops it on exit.
-    With `events_per_s`, responses are paced to that many SSE events a second."""
+    With `events_per_s`, responses are paced to that many SSE events a second. `command` (the
+    script file's path is appended) replaces the default server, `_server.py`."""
     with tempfile.TemporaryDirectory(prefix="penguin-bench-script-") as tmp:
         script = Path(tmp) / "script.json"
         script.write_text(json.dumps(entries), encoding="utf-8")
+        base = command or [sys.executable, str(Path(__file__).with_name("_server.py"))]
         proc = subprocess.Popen(
-            [sys.executable, str(Path(__file__).with_name("_server.py")), str(script)],
+            [*base, str(script)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -24,16 +24,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +41,7 @@ from _common import (  # noqa: E402
     data_root,
     peak_rss_mb,
     print_table,
-    subprocess_env,
+    server_process,
     verdict,
 )
 
@@ -94,29 +90,9 @@ def serve(script_path: str) -> None:
     threading.Event().wait()
 
 
-@contextmanager
-def unlogged_server(entries: list[Any]) -> Iterator[str]:
-    with tempfile.TemporaryDirectory(prefix="penguin-bench-script-") as tmp:
-        script = Path(tmp) / "script.json"
-        script.write_text(json.dumps(entries), encoding="utf-8")
-        proc = subprocess.Popen(
-            [sys.executable, __file__, "--serve", str(script)],
-            stdout=subprocess.PIPE,
-            text=True,
-            env=subprocess_env(),
-        )
-        try:
-            line = proc.stdout.readline() if proc.stdout else ""
-            if "http://" not in line:
-                raise RuntimeError(f"scripted model server did not start: {line.strip()}")
-            yield line.split()[3]
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+def unlogged_server(entries: list[Any]) -> AbstractContextManager[str]:
+    """This file's `--serve` mode (no request log) in a separate process; yields its base URL."""
+    return server_process(entries, command=[sys.executable, __file__, "--serve"])
 
 
 # --- one request at a long history --------------------------------------------------------------
