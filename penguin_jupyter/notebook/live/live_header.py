@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 import ipywidgets as widgets
 
 from ..transcript.transcript_model import session_label
-from .live_shared import plain_hbox, plain_html
+from .live_shared import plain_button, plain_hbox, plain_html, shared_layout
 from .live_throttle import ThrottledSetter
 
 
@@ -25,12 +25,12 @@ class HeaderWidget:
         self.label = plain_html(self._label_html())
         self.usage = plain_html()
         self.status = plain_html("<i>running…</i>")
-        self.stop_button = widgets.Button(description="Stop", button_style="warning", icon="stop")
+        self.stop_button = plain_button("Stop", button_style="warning", icon="stop")
         self.stop_button.on_click(lambda _b: on_stop())
         self._usage_setter = ThrottledSetter(self.usage)
         self.widget = widgets.VBox(
             [plain_hbox([self.label, self.stop_button]), plain_hbox([self.status, self.usage])],
-            layout=widgets.Layout(border_bottom="1px solid #d0d7de", margin="0 0 4px 0"),
+            layout=shared_layout(border_bottom="1px solid #d0d7de", margin="0 0 4px 0"),
         )
 
     def _label_html(self) -> str:

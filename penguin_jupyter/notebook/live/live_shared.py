@@ -1,10 +1,11 @@
 """Plain live widgets with one shared Layout and one shared HTML style (docs/notebook.md "Rendering").
 
-Owns `plain_html`, `plain_vbox`, `plain_hbox`, `shared_layout` and `is_shared`. Every ipywidgets widget made
-without a `layout=` (and an HTML without a `style=`) opens its own LayoutModel (and
-HTMLStyleModel): two extra `comm_open` iopub messages per widget, about a kilobyte each, for
-models that hold nothing but defaults. The live views' plain widgets share one default Layout and
-one default HTML style instead, created once per kernel and never closed (the paced teardown
+Owns `plain_html`, `plain_vbox`, `plain_hbox`, `plain_button`, `shared_layout` and `is_shared`.
+Every ipywidgets widget made without a `layout=` (and an HTML or Button without a `style=`) opens
+its own LayoutModel (and HTMLStyleModel / ButtonStyleModel): two extra `comm_open` iopub messages
+per widget, about a kilobyte each, and a `comm_close` each at teardown, for models that hold
+nothing but defaults. The live views' plain widgets share one default Layout, one default HTML
+style and one default button style instead, created once per kernel and never closed (the paced teardown
 skips them); fixed layouts used by every card (`shared_layout(**settings)`) are shared the same
 way. Nothing may mutate them: a widget whose layout changes gets its own.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import ipywidgets as widgets
+from ipywidgets.widgets.widget_button import ButtonStyle
 from ipywidgets.widgets.widget_string import HTMLStyle
 
 _shared: dict[str, widgets.Widget] = {}
@@ -46,3 +48,15 @@ def plain_vbox(children: Sequence[widgets.Widget] = ()) -> widgets.VBox:
 
 def plain_hbox(children: Sequence[widgets.Widget] = ()) -> widgets.HBox:
     return widgets.HBox(list(children), layout=shared_layout())
+
+
+def plain_button(description: str, *, button_style: str = "", icon: str = "", width: str = "") -> widgets.Button:
+    """A Button on the shared default style and a shared layout (`width="auto"` fits a long label)."""
+    layout = shared_layout(width=width) if width else shared_layout()
+    return widgets.Button(
+        description=description,
+        button_style=button_style,
+        icon=icon,
+        layout=layout,
+        style=_get("button_style", ButtonStyle),
+    )

@@ -21,10 +21,9 @@ import sys
 from collections.abc import Callable
 from typing import Literal, Protocol
 
-import ipywidgets as widgets
-
 from ...interfaces import AbortSignal, ApprovalDecision
 from ...omni import OmniMessage, ToolCallPayload
+from ..live.live_shared import plain_button, plain_hbox, plain_html
 from .waits import wait_sliced
 
 Channel = Literal["buttons", "stdin", "none"]
@@ -47,14 +46,12 @@ class ApprovalRow:
     def __init__(self, loop: asyncio.AbstractEventLoop, tool_name: str, reason: str | None = None) -> None:
         self.loop = loop
         self.future: asyncio.Future[Choice] = loop.create_future()
-        self.approve_button = widgets.Button(description="Approve", button_style="success", icon="check")
-        self.deny_button = widgets.Button(description="Deny", button_style="danger", icon="times")
-        self.always_button = widgets.Button(
-            description=f"Always allow {tool_name}", tooltip="Always allow this tool for this session"
-        )
-        self.always_button.layout.width = "auto"
-        self.status = widgets.HTML(f"<b>{html.escape(reason)}</b>" if reason else "")
-        self.widget = widgets.HBox([self.approve_button, self.deny_button, self.always_button, self.status])
+        self.approve_button = plain_button("Approve", button_style="success", icon="check")
+        self.deny_button = plain_button("Deny", button_style="danger", icon="times")
+        self.always_button = plain_button(f"Always allow {tool_name}", width="auto")
+        self.always_button.tooltip = "Always allow this tool for this session"
+        self.status = plain_html(f"<b>{html.escape(reason)}</b>" if reason else "")
+        self.widget = plain_hbox([self.approve_button, self.deny_button, self.always_button, self.status])
         self.approve_button.on_click(lambda _b: self._clicked("allow"))
         self.deny_button.on_click(lambda _b: self._clicked("deny"))
         self.always_button.on_click(lambda _b: self._clicked("always"))

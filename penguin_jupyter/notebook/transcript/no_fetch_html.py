@@ -41,6 +41,17 @@ _ALLOWED_TAGS = frozenset(
         "div", "details", "summary", "input", "figure", "figcaption", "wbr",
     }
 )  # fmt: skip
+# A start tag that ends open elements, as an HTML parser does: (the elements it ends, the
+# elements it never looks past). So `<td>a<td>b` is two cells here as in the browser.
+_SECTIONS = frozenset({"thead", "tbody", "tfoot"})
+_IMPLIED_END: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "td": (frozenset({"td", "th"}), frozenset({"tr", "table"}) | _SECTIONS),
+    "th": (frozenset({"td", "th"}), frozenset({"tr", "table"}) | _SECTIONS),
+    "tr": (frozenset({"tr", "td", "th"}), frozenset({"table"}) | _SECTIONS),
+    "thead": (_SECTIONS | {"tr", "td", "th"}, frozenset({"table"})),
+    "tbody": (_SECTIONS | {"tr", "td", "th"}, frozenset({"table"})),
+    "tfoot": (_SECTIONS | {"tr", "td", "th"}, frozenset({"table"})),
+}
 _GLOBAL_ATTRS = frozenset({"class", "title", "lang", "dir"})
 _TAG_ATTRS: dict[str, frozenset[str]] = {
     "a": frozenset({"href"}),
@@ -239,10 +250,23 @@ class _Rebuilder(HTMLParser):
             self._placeholders(dropped)
             return
         attr_text = "".join(f' {n}="{html.escape(v, quote=True)}"' if v else f" {n}" for n, v in kept)
+        self._end_implied(tag)
         self.out.append(f"<{tag}{attr_text}>")
         if tag not in _VOID:
             self.stack.append(tag)
         self._placeholders(dropped)
+
+    def _end_implied(self, tag: str) -> None:
+        """Close what `tag`'s start ends implicitly in HTML (see `_IMPLIED_END`)."""
+        ends, boundary = _IMPLIED_END.get(tag, (frozenset(), frozenset()))
+        cut = None
+        for depth in range(len(self.stack) - 1, -1, -1):
+            if self.stack[depth] in boundary:
+                break
+            if self.stack[depth] in ends:
+                cut = depth
+        while cut is not None and len(self.stack) > cut:
+            self.out.append(f"</{self.stack.pop()}>")
 
     def _filter(
         self, tag: str, attrs: list[tuple[str, str | None]]

@@ -43,6 +43,17 @@ def _message_dict(message: Any) -> dict[str, Any] | None:
     return data
 
 
+def _without_tool_schemas(data: dict[str, Any]) -> dict[str, Any]:
+    """A `tool_list_ready` event keeps only the tool names: the descriptions and schemas (~12 KB
+    for the builtin tools, again for every subagent) are in the trace, and no renderer shows
+    them, so a saved notebook does not carry them in every cell."""
+    payload = data["payload"]
+    if payload.get("type") != "tool_list_ready" or not isinstance(payload.get("tools"), list):
+        return data
+    names = [{"name": t.get("name")} for t in payload["tools"] if isinstance(t, Mapping)]
+    return {**data, "payload": {**payload, "tools": names}}
+
+
 def _token_counts(value: Any) -> dict[str, int]:
     if hasattr(value, "model_dump"):
         value = value.model_dump()
@@ -80,7 +91,8 @@ def make_bundle(
     usage: Any = None,
     secrets: Secrets = (),
 ) -> dict[str, Any]:
-    """The version-1 bundle of a Task: complete messages/events in stream order, no partials.
+    """The version-1 bundle of a Task: complete messages/events in stream order, no partials,
+    tool lists by name only.
 
     `messages`: OmniMessages or wire dicts (origin-tagged child messages included).
     `session_info`: a mapping (or object) with session_id, provider, model_id, workspace,
@@ -90,7 +102,7 @@ def make_bundle(
     """
     if status not in STOP_REASONS:
         raise ValueError(f"transcript status must be one of {', '.join(STOP_REASONS)}, got {status!r}")
-    wire = [data for data in (_message_dict(m) for m in messages) if data is not None]
+    wire = [_without_tool_schemas(data) for data in map(_message_dict, messages) if data is not None]
     bundle = {
         "version": BUNDLE_VERSION,
         "session": _session(session_info),

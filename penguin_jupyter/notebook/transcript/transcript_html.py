@@ -11,10 +11,11 @@ It renders the blocks of `transcript_model.build_blocks`; it is readable without
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping
 from typing import Any
 
-from .markdown_html import markdown_html
+from .markdown_html import compact_tables, markdown_html
 from .no_fetch_html import image_html, safe_html
 from .transcript_model import (
     Block,
@@ -55,6 +56,9 @@ _CSS = f"""
 .{ROOT_CLASS} .pg-remote {{display: inline-block; border: 1px dashed #8888; border-radius: 4px;
   padding: 0 4px; font-size: 12px;}}
 """
+# Every saved %%penguin cell carries this sheet: written readable above, saved without the
+# whitespace around punctuation (and no `\n`, which JSON spells in two bytes).
+_CSS = re.sub(r"\s*([{};:,>])\s*", r"\1", _CSS).strip()
 
 
 def _e(text: Any) -> str:
@@ -175,5 +179,5 @@ def render_html(bundle: Mapping[str, Any]) -> str:
         f"<div class='pg-meta'>{_e(' · '.join(m for m in meta if m))}</div></div>"
     )
     body = "".join(_block(block) for block in build_blocks(bundle.get("messages") or []))
-    safe = safe_html(header + body + _usage(bundle.get("usage")))
+    safe = compact_tables(safe_html(header + body + _usage(bundle.get("usage"))))
     return f'<div class="{ROOT_CLASS}"><style>{_CSS}</style>{safe}</div>'
