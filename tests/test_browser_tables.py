@@ -28,6 +28,7 @@ from penguin_jupyter.omni import assistant_text, user_text  # noqa: E402
 from tests.support_browser import REPO_ROOT  # noqa: E402
 
 pytest_plugins = ["tests.support_browser"]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 
 TABLES = {
     "aligned": "| name | n | c |\n|:--|--:|:-:|\n| `a\\|b` *x* | 1 | [l](https://example.org) |\n| c | | ok |",
