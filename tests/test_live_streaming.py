@@ -313,3 +313,27 @@ async def test_without_streaming_the_text_splits_into_widgets_even_in_one_long_p
     assert isinstance(block, SplitTextBlock) and len(block.widgets) >= 5
     shown = [re.sub(r"<[^>]+>", "", w.value).strip() for w in block.widgets]
     assert " ".join(shown) == paragraph, "cut at word boundaries, nothing lost"
+
+
+def test_load_ext_imports_nothing_heavy():
+    """`%load_ext` stays light (≤ 50 ms goal, benchmarks/bench_render.py "First cell"): it imports
+    the notebook link but not the message models, the core, agenthub or ipywidgets — those are
+    the pre-warm thread's work. (A fresh interpreter; the pre-warm is switched off.)"""
+    code = (
+        "import sys\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "import penguin_jupyter.notebook.runtime.prewarm as p\n"
+        "p.start_prewarm = lambda: None\n"
+        "import penguin_jupyter.notebook.extension as e\n"
+        "e.start_prewarm = p.start_prewarm\n"
+        "InteractiveShell.instance().run_line_magic('load_ext', 'penguin_jupyter')\n"
+        "import penguin_jupyter.notebook.link.notebook_link\n"
+        "heavy = ('pydantic', 'agenthub', 'ipywidgets', 'penguin_jupyter.omni', 'penguin_jupyter.agent')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in heavy))\n"
+    )
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", done.stdout

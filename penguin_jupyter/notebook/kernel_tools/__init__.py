@@ -4,20 +4,50 @@
 Owns the tools that see the notebook's namespace. They are ordinary BuiltinTools handed to
 the session as `extra_tools`, so the Environment's close-out (timeouts, truncation,
 framing) applies to them exactly as to the builtin tools. Rendering is left to the widgets.
+
+The names below load on first use (PEP 562): `%load_ext` imports light modules of this package
+(`cell_interrupts`, `notebook_file`) and must not pay for the tools and the core they pull in
+(~0.2 s); the pre-warm thread imports them in the background instead.
 """
 
+from __future__ import annotations
+
+import importlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from .expand import expand_variables
-from .inspect_variables import InspectVariablesTool
-from .notebook_prompt import notebook_prompt
-from .propose_cell import ProposeCellTool
-from .run_python import RunPythonTool
+if TYPE_CHECKING:
+    from .expand import expand_variables
+    from .inspect_variables import InspectVariablesTool
+    from .notebook_prompt import notebook_prompt
+    from .propose_cell import ProposeCellTool
+    from .run_python import RunPythonTool
+
+_LAZY = {
+    "expand_variables": ".expand",
+    "InspectVariablesTool": ".inspect_variables",
+    "notebook_prompt": ".notebook_prompt",
+    "ProposeCellTool": ".propose_cell",
+    "RunPythonTool": ".run_python",
+}
 
 
-def kernel_tools(shell, python_timeout_ms: Callable[[], int] | None = None) -> list:
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def kernel_tools(shell: Any, python_timeout_ms: Callable[[], int] | None = None) -> list[Any]:
     """The three kernel tools bound to an IPython shell (its `user_ns` and `set_next_input`);
     `python_timeout_ms` gives run_python's current timeout (default: its definition's 120 s)."""
+    from .inspect_variables import InspectVariablesTool
+    from .propose_cell import ProposeCellTool
+    from .run_python import RunPythonTool
+
     return [
         RunPythonTool(shell, python_timeout_ms),
         InspectVariablesTool(shell),

@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...interfaces import AbortSignal
+if TYPE_CHECKING:  # (typing only: `%load_ext` imports this module and must stay light)
+    from ...interfaces import AbortSignal
 from ..runtime.waits import SLICE_S, wait_sliced
 
 COMM_TARGET = "penguin-notebook"

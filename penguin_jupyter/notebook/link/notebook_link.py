@@ -27,7 +27,7 @@ from ..kernel_tools.notebook_file import (
     read_saved_cells,
     saved_metadata,
 )
-from ..transcript.transcript_model import set_cell_source_lookup
+from ..transcript.cell_sources import set_cell_source_lookup
 from .frontend_bridge import BridgeError, NotebookBridge, open_bridge
 
 METADATA_KEY = "penguin"

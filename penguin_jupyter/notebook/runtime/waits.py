@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import TYPE_CHECKING
 
-from ...interfaces import AbortSignal
+if TYPE_CHECKING:  # (typing only: `%load_ext` imports this module and must stay light)
+    from ...interfaces import AbortSignal
 
 SLICE_S = 0.25
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...omni import OmniMessage, to_dict
+from .cell_sources import known_cell_source
 
 MAX_TURNS_NOTICE = re.compile(r"^\[reached max turns \((-?\d+)\); stopping\]$")
 DETAIL_LIMIT = 200
@@ -178,15 +179,6 @@ def tool_card_summary(tool_call: Any) -> tuple[str, str]:
     return name, _shorten(json.dumps(shown, ensure_ascii=False, separators=(",", ":"))) if shown else ""
 
 
-_cell_source_lookup: Callable[[str], str | None] | None = None
-
-
-def set_cell_source_lookup(lookup: Callable[[str], str | None] | None) -> None:
-    """Where `edit_cell` previews find a cell's current source (the kernel's notebook link)."""
-    global _cell_source_lookup
-    _cell_source_lookup = lookup
-
-
 def diff_preview(name: str, arguments: Any) -> str | None:
     """A unified diff computed from `edit_file`/`write_file`/`edit_cell` arguments; None otherwise.
 
@@ -203,7 +195,7 @@ def diff_preview(name: str, arguments: Any) -> str | None:
         cell_id, source = _string_arg(args, "cell_id") or "", _string_arg(args, "source")
         if source is None:
             return None
-        known = _cell_source_lookup(cell_id) if _cell_source_lookup is not None else None
+        known = known_cell_source(cell_id)
         before = known.splitlines() if known is not None else []
         diff = difflib.unified_diff(before, source.splitlines(), f"cell {cell_id}", f"cell {cell_id}", lineterm="", n=3)
         return "\n".join(diff) or None
