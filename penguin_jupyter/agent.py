@@ -482,6 +482,10 @@ class Agent:
             thinking_level=level,
             timeout_ms=config.request_timeout_ms,
         )
+        if config.connect_timeout_ms is not None:
+            model_config.connect_timeout_ms = config.connect_timeout_ms
+        if config.answer_budget_ms is not None:
+            model_config.answer_budget_ms = config.answer_budget_ms
         model_config.tool_call_ids = ToolCallIdAllocator()
         cfg = self.load_project_config()
         return Session(

@@ -210,3 +210,51 @@ async def test_without_the_sdks_response_signal_only_the_idle_timer_applies(
     routed._client = routed._client.wrapped
     _, outcome = await collect(model, [user_text("hi")])
     assert outcome == LLMOutcome("timeout", "no event from the model for 400 ms (request_timeout_ms)")
+
+
+# --- the limits from the agent's system_config.yaml ---------------------------------------------
+
+
+async def test_system_config_sets_the_connect_timeout_and_answer_budget(silent_server: SilentServer, tmp_path) -> None:
+    """`model.connectTimeoutMs` / `model.answerBudgetMs` reach the session's model: a silent
+    endpoint ends the Task naming the configured values (not the 10 s / 30 s defaults)."""
+    import yaml
+
+    from penguin_jupyter import create_agent
+    from penguin_jupyter.state import add_model, paths
+
+    agent = await create_agent()
+    add_model(
+        None, "default_project", provider="local", model_id="m", base_url=silent_server.url,
+        api_key="sk-test-key-123", client_type="openai-chat", default=True,
+    )  # fmt: skip
+    file = paths.system_config_path(agent.root, agent.project_id, agent.agent_id)
+    doc = yaml.safe_load(file.read_text())
+    doc["model"].update(connectTimeoutMs=300, answerBudgetMs=1000)
+    file.write_text(yaml.safe_dump(doc, sort_keys=False))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    session = await agent.create_session(workspace_dir=workspace)
+    try:
+        messages = [m async for m in session.run([user_text("hello")])]
+    finally:
+        session.dispose()
+    ends = request_ends(messages)
+    assert "connect_timeout_ms=300" in ends[0]["error_message"]
+    assert "within 1000 ms over 2 attempts (answer_budget_ms)" in ends[-1]["error_message"]
+
+
+async def test_a_bad_limit_in_system_config_is_one_line(tmp_path) -> None:
+    import yaml
+
+    from penguin_jupyter import create_agent
+    from penguin_jupyter.state import ConfigError, add_model, paths
+
+    agent = await create_agent()
+    add_model(None, "default_project", provider="local", model_id="m", base_url="http://127.0.0.1:9/v1", default=True)
+    file = paths.system_config_path(agent.root, agent.project_id, agent.agent_id)
+    doc = yaml.safe_load(file.read_text())
+    doc["model"]["answerBudgetMs"] = "a minute"
+    file.write_text(yaml.safe_dump(doc, sort_keys=False))
+    with pytest.raises(ConfigError, match=r"model\.answerBudgetMs: must be an integer, got 'a minute'$"):
+        await agent.create_session(workspace_dir=tmp_path)

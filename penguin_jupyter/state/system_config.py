@@ -58,6 +58,10 @@ class SystemConfig:
     max_tokens: int = DEFAULT_MAX_TOKENS
     thinking_level: str | None = None  # None: fall back to the project default, then medium
     request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
+    # `model.connectTimeoutMs` / `model.answerBudgetMs`; None: the model's defaults (10 s per
+    # attempt / 30 s for a run of unanswered attempts, docs/model.md); ≤ 0 disables either.
+    connect_timeout_ms: int | None = None
+    answer_budget_ms: int | None = None
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
     vault: SectionConfig = field(default_factory=lambda: SectionConfig(prompt=DEFAULT_VAULT_PROMPT))
     skills: SectionConfig = field(default_factory=lambda: SectionConfig(prompt=DEFAULT_SKILLS_PROMPT))
@@ -174,6 +178,8 @@ def parse_system_config(file: str, data: Any) -> SystemConfig:
         max_tokens=r.get(model, "model.", "max_tokens", int, DEFAULT_MAX_TOKENS),
         thinking_level=thinking,
         request_timeout_ms=r.get(model, "model.", "timeoutMs", int, DEFAULT_REQUEST_TIMEOUT_MS),
+        connect_timeout_ms=r.get(model, "model.", "connectTimeoutMs", int, None),
+        answer_budget_ms=r.get(model, "model.", "answerBudgetMs", int, None),
         compaction=CompactionConfig(
             max_context_length=r.get(
                 comp, "compaction.", "max_context_length", int, DEFAULT_MAX_CONTEXT_LENGTH
