@@ -3,11 +3,15 @@ full Session (engine + Environment + Trace), on one scripted Task.
 
 The Task: 40 model requests, each streaming 500 text deltas and five calls of the extra tool
 `noop` (answers `ok` at once, see `_common.NoopTool`), then a final request of text: 20,000 text
-deltas and 200 tool calls in all. (Five calls a request, not one: the openai SDK re-walks the
-whole request body on every request, so 200 one-call requests spend most of their time in
-that quadratic transform, identical in every layer, and the run would exceed two minutes.) Every layer replays the same conversation against its own
-scripted-server process, so the wire work per request is the same (the Session also sends its
-system prompt and full toolset). Ratios are what matter; absolute rates depend on the machine.
+deltas and 200 tool calls in all. (Five calls a request, not one: before the model's request
+shortcuts, the openai SDK re-walked the whole request body on every request, and 200 one-call
+requests spent most of their time in that quadratic walk; the Task is kept for comparable
+figures.) Every layer replays the same conversation against its own scripted-server process, so
+the wire work per request is the same (the Session also sends its system prompt and full
+toolset). The baseline (a) gets the same client shortcuts `create_llm_client` installs (SDK
+retries off, the conversation past the SDK's body walk, agenthub's history conversion on new
+messages only), so (b) and (c) are measured against the same gateway work, not against a slower
+one. Ratios are what matter; absolute rates depend on the machine.
 
 `--profile` adds a cProfile of the Session run (top functions by own time, file:line).
 """
@@ -31,8 +35,9 @@ from agenthub import AutoLLMClient  # noqa: E402
 from penguin_jupyter import create_agent, omni  # noqa: E402
 from penguin_jupyter.interfaces import GenerativeModelParameters, LLMOutcome  # noqa: E402
 from penguin_jupyter.llm import GenerativeModel, GenerativeModelConfig  # noqa: E402
-from penguin_jupyter.llm.client import disable_sdk_retries  # noqa: E402
+from penguin_jupyter.llm.client import disable_sdk_retries, install_body_passthrough  # noqa: E402
 from penguin_jupyter.llm.config import tool_schema  # noqa: E402
+from penguin_jupyter.llm.history_conversion import install_incremental_conversion  # noqa: E402
 
 TOOL_TURNS = 40
 CALLS_PER_TURN = 5
@@ -61,11 +66,14 @@ def tools_config() -> dict:
 
 
 async def bare_client(url: str) -> tuple[int, int]:
-    """(a) agenthub's stateful stream; tool results sent back by hand. Returns (deltas, calls)."""
+    """(a) agenthub's stateful stream with the model's client shortcuts; tool results sent back by
+    hand. Returns (deltas, calls)."""
     client = AutoLLMClient(
         model="scripted-model", client_type="openai-chat", base_url=url, api_key="sk-bench"
     )
-    disable_sdk_retries(client)
+    if disable_sdk_retries(client):
+        install_body_passthrough(client)
+    install_incremental_conversion(getattr(client, "_client", None))
     config = tools_config()
     message: dict = {"role": "user", "content_items": [{"type": "text", "text": "go"}]}
     deltas = calls = 0
