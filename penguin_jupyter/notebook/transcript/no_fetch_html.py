@@ -258,7 +258,9 @@ class _Rebuilder(HTMLParser):
 
     def _end_implied(self, tag: str) -> None:
         """Close what `tag`'s start ends implicitly in HTML (see `_IMPLIED_END`)."""
-        ends, boundary = _IMPLIED_END.get(tag, (frozenset(), frozenset()))
+        if tag not in _IMPLIED_END:
+            return
+        ends, boundary = _IMPLIED_END[tag]
         cut = None
         for depth in range(len(self.stack) - 1, -1, -1):
             if self.stack[depth] in boundary:
