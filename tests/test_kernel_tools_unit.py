@@ -18,7 +18,6 @@ from penguin_jupyter.notebook.kernel_tools import (
     ProposeCellTool,
     RunPythonTool,
     expand_variables,
-    notebook_prompt,
 )
 from penguin_jupyter.notebook.kernel_tools.displayed import (
     MAX_DISPLAY_IMAGES,
@@ -27,6 +26,7 @@ from penguin_jupyter.notebook.kernel_tools.displayed import (
     bundle_image,
     bundle_text,
 )
+from penguin_jupyter.notebook.kernel_tools.notebook_prompt import notebook_prompt
 from penguin_jupyter.notebook.kernel_tools.python_runner import html_to_text
 from penguin_jupyter.notebook.runtime.kernel_runtime import KernelRuntime
 from penguin_jupyter.notebook.runtime.options import (
@@ -296,3 +296,14 @@ async def test_run_python_figure_passed_to_display_is_not_collected_again():
     assert out == "<Figure size 640x480 with 1 Axes>\n"
     assert len(result.images) == 1
     assert plt.get_fignums() == []
+
+
+def test_the_packages_lazy_names_are_not_submodule_names():
+    """Importing a submodule rebinds the package attribute of its name to the module, so a lazily
+    loaded function named like a submodule would turn into a module after that import."""
+    import pkgutil
+
+    import penguin_jupyter.notebook.kernel_tools as package
+
+    submodules = {info.name for info in pkgutil.iter_modules(package.__path__)}
+    assert not (set(package._LAZY) | set(package.__all__)) & submodules

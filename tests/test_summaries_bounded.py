@@ -10,7 +10,7 @@ import threading
 import numpy as np
 import pandas as pd
 
-from penguin_jupyter.notebook.kernel_tools import notebook_prompt
+from penguin_jupyter.notebook.kernel_tools.notebook_prompt import notebook_prompt
 from penguin_jupyter.notebook.kernel_tools.summaries import summarize_variable, variables_table
 from penguin_jupyter.notebook.kernel_tools.summary_pandas import ROW_BUDGET, dataframe_summary
 from penguin_jupyter.notebook.kernel_tools.summary_text import Budget, bounded_repr

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from penguin_jupyter.notebook.kernel_tools import notebook_prompt
+from penguin_jupyter.notebook.kernel_tools.notebook_prompt import notebook_prompt
 from penguin_jupyter.notebook.kernel_tools.summaries import summarize_variable, variables_table
 
 dask = pytest.importorskip("dask")

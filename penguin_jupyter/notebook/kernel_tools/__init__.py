@@ -1,5 +1,5 @@
 """Kernel-aware tools for data work (docs/notebook.md "Kernel tools"): `run_python`, `inspect_variables`,
-`propose_cell`, and the notebook note for the system prompt.
+`propose_cell`, and the notebook note for the system prompt (`notebook_prompt.notebook_prompt`).
 
 Owns the tools that see the notebook's namespace. They are ordinary BuiltinTools handed to
 the session as `extra_tools`, so the Environment's close-out (timeouts, truncation,
@@ -7,7 +7,9 @@ framing) applies to them exactly as to the builtin tools. Rendering is left to t
 
 The names below load on first use (PEP 562): `%load_ext` imports light modules of this package
 (`cell_interrupts`, `notebook_file`) and must not pay for the tools and the core they pull in
-(~0.2 s); the pre-warm thread imports them in the background instead.
+(~0.2 s); the pre-warm thread imports them in the background instead. A name loaded this way
+must not be a submodule's name too: importing the submodule would rebind the package attribute
+to the module (why `notebook_prompt` is imported from its module).
 """
 
 from __future__ import annotations
@@ -19,14 +21,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .expand import expand_variables
     from .inspect_variables import InspectVariablesTool
-    from .notebook_prompt import notebook_prompt
     from .propose_cell import ProposeCellTool
     from .run_python import RunPythonTool
 
 _LAZY = {
     "expand_variables": ".expand",
     "InspectVariablesTool": ".inspect_variables",
-    "notebook_prompt": ".notebook_prompt",
     "ProposeCellTool": ".propose_cell",
     "RunPythonTool": ".run_python",
 }
@@ -61,5 +61,4 @@ __all__ = [
     "RunPythonTool",
     "expand_variables",
     "kernel_tools",
-    "notebook_prompt",
 ]

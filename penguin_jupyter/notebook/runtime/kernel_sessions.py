@@ -201,8 +201,9 @@ class NotebookSessions:
         """The kernel tools and the notebook prompt note, when running inside a kernel."""
         if self.shell is None:
             return {}
-        from ..kernel_tools import kernel_tools, notebook_prompt
+        from ..kernel_tools import kernel_tools
         from ..kernel_tools.notebook_cells import notebook_tools, notebook_tools_prompt
+        from ..kernel_tools.notebook_prompt import notebook_prompt
         from ..link.notebook_link import link_of
 
         link = link_of(self.shell)
