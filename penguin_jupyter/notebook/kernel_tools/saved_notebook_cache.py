@@ -53,10 +53,12 @@ def index_notebook(data: Any, path: str) -> SavedNotebookIndex:
     if not isinstance(cells, list):
         raise NotebookFileError(f"{path} is not a notebook (no cells)")
     completed: dict[str, tuple[str, list[dict[str, Any]]]] = {}
+    seen: set[str] = set()  # a duplicated id (invalid nbformat): its first cell decides
     for cell in cells:
         cell_id = cell.get("id") if isinstance(cell, dict) else None
-        if not isinstance(cell_id, str) or not cell_id or cell_id in completed:
+        if not isinstance(cell_id, str) or not cell_id or cell_id in seen:
             continue
+        seen.add(cell_id)
         outputs = [o for o in cell.get("outputs") or [] if isinstance(o, dict)]
         if any(_completed_bundle(output) for output in outputs):
             completed[cell_id] = (normalize_cell_source(cell_text(cell.get("source"))), outputs)
