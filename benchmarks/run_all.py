@@ -19,6 +19,7 @@ SCRIPTS = [
     "bench_long_session.py",
     "bench_summaries.py",
     "bench_notebook_tools.py",
+    "bench_saved_notebook.py",
 ]
 
 

@@ -183,6 +183,13 @@ def test_edit_cell_deny_then_approve_and_the_interrupt_stops_run_cell(page, lab,
     interrupt_from_toolbar(page)
     agent.locator(".jp-OutputArea", has_text="task interrupted").wait_for(timeout=15_000)
     print(f"interrupt to end of the %%penguin cell: {time.monotonic() - started:.2f}s")
+    # The static transcript (the labextension's renderer): the applied edit's card shows its diff,
+    # the denied one none.
+    static_cards = agent.locator('.penguin-tool-card[data-tool-name="edit_cell"]')
+    static_cards.nth(1).locator(".pg-diff").wait_for(timeout=15_000)
+    applied = static_cards.nth(1).locator(".pg-diff").inner_text()
+    assert "-value = 1" in applied and "+value = 3" in applied, applied
+    assert static_cards.nth(0).locator(".pg-diff").count() == 0
     cell(page, 3).locator(".jp-OutputArea", has_text="KeyboardInterrupt").wait_for(timeout=15_000)
     assert len(server.requests) == 4
 

@@ -17,8 +17,8 @@ import pytest
 from support_transcript import REPO, child, sample_messages
 
 from penguin_jupyter.notebook.transcript.transcript_bundle import make_bundle, read_bundle
-from penguin_jupyter.notebook.transcript.transcript_model import build_blocks, diff_preview
-from penguin_jupyter.omni import assistant_text, to_dict, tool_call, tool_call_output
+from penguin_jupyter.notebook.transcript.transcript_model import build_blocks, diff_preview, edit_cell_result
+from penguin_jupyter.omni import approval_decision, assistant_text, to_dict, tool_call, tool_call_output
 
 LABEXT = REPO / "labextension"
 RUNNER = """
@@ -102,6 +102,32 @@ def test_ts_blocks_equal_python_blocks(node_model):
     bundle = make_bundle(messages + extra, session_info={"session_id": "s"}, status="completed", usage=None)
     result = run_ts(node_model, {"messages": bundle["messages"], "bundle": bundle, "diffs": []})
     assert result["blocks"] == py_blocks(bundle["messages"])
+
+
+def test_ts_edit_cell_cards_take_the_diff_from_the_output_like_python(node_model):
+    old, new = "a = 1\nvalue = 1\nprint(value)", "a = 1\nvalue = 2\nprint(value)"
+    calls = [
+        ("applied", edit_cell_result("v", 2, old, new), "completed"),
+        ("unchanged", edit_cell_result("v", 2, old, old), "completed"),
+        ("denied", "Tool call denied by user.", "completed"),
+        ("failed", edit_cell_result("v", 2, old, new), "failed"),
+    ]
+    messages = []
+    for call_id, output, stop in calls:
+        messages.append(to_dict(tool_call("edit_cell", {"cell_id": "v", "source": new}, call_id)))
+        messages.append(to_dict(approval_decision("deny" if call_id == "denied" else "allow", call_id)))
+        messages.append(to_dict(tool_call_output(output, call_id, stop)))  # type: ignore[arg-type]
+    messages.append(to_dict(tool_call_output(edit_cell_result("v", 3, new, old), "early")))  # output first
+    messages.append(to_dict(tool_call("edit_cell", {"cell_id": "v", "source": old}, "early")))
+    bundle = make_bundle(messages, session_info={"session_id": "s"}, status="completed", usage=None)
+    result = run_ts(node_model, {"messages": bundle["messages"], "bundle": bundle, "diffs": []})
+    expected = py_blocks(bundle["messages"])
+    assert result["blocks"] == expected
+    diffs = {card["tool_call_id"]: card["diff"] for card in expected}
+    assert diffs["applied"] == "--- before\n+++ after\n@@ -1,3 +1,3 @@\n a = 1\n-value = 1\n+value = 2\n print(value)"
+    assert diffs["early"] is not None and "+value = 1" in diffs["early"]
+    assert diffs["unchanged"] is None and diffs["denied"] is None and diffs["failed"] is None
+    assert expected[0]["output"] == "Replaced the source of cell v (index 2)."
 
 
 def test_ts_diffs_equal_difflib(node_model):

@@ -15,12 +15,8 @@ import nbformat
 import pytest
 
 from penguin_jupyter.notebook.kernel_tools.cell_outputs import cells_text, error_text
-from penguin_jupyter.notebook.kernel_tools.notebook_file import (
-    completed_transcript,
-    locate_notebook,
-    normalize_cell_source,
-    read_saved_cells,
-)
+from penguin_jupyter.notebook.kernel_tools.notebook_file import locate_notebook, normalize_cell_source
+from penguin_jupyter.notebook.kernel_tools.saved_notebook_cache import SavedNotebookCache
 from penguin_jupyter.testing.placeholders import resolve
 from tests.support_kernel import REPO_ROOT
 
@@ -115,11 +111,11 @@ def test_completed_transcript_needs_the_same_cell_the_same_source_and_a_complete
     ]
     path = tmp_path / "n.ipynb"
     nbformat.write(nb, str(path))
-    cells = read_saved_cells(str(path))
-    assert completed_transcript(cells, "p1", "%%penguin --approve ask\nGo\n") is not None  # spacing ignored
-    assert completed_transcript(cells, "p1", "%%penguin --approve ask\nGo now") is None  # edited
-    assert completed_transcript(cells, "p2", "%%penguin\nAgain") is None  # not completed
-    assert completed_transcript(cells, None, "%%penguin --approve ask\nGo") is None  # no cell id
+    saved = SavedNotebookCache().index(str(path))
+    assert saved.completed_outputs("p1", "%%penguin --approve ask\nGo\n") is not None  # spacing ignored
+    assert saved.completed_outputs("p1", "%%penguin --approve ask\nGo now") is None  # edited
+    assert saved.completed_outputs("p2", "%%penguin\nAgain") is None  # not completed
+    assert saved.completed_outputs(None, "%%penguin --approve ask\nGo") is None  # no cell id
     assert normalize_cell_source("  %%penguin   --new\nbody\n\n") == "%%penguin --new\nbody"
     assert locate_notebook(str(tmp_path), "%%penguin\nAgain") == str(path)
     assert locate_notebook(str(tmp_path), "%%penguin\nnowhere") is None

@@ -2,7 +2,7 @@
  * Transcript model: wire messages -> display blocks.
  *
  * A faithful TypeScript re-implementation of penguin_jupyter/notebook/transcript/transcript_model.py
- * (build_blocks, tool_card_summary, diff_preview) and of the tolerant bundle reader
+ * (build_blocks, tool_card_summary, diff_preview, split_edit_cell_output) and of the tolerant bundle reader
  * (transcript_bundle.read_bundle). Same block order, same grouping: tool outputs and approval
  * decisions join their call by tool_call_id within one origin; origin-tagged messages go into
  * nested subagent groups placed where the subagent first appeared. Keep the two in step.
@@ -375,6 +375,30 @@ export function diffPreview(name: string, args: Json): string | null {
   return lines.length ? lines.join('\n') : null;
 }
 
+const EDIT_CELL_DIFF_HEAD = '--- before\n+++ after\n';
+
+/** [summary, diff] of a completed edit_cell output ("Replaced the source of cell … ." then the
+ * unified diff of the old and new source); null when it holds no diff. */
+export function splitEditCellOutput(output: string): [string, string] | null {
+  const at = output.indexOf('\n' + EDIT_CELL_DIFF_HEAD);
+  if (at < 0 || !output.startsWith('Replaced the source of cell')) {
+    return null;
+  }
+  return [output.slice(0, at), output.slice(at + 1)];
+}
+
+/** Once an edit_cell card has its call and a completed output, the output's diff becomes the
+ * card's diff and the output keeps the summary line. */
+function takeEditCellDiff(card: ToolCard): void {
+  if (card.name !== 'edit_cell' || card.output === null || card.output_stop_reason !== 'completed') {
+    return;
+  }
+  const parts = splitEditCellOutput(card.output);
+  if (parts !== null) {
+    [card.output, card.diff] = parts;
+  }
+}
+
 // --- grouping -------------------------------------------------------------------------------
 
 class Scope {
@@ -446,7 +470,8 @@ function fillCall(card: ToolCard, payload: Json): void {
   card.call_stop_reason = String(payload.stop_reason || 'completed');
   [card.title, card.detail] = toolCardSummary(payload);
   card.description = toolDescription(args);
-  card.diff = diffPreview(name, args);
+  card.diff = diffPreview(name, args); // null for edit_cell: its diff comes from its output
+  takeEditCellDiff(card);
   if (name === 'exec_command') {
     const parsed = parseArguments(args);
     card.command = stringArg(parsed, 'cmd');
@@ -589,6 +614,7 @@ function addModel(scope: Scope, payload: Json): void {
     card.output = String(payload.output ?? '');
     card.images = (Array.isArray(payload.images) ? payload.images : []).filter((i: Json) => typeof i === 'string');
     card.output_stop_reason = stop;
+    takeEditCellDiff(card);
   }
 }
 

@@ -10,13 +10,13 @@ docs/notebook-tools.md.
 from __future__ import annotations
 
 import asyncio
-import difflib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from ...omni import OmniMessage, StopReason, partial_tool_call_output
 from ..link.frontend_bridge import BridgeError
+from ..transcript.transcript_model import edit_cell_result
 from .cell_outputs import cells_text, error_text
 from .notebook_file import NotebookFileError, read_saved_cells
 
@@ -212,9 +212,8 @@ class EditCellTool(_NotebookTool):
         result = await self._request("edit", ctx, cell_id=cell_id, source=source)
         old = str(result.get("old_source", ""))
         self.link.sources[cell_id] = source
-        diff = "\n".join(difflib.unified_diff(old.splitlines(), source.splitlines(), "before", "after", lineterm="", n=2))
-        text = f"Replaced the source of cell {cell_id} (index {result.get('index')})."
-        yield partial_tool_call_output("delta", text + ("\n" + diff if diff else " (no change)"), ctx.tool_call_id)
+        text = edit_cell_result(cell_id, result.get("index"), old, source)
+        yield partial_tool_call_output("delta", text, ctx.tool_call_id)
 
 
 class RunCellTool(_NotebookTool):

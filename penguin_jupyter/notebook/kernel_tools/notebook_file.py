@@ -1,9 +1,9 @@
 """The notebook as saved on disk: where it is, its cells, and a cell's saved transcript.
 
 Owns the fallbacks used when no frontend bridge is connected (nbconvert, papermill, VS Code, a
-frontend without the extension) and the "Run All reproduces" check: finding the saved outputs of
-the `%%penguin` cell being executed. The live notebook (unsaved edits included) is read through
-the bridge instead.
+frontend without the extension) and the rule for "this cell is unchanged" (`normalize_cell_source`).
+The "Run All reproduces" check reads the file through saved_notebook_cache.py (parsed once per
+version of the file). The live notebook (unsaved edits included) is read through the bridge instead.
 """
 
 from __future__ import annotations
@@ -73,21 +73,12 @@ def read_saved_cells(path: str) -> list[dict[str, Any]]:
     out = []
     for index, cell in enumerate(cells):
         if isinstance(cell, dict):
-            out.append({**cell, "index": index, "source": _text(cell.get("source"))})
+            out.append({**cell, "index": index, "source": cell_text(cell.get("source"))})
     return out
 
 
-def saved_metadata(path: str) -> dict[str, Any]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
-        return {}
-    meta = data.get("metadata", {}).get("penguin") if isinstance(data, dict) else None
-    return meta if isinstance(meta, dict) else {}
-
-
-def _text(value: Any) -> str:
+def cell_text(value: Any) -> str:
+    """A cell's `source` as one string (nbformat stores it as a string or a list of lines)."""
     return "".join(str(v) for v in value) if isinstance(value, list) else str(value or "")
 
 
@@ -97,27 +88,3 @@ def normalize_cell_source(source: str) -> str:
     text = source.strip()
     first, _, rest = text.partition("\n")
     return " ".join(first.split()) + ("\n" + rest.rstrip() if rest else "")
-
-
-def _same_source(a: str, b: str) -> bool:
-    return normalize_cell_source(a) == normalize_cell_source(b)
-
-
-def completed_transcript(cells: list[dict[str, Any]], cell_id: str | None, source: str) -> list[dict[str, Any]] | None:
-    """The saved outputs of this `%%penguin` cell when they hold a completed Task and the saved
-    source equals `source`; None otherwise (then the cell asks the model again)."""
-    if not cell_id:
-        return None
-    for cell in cells:
-        if cell.get("id") != cell_id:
-            continue
-        if not _same_source(_text(cell.get("source")), source):
-            return None
-        outputs = [o for o in cell.get("outputs") or [] if isinstance(o, dict)]
-        for output in outputs:
-            data = output.get("data")
-            bundle = data.get(TRANSCRIPT_MIME) if isinstance(data, dict) else None
-            if isinstance(bundle, dict) and bundle.get("status") == "completed":
-                return outputs
-        return None
-    return None

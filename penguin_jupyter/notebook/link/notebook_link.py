@@ -20,13 +20,11 @@ from typing import Any
 from ..kernel_tools.cell_interrupts import RunningCells
 from ..kernel_tools.notebook_file import (
     NotebookFileError,
-    completed_transcript,
     locate_notebook,
     normalize_cell_source,
     notebook_file_path,
-    read_saved_cells,
-    saved_metadata,
 )
+from ..kernel_tools.saved_notebook_cache import SAVED_NOTEBOOKS, SavedNotebookCache, SavedNotebookIndex
 from ..transcript.cell_sources import set_cell_source_lookup
 from .frontend_bridge import BridgeError, NotebookBridge, open_bridge
 
@@ -57,6 +55,7 @@ class NotebookLink:
         self.insert_lock = asyncio.Lock()
         self.completed: dict[str, tuple[str, list[dict[str, Any]]]] = {}  # cell id → (source hash, outputs)
         self._metadata_session: str | None = None
+        self.saved_notebooks: SavedNotebookCache = SAVED_NOTEBOOKS
         set_cell_source_lookup(self.known_source)
 
     # --- what is available --------------------------------------------------------------
@@ -110,8 +109,8 @@ class NotebookLink:
         """The session id this notebook used last: the live metadata, else the saved file's."""
         meta = self.bridge.hello.get("metadata") if self.live and self.bridge is not None else None
         if not isinstance(meta, dict):
-            path = self.file_path()
-            meta = saved_metadata(path) if path else {}
+            saved = self._saved_index()
+            meta = saved.metadata if saved is not None else {}
         value = meta.get("session_id") if isinstance(meta, dict) else None
         return value if isinstance(value, str) and value else None
 
@@ -134,14 +133,19 @@ class NotebookLink:
         remembered = self.completed.get(cell_id)
         if remembered is not None and remembered[0] == source_hash(cell_source):
             return remembered[1]
+        saved = self._saved_index()
+        return saved.completed_outputs(cell_id, cell_source) if saved is not None else None
+
+    def _saved_index(self) -> SavedNotebookIndex | None:
+        """The saved notebook as the cell-start checks see it (parsed again only when the file
+        changed); None when there is no readable saved file."""
         path = self.file_path()
         if not path:
             return None
         try:
-            cells = read_saved_cells(path)
+            return self.saved_notebooks.index(path)
         except NotebookFileError:
             return None
-        return completed_transcript(cells, cell_id, cell_source)
 
     def remember_completed(self, cell_source: str, mimebundle: dict[str, Any]) -> None:
         cell_id = current_cell_id(self.shell)

@@ -2,7 +2,8 @@
 
 Owns `build_blocks` (thinking, text, tool cards joined by `tool_call_id`, events, subagent groups
 nested by `origin`) and the small helpers the live widgets reuse for card headers and diffs
-(`tool_card_summary`, `tool_description`, `diff_preview`, `parse_arguments`). Pure Python: no
+(`tool_card_summary`, `tool_description`, `diff_preview`, `parse_arguments`), and the format of
+`edit_cell`'s output diff (`edit_cell_result`, `split_edit_cell_output`). Pure Python: no
 IPython, no HTML. Rendering lives in `transcript_html.py` / `transcript_text.py`; the
 labextension (`labextension/src/model.ts`) re-implements these rules in TypeScript — keep the
 two in step.
@@ -20,6 +21,7 @@ from typing import Any
 from ...omni import OmniMessage, to_dict
 from .cell_sources import known_cell_source
 
+EDIT_CELL_DIFF_HEAD = "--- before\n+++ after\n"  # how edit_cell's output starts its diff
 MAX_TURNS_NOTICE = re.compile(r"^\[reached max turns \((-?\d+)\); stopping\]$")
 DETAIL_LIMIT = 200
 
@@ -264,7 +266,10 @@ def _fill_call(card: ToolCard, payload: Mapping[str, Any]) -> None:
     card.call_stop_reason = str(payload.get("stop_reason") or "completed")
     card.title, card.detail = tool_card_summary(payload)
     card.description = tool_description(arguments)
-    card.diff = diff_preview(name, arguments)
+    # A static card shows only what the bundle holds: edit_cell's diff comes from its output (the
+    # live card's preview reads the kernel's cell sources, which a saved transcript has not got).
+    card.diff = None if name == "edit_cell" else diff_preview(name, arguments)
+    _take_edit_cell_diff(card)
     if name == "exec_command":
         args = parse_arguments(arguments)
         card.command = _string_arg(args, "cmd")
@@ -386,6 +391,37 @@ def _add_model(scope: _Scope, payload: Mapping[str, Any]) -> None:
         card.output = str(payload.get("output", ""))
         card.images = [i for i in payload.get("images") or [] if isinstance(i, str)]
         card.output_stop_reason = stop
+        _take_edit_cell_diff(card)
+
+
+def edit_cell_result(cell_id: str, index: Any, old: str, new: str) -> str:
+    """What `edit_cell` tells the model: one summary line, then the diff of the old and the new
+    source (2 lines of context) or "(no change)". Static cards split it again."""
+    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), "before", "after", lineterm="", n=2)
+    diff = "\n".join(lines)
+    text = f"Replaced the source of cell {cell_id} (index {index})."
+    return text + ("\n" + diff if diff else " (no change)")
+
+
+def split_edit_cell_output(output: str) -> tuple[str, str] | None:
+    """(summary, diff) of a completed `edit_cell` output — "Replaced the source of cell … ." then
+    the unified diff `--- before` / `+++ after` of the old and new source (notebook_cells.py
+    writes it with `edit_cell_result`); None when the output holds no diff (a refusal, an error,
+    "(no change)")."""
+    head, marker, diff = output.partition("\n" + EDIT_CELL_DIFF_HEAD)
+    if not marker or not head.startswith("Replaced the source of cell"):
+        return None
+    return head, EDIT_CELL_DIFF_HEAD + diff
+
+
+def _take_edit_cell_diff(card: ToolCard) -> None:
+    """Once an `edit_cell` card has both its call and a completed output, the diff in the output
+    becomes the card's diff and the output keeps the summary line."""
+    if card.name != "edit_cell" or card.output is None or card.output_stop_reason != "completed":
+        return
+    parts = split_edit_cell_output(card.output)
+    if parts is not None:
+        card.output, card.diff = parts
 
 
 def build_blocks(messages: Iterable[Any]) -> list[Block]:
