@@ -3,10 +3,10 @@
 Owns the sys.stdout/sys.stderr proxy: writes from a registered worker thread go to that
 worker's sink; every other thread (the kernel's own output) passes through untouched. Owns the
 same routing for the shell's display publisher: a registered worker's `display(...)` mimebundle
-is also handed to its display sink (the publish itself still happens, so the user sees it as
-before, with configured secrets redacted when the worker registered a redact function), and
-for the display formatter, whose sink sees the object being displayed. All are installed once
-and left in place; they cost one dict lookup per write/publish/format.
+is also handed to its display sink (the publish itself still happens, so the user sees it, made
+fetch-free by display_no_fetch and with configured secrets redacted when the worker registered a
+redact function), and for the display formatter, whose sink sees the object being displayed.
+All are installed once and left in place; they cost one dict lookup per write/publish/format.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import sys
 import threading
 from collections.abc import Callable
 from typing import Any, TextIO
+
+from .display_no_fetch import no_fetch_bundle
 
 Sink = Callable[[str], None]
 DisplaySink = Callable[[dict[str, Any]], None]
@@ -75,12 +77,8 @@ def _route_publisher(publisher: Any) -> None:
                     sink(data)
                 except Exception as exc:  # the user's display must still happen
                     print(f"[penguin] display capture failed: {exc}", file=sys.__stderr__)
-            redact = _redactors.get(ident)
-            if redact is not None and isinstance(data, dict):
-                if "data" in kwargs:
-                    kwargs["data"] = redact_mimebundle(data, redact)
-                else:
-                    args = (redact_mimebundle(data, redact), *args[1:])
+            if isinstance(data, dict):  # updates too: they redraw what the user sees
+                args, kwargs = _rewritten(args, kwargs, data, _redactors.get(ident))
             # A publisher that prints (terminal IPython) prints to the user only: the sink has it.
             stream_sink = _sinks.pop(ident, None)
             try:
@@ -91,6 +89,28 @@ def _route_publisher(publisher: Any) -> None:
 
         publisher.publish = publish
         setattr(publisher, _ROUTED, True)
+
+
+def _rewritten(
+    args: tuple[Any, ...], kwargs: dict[str, Any], data: dict[str, Any], redact: Callable[[str], str] | None
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """`publish`'s arguments with its bundle made fetch-free (display_no_fetch), then redacted."""
+    in_kwargs = "metadata" in kwargs or len(args) < 2
+    metadata = kwargs.get("metadata") if in_kwargs else args[1]
+    data, metadata = no_fetch_bundle(data, metadata if isinstance(metadata, dict) else None)
+    if redact is not None:
+        data = redact_mimebundle(data, redact)
+    positional = list(args)
+    if "data" in kwargs:
+        kwargs["data"] = data
+    else:
+        positional[0] = data
+    if metadata is not None:
+        if in_kwargs:
+            kwargs["metadata"] = metadata
+        else:
+            positional[1] = metadata
+    return tuple(positional), kwargs
 
 
 def redact_mimebundle(data: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
