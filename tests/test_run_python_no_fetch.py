@@ -139,16 +139,9 @@ def test_rasters_and_json_stay_as_they_are_with_their_metadata():
     assert _safe(bundle) == bundle
 
 
-@pytest.mark.parametrize(
-    "obj, mime",
-    [
-        (Javascript(f'fetch("{BASE}/js")'), "application/javascript"),
-        (Latex(r"$\style{background:url(http://evil.example/x)}{x}$"), "text/latex"),
-    ],
-    ids=["javascript", "latex"],
-)
-def test_types_off_the_allow_list_are_dropped_with_a_note(obj, mime):
-    data, metadata = _bundle(obj)
+def test_javascript_is_dropped_with_a_note():
+    mime = "application/javascript"
+    data, metadata = _bundle(Javascript(f'fetch("{BASE}/js")'))
     assert mime in data
     out, out_metadata = no_fetch_bundle(data, {**metadata, mime: {"isolated": True}})
     assert set(out) == {"text/plain"}
@@ -179,6 +172,13 @@ def test_renderer_payloads_are_dropped_with_a_note_in_the_text_shown(mime):
     assert NOTE in out["text/html"] and mime in out["text/html"]
     assert out["text/plain"].startswith("Figure()\n" + NOTE)
     assert "scripts and embedded pages of its HTML" in out["text/plain"]
+
+
+def test_latex_stays_as_it_is():
+    """Typeset by the frontend's MathJax like `$…$` in HTML text (the browser test shows that
+    JupyterLab's loads nothing for `\\style{…url()…}`)."""
+    data, _ = _bundle(Latex(rf"$\style{{background:url({BASE}/x)}}{{x}}$"))
+    assert _safe(data) == data
 
 
 def test_iframe_is_a_placeholder_with_a_note():

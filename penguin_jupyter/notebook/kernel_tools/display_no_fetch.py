@@ -5,7 +5,7 @@ Owns `no_fetch_bundle`, which turns one mimebundle published by code the model r
 types kept as they are (plain text, JSON, base64 rasters), `text/html` rebuilt by
 `safe_html`, `text/markdown` rendered by `markdown_html`, an SVG kept only when it references
 nothing outside itself, and every other type (JavaScript, widget views, plotly/bokeh/vega/
-geojson payloads, LaTeX...) dropped with a visible one-line note. Routing the bundle here is
+geojson payloads...) dropped with a visible one-line note. Routing the bundle here is
 output_router's job; what the model receives (displayed.py) is made from the original bundle.
 See docs/no-fetch.md.
 """
@@ -20,10 +20,20 @@ from typing import Any
 from ..transcript.markdown_html import markdown_html
 from ..transcript.no_fetch_html import PLACEHOLDER_STYLE, is_inline_image, safe_html
 
-# Rendered by JupyterLab (and other frontends) without loading anything: text, a JSON tree, a
-# base64 image in a data: URL.
+# Rendered by JupyterLab without loading anything: text, a JSON tree, a base64 image in a data:
+# URL, and LaTeX (typeset by the same MathJax as any `$…$` in HTML text; JupyterLab 4's loads
+# nothing for `\style{…url()…}`, `\require{URL}` or `\unicode[font]`, and `\href` is a link).
 KEPT_AS_IS = frozenset(
-    {"text/plain", "application/json", "image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp"}
+    {
+        "text/plain",
+        "text/latex",
+        "application/json",
+        "image/png",
+        "image/jpeg",
+        "image/gif",
+        "image/webp",
+        "image/bmp",
+    }
 )
 HTML = "text/html"
 MARKDOWN = "text/markdown"
