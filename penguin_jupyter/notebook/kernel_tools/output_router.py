@@ -6,13 +6,17 @@ same routing for the shell's display publisher: a registered worker's `display(.
 is also handed to its display sink (the publish itself still happens, so the user sees it, made
 fetch-free by display_no_fetch and with configured secrets redacted when the worker registered a
 redact function), and for the display formatter, whose sink sees the object being displayed.
-All are installed once and left in place; they cost one dict lookup per write/publish/format.
+Threads a worker starts (and the threads they start) are remembered through a wrapper of
+`threading.Thread.start`: their displays are made fetch-free and redacted too, though not
+captured. All are installed once and left in place; they cost one dict lookup per
+write/publish/format/thread start.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -47,6 +51,11 @@ _sinks: dict[int, Sink] = {}
 _display_sinks: dict[int, DisplaySink] = {}
 _format_sinks: dict[int, FormatSink] = {}
 _redactors: dict[int, Callable[[str], str]] = {}
+# Threads started (directly or not) by a registered worker → that worker's redact function.
+_spawned: weakref.WeakKeyDictionary[threading.Thread, Callable[[str], str] | None] = (
+    weakref.WeakKeyDictionary()
+)
+_NOT_SPAWNED: Any = object()
 _lock = threading.Lock()
 _ROUTED = "_penguin_display_routed"
 
@@ -70,6 +79,12 @@ def _route_publisher(publisher: Any) -> None:
             ident = threading.get_ident()
             sink = _display_sinks.get(ident)
             if sink is None:
+                spawned_by = _spawned.get(threading.current_thread(), _NOT_SPAWNED)
+                if spawned_by is _NOT_SPAWNED:
+                    return original(*args, **kwargs)
+                data = kwargs.get("data", args[0] if args else None)
+                if isinstance(data, dict):  # a thread the code started: rewritten, not captured
+                    args, kwargs = _rewritten(args, kwargs, data, spawned_by)
                 return original(*args, **kwargs)
             data = kwargs.get("data", args[0] if args else None)
             if isinstance(data, dict) and not kwargs.get("update"):  # updates redraw a live display
@@ -89,6 +104,29 @@ def _route_publisher(publisher: Any) -> None:
 
         publisher.publish = publish
         setattr(publisher, _ROUTED, True)
+
+
+def _track_spawned_threads() -> None:
+    """Wrap `threading.Thread.start` (once) so a thread started by a registered worker, or by a
+    thread it started, is remembered with the worker's redact function: what it displays is
+    rewritten too, even after the worker is gone."""
+    with _lock:
+        if getattr(threading.Thread.start, _ROUTED, False):
+            return
+        original = threading.Thread.start
+
+        def start(self: threading.Thread) -> None:
+            ident = threading.get_ident()
+            if ident in _display_sinks:
+                _spawned[self] = _redactors.get(ident)
+            else:
+                parent = _spawned.get(threading.current_thread(), _NOT_SPAWNED)
+                if parent is not _NOT_SPAWNED:
+                    _spawned[self] = parent
+            original(self)
+
+        setattr(start, _ROUTED, True)
+        threading.Thread.start = start  # type: ignore[method-assign]
 
 
 def _rewritten(
@@ -169,6 +207,7 @@ def capture_current_thread(
     publisher = getattr(shell, "display_pub", None)
     if publisher is not None and display_sink is not None:
         _route_publisher(publisher)
+        _track_spawned_threads()
         _display_sinks[ident] = display_sink
         if redact is not None:
             _redactors[ident] = redact
