@@ -207,9 +207,16 @@ def test_widget_view_is_dropped_with_a_note():
 def test_bad_values_never_raise_and_never_pass():
     out = _safe({"text/html": 42, "text/markdown": None, "image/svg+xml": b"<svg/>", "text/plain": "x"})
     assert set(out) == {"text/plain"} and out["text/plain"].startswith("x\n" + NOTE)
+    raster = _safe({"image/png": '" onerror="fetch(1)', "text/plain": "img"})
+    assert set(raster) == {"text/plain"} and "image/png that is not base64" in raster["text/plain"]
+    assert _safe({"image/png": base64.b64decode(PNG_4X4)})["image/png"] == base64.b64decode(PNG_4X4)
     lines = _safe({"text/html": ["<img src=", f'"{BASE}/a">']})
     _assert_loads_nothing(lines)
     assert _safe({}) == {}
+    assert _safe({1: "x"}) == {
+        "text/plain": NOTE
+        + "1): it could load from the network. Run the code in a cell of your own to see it."
+    }
 
 
 # --- the publish wrapper -------------------------------------------------------------------

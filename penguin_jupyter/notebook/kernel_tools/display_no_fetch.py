@@ -35,6 +35,8 @@ KEPT_AS_IS = frozenset(
         "image/bmp",
     }
 )
+_RASTERS = frozenset(mime for mime in KEPT_AS_IS if mime.startswith("image/"))
+_BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
 HTML = "text/html"
 MARKDOWN = "text/markdown"
 SVG = "image/svg+xml"
@@ -47,6 +49,12 @@ _ACTIVE_HTML = re.compile(r"<\s*(?:script|iframe|frame|object|embed|applet)\b", 
 _SVG_ACTIVE = re.compile(r"<\s*(?:script|foreignObject)\b|\bon[a-z]+\s*=", re.IGNORECASE)
 # `<IPython.core.display.Javascript object>`: a repr that says nothing, replaced by the note.
 _EMPTY_REPR = re.compile(r"^<[\w.]+ object>$|^<.* at 0x[0-9a-fA-F]+>$")
+
+
+def _is_base64(value: Any) -> bool:
+    """A raster as a frontend puts it into a `data:` URL: base64 text (or bytes, which the kernel
+    encodes to base64 itself)."""
+    return isinstance(value, bytes | bytearray) or (isinstance(value, str) and bool(_BASE64.match(value)))
 
 
 def _text(value: Any) -> str | None:
@@ -120,7 +128,7 @@ def no_fetch_bundle(
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(data, metadata) of a display made fetch-free; `metadata` loses the dropped types' entries.
 
-    A bundle of kept types only comes back as it was. Anything dropped is named in one note,
+    A bundle of kept types only comes back as it was (rasters must be base64). Anything dropped is named in one note,
     added to the `text/plain` and (when there is one) the `text/html` kept, so the frontend
     shows it whichever of the two it picks.
     """
@@ -128,10 +136,12 @@ def no_fetch_bundle(
     not_shown: list[str] = []
     _rich_parts(data, out, not_shown)
     for mime, value in data.items():
-        if mime in KEPT_AS_IS:
+        if mime in _RASTERS and not _is_base64(value):
+            not_shown.append(f"{mime} that is not base64")
+        elif mime in KEPT_AS_IS:
             out[mime] = value
         elif mime not in (HTML, MARKDOWN, SVG):
-            not_shown.append(_LABELS.get(mime, mime))
+            not_shown.append(_LABELS.get(mime, str(mime)))
     if not_shown:
         _add_note(out, not_shown_note(not_shown))
     if metadata is None:

@@ -135,7 +135,10 @@ def _rewritten(
     """`publish`'s arguments with its bundle made fetch-free (display_no_fetch), then redacted."""
     in_kwargs = "metadata" in kwargs or len(args) < 2
     metadata = kwargs.get("metadata") if in_kwargs else args[1]
-    data, metadata = no_fetch_bundle(data, metadata if isinstance(metadata, dict) else None)
+    try:
+        data, metadata = no_fetch_bundle(data, metadata if isinstance(metadata, dict) else None)
+    except Exception as exc:  # never the original bundle: one line instead
+        data, metadata = {"text/plain": f"penguin: a run_python display was not shown ({exc!r})"}, {}
     if redact is not None:
         data = redact_mimebundle(data, redact)
     positional = list(args)
