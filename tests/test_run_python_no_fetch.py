@@ -22,7 +22,18 @@ from typing import Any
 
 import pytest
 from IPython.core.formatters import DisplayFormatter
-from IPython.display import HTML, SVG, IFrame, Image, Javascript, Latex, Markdown
+from IPython.display import (
+    HTML,
+    SVG,
+    Audio,
+    IFrame,
+    Image,
+    Javascript,
+    Latex,
+    Markdown,
+    Video,
+    YouTubeVideo,
+)
 
 from penguin_jupyter.notebook.kernel_tools.display_no_fetch import (
     KEPT_AS_IS,
@@ -179,6 +190,34 @@ def test_latex_stays_as_it_is():
     JupyterLab's loads nothing for `\\style{…url()…}`)."""
     data, _ = _bundle(Latex(rf"$\style{{background:url({BASE}/x)}}{{x}}$"))
     assert _safe(data) == data
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        Image(url=f"{BASE}/x.png"),
+        Video(f"{BASE}/v.mp4"),
+        Audio(url=f"{BASE}/a.mp3"),
+    ],
+    ids=["Image(url)", "Video(url)", "Audio(url)"],
+)
+def test_ipython_media_by_url_become_placeholders(obj):
+    data, _ = _bundle(obj)
+    assert audit(data["text/html"]).loads, "the raw display loads its URL"
+    out = _safe(data)
+    _assert_loads_nothing(out)
+    assert f"from {HOST}" in out["text/html"]
+
+
+def test_youtube_iframe_and_geojson_are_not_shown_live():
+    data, _ = _bundle(YouTubeVideo("abc"))
+    out = _safe(data)
+    _assert_loads_nothing(out)
+    assert "from www.youtube.com — click to open" in out["text/html"]
+    # GeoJSON displays itself (_ipython_display_) with this bundle
+    geo = {"type": "Point", "coordinates": [1, 2]}
+    out = _safe({"application/geo+json": geo, "text/plain": "<IPython.display.GeoJSON object>"})
+    assert set(out) == {"text/plain"} and out["text/plain"].startswith(NOTE + "application/geo+json")
 
 
 def test_iframe_is_a_placeholder_with_a_note():
