@@ -2,7 +2,7 @@
 
 Owns `no_fetch_bundle`, which turns one mimebundle published by code the model runs with
 `run_python` into one the browser can render without loading anything: an allow-list of MIME
-types kept as they are (plain text, JSON, base64 rasters), `text/html` rebuilt by
+types kept as they are (plain text, LaTeX, JSON, base64 rasters), `text/html` rebuilt by
 `safe_html`, `text/markdown` rendered by `markdown_html`, an SVG kept only when it references
 nothing outside itself, and every other type (JavaScript, widget views, plotly/bokeh/vega/
 geojson payloads...) dropped with a visible one-line note. Routing the bundle here is
@@ -128,9 +128,9 @@ def no_fetch_bundle(
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(data, metadata) of a display made fetch-free; `metadata` loses the dropped types' entries.
 
-    A bundle of kept types only comes back as it was (rasters must be base64). Anything dropped is named in one note,
-    added to the `text/plain` and (when there is one) the `text/html` kept, so the frontend
-    shows it whichever of the two it picks.
+    A bundle of kept types only comes back as it was (rasters must be base64). Anything dropped
+    is named in one note, added to the `text/plain` and (when there is one) the `text/html`
+    kept, so the frontend shows it whichever of the two it picks.
     """
     out: dict[str, Any] = {}
     not_shown: list[str] = []
