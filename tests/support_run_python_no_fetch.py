@@ -30,7 +30,7 @@ DISPLAY_PATHS = (
 
 # Math that JupyterLab's MathJax typesets from run_python's text/latex and HTML text (kept):
 # MathJax must load nothing for it, in a user's cell too.
-MATH_PATHS = ("/math-html-style", "/math-latex-style", "/math-unicode-font")
+MATH_PATHS = ("/math-html-style", "/math-latex-style", "/math-unicode-font", "/math-require")
 
 
 def hostile_display_code(base: str) -> str:
@@ -62,6 +62,7 @@ import threading
 shown_later = threading.Thread(target=lambda: display(HTML('<img src="{base}/thread-img">')))
 shown_later.start()
 shown_later.join()
+display(Latex(r'$\\require{{{base}/math-require}} z$'))
 handle = display(HTML("<p>waiting</p>"), display_id=True)
 handle.update(HTML('<img src="{base}/update-img">'))
 display(pd.DataFrame({{"region": ["North", "South"], "units": [120, 45]}}))

@@ -4,9 +4,11 @@ A real JupyterLab (tests/support_browser.py) runs, live, a `%%penguin --approve 
 cell whose scripted model calls run_python with code displaying every vector of
 tests/support_run_python_no_fetch.py (HTML `<img>`, CSS `url()`, Markdown image, SVG `href`,
 JavaScript `fetch`, IFrame, `<script src>`, vega-lite and plotly payloads, ipywidgets, an
-`update_display`, math with CSS `url()`s) at a counting HTTP server on 127.0.0.2. The server receives no request while
-the pandas table and the matplotlib PNG render and the placeholders name the host. The control:
-the same code run afterwards in a user's own cell of the same notebook does reach the server.
+`update_display`, a display from a thread the code starts, math with URLs) at a counting HTTP
+server on 127.0.0.2. The server receives no request while the pandas table and the matplotlib
+PNG render and the placeholders name the host. The control: the same code run afterwards in a
+user's own cell of the same notebook does reach the server (13 requests), except the math,
+which JupyterLab's MathJax never loads.
 """
 
 from __future__ import annotations
