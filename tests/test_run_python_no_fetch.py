@@ -3,7 +3,8 @@
 Unit tests: each MIME type of a display bundle (made by IPython's own display formatter where
 IPython has a class for it) through `no_fetch_bundle`, audited with the independent parser of
 tests/support_no_fetch.py; the publish wrapper of output_router (rewrite, then redaction, for
-`display` and `update_display`, while the model's sink gets the original bundle). Then a real
+`display`, `update_display` and threads the code starts, while the model's sink gets the
+original bundle). Then a real
 kernel: a `%%penguin --approve allow-all` cell whose scripted model runs every hostile display
 vector with run_python; the cell's iopub outputs hold no loading URL and no script, the pandas
 table and the matplotlib PNG still arrive, the model reads what it read before — and the same
@@ -417,7 +418,7 @@ def test_hostile_displays_of_run_python_reach_the_cell_fetch_free(tmp_path):
     displays = _displays(cell.messages)
     for data in displays:
         if WIDGET_MIME not in data:  # the penguin cell's own live view is a widget
-            _assert_loads_nothing({k: v for k, v in data.items()})
+            _assert_loads_nothing(data)
     assert not any("<script" in json.dumps(data).lower() for data in displays)
     assert any(
         '<table class="dataframe">' in d.get("text/html", "") and "North" in d["text/html"] for d in displays
