@@ -3,18 +3,24 @@
 Owns the sys.stdout/sys.stderr proxy: writes from a registered worker thread go to that
 worker's sink; every other thread (the kernel's own output) passes through untouched. Owns the
 same routing for the shell's display publisher: a registered worker's `display(...)` mimebundle
-is also handed to its display sink (the publish itself still happens, so the user sees it as
-before, with configured secrets redacted when the worker registered a redact function), and
-for the display formatter, whose sink sees the object being displayed. All are installed once
-and left in place; they cost one dict lookup per write/publish/format.
+is also handed to its display sink (the publish itself still happens, so the user sees it, made
+fetch-free by display_no_fetch and with configured secrets redacted when the worker registered a
+redact function), and for the display formatter, whose sink sees the object being displayed.
+Threads a worker starts (and the threads they start) are remembered through a wrapper of
+`threading.Thread.start`: their displays are made fetch-free and redacted too, though not
+captured. All are installed once and left in place; they cost one dict lookup per
+write/publish/format/thread start.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any, TextIO
+
+from .display_no_fetch import no_fetch_bundle
 
 Sink = Callable[[str], None]
 DisplaySink = Callable[[dict[str, Any]], None]
@@ -45,6 +51,11 @@ _sinks: dict[int, Sink] = {}
 _display_sinks: dict[int, DisplaySink] = {}
 _format_sinks: dict[int, FormatSink] = {}
 _redactors: dict[int, Callable[[str], str]] = {}
+# Threads started (directly or not) by a registered worker → that worker's redact function.
+_spawned: weakref.WeakKeyDictionary[threading.Thread, Callable[[str], str] | None] = (
+    weakref.WeakKeyDictionary()
+)
+_NOT_SPAWNED: Any = object()
 _lock = threading.Lock()
 _ROUTED = "_penguin_display_routed"
 
@@ -68,6 +79,12 @@ def _route_publisher(publisher: Any) -> None:
             ident = threading.get_ident()
             sink = _display_sinks.get(ident)
             if sink is None:
+                spawned_by = _spawned.get(threading.current_thread(), _NOT_SPAWNED)
+                if spawned_by is _NOT_SPAWNED:
+                    return original(*args, **kwargs)
+                data = kwargs.get("data", args[0] if args else None)
+                if isinstance(data, dict):  # a thread the code started: rewritten, not captured
+                    args, kwargs = _rewritten(args, kwargs, data, spawned_by)
                 return original(*args, **kwargs)
             data = kwargs.get("data", args[0] if args else None)
             if isinstance(data, dict) and not kwargs.get("update"):  # updates redraw a live display
@@ -75,12 +92,8 @@ def _route_publisher(publisher: Any) -> None:
                     sink(data)
                 except Exception as exc:  # the user's display must still happen
                     print(f"[penguin] display capture failed: {exc}", file=sys.__stderr__)
-            redact = _redactors.get(ident)
-            if redact is not None and isinstance(data, dict):
-                if "data" in kwargs:
-                    kwargs["data"] = redact_mimebundle(data, redact)
-                else:
-                    args = (redact_mimebundle(data, redact), *args[1:])
+            if isinstance(data, dict):  # updates too: they redraw what the user sees
+                args, kwargs = _rewritten(args, kwargs, data, _redactors.get(ident))
             # A publisher that prints (terminal IPython) prints to the user only: the sink has it.
             stream_sink = _sinks.pop(ident, None)
             try:
@@ -91,6 +104,54 @@ def _route_publisher(publisher: Any) -> None:
 
         publisher.publish = publish
         setattr(publisher, _ROUTED, True)
+
+
+def _track_spawned_threads() -> None:
+    """Wrap `threading.Thread.start` (once) so a thread started by a registered worker, or by a
+    thread it started, is remembered with the worker's redact function: what it displays is
+    rewritten too, even after the worker is gone."""
+    with _lock:
+        if getattr(threading.Thread.start, _ROUTED, False):
+            return
+        original = threading.Thread.start
+
+        def start(self: threading.Thread) -> None:
+            ident = threading.get_ident()
+            if ident in _display_sinks:
+                _spawned[self] = _redactors.get(ident)
+            else:
+                parent = _spawned.get(threading.current_thread(), _NOT_SPAWNED)
+                if parent is not _NOT_SPAWNED:
+                    _spawned[self] = parent
+            original(self)
+
+        setattr(start, _ROUTED, True)
+        threading.Thread.start = start  # type: ignore[method-assign]
+
+
+def _rewritten(
+    args: tuple[Any, ...], kwargs: dict[str, Any], data: dict[str, Any], redact: Callable[[str], str] | None
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """`publish`'s arguments with its bundle made fetch-free (display_no_fetch), then redacted."""
+    in_kwargs = "metadata" in kwargs or len(args) < 2
+    metadata = kwargs.get("metadata") if in_kwargs else args[1]
+    try:
+        data, metadata = no_fetch_bundle(data, metadata if isinstance(metadata, dict) else None)
+    except Exception as exc:  # never the original bundle: one line instead
+        data, metadata = {"text/plain": f"penguin: a run_python display was not shown ({exc!r})"}, {}
+    if redact is not None:
+        data = redact_mimebundle(data, redact)
+    positional = list(args)
+    if "data" in kwargs:
+        kwargs["data"] = data
+    else:
+        positional[0] = data
+    if metadata is not None:
+        if in_kwargs:
+            kwargs["metadata"] = metadata
+        else:
+            positional[1] = metadata
+    return tuple(positional), kwargs
 
 
 def redact_mimebundle(data: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
@@ -149,6 +210,7 @@ def capture_current_thread(
     publisher = getattr(shell, "display_pub", None)
     if publisher is not None and display_sink is not None:
         _route_publisher(publisher)
+        _track_spawned_threads()
         _display_sinks[ident] = display_sink
         if redact is not None:
             _redactors[ident] = redact
