@@ -16,7 +16,7 @@ import pytest
 from penguin_jupyter.notebook.kernel_tools.notebook_file import MAX_NOTEBOOK_BYTES, NotebookFileError
 from penguin_jupyter.notebook.kernel_tools.saved_notebook_cache import SavedNotebookCache
 from penguin_jupyter.notebook.link.notebook_link import NotebookLink
-from penguin_jupyter.notebook.transcript.transcript_model import set_cell_source_lookup
+from penguin_jupyter.notebook.transcript.cell_sources import set_cell_source_lookup
 
 MIME = "application/vnd.penguin.transcript+json"
 SOURCE = "%%penguin --approve ask\nGo"

@@ -8,13 +8,13 @@ import re
 
 import pytest
 
+from penguin_jupyter.notebook.transcript.cell_sources import set_cell_source_lookup
 from penguin_jupyter.notebook.transcript.transcript_bundle import make_bundle, transcript_mimebundle
 from penguin_jupyter.notebook.transcript.transcript_html import render_html
 from penguin_jupyter.notebook.transcript.transcript_model import (
     build_blocks,
     edit_cell_result,
     iter_tool_cards,
-    set_cell_source_lookup,
     split_edit_cell_output,
 )
 from penguin_jupyter.omni import approval_decision, to_dict, tool_call, tool_call_output
