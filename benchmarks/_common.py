@@ -8,6 +8,7 @@ subprocess so its Python work does not share the benchmark process's GIL.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import resource
@@ -162,3 +163,19 @@ def verdict(ok: bool) -> str:
 
 
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
+
+
+def module_at_revision(rev: str, module_path: str) -> Any:
+    """`module_path` (a file of this repo) as it was at git revision `rev`, loaded as a standalone
+    module under a temporary name (for before/after figures of one function)."""
+    source = subprocess.run(
+        ["git", "show", f"{rev}:{module_path}"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    name = "baseline_" + Path(module_path).stem
+    path = Path(tempfile.mkdtemp(prefix="bench-baseline-")) / f"{name}.py"
+    path.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -15,10 +15,8 @@ completed_transcript at every cell start. Best of REPS runs each. Prints tables;
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,11 +27,11 @@ from typing import Any
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH_DIR), str(BENCH_DIR.parent)]  # run from anywhere, package not installed
 
-from _common import print_table  # noqa: E402
+from _common import module_at_revision, print_table  # noqa: E402
 
 from penguin_jupyter.notebook.kernel_tools.saved_notebook_cache import SavedNotebookCache  # noqa: E402
 from penguin_jupyter.notebook.link.notebook_link import NotebookLink  # noqa: E402
-from penguin_jupyter.notebook.transcript.transcript_model import set_cell_source_lookup  # noqa: E402
+from penguin_jupyter.notebook.transcript.cell_sources import set_cell_source_lookup  # noqa: E402
 
 MIME = "application/vnd.penguin.transcript+json"
 MODULE = "penguin_jupyter/notebook/kernel_tools/notebook_file.py"
@@ -115,19 +113,6 @@ def write_notebook(path: Path, megabytes: int) -> int:
     return n
 
 
-def _load_baseline(rev: str) -> Any:
-    source = subprocess.run(
-        ["git", "show", f"{rev}:{MODULE}"], cwd=BENCH_DIR.parent, capture_output=True, text=True, check=True
-    ).stdout
-    path = Path(tempfile.mkdtemp(prefix="bench-saved-notebook-")) / "baseline_notebook_file.py"
-    path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("baseline_notebook_file", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 class _Kernel:
     cell_id = "p0"
 
@@ -202,7 +187,7 @@ def main() -> None:
         "--sizes", default=",".join(map(str, SIZES_MB)), help="notebook sizes in MB, comma-separated"
     )
     args = parser.parse_args()
-    baseline = _load_baseline(args.baseline)
+    baseline = module_at_revision(args.baseline, MODULE)
     with tempfile.TemporaryDirectory(prefix="bench-saved-notebook-") as tmp:
         for megabytes in (int(s) for s in args.sizes.split(",")):
             path = Path(tmp) / f"big_{megabytes}.ipynb"

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import tracemalloc
@@ -33,7 +31,7 @@ sys.path[:0] = [str(BENCH_DIR), str(BENCH_DIR.parent)]  # run from anywhere, pac
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import psutil  # noqa: E402
-from _common import print_table, verdict  # noqa: E402
+from _common import module_at_revision, print_table, verdict  # noqa: E402
 
 from penguin_jupyter.notebook.kernel_tools import summaries  # noqa: E402
 
@@ -77,19 +75,6 @@ def measure(action: Callable[[], Any]) -> tuple[float, float, float]:
     seconds = min(_seconds(action) for _ in range(2))
     _, traced, rss = _peak_rss_growth(action)
     return seconds, traced, rss
-
-
-def _load_baseline(rev: str) -> Any:
-    source = subprocess.run(
-        ["git", "show", f"{rev}:{MODULE}"], cwd=BENCH_DIR.parent, capture_output=True, text=True, check=True
-    ).stdout
-    path = Path(tempfile.mkdtemp(prefix="bench-summaries-")) / "baseline_summaries.py"
-    path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("baseline_summaries", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def pandas_frame(rows: int) -> pd.DataFrame:
@@ -178,7 +163,7 @@ def main() -> int:
     parser.add_argument("--baseline", metavar="REV", help="also run the summaries.py of this git revision")
     args = parser.parse_args()
     sizes = [int(float(s)) for s in args.sizes.split(",")]
-    baseline = _load_baseline(args.baseline) if args.baseline else None
+    baseline = module_at_revision(args.baseline, MODULE) if args.baseline else None
     run(sizes, baseline)
     return 0
 

@@ -15,10 +15,13 @@ import random
 import re
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import quote, unquote
+
+import pytest
 
 from penguin_jupyter.omni import (
     OmniMessage,
@@ -291,3 +294,14 @@ def spliced_vectors(base: str, count: int, seed: int = 16) -> list[str]:
         "".join(rng.choice(pieces)[: rng.randint(0, 60)] for _ in range(rng.randint(1, 8)))
         for _ in range(count)
     ]
+
+
+@pytest.fixture
+def counting() -> Iterator[CountingServer]:
+    """A started CountingServer on 127.0.0.2 (cross-origin to jupyter on 127.0.0.1), stopped after
+    the test. Test modules get it with `pytest_plugins = [..., "tests.support_no_fetch"]`."""
+    server = CountingServer("127.0.0.2").start()
+    try:
+        yield server
+    finally:
+        server.stop()

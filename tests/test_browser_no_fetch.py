@@ -17,7 +17,6 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
@@ -41,7 +40,6 @@ from tests.support_no_fetch import (  # noqa: E402
     CLEAN_SVG,
     DATA_PNG,
     VECTOR_PATHS,
-    CountingServer,
     audit,
     hostile_bundle,
     hostile_markdown,
@@ -51,21 +49,12 @@ from tests.support_no_fetch import (  # noqa: E402
     svg_with_references,
 )
 
-pytest_plugins = ["tests.support_browser"]
+pytest_plugins = ["tests.support_browser", "tests.support_no_fetch"]
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
 # Every vector gets its placeholder, except raw HTML on a plain line (escaped to visible text
 # before parsing, so never an element) and the URL inside the SVG data: image ("not shown").
 MUST_BE_PLACEHOLDERS = set(VECTOR_PATHS) - {"/raw-img", "/data-svg-ref"}
-
-
-@pytest.fixture
-def counting() -> Iterator[CountingServer]:
-    server = CountingServer("127.0.0.2").start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _write_saved_notebook(lab: JupyterLab, name: str, base: str) -> None:

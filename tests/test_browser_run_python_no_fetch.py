@@ -14,7 +14,6 @@ which JupyterLab's MathJax never loads.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 
@@ -25,20 +24,10 @@ from tests.support_browser import (  # noqa: E402  (after register_assert_rewrit
     open_notebook,
     wait_cell_done,
 )
-from tests.support_no_fetch import CountingServer  # noqa: E402
 from tests.support_run_python_no_fetch import MATH_PATHS, hostile_display_code  # noqa: E402
 
-pytest_plugins = ["tests.support_browser"]
+pytest_plugins = ["tests.support_browser", "tests.support_no_fetch"]
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
-
-
-@pytest.fixture
-def counting() -> Iterator[CountingServer]:
-    server = CountingServer("127.0.0.2").start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _run_and_advance(page, index: int) -> None:

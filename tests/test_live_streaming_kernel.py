@@ -80,9 +80,20 @@ def _code_block(size: int) -> str:
     return "```python\n" + "".join(lines)[: size - 20] + "\n```"
 
 
-@pytest.mark.parametrize("shape", ["one paragraph", "one code block"])
+def _table(size: int) -> str:
+    rows, n = ["| id | word | value | note |\n|---|---|--:|---|\n"], 0
+    while sum(map(len, rows)) < size - 60:
+        n += 1
+        rows.append(f"| {n:05d} | alpha{n % 7} | {n * 37 % 1000:>4} | row {n % 3} |\n")
+    return "".join(rows)
+
+
+SHAPES = {"one paragraph": _paragraph, "one code block": _code_block, "a Markdown table": _table}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
 def test_a_100_kb_answer_costs_at_most_four_times_its_size_in_iopub_bytes(tmp_path, shape):
-    text = _paragraph(100_000) if shape == "one paragraph" else _code_block(100_000)
+    text = SHAPES[shape](100_000)
     deltas = [text[i : i + 5] for i in range(0, len(text), 5)]
     with ScriptedModelServer([{"text": deltas}]) as server:
         kernel = _kernel(tmp_path, server)
@@ -97,6 +108,9 @@ def test_a_100_kb_answer_costs_at_most_four_times_its_size_in_iopub_bytes(tmp_pa
     assert sum(len(m["content"]["text"]) for m in streams) == len(text), "each character goes out once"
     total = sum(_size(m) for m in result.messages)
     assert total <= 4 * len(text.encode()), f"{shape}: {total / len(text):.2f}x the answer in iopub bytes"
+    (final,) = [m for m in result.messages if m["msg_type"] == "update_display_data"]
+    saved_html = final["content"]["data"]["text/html"]
+    assert len(saved_html) < 1.25 * len(text), f"{shape}: the saved HTML is {len(saved_html) / len(text):.2f}x"
 
 
 def _octal(text: str) -> str:
