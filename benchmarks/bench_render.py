@@ -1,8 +1,9 @@
 """Rendering cost in the notebook: iopub traffic of one `%%penguin` Task in a real kernel.
 
 Shapes: the model streams a 100 KB answer in 5-character deltas, paced to ~10 s (a model writing
-at a steady rate), in four shapes — one long paragraph, one fenced code block (lines, no blank
-lines), paragraphs (a break every ~12 sentences) and a long Markdown table. A real ipykernel runs
+at a steady rate), in five shapes — one long paragraph, one fenced code block (lines, no blank
+lines), paragraphs (a break every ~12 sentences) and a long Markdown table (the goal's
+shapes), and beyond the goal a narrow table with two right-aligned columns. A real ipykernel runs
 the cell (jupyter_client, IPC transport); every iopub message of the cell is counted with its
 serialized size. Reported per shape: iopub bytes ÷ answer bytes, the most iopub messages in any
 1 s window, and whether the live view's final text (the stream text its `Output` widgets
@@ -97,6 +98,8 @@ def shape_text(shape: str, size: int = SHAPE_BYTES) -> str:
             part = (
                 f"    total_{n:05d} = compute(values[{n}], {WORDS[n % len(WORDS)]!r}) + offset  # step {n}\n"
             )
+        elif shape == "a narrow right-aligned table":
+            part = f"| {n:05d} | {WORDS[n % len(WORDS)][:5]} | {n * 37 % 1000} | {n % 9} |\n"
         else:  # a long Markdown table
             part = f"| {n:05d} | {WORDS[n % len(WORDS)]} | {n * 37 % 1000:>4} | {WORDS[(n * 5) % len(WORDS)]} row |\n"
         parts.append(part)
@@ -108,10 +111,15 @@ def shape_text(shape: str, size: int = SHAPE_BYTES) -> str:
         return (
             "| id | word | value | note |\n|---|---|---|---|\n" + body[: size - 60].rsplit("\n", 1)[0] + "\n"
         )
+    if shape == "a narrow right-aligned table":
+        return "| id | w | v | k |\n|---|---|--:|--:|\n" + body[: size - 60].rsplit("\n", 1)[0] + "\n"
     return body[:size].rstrip() + "."
 
 
-SHAPES = ("one long paragraph", "one code block", "paragraphs", "a long Markdown table")
+GOAL_SHAPES = ("one long paragraph", "one code block", "paragraphs", "a long Markdown table")
+# Beyond the goal's shapes, reported as measured: short cells and two right-aligned columns, the
+# HTML fallback's worst case (per row `<tr>`, per cell `<td>`, per aligned cell ` align="right"`).
+SHAPES = (*GOAL_SHAPES, "a narrow right-aligned table")
 
 
 def script(text: str) -> list[dict]:
@@ -469,14 +477,17 @@ def main(detail: bool, naive: bool, only: str | None) -> None:
                     ["kind", "msgs", "bytes"],
                     [[k, c, b] for k, (c, b) in kinds],
                 )
-        ratio_ok = all(r[6] <= 4 for r in rows)
+        goal_rows = [r for r in rows if r[0] in GOAL_SHAPES]
+        ratio_ok = all(r[6] <= 4 for r in goal_rows)
         rate_ok = all(r[4] <= 60 for r in rows)
+        beyond = [f"{r[0]} {r[6]:.2f}" for r in rows if r[0] not in GOAL_SHAPES]
         print_table(
             f"Live text by shape: {SHAPE_BYTES // 1000} KB answers in {DELTA_CHARS}-char deltas over ~{SHAPE_SECONDS:.0f} s",
             ["shape", "chars", "iopub msgs", "wall s", "max msgs/1s", "iopub MB", "bytes ÷ answer", "final == answer"],
             rows,
             [
-                f"goal bytes ÷ answer <= 4 for every shape: {max(r[6] for r in rows):.2f} -> {verdict(ratio_ok)}; "
+                f"goal bytes ÷ answer <= 4 for the four goal shapes: {max(r[6] for r in goal_rows):.2f} -> "
+                f"{verdict(ratio_ok)} (beyond the goal: {', '.join(beyond)}); "
                 f"goal max msgs/s <= 60: {max(r[4] for r in rows)} -> {verdict(rate_ok)}",
                 "final == answer: the stream text the live Outputs captured (replayed as a frontend does) and the "
                 "static bundle's text both equal the answer",

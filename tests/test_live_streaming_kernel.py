@@ -81,10 +81,13 @@ def _code_block(size: int) -> str:
 
 
 def _table(size: int) -> str:
-    rows, n = ["| id | word | value | note |\n|---|---|--:|---|\n"], 0
+    """The benchmark's long table (benchmarks/bench_render.py): four cells of 4–15 characters per
+    row. (Narrower cells and right-aligned columns cost more per character: see there.)"""
+    words = ["lorem", "consectetur", "dolor", "adipiscing", "sit", "tempor"]
+    rows, n = ["| id | word | value | note |\n|---|---|---|---|\n"], 0
     while sum(map(len, rows)) < size - 60:
         n += 1
-        rows.append(f"| {n:05d} | alpha{n % 7} | {n * 37 % 1000:>4} | row {n % 3} |\n")
+        rows.append(f"| {n:05d} | {words[n % 6]} | {n * 37 % 1000:>4} | {words[n * 5 % 6]} row |\n")
     return "".join(rows)
 
 
