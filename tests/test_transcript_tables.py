@@ -23,9 +23,9 @@ def long_table(rows: int) -> str:
 
 def test_markdown_tables_drop_optional_end_tags_and_use_align():
     assert markdown_html(ALIGNED) == (
-        '<table><thead><tr><th align="left">name<th align="right">n</thead><tbody>'
-        '<tr><td align="left"><code>a|b</code> <em>x</em><td align="right">1'
-        '<tr><td align="left">c<td align="right"></tbody></table>\n<p>after</p>\n'
+        '<table><thead><tr><th align=left>name<th align=right>n</thead><tbody>'
+        '<tr><td align=left><code>a|b</code> <em>x</em><td align=right>1'
+        '<tr><td align=left>c<td align=right></tbody></table>\n<p>after</p>\n'
     )
 
 
