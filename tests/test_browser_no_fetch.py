@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-pytest.register_assert_rewrite("tests.support_browser")
+pytest.register_assert_rewrite("tests.support_browser", "tests.support_no_fetch")
 
 from penguin_jupyter.notebook.transcript.transcript_bundle import transcript_mimebundle  # noqa: E402
 from tests.support_browser import (  # noqa: E402

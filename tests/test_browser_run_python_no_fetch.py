@@ -17,7 +17,7 @@ import json
 
 import pytest
 
-pytest.register_assert_rewrite("tests.support_browser")
+pytest.register_assert_rewrite("tests.support_browser", "tests.support_no_fetch")
 
 from tests.support_browser import (  # noqa: E402  (after register_assert_rewrite)
     cell,
