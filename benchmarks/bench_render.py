@@ -41,6 +41,7 @@ sys.path[:0] = [str(BENCH_DIR), str(BENCH_DIR.parent)]  # run from anywhere, pac
 from _common import data_root, print_table, server_process, subprocess_env, verdict  # noqa: E402
 from jupyter_client import KernelManager  # noqa: E402
 
+from tests.support_answer_shapes import GOAL_SHAPES, SHAPES, WORDS, shape_text  # noqa: E402  (the answers the tests stream too)
 from tests.support_live_text import captured_text  # noqa: E402  (the capture replay the tests use)
 
 TEXT_BYTES = 200_000
@@ -52,20 +53,6 @@ OUTPUT_LINES = 5_000_000 // 67
 NAIVE_BUDGET_S = 15.0
 TAIL_S = 3.0  # after the cell's idle: collect its late messages until none came for this long
 TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
-WORDS = [
-    "lorem",
-    "ipsum",
-    "dolor",
-    "sit",
-    "amet",
-    "consectetur",
-    "adipiscing",
-    "elit",
-    "sed",
-    "do",
-    "eiusmod",
-    "tempor",
-]
 
 
 def task_text() -> str:
@@ -79,47 +66,6 @@ def task_text() -> str:
     return "\n\n".join(paragraphs)[:TEXT_BYTES].rstrip(" .\n") + "."
 
 
-def _sentences(n: int) -> str:
-    words = " ".join(WORDS[(n + i) % len(WORDS)] for i in range(11))
-    return f"Sentence {n:05d} says {words}."
-
-
-def shape_text(shape: str, size: int = SHAPE_BYTES) -> str:
-    """`size` characters of one of the four shapes (see the module docstring)."""
-    parts: list[str] = []
-    n, total = 0, 0
-    while total < size:
-        n += 1
-        if shape == "one long paragraph":
-            part = _sentences(n) + " "
-        elif shape == "paragraphs":
-            part = _sentences(n) + ("\n\n" if n % 12 == 0 else " ")
-        elif shape == "one code block":
-            part = (
-                f"    total_{n:05d} = compute(values[{n}], {WORDS[n % len(WORDS)]!r}) + offset  # step {n}\n"
-            )
-        elif shape == "a narrow right-aligned table":
-            part = f"| {n:05d} | {WORDS[n % len(WORDS)][:5]} | {n * 37 % 1000} | {n % 9} |\n"
-        else:  # a long Markdown table
-            part = f"| {n:05d} | {WORDS[n % len(WORDS)]} | {n * 37 % 1000:>4} | {WORDS[(n * 5) % len(WORDS)]} row |\n"
-        parts.append(part)
-        total += len(part)
-    body = "".join(parts)
-    if shape == "one code block":
-        return "```python\n" + body[: size - 20] + "\n```"
-    if shape == "a long Markdown table":
-        return (
-            "| id | word | value | note |\n|---|---|---|---|\n" + body[: size - 60].rsplit("\n", 1)[0] + "\n"
-        )
-    if shape == "a narrow right-aligned table":
-        return "| id | w | v | k |\n|---|---|--:|--:|\n" + body[: size - 60].rsplit("\n", 1)[0] + "\n"
-    return body[:size].rstrip() + "."
-
-
-GOAL_SHAPES = ("one long paragraph", "one code block", "paragraphs", "a long Markdown table")
-# Beyond the goal's shapes, reported as measured: short cells and two right-aligned columns, the
-# HTML fallback's worst case (per row `<tr>`, per cell `<td>`, per aligned cell ` align="right"`).
-SHAPES = (*GOAL_SHAPES, "a narrow right-aligned table")
 
 
 def script(text: str) -> list[dict]:
@@ -363,7 +309,7 @@ def penguin_row(text: str) -> tuple[list, dict]:
 
 def shape_row(shape: str) -> tuple[list, Traffic]:
     """One paced 100 KB answer of `shape` (no tools) through a `%%penguin` cell."""
-    text = shape_text(shape)
+    text = shape_text(shape, SHAPE_BYTES)
     deltas = [text[i : i + DELTA_CHARS] for i in range(0, len(text), DELTA_CHARS)]
     with (
         server_process([{"text": deltas}], events_per_s=len(deltas) / SHAPE_SECONDS) as url,

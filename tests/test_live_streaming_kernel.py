@@ -16,6 +16,7 @@ import pytest
 
 from penguin_jupyter.state import add_model
 from penguin_jupyter.testing import ScriptedModelServer
+from tests.support_answer_shapes import shape_text
 from tests.support_kernel import KernelHarness, kernel_env
 from tests.support_live_text import captured_text, widget_states
 
@@ -50,53 +51,9 @@ def _size(msg: dict) -> int:
     )
 
 
-def _paragraph(size: int) -> str:
-    words = [
-        "lorem",
-        "ipsum",
-        "dolor",
-        "sit",
-        "amet",
-        "consectetur",
-        "adipiscing",
-        "elit",
-        "sed",
-        "do",
-        "eiusmod",
-        "tempor",
-    ]
-    out, n = [], 0
-    while sum(map(len, out)) < size:
-        n += 1
-        out.append(f"Sentence {n:05d} says {' '.join(words[(n + i) % len(words)] for i in range(11))}. ")
-    return "".join(out)[:size].rstrip() + "."
-
-
-def _code_block(size: int) -> str:
-    lines, n = [], 0
-    while sum(map(len, lines)) < size - 20:
-        n += 1
-        lines.append(f"    total_{n:05d} = compute(values[{n}], 'alpha') + offset  # step {n}\n")
-    return "```python\n" + "".join(lines)[: size - 20] + "\n```"
-
-
-def _table(size: int) -> str:
-    """The benchmark's long table (benchmarks/bench_render.py): four cells of 4–15 characters per
-    row. (Narrower cells and right-aligned columns cost more per character: see there.)"""
-    words = ["lorem", "consectetur", "dolor", "adipiscing", "sit", "tempor"]
-    rows, n = ["| id | word | value | note |\n|---|---|---|---|\n"], 0
-    while sum(map(len, rows)) < size - 60:
-        n += 1
-        rows.append(f"| {n:05d} | {words[n % 6]} | {n * 37 % 1000:>4} | {words[n * 5 % 6]} row |\n")
-    return "".join(rows)
-
-
-SHAPES = {"one paragraph": _paragraph, "one code block": _code_block, "a Markdown table": _table}
-
-
-@pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.parametrize("shape", ["one long paragraph", "one code block", "a long Markdown table"])
 def test_a_100_kb_answer_costs_at_most_four_times_its_size_in_iopub_bytes(tmp_path, shape):
-    text = SHAPES[shape](100_000)
+    text = shape_text(shape, 100_000)
     deltas = [text[i : i + 5] for i in range(0, len(text), 5)]
     with ScriptedModelServer([{"text": deltas}]) as server:
         kernel = _kernel(tmp_path, server)

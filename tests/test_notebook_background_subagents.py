@@ -20,7 +20,7 @@ from penguin_jupyter.notebook.runtime.background_feed import BackgroundFeed
 from penguin_jupyter.omni import assistant_text, partial_text, tool_call, tool_call_output, with_origin
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support_kernel import KernelHarness, kernel_env
-from tests.support_live_text import captured_text, widget_states
+from tests.support_live_text import captured_text, descendant_text, widget_states
 from tests.support_session import PROVIDER, configure_child_model, configure_model
 from tests.support_subagent import child_meta
 
@@ -272,22 +272,6 @@ def _widget_states(result) -> dict[str, dict]:
     return states
 
 
-def _descendant_text(states: dict[str, dict], comm_id: str) -> str:
-    text, pending, seen = [], [comm_id], set()
-    while pending:
-        current = pending.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        state = states.get(current, {})
-        if isinstance(state.get("value"), str):
-            text.append(state["value"])
-        for child in state.get("children") or []:
-            if isinstance(child, str) and child.startswith("IPY_MODEL_"):
-                pending.append(child[len("IPY_MODEL_") :])
-    return "".join(text)
-
-
 @pytest.mark.kernel
 def test_kernel_cell_shows_the_background_childs_text_in_a_background_card(tmp_path):
     notebook_dir = tmp_path / "project" / "notebooks"
@@ -321,16 +305,11 @@ def test_kernel_cell_shows_the_background_childs_text_in_a_background_card(tmp_p
     assert result.reply["content"]["status"] == "ok", result.stderr
     assert released, "the background child's text never reached the cell's widgets"
     states = _widget_states(result)
-    cards = [
-        comm_id
-        for comm_id, state in states.items()
-        if state.get("_model_name") == "AccordionModel"
-        and any("(background)" in str(title) for title in state.get("_titles") or state.get("titles") or [])
-    ]
+    cards = _background_cards(states)
     assert len(cards) == 1, "one background subagent card"
     title = next(str(t) for t in states[cards[0]].get("_titles") or states[cards[0]]["titles"] if t)
     assert title.startswith("Subagent session-") and "child-model" in title
-    assert CHILD_TEXT in _descendant_text(states, cards[0]).replace("\n", "")
+    assert CHILD_TEXT in descendant_text(result.messages, cards[0]).replace("\n", "")
     bundle = result.final_bundles()[-1]["application/vnd.penguin.transcript+json"]
     child_answers = [
         m
@@ -378,16 +357,11 @@ def test_kernel_next_cell_flushes_what_the_child_said_between_cells(tmp_path):
         assert result.reply["content"]["status"] == "ok", result.stderr
     assert CHILD_TEXT not in json.dumps([m["content"] for m in first.messages], default=str)
     states = _widget_states(second)
-    cards = [
-        comm_id
-        for comm_id, state in states.items()
-        if state.get("_model_name") == "AccordionModel"
-        and any("(background)" in str(title) for title in state.get("_titles") or state.get("titles") or [])
-    ]
+    cards = _background_cards(states)
     assert len(cards) == 1
     title = next(str(t) for t in states[cards[0]].get("_titles") or states[cards[0]]["titles"] if t)
     assert "child-model" in title  # the meta seen in the first cell names the model here
-    shown = _descendant_text(states, cards[0])
+    shown = descendant_text(second.messages, cards[0])
     assert CHILD_TEXT in shown and "released" in shown  # the child's command output, too
     bundle = second.final_bundles()[-1]["application/vnd.penguin.transcript+json"]
     origins = {tuple(m["origin"]) for m in bundle["messages"] if m.get("origin")}
@@ -530,7 +504,7 @@ def test_kernel_a_later_allow_all_cell_shows_buttons_for_an_earlier_read_only_ce
     cards = _background_cards(states)
     assert len(cards) == 1, "the child's live messages have a background card in cell 2"
     assert second_cell[0] in _ever_inside(second, cards[0])  # the child's row sits in its card
-    assert "approved-in-cell-two" in _descendant_text(states, cards[0])
+    assert "approved-in-cell-two" in descendant_text(second.messages, cards[0])
     final = second.final_bundles()[-1]
     assert "Parent done." in final["text/html"]
     child_calls = [
@@ -580,7 +554,7 @@ def test_kernel_background_childs_approval_with_no_cell_running_is_denied(tmp_pa
     states = _widget_states(third)
     cards = _background_cards(states)
     assert len(cards) == 1
-    assert DENIED in _descendant_text(states, cards[0])
+    assert DENIED in descendant_text(third.messages, cards[0])
     messages = third.final_bundles()[-1]["application/vnd.penguin.transcript+json"]["messages"]
     outputs = [
         m["payload"] for m in messages if m.get("origin") and m["payload"].get("type") == "tool_call_output"
