@@ -21,6 +21,7 @@ from .environment.secret_files import register_data_root
 from .environment.types import BuiltinTool, EnvironmentConfig, ToolConfig
 from .interfaces import EnvironmentServices, ThinkingLevelName, VisionDescriberService
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator, vision_model_config
+from .llm.answer_budget import DEFAULT_ANSWER_BUDGET_MS, DEFAULT_CONNECT_TIMEOUT_MS
 from .omni import OmniMessage, SessionMetaPayload, TextPayload, compaction_end, payload_as, session_meta
 from .redaction import Redactor
 from .session import Session, SessionSetup
@@ -481,11 +482,9 @@ class Agent:
             max_tokens=entry.max_tokens or config.max_tokens,
             thinking_level=level,
             timeout_ms=config.request_timeout_ms,
+            connect_timeout_ms=config.connect_timeout_ms,
+            answer_budget_ms=config.answer_budget_ms,
         )
-        if config.connect_timeout_ms is not None:
-            model_config.connect_timeout_ms = config.connect_timeout_ms
-        if config.answer_budget_ms is not None:
-            model_config.answer_budget_ms = config.answer_budget_ms
         model_config.tool_call_ids = ToolCallIdAllocator()
         cfg = self.load_project_config()
         return Session(
@@ -519,7 +518,10 @@ def _model_config(
     max_tokens: int | None,
     thinking_level: ThinkingLevelName | None,
     timeout_ms: int,
+    connect_timeout_ms: int | None = None,
+    answer_budget_ms: int | None = None,
 ) -> GenerativeModelConfig:
+    """The model config of a project model entry; limits left None keep the model's defaults."""
     return GenerativeModelConfig(
         model_id=entry.model_id,
         api_key=entry.resolved_api_key(),
@@ -531,6 +533,8 @@ def _model_config(
         thinking_level=thinking_level,
         request_timeout_ms=timeout_ms,
         fast_mode=entry.fast_mode is True,
+        connect_timeout_ms=DEFAULT_CONNECT_TIMEOUT_MS if connect_timeout_ms is None else connect_timeout_ms,
+        answer_budget_ms=DEFAULT_ANSWER_BUDGET_MS if answer_budget_ms is None else answer_budget_ms,
     )
 
 
