@@ -1,8 +1,8 @@
 """Outbound conversion: complete OmniMessages → agenthub UniMessages (docs/model.md "Outbound").
 
 Owns `merge_to_uni_message` (one request's new messages, one role) and `group_history`
-(resume replay, adjacent same-role runs). Fidelity payloads are passed back verbatim and
-tool_call ids lose their `#n` suffix. Inbound translation lives in `translator.py`.
+(resume replay, adjacent same-role runs). Fidelity payloads are passed back as they arrived
+(bytes included, docs/protocol.md "Fidelity") and tool_call ids lose their `#n` suffix. Inbound translation lives in `translator.py`.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ..omni import (
     ThinkingPayload,
     ToolCallOutputPayload,
     ToolCallPayload,
+    fidelity_for_provider,
 )
 from .tool_call_ids import strip_tool_call_id_suffix
 
@@ -34,8 +35,9 @@ EMPTY_INPUT_ERROR = "stream_generate requires at least one input message"
 
 
 def _with_fidelity(item: dict[str, Any], fidelity: dict[str, Any] | None) -> Any:
+    """The item with its fidelity as the provider gave it (JSON-safe bytes back to bytes)."""
     if fidelity:
-        item["fidelity"] = fidelity
+        item["fidelity"] = fidelity_for_provider(fidelity)
     return item
 
 

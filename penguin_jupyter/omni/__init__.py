@@ -38,6 +38,7 @@ from .builders import (
     user_text,
     with_origin,
 )
+from .fidelity import BYTES_TAG, fidelity_for_provider, json_safe_fidelity
 from .guards import (
     is_complete_model_message,
     is_event,

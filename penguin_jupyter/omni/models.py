@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
 
+from .fidelity import json_safe_fidelity
+
 StopReason = Literal["completed", "failed", "aborted", "timeout", "malformed", "auth"]
 STOP_REASONS: tuple[str, ...] = ("completed", "failed", "aborted", "timeout", "malformed", "auth")
 Role = Literal["user", "assistant"]
@@ -29,6 +31,11 @@ class _Payload(BaseModel):
 
 def _drop_empty_dict(value: Any) -> Any:
     return None if value == {} else value
+
+
+def _clean_fidelity(value: Any) -> Any:
+    """An empty fidelity is absent; bytes inside it take their JSON-safe form (fidelity.py)."""
+    return json_safe_fidelity(_drop_empty_dict(value))
 
 
 def _drop_empty_list(value: Any) -> Any:
@@ -65,7 +72,7 @@ class TextPayload(_Payload):
     fidelity: dict[str, Any] | None = None
     sender: Sender | None = None
 
-    _fidelity = field_validator("fidelity", mode="before")(lambda cls, v: _drop_empty_dict(v))
+    _fidelity = field_validator("fidelity", mode="before")(lambda cls, v: _clean_fidelity(v))
 
     @field_validator("sender", mode="before")
     @classmethod
@@ -88,7 +95,7 @@ class InlineDataPayload(_Payload):
     stop_reason: StopReason = "completed"
     fidelity: dict[str, Any] | None = None
 
-    _fidelity = field_validator("fidelity", mode="before")(lambda cls, v: _drop_empty_dict(v))
+    _fidelity = field_validator("fidelity", mode="before")(lambda cls, v: _clean_fidelity(v))
 
 
 class ThinkingPayload(_Payload):
@@ -98,7 +105,7 @@ class ThinkingPayload(_Payload):
     stop_reason: StopReason = "completed"
     fidelity: dict[str, Any] | None = None
 
-    _fidelity = field_validator("fidelity", mode="before")(lambda cls, v: _drop_empty_dict(v))
+    _fidelity = field_validator("fidelity", mode="before")(lambda cls, v: _clean_fidelity(v))
 
 
 class InlineThinkingPayload(_Payload):
@@ -109,7 +116,7 @@ class InlineThinkingPayload(_Payload):
     stop_reason: StopReason = "completed"
     fidelity: dict[str, Any] | None = None
 
-    _fidelity = field_validator("fidelity", mode="before")(lambda cls, v: _drop_empty_dict(v))
+    _fidelity = field_validator("fidelity", mode="before")(lambda cls, v: _clean_fidelity(v))
 
 
 class ToolCallPayload(_Payload):
@@ -121,7 +128,7 @@ class ToolCallPayload(_Payload):
     stop_reason: StopReason = "completed"
     fidelity: dict[str, Any] | None = None
 
-    _fidelity = field_validator("fidelity", mode="before")(lambda cls, v: _drop_empty_dict(v))
+    _fidelity = field_validator("fidelity", mode="before")(lambda cls, v: _clean_fidelity(v))
 
 
 class ToolCallOutputPayload(_Payload):

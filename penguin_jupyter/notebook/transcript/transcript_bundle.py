@@ -54,6 +54,15 @@ def _without_tool_schemas(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "payload": {**payload, "tools": names}}
 
 
+def _without_fidelity(data: dict[str, Any]) -> dict[str, Any]:
+    """Opaque provider data (signatures, encrypted reasoning) is for the provider only: it stays
+    in the trace and never reaches the notebook or the browser (docs/protocol.md "Fidelity")."""
+    payload = data["payload"]
+    if "fidelity" not in payload:
+        return data
+    return {**data, "payload": {key: value for key, value in payload.items() if key != "fidelity"}}
+
+
 def _token_counts(value: Any) -> dict[str, int]:
     if hasattr(value, "model_dump"):
         value = value.model_dump()
@@ -92,7 +101,7 @@ def make_bundle(
     secrets: Secrets = (),
 ) -> dict[str, Any]:
     """The version-1 bundle of a Task: complete messages/events in stream order, no partials,
-    tool lists by name only.
+    tool lists by name only, no fidelity.
 
     `messages`: OmniMessages or wire dicts (origin-tagged child messages included).
     `session_info`: a mapping (or object) with session_id, provider, model_id, workspace,
@@ -102,7 +111,9 @@ def make_bundle(
     """
     if status not in STOP_REASONS:
         raise ValueError(f"transcript status must be one of {', '.join(STOP_REASONS)}, got {status!r}")
-    wire = [_without_tool_schemas(data) for data in map(_message_dict, messages) if data is not None]
+    wire = [
+        _without_fidelity(_without_tool_schemas(data)) for data in map(_message_dict, messages) if data is not None
+    ]
     bundle = {
         "version": BUNDLE_VERSION,
         "session": _session(session_info),
