@@ -337,10 +337,10 @@ class Session:
             self._meta_recorded = self._record(self._setup.meta)
 
     def _record(self, msg: OmniMessage) -> bool:
-        """Best-effort write: a failure is kept by the writer (`recording_error`), never raised."""
+        """Best-effort write: any failure is kept by the writer (`recording_error`), never raised."""
         try:
             self._trace.write(msg)
-        except OSError:
+        except Exception:
             return False
         return True
 

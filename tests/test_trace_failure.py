@@ -53,6 +53,46 @@ async def test_an_unwritable_trace_is_reported_once_and_the_session_goes_on(tmp_
         await session.aclose()
 
 
+async def test_a_record_that_cannot_be_serialized_turns_recording_off_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A non-OSError failure (here the UnicodeDecodeError raw bytes in a record used to raise)
+    is no longer swallowed: the record is counted lost and `recording_error` names it."""
+    import penguin_jupyter.trace.writer as writer_module
+
+    real_to_json = writer_module.to_json
+
+    def failing_to_json(msg):  # type: ignore[no-untyped-def]
+        if getattr(msg.payload, "text", None) == "first answer":
+            raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
+        return real_to_json(msg)
+
+    monkeypatch.setattr(writer_module, "to_json", failing_to_json)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    with ScriptedModelServer([{"text": "first answer"}, {"text": "second answer"}]) as server:
+        agent = await create_agent()
+        configure_model(agent.root, server)
+        session = await agent.create_session(workspace_dir=workspace)
+        first = await collect(session.run([user_text("one")], approve=allow))
+        assert "first answer" in _texts(first)
+        error = session.recording_error
+        assert error is not None and "\n" not in error
+        assert error == (
+            f"cannot write the trace {session.trace_path}: a text record could not be serialized "
+            "(UnicodeDecodeError: 'utf-8' codec can't decode byte 0xff in position 0: invalid start byte)"
+        )
+        notice = session.take_recording_notice()
+        assert notice is not None and notice.startswith("penguin: recording is off — cannot write the trace")
+        assert session.take_recording_notice() is None
+        second = await collect(session.run([user_text("two")], approve=allow))
+        assert "second answer" in _texts(second)
+        assert session.recording  # later records are written again
+        await session.aclose()
+    written = session.trace_path.read_text()
+    assert "second answer" in written and "first answer" not in written
+
+
 def _chattr(flag: str, path: Path) -> bool:
     if shutil.which("chattr") is None:
         return False

@@ -4,8 +4,8 @@ Owns file naming (`<traces>/<yyyy-mm-dd>/<session_id>_<NNN>.jsonl`), which messa
 recordable, redaction of configured secrets before a line is written (a `Redactor`, see
 docs/security.md), the single-`os.write` append on an O_APPEND descriptor of a private file
 (0600 in 0700 directories), serialization of concurrent writes and rotations, torn-tail
-healing, and the record of write failures (the first one as a line for the user, whether the
-latest write failed, how many records were lost), which the session exposes as
+healing, and the record of write failures — of the file or of a record that cannot be serialized
+(the first one as a line for the user, whether the latest write failed, how many records were lost), which the session exposes as
 `recording_error`. Reading and replay live in `reader.py` and `replay.py`; deciding *what* to
 record is the engine's and session's job.
 """
@@ -92,13 +92,20 @@ class TraceWriter:
     # --- public sink ---------------------------------------------------------------------------
 
     def write(self, msg: OmniMessage) -> None:
+        """Append `msg` (when recordable). Any failure — the file, or a record that cannot be
+        serialized or redacted — is noted (`failure`, `recording`, `lost_records`) and raised."""
         if not is_recordable(msg):
             return
-        data = (self._line(msg) + "\n").encode("utf-8")
+        try:
+            data = (self._line(msg) + "\n").encode("utf-8")
+        except Exception as exc:
+            with self._lock:
+                self._note_failure(exc, what=f"a {getattr(msg.payload, 'type', None) or msg.type} record")
+            raise
         with self._lock:
             try:
                 self._append(data)
-            except OSError as exc:
+            except Exception as exc:
                 self._note_failure(exc)
                 raise
             self._failing = False
@@ -145,11 +152,17 @@ class TraceWriter:
             finally:
                 self._fd = None
 
-    def _note_failure(self, exc: OSError) -> None:
+    def _note_failure(self, exc: Exception, what: str | None = None) -> None:
         self._lost += 1
         self._failing = True
         if self._failure is None:
-            reason = exc.strerror or str(exc) or type(exc).__name__
+            if isinstance(exc, OSError):
+                reason = exc.strerror or str(exc) or type(exc).__name__
+            else:
+                detail = (str(exc).strip().splitlines() or [""])[0]
+                reason = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+            if what is not None:
+                reason = f"{what} could not be serialized ({reason})"
             self._failure = f"cannot write the trace {self._path}: {reason}"
 
     def _append(self, data: bytes) -> None:
