@@ -8,7 +8,7 @@ shortcuts, the openai SDK re-walked the whole request body on every request, and
 requests spent most of their time in that quadratic walk; the Task is kept for comparable
 figures.) Every layer replays the same conversation against its own scripted-server process, so
 the wire work per request is the same (the Session also sends its system prompt and full
-toolset). The baseline (a) gets the same client shortcuts `create_llm_client` installs (SDK
+toolset). The baseline (a) gets the same client shortcuts `open_provider` installs (SDK
 retries off, the conversation past the SDK's body walk, agenthub's history conversion on new
 messages only), so (b) and (c) are measured against the same gateway work, not against a slower
 one. Ratios are what matter; absolute rates depend on the machine.
@@ -30,14 +30,12 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH_DIR), str(BENCH_DIR.parent)]  # run from anywhere, package not installed
 
 from _common import NoopTool, Stopwatch, allow, data_root, print_table, server_process, verdict  # noqa: E402
-from agenthub import AutoLLMClient  # noqa: E402
 
 from penguin_jupyter import create_agent, omni  # noqa: E402
 from penguin_jupyter.interfaces import GenerativeModelParameters, LLMOutcome  # noqa: E402
 from penguin_jupyter.llm import GenerativeModel, GenerativeModelConfig  # noqa: E402
-from penguin_jupyter.llm.client import disable_sdk_retries, install_body_passthrough  # noqa: E402
 from penguin_jupyter.llm.config import tool_schema  # noqa: E402
-from penguin_jupyter.llm.history_conversion import install_incremental_conversion  # noqa: E402
+from penguin_jupyter.llm.provider import open_provider  # noqa: E402
 
 TOOL_TURNS = 40
 CALLS_PER_TURN = 5
@@ -68,12 +66,9 @@ def tools_config() -> dict:
 async def bare_client(url: str) -> tuple[int, int]:
     """(a) agenthub's stateful stream with the model's client shortcuts; tool results sent back by
     hand. Returns (deltas, calls)."""
-    client = AutoLLMClient(
-        model="scripted-model", client_type="openai-chat", base_url=url, api_key="sk-bench"
-    )
-    if disable_sdk_retries(client):
-        install_body_passthrough(client)
-    install_incremental_conversion(getattr(client, "_client", None))
+    client = open_provider(
+        GenerativeModelConfig(model_id="scripted-model", client_type="openai-chat", base_url=url, api_key="sk-bench")
+    ).protocol_client
     config = tools_config()
     message: dict = {"role": "user", "content_items": [{"type": "text", "text": "go"}]}
     deltas = calls = 0

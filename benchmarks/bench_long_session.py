@@ -48,7 +48,6 @@ from _common import (  # noqa: E402
 from penguin_jupyter import create_agent, omni  # noqa: E402
 from penguin_jupyter.interfaces import GenerativeModelParameters  # noqa: E402
 from penguin_jupyter.llm import GenerativeModel, GenerativeModelConfig  # noqa: E402
-from penguin_jupyter.llm.sdk_passthrough import SdkBodyPassthrough  # noqa: E402
 
 TURNS = 2000
 WARMUP = 100
@@ -141,11 +140,8 @@ def long_history_model(url: str, history: list[omni.OmniMessage], sdk_walk: bool
     )
     if sdk_walk:  # before: the SDK client agenthub holds unwrapped (its walk and its own body
         # encoding) and agenthub's whole-history conversion
-        routed = model._client._client  # type: ignore[union-attr]
-        assert isinstance(routed._client, SdkBodyPassthrough)
-        routed._client = routed._client.wrapped
-        routed._client.__dict__.pop("_prepare_options")
-        routed.__dict__.pop("transform_uni_message_to_model_input")
+        assert model._client is not None
+        model._client.without_shortcuts()
     model.set_history(history)
     return model
 

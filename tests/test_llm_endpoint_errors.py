@@ -206,8 +206,8 @@ async def test_without_the_sdks_response_signal_only_the_idle_timer_applies(
     # a client whose SDK calls are not observed (agenthub's Gemini client) cannot tell a slow first
     # token from silence: the first-response window stays off and the idle timer decides
     model = model_for(silent_server.url, connect_timeout_ms=100, request_timeout_ms=400)
-    routed = model._client._client  # type: ignore[union-attr]
-    routed._client = routed._client.wrapped
+    assert model._client is not None
+    model._client.without_shortcuts().reports_responses = False
     _, outcome = await collect(model, [user_text("hi")])
     assert outcome == LLMOutcome("timeout", "no event from the model for 400 ms (request_timeout_ms)")
 

@@ -13,7 +13,6 @@ from support_llm import collect, scripted_model
 
 from penguin_jupyter.interfaces import LLMOutcome
 from penguin_jupyter.llm.body_encoding import PreEncodedBody
-from penguin_jupyter.llm.history_conversion import IncrementalConversion
 from penguin_jupyter.llm.sdk_passthrough import SdkBodyPassthrough, passthrough_create
 from penguin_jupyter.omni import (
     OmniMessage,
@@ -95,13 +94,12 @@ def raw_bodies(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
 def as_the_sdk_builds_it(model: Any) -> Any:
     """The same model with every shortcut taken out: the SDK client agenthub holds unwrapped (the
     SDK's own walk), its own body encoding, and agenthub's whole-history conversion."""
-    routed = model._client._client
+    routed = model._client.protocol_client
     assert isinstance(routed._client, SdkBodyPassthrough)
-    routed._client = routed._client.wrapped
-    hook = routed._client.__dict__.pop("_prepare_options", None)  # openai SDK clients only
-    assert hook is None or isinstance(hook, PreEncodedBody)
-    conversion = routed.__dict__.pop("transform_uni_message_to_model_input", None)
-    assert conversion is None or isinstance(conversion, IncrementalConversion)
+    model._client.without_shortcuts()
+    assert not isinstance(routed._client, SdkBodyPassthrough)
+    assert not isinstance(routed._client.__dict__.get("_prepare_options"), PreEncodedBody)
+    assert "transform_uni_message_to_model_input" not in routed.__dict__
     return model
 
 

@@ -157,10 +157,10 @@ async def test_only_new_messages_are_sent_on_the_stateful_client():
     [
         ({"kind": "http", "status": 401}, "auth", "Incorrect API key provided."),
         ({"kind": "http", "status": 429}, "timeout", "Rate limit reached"),
-        ({"kind": "http", "status": 500}, "timeout", "Error code: 500"),
-        ({"kind": "http", "status": 503}, "timeout", "Error code: 503"),
-        ({"kind": "http", "status": 400}, "failed", "Error code: 400"),
-        ({"kind": "http", "status": 403}, "failed", "Error code: 403"),
+        ({"kind": "http", "status": 500}, "timeout", "HTTP 500: "),
+        ({"kind": "http", "status": 503}, "timeout", "HTTP 503: "),
+        ({"kind": "http", "status": 400}, "failed", "HTTP 400: "),
+        ({"kind": "http", "status": 403}, "failed", "HTTP 403: "),
         ({"kind": "http", "status": 400, "code": "invalid_api_key"}, "auth", "invalid_api_key"),
     ],
 )
@@ -322,13 +322,13 @@ async def test_a_request_aborted_after_the_stream_was_read_to_its_end_leaves_no_
         async for item in model.stream_generate(GenerativeModelParameters([user_text("q")], signal=signal)):
             if not isinstance(item, LLMOutcome) and getattr(item.payload, "event_type", None) == "start":
                 for _ in range(200):  # let the reader reach the end (and agenthub commit) first
-                    if model._client.get_history():
+                    if model._client.protocol_client.get_history():
                         break
                     await asyncio.sleep(0.01)
                 signal.abort("user")
             last = item
         assert last == LLMOutcome("aborted")
-        assert model._client.get_history() == []
+        assert model._client.protocol_client.get_history() == []
         _messages, outcome = await collect(model, [user_text("again")])
         assert outcome.status == "completed"
     assert s.requests[1]["messages"] == [{"role": "user", "content": [{"type": "text", "text": "again"}]}]

@@ -8,7 +8,7 @@ from request to request (`history_conversion.py` keeps them), so their JSON can 
 
 `PreEncodedBody` stands in for the openai SDK client's `_prepare_options` — the hook the SDK
 calls on every attempt, just before building the HTTP request — on the one SDK client object the
-model owns (nothing process-wide). For the lists `sdk_passthrough.py` put in
+model owns (nothing process-wide; installed by `sdk_internals.py`, like every use of an internal). For the lists `sdk_passthrough.py` put in
 `extra_body` it encodes each element once, joins the kept JSON, and hands the SDK the finished
 bytes, which its request builder sends as they are. The bytes are exactly the SDK's own
 `openapi_dumps` of the merged body (same encoder, same options, elements joined as the encoder
@@ -23,9 +23,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from openai import AsyncOpenAI
-from openai._types import Omit
-from openai._utils._json import openapi_dumps
+from .sdk_internals import Omit, openapi_dumps, replace_prepare_options
 
 ENCODED_LIST_FIELDS = ("messages", "input", "tools")
 
@@ -97,8 +95,4 @@ class PreEncodedBody:
 def install_pre_encoded_body(sdk: Any) -> bool:
     """Give an openai SDK client object a `PreEncodedBody` hook (the anthropic SDK has its own
     encoder; its bodies are left to it). Returns whether it did."""
-    prepare = getattr(sdk, "_prepare_options", None)
-    if not isinstance(sdk, AsyncOpenAI) or prepare is None or isinstance(prepare, PreEncodedBody):
-        return False
-    sdk._prepare_options = PreEncodedBody(prepare)  # type: ignore[method-assign]
-    return True
+    return replace_prepare_options(sdk, PreEncodedBody, PreEncodedBody)

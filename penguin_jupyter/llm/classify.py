@@ -1,19 +1,27 @@
 """Outcome classification of a failed request (docs/model.md "Request lifecycle", rules 3–8) and the
 one-line error text that rides on the outcome.
 
-Owns `classify_error` and `describe_error`. The rules are applied to what agenthub and the SDKs
-under it raise in Python (openai / anthropic status errors, httpx transport errors, agenthub's
-parse and validation errors); user-abort and idle-timeout precedence (rules 1–2) is decided by
-`GenerativeModel`, which knows which of the two fired.
+Owns `classify_error`, `describe_error` and `provider_failure`, the one place a foreign error is
+read: by exception type (the openai, anthropic and google-genai SDK errors, httpx and stdlib
+transport errors, agenthub's parse and validation errors), HTTP status and the provider's own
+error code (OpenAI `code`/`type`, Anthropic `error.type`, Gemini `status` and `ErrorInfo.reason`)
+— never by the words of a message (docs/model-requests.md "Provider errors"). An SDK that was
+never imported cannot have raised, so its types are looked up only when it is loaded.
+User-abort and idle-timeout precedence (rules 1–2) is decided by `GenerativeModel`, which knows
+which of the two fired.
 """
 
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
-import re
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
 
+import httpx
 from agenthub.errors import EmptyResponseError, ToolCallArgumentParseError, UnsupportedParameterError
 
 from ..interfaces import LLMOutcome
@@ -22,37 +30,76 @@ FAST_MODE_GUIDANCE = (
     "Fast mode is enabled for this model; turn it off in the model settings to use this model."
 )
 
-_MALFORMED_NAMES = {"JSONDecodeError", "ToolCallArgumentParseError", "EmptyResponseError"}
 _INCOMPLETE_STREAM_PREFIXES = ("Streaming response yielded no events", "Last event must carry")
-_AUTH_CODES = {"invalid_api_key", "authentication_error", "unauthorized"}
-_NETWORK_CODES = {
-    "ECONNRESET",
-    "ECONNREFUSED",
-    "ETIMEDOUT",
-    "EPIPE",
-    "EAI_AGAIN",
-    "ENOTFOUND",
-    "ECONNABORTED",
-    "UND_ERR_SOCKET",
-    "UND_ERR_CONNECT_TIMEOUT",
-    "UND_ERR_HEADERS_TIMEOUT",
-    "UND_ERR_BODY_TIMEOUT",
-}
-# SDK / httpx / stdlib classes that mean "the transport failed", matched by class name along the MRO
-_TRANSPORT_CLASS_NAMES = {
-    "APIConnectionError",  # openai, anthropic (APITimeoutError subclasses it)
-    "TransportError",  # httpx: ConnectError, ReadError, ReadTimeout, RemoteProtocolError, …
-    "StreamError",  # httpx: StreamClosed etc. (server went away mid-body)
-    "ConnectionError",  # builtin: ConnectionResetError, BrokenPipeError, …
-    "TimeoutError",
-    "IncompleteRead",
-}
-_TRANSPORT_TEXT = re.compile(
-    r"timeout|timed out|network|socket hang up|econnreset|connection reset|other side closed|fetch failed"
-    r"|too many requests|rate limit|temporarily unavailable|503|502|504",
-    re.IGNORECASE,
+
+# The provider codes that mean "the credential is wrong or lacks the right": OpenAI (and the
+# OpenAI-compatible gateways) `invalid_api_key`; Anthropic `authentication_error` /
+# `permission_error`; Gemini `API_KEY_INVALID` (a 400) and the `UNAUTHENTICATED` /
+# `PERMISSION_DENIED` statuses.
+AUTH_CODES = frozenset(
+    {
+        "invalid_api_key",
+        "unauthorized",
+        "authentication_error",
+        "permission_error",
+        "API_KEY_INVALID",
+        "API_KEY_EXPIRED",
+        "UNAUTHENTICATED",
+        "PERMISSION_DENIED",
+    }
 )
-_TERMINATED_COMPANIONS = re.compile(r"socket|connection|closed", re.IGNORECASE)
+# Codes of failures that pass (the same request can succeed later), including those that arrive
+# as a mid-stream error event on an HTTP 200: Anthropic `overloaded_error` (529) / `rate_limit_error`
+# / `api_error`; OpenAI `rate_limit_exceeded` / `server_error`; Gemini `RESOURCE_EXHAUSTED`,
+# `UNAVAILABLE`, `INTERNAL`, `DEADLINE_EXCEEDED`.
+RETRYABLE_CODES = frozenset(
+    {
+        "overloaded_error",
+        "rate_limit_error",
+        "api_error",
+        "rate_limit_exceeded",
+        "server_error",
+        "RESOURCE_EXHAUSTED",
+        "UNAVAILABLE",
+        "INTERNAL",
+        "DEADLINE_EXCEEDED",
+    }
+)
+RETRYABLE_STATUSES = frozenset({408, 409, 425, 429})  # and every 5xx (529: Anthropic overloaded)
+AUTH_STATUSES = frozenset({401})
+# Connection-level errno names (Python's OSError.errno values by name) that mean "the transport failed".
+_NETWORK_ERRNOS = frozenset(
+    {"ECONNRESET", "ECONNREFUSED", "ETIMEDOUT", "EPIPE", "ECONNABORTED", "EHOSTUNREACH"}
+)
+_TRANSPORT_TYPES: tuple[type[BaseException], ...] = (
+    httpx.TransportError,  # ConnectError, ReadError, ReadTimeout, RemoteProtocolError, …
+    httpx.StreamError,  # the body went away mid-read
+    ConnectionError,  # ConnectionResetError, BrokenPipeError, …
+    TimeoutError,
+    http.client.IncompleteRead,
+)
+
+
+@dataclass(frozen=True)
+class ProviderFailure:
+    """What a provider said when it refused or broke off a request."""
+
+    status: int | None  # the HTTP status (a mid-stream error event may come on a 200)
+    codes: tuple[str, ...]  # the provider's error code, type, status and reasons
+    message: str | None  # the provider's own message
+
+    @property
+    def is_auth(self) -> bool:
+        return self.status in AUTH_STATUSES or any(code in AUTH_CODES for code in self.codes)
+
+    @property
+    def is_retryable(self) -> bool:
+        if self.is_auth:
+            return False
+        status = self.status
+        if status is not None and (status in RETRYABLE_STATUSES or 500 <= status <= 599):
+            return True
+        return any(code in RETRYABLE_CODES for code in self.codes)
 
 
 def cause_chain(error: BaseException) -> Iterator[BaseException]:
@@ -70,26 +117,95 @@ def cause_chain(error: BaseException) -> Iterator[BaseException]:
             current = None
 
 
-def _class_names(error: BaseException) -> set[str]:
-    return {cls.__name__ for cls in type(error).__mro__}
+def _loaded(module: str, name: str) -> type[BaseException] | None:
+    """`module.name` when the module was imported (else nothing of it can have been raised)."""
+    loaded = sys.modules.get(module)
+    found = getattr(loaded, name, None) if loaded is not None else None
+    return found if isinstance(found, type) and issubclass(found, BaseException) else None
 
 
-def _http_status(error: BaseException) -> int | None:
-    for attr in ("status_code", "status", "code"):
-        value = getattr(error, attr, None)
-        if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
-            return value
+def _strings(*values: Any) -> list[str]:
+    return [value for value in values if isinstance(value, str) and value]
+
+
+def _openai_style_codes(body: Any) -> list[str]:
+    """`code` and `type` of an OpenAI / Anthropic error body (top level and under `error`)."""
+    if not isinstance(body, Mapping):
+        return []
+    codes = _strings(body.get("code"), body.get("type"))
+    inner = body.get("error")
+    if isinstance(inner, Mapping):
+        codes += _strings(inner.get("code"), inner.get("type"))
+    return [code for code in codes if code != "error"]
+
+
+def _sdk_api_failure(level: BaseException) -> ProviderFailure | None:
+    """openai / anthropic `APIError` (status errors, and stream errors on a 200)."""
+    for module in ("openai", "anthropic"):
+        api_error = _loaded(module, "APIError")
+        if api_error is None or not isinstance(level, api_error):
+            continue
+        status = getattr(level, "status_code", None)
+        body = getattr(level, "body", None)
+        codes = _openai_style_codes(body) + _strings(
+            getattr(level, "code", None), getattr(level, "type", None)
+        )
+        message = getattr(level, "message", None)
+        if isinstance(body, Mapping):
+            inner = body.get("error")
+            source = inner if isinstance(inner, Mapping) else body
+            message = source.get("message") if isinstance(source.get("message"), str) else message
+        return ProviderFailure(
+            status if isinstance(status, int) else None, tuple(dict.fromkeys(codes)), message
+        )
+    return None
+
+
+def _gemini_failure(level: BaseException) -> ProviderFailure | None:
+    """google-genai `APIError`: `code` (HTTP status), `status` and the `ErrorInfo.reason`s in `details`."""
+    api_error = _loaded("google.genai.errors", "APIError")
+    if api_error is None or not isinstance(level, api_error):
+        return None
+    codes = _strings(getattr(level, "status", None))
+    details = getattr(level, "details", None)
+    error = details.get("error", details) if isinstance(details, Mapping) else {}
+    infos = error.get("details") if isinstance(error, Mapping) else None
+    for item in infos if isinstance(infos, list) else []:
+        if isinstance(item, Mapping):
+            codes += _strings(item.get("reason"))
+    status = getattr(level, "code", None)
+    message = getattr(level, "message", None)
+    return ProviderFailure(
+        status if isinstance(status, int) and not isinstance(status, bool) else None,
+        tuple(dict.fromkeys(codes)),
+        message if isinstance(message, str) else None,
+    )
+
+
+def provider_failure(error: BaseException) -> ProviderFailure | None:
+    """The first level of the cause chain that is a provider's answer, read by its SDK's type."""
+    for level in cause_chain(error):
+        failure = _sdk_api_failure(level) or _gemini_failure(level)
+        if failure is not None:
+            return failure
     return None
 
 
 def describe_error(error: BaseException) -> str:
-    """Each level of the cause chain as `message (code)`, de-duplicated, joined with `: `."""
+    """Each level of the cause chain as `message (code)`, de-duplicated, joined with `: `; a
+    provider's answer as `HTTP <status>: <its message> (<its codes>)`."""
     parts: list[str] = []
     for level in cause_chain(error):
-        piece = str(level).strip() or type(level).__name__
-        code = getattr(level, "code", None)
-        if isinstance(code, str) and code and code not in piece:
-            piece = f"{piece} ({code})"
+        failure = _sdk_api_failure(level) or _gemini_failure(level)
+        if failure is not None and failure.message:
+            status = f"HTTP {failure.status}: " if failure.status else ""
+            codes = f" ({', '.join(failure.codes)})" if failure.codes else ""
+            piece = f"{status}{failure.message.strip()}{codes}"
+        else:
+            piece = str(level).strip() or type(level).__name__
+            code = getattr(level, "code", None)
+            if isinstance(code, str) and code and code not in piece:
+                piece = f"{piece} ({code})"
         if piece not in parts:
             parts.append(piece)
     return ": ".join(parts) or type(error).__name__
@@ -99,35 +215,15 @@ def is_malformed(error: BaseException) -> bool:
     for level in cause_chain(error):
         if isinstance(level, json.JSONDecodeError | ToolCallArgumentParseError | EmptyResponseError):
             return True
-        if _class_names(level) & _MALFORMED_NAMES:
-            return True
-        if str(level).startswith(_INCOMPLETE_STREAM_PREFIXES):
+        # agenthub's stream validation (`LLMClient._validate_last_event`) raises a plain ValueError
+        if type(level) is ValueError and str(level).startswith(_INCOMPLETE_STREAM_PREFIXES):
             return True
     return False
-
-
-def _provider_signals(level: BaseException) -> list[str]:
-    """`code`/`type` on the error, on its parsed body, and on `body["error"]`."""
-    values: list[object] = [getattr(level, "code", None), getattr(level, "type", None)]
-    for attr in ("body", "error"):
-        body = getattr(level, attr, None)
-        if isinstance(body, dict):
-            values += [body.get("code"), body.get("type")]
-            inner = body.get("error")
-            if isinstance(inner, dict):
-                values += [inner.get("code"), inner.get("type")]
-    return [v for v in values if isinstance(v, str)]
 
 
 def is_auth(error: BaseException) -> bool:
-    for level in cause_chain(error):
-        if _http_status(level) == 401:
-            return True
-        if any(signal in _AUTH_CODES for signal in _provider_signals(level)):
-            return True
-        if "AuthenticationError" in _class_names(level):
-            return True
-    return False
+    failure = provider_failure(error)
+    return failure is not None and failure.is_auth
 
 
 def is_fast_mode_rejection(error: BaseException) -> bool:
@@ -137,24 +233,25 @@ def is_fast_mode_rejection(error: BaseException) -> bool:
     )
 
 
+def _is_connection_failure(level: BaseException) -> bool:
+    connection_types = [_loaded(module, "APIConnectionError") for module in ("openai", "anthropic")]
+    if any(kind is not None and isinstance(level, kind) for kind in connection_types):
+        return True  # APITimeoutError subclasses it
+    if isinstance(level, _TRANSPORT_TYPES):
+        return True
+    code = getattr(level, "code", None)
+    return isinstance(code, str) and code in _NETWORK_ERRNOS
+
+
 def is_transport(error: BaseException) -> bool:
-    status = _http_status(error)
-    if status is not None and (status in (408, 429) or 500 <= status <= 599):
+    """The request may succeed if sent again: a retryable provider answer (429, 5xx, 529,
+    overloaded, …) or a transport failure (refused, reset, timed out, dropped mid-body)."""
+    failure = provider_failure(error)
+    if failure is not None and failure.is_retryable:
         return True
-    if status is not None and 400 <= status <= 499:
-        return False
-    for level in cause_chain(error):
-        if _class_names(level) & _TRANSPORT_CLASS_NAMES:
-            return True
-        code = getattr(level, "code", None)
-        if isinstance(code, str) and code in _NETWORK_CODES:
-            return True
-    if isinstance(error, asyncio.CancelledError):
-        return False
-    text = f"{type(error).__name__} {error}"
-    if _TRANSPORT_TEXT.search(text):
-        return True
-    return "terminated" in text.lower() and bool(_TERMINATED_COMPANIONS.search(text))
+    if failure is not None and failure.status is not None:
+        return False  # the provider answered, and not with something that passes
+    return any(_is_connection_failure(level) for level in cause_chain(error))
 
 
 def classify_error(error: BaseException, *, fast_mode: bool = False) -> LLMOutcome:

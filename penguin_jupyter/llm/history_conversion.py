@@ -29,8 +29,9 @@ from typing import Any
 from agenthub.openai_chat.client import OpenaiChatClient
 from agenthub.types import UniMessage
 
+from .sdk_internals import conversion_function, replace_conversion
+
 Convert = Callable[[list[UniMessage]], Awaitable[list[Any]]]
-_CONVERSION = "transform_uni_message_to_model_input"
 
 
 def reasoning_fields(message: UniMessage) -> set[str | None]:
@@ -88,8 +89,7 @@ class IncrementalConversion:
 def install_incremental_conversion(routed: Any) -> bool:
     """Give `routed` (agenthub's protocol client) an `IncrementalConversion` when its conversion
     is agenthub's openai-chat one. Returns whether it did."""
-    method = getattr(type(routed), _CONVERSION, None)
-    if method is not OpenaiChatClient.transform_uni_message_to_model_input:
+    if conversion_function(routed) is not OpenaiChatClient.transform_uni_message_to_model_input:
         return False
-    setattr(routed, _CONVERSION, IncrementalConversion(getattr(routed, _CONVERSION)))
+    replace_conversion(routed, IncrementalConversion)
     return True

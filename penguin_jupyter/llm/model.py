@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from agenthub import AutoLLMClient, ThinkingLevel
+from agenthub import ThinkingLevel
 from agenthub.abort_signal import AbortSignal
 from agenthub.types import UniConfig, UniEvent, UniMessage
 
@@ -42,7 +42,6 @@ from ..omni import (
 )
 from .answer_budget import AnswerBudget
 from .classify import classify_error
-from .client import client_error_outcome, create_llm_client, is_unsupported_model_error, reports_responses
 from .config import GenerativeModelConfig, base_uni_config
 from .limits import (
     effective_max_tokens,
@@ -51,6 +50,7 @@ from .limits import (
     usable_context_window,
 )
 from .outbound import group_history, merge_to_uni_message
+from .provider import ProviderClient, UnsupportedModel, client_error_outcome, open_provider
 from .tool_call_ids import ToolCallIdAllocator
 from .translator import EventTranslator
 from .upstream_pump import UpstreamPump
@@ -89,7 +89,7 @@ _REQUEST_RESPONSE: ContextVar[_ResponseSeen | None] = ContextVar("penguin_reques
 
 @dataclass
 class _Prepared:
-    client: AutoLLMClient
+    client: ProviderClient
     message: UniMessage
     config: UniConfig
 
@@ -98,7 +98,7 @@ class _Prepared:
 class _Exchange:
     """One request in flight: its stream, pump and waiters, and how it ended."""
 
-    client: AutoLLMClient
+    client: ProviderClient
     signal: AbortSignal | None
     upstream_signal: AbortSignal
     stream: AsyncIterator[UniEvent]
@@ -128,13 +128,6 @@ class _Exchange:
         return max(0.0, self.first_response_s - self.elapsed_s())
 
 
-def _keep_history(client: AutoLLMClient, length: int) -> None:
-    """Drop what the stateful client committed after `length` (a request that did not complete)."""
-    history = client.get_history()
-    if len(history) > length:
-        client.set_history(history[:length])
-
-
 class GenerativeModel:
     """`stream_generate` yields partials, complete messages and (on success) one `token_usage`,
     then exactly one `LLMOutcome`. It never raises for a provider, transport or input problem.
@@ -154,23 +147,23 @@ class GenerativeModel:
         self._last_request_total = self._base_input_tokens
         self._last_warned_cap: int | None = None
         self._pending_history: list[UniMessage] | None = None
-        self._client: AutoLLMClient | None = None
+        self._client: ProviderClient | None = None
         self._client_error: BaseException | None = None
         self._answer_budget = AnswerBudget(config.connect_timeout_ms, config.answer_budget_ms)
         self._ensure_client()
 
     # --- client -----------------------------------------------------------------------------
 
-    def _ensure_client(self) -> AutoLLMClient | None:
+    def _ensure_client(self) -> ProviderClient | None:
         """Build the gateway client once; a credentials failure is kept and retried on the next
         request (the key may be set in the environment meanwhile)."""
         if self._client is not None:
             return self._client
         try:
-            self._client = create_llm_client(self.config, on_response=self._on_response)
+            self._client = open_provider(self.config, on_response=self._on_response)
+        except UnsupportedModel:
+            raise
         except Exception as exc:
-            if is_unsupported_model_error(exc):
-                raise ValueError(f"model {self.config.model_id!r}: {exc}") from None
             self._client_error = exc
             return None
         self._client_error = None
@@ -240,10 +233,10 @@ class GenerativeModel:
         return cap
 
     def _open_stream(
-        self, client: AutoLLMClient, message: UniMessage, config: UniConfig, signal: AbortSignal
+        self, client: ProviderClient, message: UniMessage, config: UniConfig, signal: AbortSignal
     ) -> AsyncIterator[UniEvent]:
         """The upstream event stream of one request (agenthub's stateful streaming)."""
-        return client.streaming_response_stateful(message=message, config=config, signal=signal)
+        return client.stream(message, config, signal)
 
     # --- one request ----------------------------------------------------------------------------
 
@@ -305,11 +298,11 @@ class GenerativeModel:
             translator=EventTranslator(self.tool_call_ids),
             # agenthub commits the exchange to its history when the stream ends, and the pump may
             # read to the end before the relay has seen every event: only a completed request keeps it.
-            committed_before=len(prepared.client.get_history()),
+            committed_before=prepared.client.history_length(),
             # the first-response window needs the SDK's "response arrived" signal; without it
             # (the Gemini client) a slow first token is indistinguishable from silence
             first_response_s=self._answer_budget.begin_attempt()
-            if reports_responses(prepared.client)
+            if prepared.client.reports_responses
             else None,
             pump=pump,
             # One abort waiter per request (not one per event); cancelled in `_close`.
@@ -376,7 +369,7 @@ class GenerativeModel:
         if ex.responded:
             self._answer_budget.answered()
         if ex.outcome is not None:
-            _keep_history(ex.client, ex.committed_before)
+            ex.client.keep_history(ex.committed_before)
             reason = "failed" if ex.outcome.status == "completed" else ex.outcome.status
             yield from ex.translator.finish_interrupted(reason)
             yield ex.outcome

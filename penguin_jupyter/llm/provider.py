@@ -1,0 +1,151 @@
+"""The provider boundary: `ProviderClient`, the one object through which a model reaches a provider
+(docs/model-requests.md "Provider boundary").
+
+Owns building agenthub's protocol client for a `GenerativeModelConfig` (routing as agenthub
+routes, the credential check up front, the SDK's own retries off — the engine owns retrying —
+and the long-session shortcuts of `sdk_passthrough.py`, `body_encoding.py` and
+`history_conversion.py`), every call made on it (the stateful stream, its history), and what a
+request reports when no client can be built. Failed requests are classified in `classify.py`; the
+third-party internals this needs are all in `sdk_internals.py`. Provider protocols stay inside
+agenthub; credentials fall back to the provider environment variables exactly as agenthub reads them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable
+
+from agenthub.abort_signal import AbortSignal
+from agenthub.base_client import LLMClient
+from agenthub.types import UniConfig, UniEvent, UniMessage
+
+from ..interfaces import LLMOutcome
+from .body_encoding import PreEncodedBody, install_pre_encoded_body
+from .classify import describe_error
+from .config import GenerativeModelConfig, InvalidBaseUrl, check_base_url
+from .history_conversion import install_incremental_conversion
+from .sdk_internals import (
+    build_ant_messages_client,
+    protocol_client_class,
+    restore_conversion,
+    sdk_object,
+    set_sdk_object,
+)
+from .sdk_passthrough import SdkBodyPassthrough
+
+# The environment variable each agenthub protocol client reads its key from when none is given.
+KEY_VARIABLES: dict[str, str] = {
+    "OpenaiChatClient": "OPENAI_API_KEY",
+    "OpenaiChatVllmAdapterClient": "OPENAI_API_KEY",
+    "OpenaiResponsesClient": "OPENAI_API_KEY",
+    "GPT6Client": "OPENAI_API_KEY",
+    "AntMessagesClient": "ANTHROPIC_API_KEY",
+    "Claude5Client": "ANTHROPIC_API_KEY",
+    "Gemini3_8Client": "GEMINI_API_KEY",
+    "DeepSeekV4Client": "DEEPSEEK_API_KEY",
+    "GLM5_3Client": "ZAI_API_KEY",
+    "KimiK3Client": "MOONSHOT_API_KEY",
+    "MiniMaxM3Client": "MINIMAX_API_KEY",
+}
+_NOT_FOR_CHAT = ("embedding",)
+
+
+class UnsupportedModel(ValueError):
+    """No agenthub client serves this model id / client type (a configuration mistake)."""
+
+
+class MissingCredential(ValueError):
+    """No API key in the config nor in the provider's environment variable."""
+
+
+def resolved_client_type(config: GenerativeModelConfig) -> str:
+    """The client type agenthub routes by: the configured one, else `CLIENT_TYPE`, else the model id."""
+    return (config.client_type or os.getenv("CLIENT_TYPE") or config.model_id).lower()
+
+
+def _protocol_client(config: GenerativeModelConfig) -> LLMClient:
+    client_type = resolved_client_type(config)
+    cls = protocol_client_class(client_type)
+    if cls is None or any(word in cls.__name__.lower() for word in _NOT_FOR_CHAT):
+        raise UnsupportedModel(
+            f"model {config.model_id!r}: no agenthub client serves client type {client_type!r} "
+            "(set client_type, e.g. openai-chat, openai-responses, ant-messages)"
+        )
+    variable = KEY_VARIABLES.get(cls.__name__)
+    if variable is not None and not (config.api_key or os.getenv(variable)):
+        raise MissingCredential(
+            f"no API key for model {config.model_id!r}: give the model entry an api_key or set {variable}"
+        )
+    if cls.__name__ == "AntMessagesClient":
+        return build_ant_messages_client(config.model_id, config.api_key, config.base_url)
+    return cls(model=config.model_id, api_key=config.api_key, base_url=config.base_url)
+
+
+class ProviderClient:
+    """One model's connection to its provider: agenthub's stateful protocol client plus what this
+    project adds around it. `reports_responses`: the SDK tells when a response arrived
+    (openai / anthropic), which the first-response window needs."""
+
+    def __init__(self, routed: LLMClient, on_response: Callable[[], None] | None = None) -> None:
+        self._routed = routed
+        self.reports_responses = False
+        sdk = sdk_object(routed)
+        with_options = getattr(sdk, "with_options", None)
+        if with_options is not None:  # openai, anthropic: the engine retries, not the SDK
+            sdk = with_options(max_retries=0)
+            install_pre_encoded_body(sdk)
+            set_sdk_object(routed, SdkBodyPassthrough(sdk, on_response=on_response))
+            self.reports_responses = True
+        install_incremental_conversion(routed)
+
+    @property
+    def protocol_client(self) -> LLMClient:
+        return self._routed
+
+    def stream(self, message: UniMessage, config: UniConfig, signal: AbortSignal) -> AsyncIterator[UniEvent]:
+        """The upstream events of one request; the exchange joins the history when it completes."""
+        return self._routed.streaming_response_stateful(message=message, config=config, signal=signal)
+
+    def history_length(self) -> int:
+        return len(self._routed.get_history())
+
+    def keep_history(self, length: int) -> None:
+        """Drop what was committed after `length` (a request that did not complete)."""
+        history = self._routed.get_history()
+        if len(history) > length:
+            self._routed.set_history(history[:length])
+
+    def set_history(self, history: list[UniMessage]) -> None:
+        self._routed.set_history(history)
+
+    def without_shortcuts(self) -> ProviderClient:
+        """The SDK's own body walk and encoding and agenthub's whole-history conversion again
+        (for the tests and benchmarks that compare against what the SDK builds on its own)."""
+        sdk = sdk_object(self._routed)
+        if isinstance(sdk, SdkBodyPassthrough):
+            inner = sdk.wrapped
+            if isinstance(inner.__dict__.get("_prepare_options"), PreEncodedBody):
+                del inner.__dict__["_prepare_options"]
+            set_sdk_object(self._routed, inner)
+        restore_conversion(self._routed)
+        return self
+
+
+def open_provider(
+    config: GenerativeModelConfig, on_response: Callable[[], None] | None = None
+) -> ProviderClient:
+    """The provider client for `config`. Raises `InvalidBaseUrl`, `UnsupportedModel`,
+    `MissingCredential`, or whatever the SDK raises while building its client."""
+    check_base_url(config.base_url)
+    return ProviderClient(_protocol_client(config), on_response)
+
+
+def client_error_outcome(error: BaseException) -> LLMOutcome:
+    """Why a request could not start: no key → `auth` (hosts gate input until the key is set);
+    a base_url no request can use → permanent `failed` (never retried); anything else the SDK
+    raised while building its client → `failed` with its one line."""
+    if isinstance(error, MissingCredential):
+        return LLMOutcome("auth", str(error))
+    if isinstance(error, InvalidBaseUrl):
+        return LLMOutcome("failed", str(error), permanent=True)
+    return LLMOutcome("failed", f"cannot build the model client: {describe_error(error)}")

@@ -1,0 +1,126 @@
+"""Every use of a third-party internal, in one module (docs/model-requests.md "Provider boundary").
+
+agenthub owns the provider protocols and calls the SDKs itself, with no hooks for what this
+project needs (no SDK retries: the engine retries; the long-session shortcuts; a credential the
+anthropic SDK accepts). What cannot be done through a public API is done here and nowhere else,
+each item naming the upstream shape it relies on; tests/test_llm_sdk_internals.py checks each
+shape against the installed versions and fails loudly, naming the item, when one changes:
+
+1. `AutoLLMClient._client_class_for_model` — agenthub's routing from a client type to its
+   protocol client class (read only, so the adapter builds the protocol client itself).
+2. A protocol client's `_client` — the SDK object it calls (read, and replaced by one with
+   `max_retries=0` wrapped in `SdkBodyPassthrough`).
+3. openai's per-attempt `AsyncOpenAI._prepare_options` hook (replaced on one SDK object by
+   `PreEncodedBody`) and its body encoder `openai._utils._json.openapi_dumps` / `openai._types.Omit`.
+4. agenthub's `transform_uni_message_to_model_input` (replaced on one protocol-client instance by
+   `IncrementalConversion`).
+5. `AntMessagesClient.__init__` — rebuilt so the anthropic SDK gets one credential argument
+   (agenthub passes the key as both `api_key` and `auth_token`, which anthropic ≥ 2 rejects
+   before any request), setting the three attributes agenthub's `__init__` sets.
+
+Nothing process-wide is patched: every replacement is on objects one model owns.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from agenthub import AutoLLMClient
+from agenthub.base_client import LLMClient
+from openai import AsyncOpenAI
+from openai._types import Omit
+from openai._utils._json import openapi_dumps
+
+__all__ = [
+    "Omit",
+    "build_ant_messages_client",
+    "openapi_dumps",
+    "protocol_client_class",
+    "replace_conversion",
+    "replace_prepare_options",
+    "sdk_object",
+    "set_sdk_object",
+]
+
+_CONVERSION = "transform_uni_message_to_model_input"
+
+
+# --- 1. routing -------------------------------------------------------------------------------
+
+
+def protocol_client_class(client_type: str) -> type[LLMClient] | None:
+    """The agenthub protocol client class a resolved (lower-cased) client type routes to."""
+    return AutoLLMClient._client_class_for_model(client_type)
+
+
+# --- 2. the SDK object of a protocol client ---------------------------------------------------
+
+
+def sdk_object(routed: LLMClient) -> Any:
+    """The SDK client object (AsyncOpenAI, AsyncAnthropic, genai.Client) the protocol client calls."""
+    return getattr(routed, "_client", None)
+
+
+def set_sdk_object(routed: LLMClient, sdk: Any) -> None:
+    routed._client = sdk
+
+
+# --- 3. openai's per-attempt request hook -------------------------------------------------------
+
+
+def replace_prepare_options(sdk: Any, make_hook: Callable[[Any], Any], hook_type: type) -> bool:
+    """Give one openai SDK client object `make_hook(its _prepare_options)`; False when `sdk` is
+    not an openai client (the anthropic SDK encodes its own bodies) or already has the hook."""
+    prepare = getattr(sdk, "_prepare_options", None)
+    if not isinstance(sdk, AsyncOpenAI) or prepare is None or isinstance(prepare, hook_type):
+        return False
+    sdk._prepare_options = make_hook(prepare)  # type: ignore[method-assign]
+    return True
+
+
+# --- 4. agenthub's history conversion ------------------------------------------------------------
+
+
+def conversion_function(routed: LLMClient) -> Any:
+    """The class-level conversion function of a protocol client (to tell which protocol it is)."""
+    return getattr(type(routed), _CONVERSION, None)
+
+
+def replace_conversion(routed: LLMClient, make: Callable[[Any], Any]) -> None:
+    """Replace the conversion method on this one protocol-client instance by `make(bound method)`."""
+    setattr(routed, _CONVERSION, make(getattr(routed, _CONVERSION)))
+
+
+def restore_conversion(routed: LLMClient) -> Any:
+    """Take an instance-level replacement out again (tests and benchmarks: the "before" path)."""
+    return routed.__dict__.pop(_CONVERSION, None)
+
+
+# --- 5. ant-messages -------------------------------------------------------------------------------
+
+
+def build_ant_messages_client(
+    model: str, api_key: str | None, base_url: str | None, default_headers: dict[str, str] | None = None
+) -> LLMClient:
+    """agenthub's AntMessagesClient with an SDK object the anthropic SDK accepts.
+
+    agenthub means to send the key through both header conventions (Anthropic and DeepSeek read
+    `x-api-key`, gateways such as OpenRouter and Z.AI read `Authorization: Bearer`) by passing it
+    as `api_key` and `auth_token`; anthropic ≥ 2 allows only one of them, and sends `api_key` as
+    the bearer header. So the key goes in as `api_key` and `x-api-key` is added as a default
+    header: both conventions again, through the SDK's own options."""
+    from agenthub.ant_messages import AntMessagesClient
+    from anthropic import AsyncAnthropic
+
+    key = api_key or os.getenv("ANTHROPIC_API_KEY")
+    url = base_url or os.getenv("ANTHROPIC_BASE_URL")
+    headers = dict(default_headers or {})
+    if key:
+        headers.setdefault("X-Api-Key", key)
+    client = AntMessagesClient.__new__(AntMessagesClient)
+    client._model = model
+    client._client = AsyncAnthropic(api_key=key, base_url=url, default_headers=headers or None)
+    client._history = []
+    return client

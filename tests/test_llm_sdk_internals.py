@@ -1,0 +1,122 @@
+"""The third-party internals `llm/sdk_internals.py` relies on still have the shape it expects.
+
+One test per numbered item of that module's docstring; each fails naming the item, so an
+upgrade of agenthub, openai, anthropic or google-genai that moves one is caught here, loudly,
+instead of as a silent loss of a shortcut or a request that never leaves. The count of items is
+pinned too: a new internal goes into that module and gets its test here."""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import agenthub
+import pytest
+from agenthub.base_client import LLMClient
+from openai import AsyncOpenAI
+from openai._models import FinalRequestOptions
+
+from penguin_jupyter.llm import sdk_internals
+from penguin_jupyter.llm.config import GenerativeModelConfig
+from penguin_jupyter.llm.provider import KEY_VARIABLES, MissingCredential, open_provider
+
+ROUTES = {
+    "openai-chat": "OpenaiChatClient",
+    "openai-chat-vllm-adapter": "OpenaiChatVllmAdapterClient",
+    "openai-responses": "OpenaiResponsesClient",
+    "ant-messages": "AntMessagesClient",
+    "claude-sonnet-4-6": "Claude5Client",
+    "gpt-5.5": "GPT6Client",
+    "gemini-3-flash": "Gemini3_8Client",
+    "deepseek-v4-pro": "DeepSeekV4Client",
+    "glm-5.1": "GLM5_3Client",
+    "kimi-k2.5": "KimiK3Client",
+    "minimax-m3": "MiniMaxM3Client",
+}
+
+
+def test_the_module_lists_exactly_the_internals_tested_here() -> None:
+    items = re.findall(r"^(\d)\. ", inspect.getdoc(sdk_internals) or "", re.M)
+    assert items == ["1", "2", "3", "4", "5"], "a new internal needs its shape test in this file"
+
+
+def test_item_1_agenthub_routes_client_types_to_the_classes_the_adapter_knows() -> None:
+    for client_type, name in ROUTES.items():
+        cls = sdk_internals.protocol_client_class(client_type)
+        assert cls is not None and cls.__name__ == name, f"item 1: agenthub routes {client_type!r} to {cls}"
+        assert issubclass(cls, LLMClient)
+        # the key variable the adapter checks up front is the one the client reads itself
+        source = (
+            inspect.getsource(cls.__init__) if "__init__" in vars(cls) else inspect.getsource(cls.__mro__[1])
+        )
+        assert KEY_VARIABLES[name] in source, f"item 1: {name} no longer reads {KEY_VARIABLES[name]}"
+    assert sdk_internals.protocol_client_class("no-such-model") is None
+
+
+@pytest.mark.parametrize("client_type", sorted(ROUTES))
+def test_item_2_every_protocol_client_keeps_its_sdk_object_in_client(client_type: str) -> None:
+    provider = open_provider(
+        GenerativeModelConfig(
+            model_id=client_type, api_key="k", base_url="http://127.0.0.1:9/v1", client_type=client_type
+        )
+    )
+    sdk = sdk_internals.sdk_object(provider.protocol_client)
+    module = type(getattr(sdk, "wrapped", sdk)).__module__.split(".")[0]
+    assert module in ("openai", "anthropic", "google"), f"item 2: {client_type} holds {type(sdk)} in _client"
+    # openai and anthropic: retries off and the passthrough in; Gemini: neither is possible
+    assert provider.reports_responses is (module != "google")
+    if module != "google":
+        assert sdk.wrapped.max_retries == 0
+
+
+def test_item_3_openai_prepares_every_attempt_through_prepare_options() -> None:
+    hook = AsyncOpenAI._prepare_options
+    assert inspect.iscoroutinefunction(hook), "item 3: AsyncOpenAI._prepare_options is no longer async"
+    assert list(inspect.signature(hook).parameters) == ["self", "options"], "item 3: its signature changed"
+    request = inspect.getsource(type(AsyncOpenAI(api_key="k")).request)
+    assert "self._prepare_options(options)" in request, "item 3: request() no longer calls the hook"
+    fields = set(FinalRequestOptions.model_fields)
+    assert {"json_data", "extra_json", "files", "content"} <= fields, (
+        f"item 3: FinalRequestOptions has {fields}"
+    )
+    assert sdk_internals.openapi_dumps({"a": [1]}) == b'{"a":[1]}'
+    assert not isinstance(sdk_internals.Omit(), dict)
+
+
+def test_item_4_every_protocol_client_converts_through_the_replaceable_method() -> None:
+    for client_type in ROUTES:
+        cls = sdk_internals.protocol_client_class(client_type)
+        assert callable(getattr(cls, "transform_uni_message_to_model_input", None)), f"item 4: {cls}"
+        base = inspect.getsource(LLMClient.streaming_response)
+        assert "self._streaming_response_internal(messages, config)" in base, "item 4: the stream path moved"
+
+
+def test_item_5_agenthubs_ant_messages_client_still_cannot_be_built_as_is() -> None:
+    """When this fails, agenthub (or anthropic) fixed the double credential: drop item 5."""
+    from agenthub.ant_messages import AntMessagesClient
+
+    with pytest.raises(ValueError, match="at most one of"):
+        AntMessagesClient("m", api_key="k", base_url="http://127.0.0.1:9")
+    assigned = set(re.findall(r"self\.(\w+)(?::[^=\n]+)? = ", inspect.getsource(AntMessagesClient.__init__)))
+    assert assigned == {"_model", "_client", "_history"}, (
+        f"item 5: AntMessagesClient.__init__ now sets {assigned}"
+    )
+    built = sdk_internals.build_ant_messages_client("m", "sk-ant", "http://127.0.0.1:9")
+    assert isinstance(built, AntMessagesClient)
+    sdk = built._client  # type: ignore[attr-defined]
+    headers = {**sdk.default_headers, **sdk.auth_headers}
+    assert headers["X-Api-Key"] == "sk-ant" and headers["Authorization"] == "Bearer sk-ant"
+
+
+def test_a_missing_key_is_named_before_any_sdk_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in set(KEY_VARIABLES.values()):
+        monkeypatch.delenv(variable, raising=False)
+    for client_type, name in ROUTES.items():
+        config = GenerativeModelConfig(model_id=client_type, client_type=client_type)
+        with pytest.raises(MissingCredential, match=f"set {KEY_VARIABLES[name]}$"):
+            open_provider(config)
+
+
+def test_agenthub_version_is_the_one_these_shapes_were_read_from() -> None:
+    version = getattr(agenthub, "__version__", None)
+    assert version is None or version.startswith("0.4"), f"agenthub {version}: re-read sdk_internals.py"
