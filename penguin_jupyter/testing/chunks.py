@@ -4,7 +4,8 @@ Owns the wire shape of `chat.completion.chunk` objects and of the provider-shape
 reasoning deltas (`reasoning_content`), content deltas, tool-call deltas (the first fragment of
 each call carries index/id/name, later ones only argument text, calls one after another so a
 client that tracks one open call at a time reads them right), the finish chunk and the separate
-usage chunk (`stream_options.include_usage`). Faults and pacing are applied by `server.py`.
+usage chunk (`stream_options.include_usage`, or usage on the finish chunk as Z.AI sends it).
+Framing, faults and pacing are `protocols/chat.py` and `server.py`.
 """
 
 from __future__ import annotations
@@ -34,7 +35,11 @@ def estimate_tokens(text: str) -> int:
 
 
 def error_body(
-    status: int, message: str | None = None, error_type: str | None = None, code: str | None = None
+    status: int,
+    message: str | None = None,
+    error_type: str | None = None,
+    code: str | None = None,
+    param: str | None = None,
 ) -> dict:
     """An OpenAI-shaped error object: `{"error": {"message", "type", "param", "code"}}`."""
     if status >= 500:
@@ -49,7 +54,7 @@ def error_body(
         "error": {
             "message": message if message is not None else default[2],
             "type": error_type if error_type is not None else default[0],
-            "param": None,
+            "param": param,
             "code": code if code is not None else default[1],
         }
     }
@@ -114,8 +119,19 @@ class ChunkFactory:
         return self._chunk([], usage)
 
 
-def build_chunks(entry: ScriptEntry, request: dict[str, Any], completion_id: str) -> list[dict[str, Any]]:
-    """Every chunk of a well-behaved response to `request`, in send order."""
+def build_chunks(
+    entry: ScriptEntry,
+    request: dict[str, Any],
+    completion_id: str,
+    texts: list[str] | None = None,
+    *,
+    usage_on_finish: bool = False,
+) -> list[dict[str, Any]]:
+    """Every chunk of a well-behaved response to `request`, in send order.
+
+    Usage comes as its own chunk when `stream_options.include_usage` asks for it; with
+    `usage_on_finish` (Z.AI's GLM endpoint) it rides on the finish chunk unasked.
+    """
     factory = ChunkFactory(completion_id, str(request.get("model") or "scripted-model"))
     chunks = [factory.delta(**{entry.reasoning_field: part}) for part in entry.reasoning]
     chunks += [factory.delta(content=part) for part in entry.text]
@@ -127,12 +143,15 @@ def build_chunks(entry: ScriptEntry, request: dict[str, Any], completion_id: str
             "function": {"name": call.name, "arguments": ""},
         }
         chunks.append(factory.delta(tool_calls=[opening]))
-        arguments = resolve_placeholders(call.arguments, request)
+        arguments = resolve_placeholders(call.arguments, request, texts)
         for start in range(0, len(arguments), entry.chunk):
             fragment = arguments[start : start + entry.chunk]
             chunks.append(factory.delta(tool_calls=[{"index": index, "function": {"arguments": fragment}}]))
-    chunks.append(factory.finish(entry.finish_reason))
     include_usage = (request.get("stream_options") or {}).get("include_usage", False)
+    finish = factory.finish(entry.finish_reason)
+    if entry.send_usage and usage_on_finish and not include_usage:
+        finish["usage"] = usage_for(entry, request)
+    chunks.append(finish)
     if entry.send_usage and include_usage:
         chunks.append(factory.usage(usage_for(entry, request)))
     return chunks

@@ -3,7 +3,7 @@
 A script is written before it runs, but some arguments depend on what the harness answered — the
 id of a notebook cell the previous call inserted, say. A placeholder `{{match:REGEX}}` in a tool
 call's arguments is replaced, when the entry is served, by the first capture group of REGEX
-searched in the request's messages, newest first. No match leaves the placeholder as written (the
+searched in the request's message texts, newest first. No match leaves the placeholder as written (the
 call then fails visibly in the test). Owns nothing else.
 """
 
@@ -27,11 +27,16 @@ def _message_texts(request: dict[str, Any]) -> list[str]:
     return texts[::-1]
 
 
-def resolve(arguments: str, request: dict[str, Any]) -> str:
-    """`arguments` with every placeholder replaced (JSON-escaped) where its pattern matches."""
+def resolve(arguments: str, request: dict[str, Any], texts: list[str] | None = None) -> str:
+    """`arguments` with every placeholder replaced (JSON-escaped) where its pattern matches.
+
+    `texts` are the history's message texts newest first (each protocol knows where its texts
+    live); without them the Chat Completions `messages` are read.
+    """
     if "{{match:" not in arguments:
         return arguments
-    texts = _message_texts(request)
+    if texts is None:
+        texts = _message_texts(request)
 
     def replace(found: re.Match[str]) -> str:
         pattern = re.compile(json.loads(f'"{found.group(1)}"'))

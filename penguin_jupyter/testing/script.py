@@ -17,7 +17,7 @@ from penguin_jupyter.omni import dumps_compact
 
 DEFAULT_CHUNK_CHARS = 8
 FINISH_REASONS = ("stop", "tool_calls", "length", "content_filter")
-FAULT_KINDS = ("http", "drop", "malformed", "stall")
+FAULT_KINDS = ("http", "drop", "malformed", "stall", "error_event")
 
 _ENTRY_KEYS = (
     "reasoning",
@@ -29,6 +29,7 @@ _ENTRY_KEYS = (
     "fault",
     "chunk",
     "reasoning_field",
+    "redacted_thinking",
 )
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 _TOOL_CALL_KEYS = ("name", "arguments", "id")
@@ -38,6 +39,7 @@ _FAULT_KEYS = {
     "drop": ("kind", "after"),
     "malformed": ("kind", "after", "data"),
     "stall": ("kind", "after", "seconds"),
+    "error_event": ("kind", "after", "status", "message", "type"),
 }
 
 
@@ -50,7 +52,9 @@ class ScriptedToolCall:
 
 @dataclass(frozen=True)
 class Fault:
-    """One injected failure. `after` counts SSE chunks already sent (role/content chunks included)."""
+    """One injected failure. `after` counts SSE events already sent (every event of the protocol
+    in use: role/content chunks, Anthropic block starts and stops, Responses item events…).
+    `error_event` is the protocol's own mid-stream error (status picks its type)."""
 
     kind: str
     status: int = 500
@@ -76,6 +80,7 @@ class ScriptEntry:
     delay_ms: int = 0
     fault: Fault | None = None
     reasoning_field: str = "reasoning_content"  # the delta key carrying reasoning (OpenRouter: "reasoning")
+    redacted_thinking: bool = False  # Anthropic: one redacted_thinking block before the thinking
     chunk: int = DEFAULT_CHUNK_CHARS  # argument fragment size (text/reasoning are split at parse time)
     source: Mapping[str, Any] = field(default_factory=dict)  # the entry as written, for `remaining`
 
@@ -143,6 +148,34 @@ def _usage(raw: Any, where: str) -> dict[str, int]:
     return {key: _int(value, f"{where}.{key}") for key, value in raw.items()}
 
 
+def _error_status(raw: Mapping[str, Any], where: str, texts: tuple[str, ...]) -> int:
+    """The `status` (400-599) of an http or error_event fault, its string fields checked."""
+    status = _int(raw.get("status", 500), f"{where}.status", minimum=400)
+    if status > 599:
+        raise _fail(f"{where}.status", f"expected an HTTP error status 400-599, got {status}")
+    for key in texts:
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise _fail(f"{where}.{key}", "expected a string")
+    return status
+
+
+def _http_fault(raw: Mapping[str, Any], where: str) -> Fault:
+    status = _error_status(raw, where, ("message", "type", "code"))
+    headers = raw.get("headers", {})
+    if not isinstance(headers, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
+    ):
+        raise _fail(f"{where}.headers", "expected an object of string values")
+    return Fault(
+        kind="http",
+        status=status,
+        message=raw.get("message"),
+        error_type=raw.get("type"),
+        code=raw.get("code"),
+        headers=dict(headers),
+    )
+
+
 def _fault(raw: Any, where: str) -> Fault | None:
     where = f"{where}.fault"
     if raw is None:
@@ -154,26 +187,13 @@ def _fault(raw: Any, where: str) -> Fault | None:
         raise _fail(where, f"'kind' must be one of {', '.join(FAULT_KINDS)}, got {kind!r}")
     _unknown_keys(raw, _FAULT_KEYS[kind], where)
     if kind == "http":
-        status = _int(raw.get("status", 500), f"{where}.status", minimum=400)
-        if status > 599:
-            raise _fail(f"{where}.status", f"expected an HTTP error status 400-599, got {status}")
-        headers = raw.get("headers", {})
-        if not isinstance(headers, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
-        ):
-            raise _fail(f"{where}.headers", "expected an object of string values")
-        for key in ("message", "type", "code"):
-            if raw.get(key) is not None and not isinstance(raw[key], str):
-                raise _fail(f"{where}.{key}", "expected a string")
-        return Fault(
-            kind=kind,
-            status=status,
-            message=raw.get("message"),
-            error_type=raw.get("type"),
-            code=raw.get("code"),
-            headers=dict(headers),
-        )
+        return _http_fault(raw, where)
     after = _int(raw.get("after", 0), f"{where}.after")
+    if kind == "error_event":
+        status = _error_status(raw, where, ("message", "type"))
+        return Fault(
+            kind=kind, after=after, status=status, message=raw.get("message"), error_type=raw.get("type")
+        )
     if kind == "stall":
         seconds = raw.get("seconds", 3600)
         if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
@@ -211,6 +231,9 @@ def parse_entry(raw: Any, position: int) -> ScriptEntry:
             f"{where}.reasoning_field",
             f"must be one of {', '.join(REASONING_FIELDS)}, got {reasoning_field!r}",
         )
+    redacted = raw.get("redacted_thinking", False)
+    if not isinstance(redacted, bool):
+        raise _fail(f"{where}.redacted_thinking", f"expected true or false, got {redacted!r}")
     send_usage = "usage" not in raw or raw["usage"] is not None
     usage = _usage(raw["usage"], where) if raw.get("usage") is not None else None
     return ScriptEntry(
@@ -223,6 +246,7 @@ def parse_entry(raw: Any, position: int) -> ScriptEntry:
         delay_ms=_int(raw.get("delay_ms", 0), f"{where}.delay_ms"),
         fault=_fault(raw.get("fault"), where),
         reasoning_field=reasoning_field,
+        redacted_thinking=redacted,
         chunk=chunk,
         source=dict(raw),
     )

@@ -1,9 +1,11 @@
-"""ScriptedModelServer: a real loopback HTTP server speaking OpenAI Chat Completions streaming.
+"""ScriptedModelServer: a real loopback HTTP server speaking every protocol agenthub routes to.
 
-Owns the HTTP side (routing, request recording, serving one script entry per request, faults,
-pacing, shutdown). Entry validation is `script.py`; chunk shapes are `chunks.py`. Every test,
-example and the offline demo point `agenthub.AutoLLMClient(client_type="openai-chat",
-base_url=server.url)` at it. Served in a background thread; thread-safe.
+Owns the HTTP side (routing each POST to its protocol, the API-key check, request recording,
+serving one script entry per accepted request, faults, pacing, shutdown). Entry validation is
+`script.py`; each protocol's events, error bodies and request rules are `protocols/`. Tests,
+examples and the offline demo point `agenthub.AutoLLMClient(..., base_url=server.url)` at it —
+OpenAI Chat Completions and Responses, Anthropic Messages and Gemini alike. Served in a
+background thread; thread-safe.
 """
 
 from __future__ import annotations
@@ -14,26 +16,48 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from penguin_jupyter.omni import dumps_compact
 
-from .chunks import build_chunks, error_body
+from .chunks import error_body
+from .protocols import Exchange, Ledger, Protocol, Rejection, protocol_for
+from .protocols.gemini import model_of
 from .script import Fault, ScriptEntry, load_script_file, parse_entry
 
 EXHAUSTED_MESSAGE = "scripted model server: script exhausted"
 DEFAULT_MODEL = "scripted-model"
 
 
-class ScriptedModelServer:
-    """Serves `script` entries in order, one per `POST /v1/chat/completions`.
+@dataclass
+class ServedRequest:
+    """One generation request as the server saw it: which protocol, and what it answered.
 
-    Use as a context manager or with `start()`/`stop()`. `url` is the base_url to give a client;
-    `requests` holds every request body received; `add`/`extend` append entries while running.
+    `status` is the HTTP status sent (200 for a served stream, None while in flight); `error` the
+    one-line reason of a refusal (bad key, a broken validation rule, not streaming).
+    """
+
+    protocol: str
+    path: str
+    body: dict[str, Any]
+    headers: dict[str, str]
+    status: int | None = None
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class ScriptedModelServer:
+    """Serves `script` entries in order, one per accepted generation request, in every protocol.
+
+    Use as a context manager or with `start()`/`stop()`. `url` is the base_url to give any
+    agenthub client; `requests` holds every request body received, `calls` the same requests
+    with their protocol and outcome; `add`/`extend` append entries while running. With
+    `api_key` set, any other key gets the provider's own bad-key answer; `validate=False` turns
+    the providers' request rules off (see docs/model.md).
     """
 
     def __init__(
@@ -43,14 +67,18 @@ class ScriptedModelServer:
         host: str = "127.0.0.1",
         port: int = 0,
         model: str = DEFAULT_MODEL,
+        api_key: str | None = None,
+        validate: bool = True,
     ) -> None:
         self.host = host
         self.model = model
+        self.api_key = api_key
+        self.validate = validate
+        self.ledger = Ledger()
         self._port = port
         self._lock = threading.Condition()
         self._pending: deque[ScriptEntry] = deque()
-        self._requests: list[dict[str, Any]] = []
-        self._headers: list[dict[str, str]] = []
+        self._calls: list[ServedRequest] = []
         self._added = 0
         self._tool_calls_named = 0
         self._served = 0
@@ -94,15 +122,27 @@ class ScriptedModelServer:
 
     @property
     def requests(self) -> list[dict[str, Any]]:
-        """Every chat-completions request body received so far, in arrival order (a copy)."""
+        """Every generation request body received so far (any protocol), in arrival order (a copy)."""
         with self._lock:
-            return list(self._requests)
+            return [call.body for call in self._calls]
 
     @property
     def request_headers(self) -> list[dict[str, str]]:
         """The HTTP headers of each entry in `requests` (lower-cased names), same order."""
         with self._lock:
-            return [dict(headers) for headers in self._headers]
+            return [dict(call.headers) for call in self._calls]
+
+    @property
+    def calls(self) -> list[ServedRequest]:
+        """Every generation request with its protocol, path and outcome, in arrival order (copies)."""
+        with self._lock:
+            return [replace(call, headers=dict(call.headers)) for call in self._calls]
+
+    @property
+    def protocols(self) -> list[str]:
+        """The protocol of each entry in `requests` ("openai-chat", "openai-responses", …)."""
+        with self._lock:
+            return [call.protocol for call in self._calls]
 
     @property
     def served(self) -> int:
@@ -113,21 +153,26 @@ class ScriptedModelServer:
     def wait_for_requests(self, count: int, timeout: float = 30.0) -> bool:
         """Block until at least `count` requests arrived (or `timeout` seconds passed)."""
         with self._lock:
-            return self._lock.wait_for(lambda: len(self._requests) >= count, timeout)
+            return self._lock.wait_for(lambda: len(self._calls) >= count, timeout)
 
-    def _take(self, body: dict[str, Any], headers: dict[str, str]) -> ScriptEntry | None:
+    def _take(self, call: ServedRequest) -> tuple[ScriptEntry | None, int]:
+        """Record `call` and hand it the next entry (None when exhausted) and its serial number."""
         with self._lock:
-            self._record(body, headers)
+            self._record(call)
             if not self._pending:
-                return None
+                return None, self._served
             self._served += 1
-            return self._pending.popleft()
+            return self._pending.popleft(), self._served
 
-    def _record(self, body: dict[str, Any], headers: dict[str, str]) -> None:
+    def _record(self, call: ServedRequest) -> None:
         with self._lock:
-            self._requests.append(body)
-            self._headers.append(headers)
+            self._calls.append(call)
             self._lock.notify_all()
+
+    def _finish(self, call: ServedRequest, status: int, error: str | None = None) -> None:
+        with self._lock:
+            call.status = status
+            call.error = error
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -139,8 +184,13 @@ class ScriptedModelServer:
 
     @property
     def url(self) -> str:
-        """`http://127.0.0.1:PORT/v1`: the base_url for an OpenAI-compatible client."""
-        return f"http://{self.host}:{self.port}/v1"
+        """`http://127.0.0.1:PORT/v1`: the base_url for every client (routes are matched by suffix)."""
+        return f"{self.root_url}/v1"
+
+    @property
+    def root_url(self) -> str:
+        """`http://127.0.0.1:PORT`: the provider-style base_url (Anthropic and Gemini SDKs add their own prefix)."""
+        return f"http://{self.host}:{self.port}"
 
     def start(self) -> ScriptedModelServer:
         if self._httpd is not None:
@@ -243,50 +293,95 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_error_json(self, status: int, message: str, **headers: str) -> None:
         self._send_json(status, error_body(status, message), {"x-should-retry": "false", **headers})
 
+    def _refuse(self, call: ServedRequest, rejection: Rejection) -> None:
+        self.scripted._finish(call, rejection.status, rejection.reason)
+        self._send_json(rejection.status, rejection.body, {"x-should-retry": "false"})
+
     def _route(self) -> str:
         return urlsplit(self.path).path.rstrip("/")
 
+    def _query(self) -> dict[str, str]:
+        return dict(parse_qsl(urlsplit(self.path).query))
+
     def do_GET(self) -> None:
-        if self._route() in ("/v1/models", "/models"):
-            model = {
-                "id": self.scripted.model,
-                "object": "model",
-                "created": 0,
-                "owned_by": "penguin-scripted",
+        route = self._route()
+        model = self.scripted.model
+        entry: dict[str, Any]
+        if route.endswith("/models") and "x-goog-api-key" in self.headers:
+            entry = {"name": f"models/{model}", "displayName": model, "supportedGenerationMethods": ["generateContent"]}
+            self._send_json(200, {"models": [entry]})
+        elif route.endswith("/models") and "anthropic-version" in self.headers:
+            entry = {
+                "type": "model",
+                "id": model,
+                "display_name": model,
+                "created_at": "2026-01-01T00:00:00Z",
             }
-            self._send_json(200, {"object": "list", "data": [model]})
+            self._send_json(200, {"data": [entry], "has_more": False, "first_id": model, "last_id": model})
+        elif route.endswith("/models"):
+            entry = {"id": model, "object": "model", "created": 0, "owned_by": "penguin-scripted"}
+            self._send_json(200, {"object": "list", "data": [entry]})
         else:
-            self._send_error_json(404, f"scripted model server: no route GET {self._route()}")
+            self._send_error_json(404, f"scripted model server: no route GET {route}")
 
     def do_POST(self) -> None:
-        if self._route() not in ("/v1/chat/completions", "/chat/completions"):
-            self._drain_body()
-            self._send_error_json(404, f"scripted model server: no route POST {self._route()}")
-            return
+        route = self._route()
+        protocol = protocol_for(route)
         raw = self._drain_body()
+        if protocol is None:
+            self._send_error_json(404, f"scripted model server: no route POST {route}")
+            return
         try:
             body = json.loads(raw)
             if not isinstance(body, dict):
                 raise ValueError("expected a JSON object")
         except ValueError as exc:
-            self._send_error_json(400, f"scripted model server: request body is not a JSON object: {exc}")
+            message = f"scripted model server: request body is not a JSON object: {exc}"
+            self._send_json(400, protocol.error_body(400, message, None, None), {"x-should-retry": "false"})
             return
-        if body.get("stream") is not True:
-            self.scripted._record(body, self._header_dict())
-            self._send_error_json(
-                400, 'scripted model server: only streaming requests ("stream": true) are served'
-            )
+        headers = self._header_dict()
+        call = ServedRequest(protocol.name, route, body, headers)
+        model = str(body.get("model") or (model_of(route) if protocol.name == "gemini" else self.scripted.model))
+        probe = Exchange(body, route, 0, model)
+        rejection = self._check(protocol, probe, headers)
+        if rejection is not None:
+            self.scripted._record(call)
+            self._refuse(call, rejection)
             return
-        entry = self.scripted._take(body, self._header_dict())
+        entry, serial = self.scripted._take(call)
         if entry is None:
-            self._send_error_json(500, EXHAUSTED_MESSAGE)
+            self.scripted._finish(call, 500, EXHAUSTED_MESSAGE)
+            self._send_json(500, protocol.error_body(500, EXHAUSTED_MESSAGE, None, None), {"x-should-retry": "false"})
             return
         fault = entry.fault
         if fault is not None and fault.kind == "http":
-            error = error_body(fault.status, fault.message, fault.error_type, fault.code)
+            self.scripted._finish(call, fault.status, f"scripted fault: HTTP {fault.status}")
+            error = protocol.error_body(fault.status, fault.message, fault.error_type, fault.code)
             self._send_json(fault.status, error, fault.headers)
             return
-        self._stream(entry, body)
+        exchange = replace(probe, serial=serial)
+        try:
+            events = protocol.events(entry, exchange, self.scripted.ledger)
+        except ValueError as exc:
+            message = f"scripted model server: cannot serve entry {serial - 1} as {protocol.name}: {exc}"
+            self.scripted._finish(call, 500, message)
+            self._send_json(500, protocol.error_body(500, message, None, None), {"x-should-retry": "false"})
+            return
+        self.scripted._finish(call, 200)
+        self._stream(protocol, entry, events)
+
+    def _check(self, protocol: Protocol, exchange: Exchange, headers: dict[str, str]) -> Rejection | None:
+        """The refusal a request gets before any entry is spent: bad key, not streaming, a broken rule."""
+        scripted = self.scripted
+        if scripted.api_key is not None:
+            key = protocol.credential(headers, self._query())
+            if key != scripted.api_key:
+                return protocol.bad_key(key)
+        if not protocol.streaming(exchange):
+            return protocol.reject(400, f"scripted model server: only streaming requests {protocol.stream_hint} are served")
+        if scripted.validate:
+            return protocol.validate(exchange, scripted.ledger)
+        return None
 
     def _header_dict(self) -> dict[str, str]:
         return {key.lower(): value for key, value in self.headers.items()}
@@ -306,16 +401,11 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError as exc:
             raise _StreamClosed from exc
 
-    def _event(self, payload: str) -> None:
-        self._write_frame(b"data: " + payload.encode("utf-8") + b"\n\n")
-
     def _pause(self, seconds: float) -> None:
         if seconds > 0 and self.scripted._stopping.wait(seconds):
             raise _StreamClosed
 
-    def _stream(self, entry: ScriptEntry, request: dict[str, Any]) -> None:
-        completion_id = f"chatcmpl-scripted-{self.scripted.served}"
-        chunks = build_chunks(entry, request, completion_id)
+    def _stream(self, protocol: Protocol, entry: ScriptEntry, events: list[bytes]) -> None:
         fault = entry.fault
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
@@ -323,28 +413,33 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         try:
-            for sent, chunk in enumerate(chunks):
-                if fault is not None and sent == fault.after and self._inject(fault):
+            for sent, event in enumerate(events):
+                if fault is not None and sent == fault.after and self._inject(protocol, fault):
                     return
                 if sent:
                     self._pause(entry.delay_ms / 1000)
-                self._event(dumps_compact(chunk))
-            if fault is not None and fault.after >= len(chunks) and self._inject(fault):
+                self._write_frame(event)
+            if fault is not None and fault.after >= len(events) and self._inject(protocol, fault):
                 return
-            self._event("[DONE]")
-            self._write_frame(b"")  # the zero-length frame ends the chunked body
+            self._end(protocol)
         except _StreamClosed:
             self._drop()
 
-    def _inject(self, fault: Fault) -> bool:
+    def _end(self, protocol: Protocol) -> None:
+        for event in protocol.closing():
+            self._write_frame(event)
+        self._write_frame(b"")  # the zero-length frame ends the chunked body
+
+    def _inject(self, protocol: Protocol, fault: Fault) -> bool:
         """Apply `fault` at its position; True when the response ends here."""
         if fault.kind == "drop":
             self._drop()
             return True
-        if fault.kind == "malformed":
-            self._event(fault.data)
-            self._event("[DONE]")
-            self._write_frame(b"")
+        if fault.kind in ("malformed", "error_event"):
+            frames = [protocol.malformed(fault.data)] if fault.kind == "malformed" else protocol.error_event(fault)
+            for frame in frames:
+                self._write_frame(frame)
+            self._end(protocol)
             return True
         self._pause(fault.seconds)  # stall, then carry on
         return False
