@@ -102,6 +102,16 @@ class ProviderFailure:
         return any(code in RETRYABLE_CODES for code in self.codes)
 
 
+class ProviderStreamError(Exception):
+    """A provider's error that arrived as an event inside a 200 stream the SDK does not raise
+    for (OpenAI Responses `error` / `response.failed`); raised by `sdk_passthrough.py`."""
+
+    def __init__(self, message: str, codes: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.codes = codes
+
+
 def cause_chain(error: BaseException) -> Iterator[BaseException]:
     """`error`, then its `__cause__` (or unsuppressed `__context__`) levels, cycle-safe."""
     seen: set[int] = set()
@@ -182,10 +192,16 @@ def _gemini_failure(level: BaseException) -> ProviderFailure | None:
     )
 
 
+def _level_failure(level: BaseException) -> ProviderFailure | None:
+    if isinstance(level, ProviderStreamError):
+        return ProviderFailure(None, level.codes, level.message)
+    return _sdk_api_failure(level) or _gemini_failure(level)
+
+
 def provider_failure(error: BaseException) -> ProviderFailure | None:
     """The first level of the cause chain that is a provider's answer, read by its SDK's type."""
     for level in cause_chain(error):
-        failure = _sdk_api_failure(level) or _gemini_failure(level)
+        failure = _level_failure(level)
         if failure is not None:
             return failure
     return None
@@ -196,9 +212,10 @@ def describe_error(error: BaseException) -> str:
     provider's answer as `HTTP <status>: <its message> (<its codes>)`."""
     parts: list[str] = []
     for level in cause_chain(error):
-        failure = _sdk_api_failure(level) or _gemini_failure(level)
+        failure = _level_failure(level)
         if failure is not None and failure.message:
-            status = f"HTTP {failure.status}: " if failure.status else ""
+            # a 200 means the error came as an event inside the stream: no status to show
+            status = f"HTTP {failure.status}: " if failure.status and failure.status >= 400 else ""
             codes = f" ({', '.join(failure.codes)})" if failure.codes else ""
             piece = f"{status}{failure.message.strip()}{codes}"
         else:

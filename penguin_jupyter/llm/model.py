@@ -200,8 +200,9 @@ class GenerativeModel:
     def request_config(
         self, thinking_level: ThinkingLevelName | None, new_messages: list[OmniMessage]
     ) -> UniConfig:
-        """Tools and system prompt as built; thinking level = override, else default, else omitted;
-        max_tokens clamped against the context window."""
+        """Tools and system prompt as built; thinking level = override, else default, else omitted
+        (with any level but `none`, thinking summaries are asked for); max_tokens clamped
+        against the context window."""
         config: dict[str, Any] = dict(self._base_config)
         level = thinking_level or self.config.thinking_level
         if level is not None:
@@ -210,6 +211,10 @@ class GenerativeModel:
                     f"unknown thinking level {level!r} (expected one of {', '.join(THINKING_LEVELS)})"
                 )
             config["thinking_level"] = ThinkingLevel(level)
+            if level != "none":
+                # the reasoning/thought summaries, where the protocol offers them (Responses
+                # `reasoning.summary`, Gemini `include_thoughts`, Anthropic `display`)
+                config["thinking_summary"] = True
         cap = self._effective_max_tokens(new_messages)
         if cap is None:
             config.pop("max_tokens", None)

@@ -21,8 +21,10 @@ first-response budget (`answer_budget.py`). See docs/model-requests.md ("Long se
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
+
+from .classify import ProviderStreamError
 
 # SDK resource path (attribute names from the client) → the create() arguments passed through:
 # the conversation, and the tool definitions (constant per session, but deep JSON schemas that
@@ -34,6 +36,20 @@ BODY_LIST_FIELDS: dict[tuple[str, ...], tuple[str, ...]] = {
 }
 
 
+# create() arguments agenthub passes that the SDK's create() does not take: they belong in the
+# body, which is what `extra_body` is for (agenthub's vLLM adapter passes `chat_template_kwargs`
+# as a keyword, which the openai SDK refuses with a TypeError before any request).
+BODY_ONLY_ARGUMENTS: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("chat", "completions"): ("chat_template_kwargs",),
+}
+
+
+# Resources whose streams carry the provider's errors as ordinary events the SDK yields (OpenAI
+# Responses: `error`, `response.failed`); agenthub skips them as unused, so a failed response
+# would end as a stream without its last event. They are raised as `ProviderStreamError`.
+ERROR_EVENT_STREAMS = (("responses",),)
+
+
 def _leads_to_create(path: tuple[str, ...]) -> bool:
     return any(resource[: len(path)] == path for resource in BODY_LIST_FIELDS)
 
@@ -42,11 +58,16 @@ def passthrough_create(
     create: Callable[..., Awaitable[Any]],
     fields: tuple[str, ...],
     on_response: Callable[[], None] | None = None,
+    body_only: tuple[str, ...] = (),
 ) -> Callable[..., Awaitable[Any]]:
     """`create` with each of `fields` (when a list) sent through `extra_body` instead of the SDK's
-    walk; `on_response` is called once `create` returned or raised (not when it was cancelled)."""
+    walk, and each of `body_only` (when given) moved there as well; `on_response` is called once
+    `create` returned or raised (not when it was cancelled)."""
 
     async def create_with_passthrough(*args: Any, **kwargs: Any) -> Any:
+        for name in body_only:
+            if name in kwargs:
+                kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}), name: kwargs.pop(name)}
         for field in fields:
             value = kwargs.get(field)
             extra_body = kwargs.get("extra_body")
@@ -65,9 +86,54 @@ def passthrough_create(
     return create_with_passthrough
 
 
+def _raising_error_events(create: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    async def create_raising_error_events(*args: Any, **kwargs: Any) -> Any:
+        return with_error_events_raised(await create(*args, **kwargs))
+
+    return create_raising_error_events
+
+
 def _notify(callback: Callable[[], None] | None) -> None:
     if callback is not None:
         callback()
+
+
+def _event_error(event: Any) -> ProviderStreamError | None:
+    """The provider error an OpenAI Responses stream event carries, if it is one."""
+    kind = getattr(event, "type", None)
+    if kind == "error":
+        source: Any = event
+    elif kind == "response.failed":
+        source = getattr(getattr(event, "response", None), "error", None)
+    else:
+        return None
+    code = getattr(source, "code", None)
+    message = getattr(source, "message", None) or "the response failed"
+    return ProviderStreamError(str(message), (code,) if isinstance(code, str) and code else ())
+
+
+class _ErrorEventStream:
+    """An SDK stream that raises the provider's error events instead of yielding them."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        return self._events()
+
+    async def _events(self) -> AsyncIterator[Any]:
+        async for event in self._stream:
+            error = _event_error(event)
+            if error is not None:
+                raise error
+            yield event
+
+
+def with_error_events_raised(stream: Any) -> Any:
+    return _ErrorEventStream(stream) if hasattr(stream, "__aiter__") else stream
 
 
 class SdkBodyPassthrough:
@@ -88,7 +154,9 @@ class SdkBodyPassthrough:
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._target, name)
         if name == "create" and self._path in BODY_LIST_FIELDS:
-            return passthrough_create(value, BODY_LIST_FIELDS[self._path], self._on_response)
+            body_only = BODY_ONLY_ARGUMENTS.get(self._path, ())
+            create = passthrough_create(value, BODY_LIST_FIELDS[self._path], self._on_response, body_only)
+            return _raising_error_events(create) if self._path in ERROR_EVENT_STREAMS else create
         path = (*self._path, name)
         if _leads_to_create(path):
             return SdkBodyPassthrough(value, path, self._on_response)
