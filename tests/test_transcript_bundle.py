@@ -130,7 +130,7 @@ def test_html_is_self_contained_and_escaped():
     assert "subagent child-1 · anthropic/claude-test" in html
     assert "Compaction (context, summarize) at 120000 context tokens, 14 turns — completed" in html
     assert "Aborted: aborted by user" in html
-    assert "tokens: session 100 total (30 output, 1 cache read, 2 cache write) · last request 9" in html
+    assert "tokens: session 100 total (2 input, 1 cached input, 30 output) · last request 9" in html
 
 
 def test_html_escapes_hostile_tool_names_and_markdown_images_are_off():

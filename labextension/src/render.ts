@@ -135,8 +135,8 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
     if (bundle.usage) {
       const s = bundle.usage.session;
       this.node.appendChild(el('div', 'pg-usage',
-        `tokens: session ${s.total} total (${s.output} output, ${s.cache_read} cache read, ` +
-        `${s.cache_write} cache write) · last request ${bundle.usage.request.total}`));
+        `tokens: session ${s.total} total (${s.cache_write} input, ${s.cache_read} cached input, ` +
+        `${s.output} output) · last request ${bundle.usage.request.total}`));
     }
   }
 

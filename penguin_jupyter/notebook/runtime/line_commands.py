@@ -208,10 +208,10 @@ async def _usage(runtime: KernelRuntime, arg: str | None) -> None:
         return
     s, r = usage.payload.session, usage.payload.request
     print(
-        f"session: total {s.total}, output {s.output}, cache read {s.cache_read}, cache write {s.cache_write}"
+        f"session: total {s.total}, input {s.cache_write}, cached input {s.cache_read}, output {s.output}"
     )
     print(
-        f"last request: total {r.total}, output {r.output}, cache read {r.cache_read}, cache write {r.cache_write}"
+        f"last request: total {r.total}, input {r.cache_write}, cached input {r.cache_read}, output {r.output}"
     )
 
 

@@ -161,8 +161,8 @@ def _usage(usage: Mapping[str, Any] | None) -> str:
     session, request = usage.get("session") or {}, usage.get("request") or {}
     return (
         f"<div class='pg-usage'>tokens: session {_e(session.get('total', 0))} total "
-        f"({_e(session.get('output', 0))} output, {_e(session.get('cache_read', 0))} cache read, "
-        f"{_e(session.get('cache_write', 0))} cache write) · last request {_e(request.get('total', 0))}</div>"
+        f"({_e(session.get('cache_write', 0))} input, {_e(session.get('cache_read', 0))} cached input, "
+        f"{_e(session.get('output', 0))} output) · last request {_e(request.get('total', 0))}</div>"
     )
 
 
