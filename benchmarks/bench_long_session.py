@@ -80,7 +80,7 @@ def serve(script_path: str) -> None:
     from penguin_jupyter.testing import server as scripted_server
 
     class UnloggedServer(ScriptedModelServer):
-        def _record(self, body: dict[str, Any], headers: dict[str, str]) -> None:
+        def _record(self, *request: Any) -> None:
             pass
 
     scripted_server._Handler.disable_nagle_algorithm = True
@@ -161,6 +161,75 @@ async def request_costs(url: str, history: list[omni.OmniMessage]) -> list[list[
             1000 * max(stalls),
         ])  # fmt: skip
     return rows
+
+
+# --- one request at 4,000 messages, per protocol ---------------------------------------------------
+
+# (label, model_id, client_type, base_url relative to the server root)
+PROTOCOL_CLIENTS = (
+    ("openai-chat", MODEL_ID, "openai-chat", "/v1"),
+    ("openai-responses", MODEL_ID, "openai-responses", "/v1"),
+    ("anthropic messages (claude-sonnet-4-6)", "claude-sonnet-4-6", None, ""),
+    ("ant-messages", MODEL_ID, "ant-messages", ""),
+    ("gemini (gemini-3-flash)", "gemini-3-flash", None, ""),
+)
+PROTOCOL_HISTORY = 4000
+
+
+def protocol_history(messages: int) -> list[omni.OmniMessage]:
+    """A resumed history every protocol accepts: questions, answers, tool calls with their outputs."""
+    history: list[omni.OmniMessage] = []
+    for n in range(messages // 4):
+        history += [
+            omni.user_text(f'Remember item {n}: "quoted", é 中文.'),
+            omni.tool_call("exec_command", f'{{"cmd": "echo {n}"}}', f"call_{n}"),
+            omni.tool_call_output(f"{n}\n", f"call_{n}"),
+            omni.assistant_text(f"Noted {n}."),
+        ]
+    return history
+
+
+async def protocol_costs(root_url: str) -> list[list[Any]]:
+    history = protocol_history(PROTOCOL_HISTORY)
+    tools = [
+        {"name": "exec_command", "description": "Run.", "parameters": {"type": "object", "properties": {}}}
+    ]
+    rows = []
+    for label, model_id, client_type, suffix in PROTOCOL_CLIENTS:
+        model = GenerativeModel(
+            GenerativeModelConfig(
+                model_id=model_id,
+                api_key="sk-bench",
+                base_url=root_url + suffix,
+                client_type=client_type,
+                tools=tools,
+            )
+        )
+        model.set_history(history)
+        await one_request(model)  # the resume's first request converts the whole history once
+        samples = [await one_request(model) for _ in range(PROBE_REQUESTS)]
+        walls, cpus, stalls = zip(*samples, strict=True)
+        rows.append([
+            label, len(history), PROBE_REQUESTS, 1000 * statistics.median(walls), 1000 * statistics.median(cpus),
+            1000 * max(stalls),
+        ])  # fmt: skip
+    return rows
+
+
+async def main_protocols() -> None:
+    entries = [scripted("Fine.")] * (len(PROTOCOL_CLIENTS) * (PROBE_REQUESTS + 1))
+    with unlogged_server(entries) as url:
+        rows = await protocol_costs(url.removesuffix("/v1"))
+    worst_cpu, worst_stall = max(row[4] for row in rows), max(row[5] for row in rows)
+    print_table(
+        f"One request after a resume with {PROTOCOL_HISTORY:,} history messages, per protocol (median of runs)",
+        ["client", "history msgs", "runs", "wall ms", "client cpu ms", "max loop stall ms"],
+        rows,
+        [
+            f"worst client cpu per request: {worst_cpu:.1f} ms -> goal <= 50 ms {verdict(worst_cpu <= 50)}",
+            f"worst event-loop stall: {worst_stall:.1f} ms -> goal <= 50 ms {verdict(worst_stall <= 50)}",
+        ],
+    )
 
 
 # --- the session --------------------------------------------------------------------------------
@@ -262,8 +331,15 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=TURNS)
     parser.add_argument("--serve", metavar="SCRIPT", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--protocols",
+        action="store_true",
+        help="only one request at 4,000 messages for each protocol's client",
+    )
     args = parser.parse_args()
     if args.serve:
         serve(args.serve)
+    elif args.protocols:
+        asyncio.run(main_protocols())
     else:
         asyncio.run(main(args.turns))

@@ -71,7 +71,11 @@ def test_bytes_take_the_tagged_form_and_come_back_identical() -> None:
     safe = json_safe_fidelity(fidelity)
     json.dumps(safe)  # JSON-safe
     assert safe["signature"] == {BYTES_TAG: "/wCcIHNpZ25lZCDigg=="}
-    assert fidelity_for_provider(safe) == {"signature": SIGNATURE, "nested": [{"blob": b"\x00\x01"}], "text": "kept"}
+    assert fidelity_for_provider(safe) == {
+        "signature": SIGNATURE,
+        "nested": [{"blob": b"\x00\x01"}],
+        "text": "kept",
+    }
     # objects that only look tagged are data, left alone
     for lookalike in ({BYTES_TAG: "not base64!"}, {BYTES_TAG: "AA==", "other": 1}, {BYTES_TAG: 3}):
         assert fidelity_for_provider(lookalike) == lookalike
