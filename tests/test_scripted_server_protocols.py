@@ -349,9 +349,8 @@ async def test_faults_arrive_as_the_providers_errors(model, client_type, fault, 
 @pytest.mark.parametrize("kind", ["drop", "malformed"])
 async def test_a_dropped_or_malformed_stream_fails_the_request(model, client_type, kind):
     entry = {"text": "partial answer here", "chunk": 4, "fault": {"kind": kind, "after": 3}}
-    with ScriptedModelServer([entry], model=model) as server:
-        with pytest.raises(Exception) as raised:
-            await turn(make_client(server, model, client_type), user("hi"), {})
+    with ScriptedModelServer([entry], model=model) as server, pytest.raises(Exception) as raised:
+        await turn(make_client(server, model, client_type), user("hi"), {})
     if kind == "drop":
         assert any(
             isinstance(e, httpx.HTTPError | openai.APIConnectionError | anthropic.APIConnectionError)
