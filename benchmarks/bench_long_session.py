@@ -79,12 +79,8 @@ def serve(script_path: str) -> None:
     from penguin_jupyter.testing import ScriptedModelServer, load_script_file
     from penguin_jupyter.testing import server as scripted_server
 
-    class UnloggedServer(ScriptedModelServer):
-        def _record(self, *request: Any) -> None:
-            pass
-
     scripted_server._Handler.disable_nagle_algorithm = True
-    server = UnloggedServer(load_script_file(script_path)).start()
+    server = ScriptedModelServer(load_script_file(script_path), log_requests=False).start()
     print(f"scripted model server: {server.url}", flush=True)
     threading.Event().wait()
 

@@ -150,7 +150,7 @@ async def test_the_sdk_walk_sees_no_history(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(openai_completions, "async_maybe_transform", counting_walk)
     with ScriptedModelServer(["ok"]) as server:
         model = scripted_model(server, tools=TOOLS)
-        model.set_history(long_history(52))  # ends with every tool call answered (the server validates that)
+        model.set_history(long_history(52))  # ends on a whole pair: no tool call left unanswered
         _, outcome = await collect(model, [user_text("next")])
         assert outcome == LLMOutcome("completed")
         assert len(server.requests[0]["messages"]) > 100 and len(server.requests[0]["tools"]) == 1

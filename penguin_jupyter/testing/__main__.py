@@ -1,4 +1,4 @@
-"""`python -m penguin_jupyter.testing --script FILE | --demo [--workspace DIR] [--port N]`: serve until Ctrl-C.
+"""`python -m penguin_jupyter.testing --script FILE | --demo [--workspace DIR] [--port N] [--api-key KEY]`: serve until Ctrl-C.
 
 Owns the command line only; prints the base URL and model id to pass to a client.
 """
@@ -17,7 +17,10 @@ from .server import DEFAULT_MODEL, ScriptedModelServer
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m penguin_jupyter.testing",
-        description="Serve a scripted OpenAI-compatible streaming model on 127.0.0.1.",
+        description=(
+            "Serve a scripted streaming model on 127.0.0.1 (OpenAI Chat Completions and Responses, "
+            "Anthropic Messages, Gemini: point any agenthub client's base_url at the printed URL)."
+        ),
     )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--script", metavar="FILE", help="JSON or YAML list of script entries")
@@ -27,13 +30,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--model", default=DEFAULT_MODEL, help=f"model id to report (default: {DEFAULT_MODEL})"
     )
+    parser.add_argument(
+        "--api-key", metavar="KEY", help="accept only this key (others get the provider's bad-key answer)"
+    )
     args = parser.parse_args(argv)
     if args.workspace and not args.demo:
         parser.error("--workspace only goes with --demo")
     try:
         entries = demo_entries() if args.demo else load_script_file(args.script)
         copied = copy_demo_data(args.workspace) if args.workspace else None
-        server = ScriptedModelServer(entries, port=args.port, model=args.model).start()
+        server = ScriptedModelServer(entries, port=args.port, model=args.model, api_key=args.api_key).start()
     except (ScriptError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -57,7 +57,8 @@ class ScriptedModelServer:
     agenthub client; `requests` holds every request body received, `calls` the same requests
     with their protocol and outcome; `add`/`extend` append entries while running. With
     `api_key` set, any other key gets the provider's own bad-key answer; `validate=False` turns
-    the providers' request rules off (see docs/model.md).
+    the providers' request rules off (see docs/model.md); `log_requests=False` keeps no request
+    log (`requests`/`calls` stay empty: a benchmark's server holding no history copies).
     """
 
     def __init__(
@@ -69,11 +70,13 @@ class ScriptedModelServer:
         model: str = DEFAULT_MODEL,
         api_key: str | None = None,
         validate: bool = True,
+        log_requests: bool = True,
     ) -> None:
         self.host = host
         self.model = model
         self.api_key = api_key
         self.validate = validate
+        self.log_requests = log_requests
         self.ledger = Ledger()
         self._port = port
         self._lock = threading.Condition()
@@ -166,7 +169,8 @@ class ScriptedModelServer:
 
     def _record(self, call: ServedRequest) -> None:
         with self._lock:
-            self._calls.append(call)
+            if self.log_requests:
+                self._calls.append(call)
             self._lock.notify_all()
 
     def _finish(self, call: ServedRequest, status: int, error: str | None = None) -> None:
