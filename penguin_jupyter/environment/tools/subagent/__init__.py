@@ -8,6 +8,7 @@ from .limits import (
     DEFAULT_SUBAGENT_YIELD_MS,
     MAX_BACKGROUND_SUBAGENTS,
     SUBAGENT_THINKING_LEVELS,
+    SubagentThinkingLevel,
 )
 from .session import ManagedSubagentSession, SubagentExit, SubagentStartError, result_for_exit
 from .session_manager import SubagentSessionManager, ensure_subagent_sessions
@@ -21,6 +22,7 @@ __all__ = [
     "SubagentExit",
     "SubagentSessionManager",
     "SubagentStartError",
+    "SubagentThinkingLevel",
     "collect_window",
     "ensure_subagent_sessions",
     "result_for_exit",
