@@ -170,3 +170,59 @@ def test_bad_arguments_keep_their_one_line_errors(tmp_path):
     finally:
         env.dispose()
     assert got == [(line, "failed") for _, _, line in BAD_ARGUMENTS]
+
+
+def test_every_offered_tool_derives_its_entry_from_one_declaration(tmp_path):
+    from penguin_jupyter.environment.registry import BUILTIN_DECLARATIONS, BUILTIN_TOOL_FACTORIES
+    from penguin_jupyter.environment.tool_declaration import DeclaredTool
+
+    shell = SimpleNamespace(user_ns={})
+    offered = [*kernel_tools(shell), *_notebook_tools()]
+    env = Environment(EnvironmentConfig(workspace_dir=str(tmp_path)))
+    try:
+        offered += list(env._tools.values())
+    finally:
+        env.dispose()
+    for tool in offered:
+        assert isinstance(tool, DeclaredTool), tool.name
+        declaration = type(tool).declaration
+        assert tool.name == declaration.name
+        assert tool.definition.parameters == declaration.arguments.model_facing_schema()
+        assert tool.definition.permission == declaration.permission
+    assert set(BUILTIN_TOOL_FACTORIES) == set(BUILTIN_DECLARATIONS)
+    assert len(offered) == 19
+
+
+def test_declared_argument_roles_are_what_the_approval_layer_reads():
+    from penguin_jupyter.environment.registry import BUILTIN_DECLARATIONS
+
+    roles = {
+        name: (d.file_reads, d.file_writes, d.urls, d.command)
+        for name, d in BUILTIN_DECLARATIONS.items()
+        if d.file_reads or d.file_writes or d.urls or d.command
+    }
+    assert roles == {
+        "read_file": (("file_path",), (), (), None),
+        "edit_file": ((), ("file_path",), (), None),
+        "write_file": ((), ("file_path",), (), None),
+        "exec_command": ((), (), (), "cmd"),
+        "read_image": (("source",), (), ("source",), None),
+        "describe_image": (("source",), (), ("source",), None),
+    }
+
+
+def test_parsing_is_lenient_where_the_tools_always_were():
+    from penguin_jupyter.environment.registry import BUILTIN_DECLARATIONS
+
+    read = BUILTIN_DECLARATIONS["read_file"].parse({"file_path": "a", "offset": " 3.7", "limit": 2.5, "extra": 1})
+    assert (read.file_path, read.offset, read.limit) == ("a", 3, 2)  # type: ignore[union-attr]
+    command = BUILTIN_DECLARATIONS["exec_command"].parse(
+        {"cmd": "ls", "workdir": 5, "yield_time_ms": "soon", "run_in_background": "true"}
+    )
+    assert (command.workdir, command.yield_time_ms, command.run_in_background) == (None, None, False)  # type: ignore[union-attr]
+    assert BUILTIN_DECLARATIONS["exec_command"].parse({"cmd": "ls", "yield_time_ms": 1500.9}).yield_time_ms == 1500  # type: ignore[union-attr]
+    # the call description is asked for in the schema but a call without it still runs
+    assert "description" in BUILTIN_DECLARATIONS["exec_command"].definition().parameters["required"]  # type: ignore[index]
+    assert not isinstance(BUILTIN_DECLARATIONS["exec_command"].parse({"cmd": "ls"}), str)
+    # a renamed entry names itself in the error line
+    assert BUILTIN_DECLARATIONS["exec_command"].parse({}, "shell") == 'Missing required argument "cmd" for shell.'
