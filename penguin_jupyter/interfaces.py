@@ -11,19 +11,23 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 from agenthub.abort_signal import AbortSignal
 
 from .omni import OmniMessage, StopReason
+from .omni.models import ApprovalDecisionValue
 
 ThinkingLevelName = Literal["none", "low", "medium", "high", "xhigh", "max"]
-THINKING_LEVELS: tuple[str, ...] = ("none", "low", "medium", "high", "xhigh", "max")
-ApprovalDecision = Literal["allow", "deny", "forbidden"]
+THINKING_LEVELS: tuple[str, ...] = get_args(ThinkingLevelName)
+# What an ApproveFn answers: the value an approval_decision message records.
+ApprovalDecision = ApprovalDecisionValue
+APPROVAL_DECISIONS: tuple[str, ...] = get_args(ApprovalDecision)
 ApproveFn = Callable[[OmniMessage], Awaitable[ApprovalDecision]]
 Permission = Literal["r", "rw"]
 
 __all__ = [
+    "APPROVAL_DECISIONS",
     "THINKING_LEVELS",
     "AbortSignal",
     "ApprovalDecision",

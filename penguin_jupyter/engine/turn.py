@@ -19,6 +19,7 @@ from contextlib import aclosing, suppress
 from dataclasses import dataclass
 
 from ..interfaces import (
+    APPROVAL_DECISIONS,
     AbortSignal,
     ApprovalDecision,
     ApproveFn,
@@ -52,7 +53,6 @@ __all__ = ["ABORT_GRACE_S", "RETRY_STATUSES", "TurnContext", "denial_text", "req
 
 ABORT_GRACE_S = 2.0
 RETRY_STATUSES = frozenset({"failed", "timeout", "malformed"})
-_DECISIONS = ("allow", "deny", "forbidden")
 
 
 def denial_text(decision: str) -> str:
@@ -290,7 +290,7 @@ class _Turn:
             return None if self._aborted() else "deny"
         if not finished or self._aborted():
             return None
-        if decision not in _DECISIONS:
+        if decision not in APPROVAL_DECISIONS:
             print(f"[penguin] approve callback answered {decision!r}; denying.", file=sys.stderr)
             return "deny"
         return decision
