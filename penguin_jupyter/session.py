@@ -10,7 +10,6 @@ itself is the engine's.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sys
 import weakref
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .engine import CompactionSettings, ContextEngine, EngineState, NoticeQueue, compactability_of
 from .engine.inputs import require_messages
 from .environment import Environment
-from .interfaces import AbortSignal, ApproveFn, Permission, ThinkingLevelName, ToolDefinition
+from .interfaces import AbortSignal, ApproveFn, Permission, ThinkingLevelName, ToolDefinition, unless_aborted
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator
 from .omni import (
     OmniMessage,
@@ -394,10 +393,10 @@ class Session:
         tools: list[ToolDefinition] = []
         aborted = signal is not None and signal.aborted
         if not aborted:
-            listing = asyncio.ensure_future(self.environment.list_tools())
-            aborted = await _race_abort(listing, signal)
-            if not aborted:
-                tools = listing.result()
+            finished, listed = await unless_aborted(self.environment.list_tools(), signal)
+            aborted = not finished
+            if finished and listed is not None:
+                tools = listed
         if aborted:
             end = mcp_connect_end("aborted", []) if servers else None
             stop = abort("user")
@@ -443,29 +442,6 @@ class Session:
 def _result_status(result: Any) -> str:
     status = result.get("status") if isinstance(result, dict) else getattr(result, "status", "failed")
     return str(status)
-
-
-async def _race_abort(task: asyncio.Future[Any], signal: AbortSignal | None) -> bool:
-    """Wait for `task`; True (and the task cancelled) if `signal` aborts first."""
-    if signal is None:
-        await asyncio.wait([task])
-        return False
-    if signal.aborted:
-        task.cancel()
-        with contextlib.suppress(BaseException):
-            await task
-        return True
-    waiter = asyncio.ensure_future(signal.wait())
-    try:
-        await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        waiter.cancel()
-    if task.done():
-        return False
-    task.cancel()
-    with contextlib.suppress(BaseException):
-        await task
-    return True
 
 
 __all__ = ["Session", "SessionSetup"]

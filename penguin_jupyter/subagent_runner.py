@@ -18,8 +18,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from .environment.tools.subagent import SUBAGENT_THINKING_LEVELS
-from .interfaces import AbortSignal, ApprovalDecision, ApproveFn, ThinkingLevelName
+from .interfaces import SUBAGENT_THINKING_LEVELS, AbortSignal, ApprovalDecision, ApproveFn, ThinkingLevelName
 from .omni import OmniMessage, user_text, with_origin
 
 if TYPE_CHECKING:

@@ -9,16 +9,57 @@ from typing import get_args
 def test_value_sets_are_derived_from_their_literals():
     from penguin_jupyter import interfaces
     from penguin_jupyter.environment.mcp.config import TRANSPORTS, TransportKind
-    from penguin_jupyter.environment.tools.subagent import SUBAGENT_THINKING_LEVELS, SubagentThinkingLevel
     from penguin_jupyter.notebook.runtime import options
     from penguin_jupyter.omni import models
 
-    assert models.STOP_REASONS == get_args(models.StopReason)
-    assert interfaces.THINKING_LEVELS == get_args(interfaces.ThinkingLevelName)
+    assert get_args(models.StopReason) == models.STOP_REASONS
+    assert get_args(interfaces.ThinkingLevelName) == interfaces.THINKING_LEVELS
     assert interfaces.ApprovalDecision is models.ApprovalDecisionValue
-    assert interfaces.APPROVAL_DECISIONS == get_args(models.ApprovalDecisionValue)
-    assert options.APPROVAL_MODES == get_args(options.ApprovalMode)
+    assert get_args(models.ApprovalDecisionValue) == interfaces.APPROVAL_DECISIONS
+    assert get_args(options.ApprovalMode) == options.APPROVAL_MODES
     assert not hasattr(options, "THINKING")  # parse_thinking reads THINKING_LEVELS
-    assert TRANSPORTS == get_args(TransportKind)
-    assert SUBAGENT_THINKING_LEVELS == get_args(SubagentThinkingLevel)
-    assert set(SUBAGENT_THINKING_LEVELS) < set(interfaces.THINKING_LEVELS)
+    assert get_args(TransportKind) == TRANSPORTS
+    assert get_args(interfaces.SubagentThinkingLevel) == interfaces.SUBAGENT_THINKING_LEVELS
+    assert set(interfaces.SUBAGENT_THINKING_LEVELS) < set(interfaces.THINKING_LEVELS)
+
+
+async def test_unless_aborted_is_the_one_abort_race():
+    import asyncio
+
+    from penguin_jupyter.interfaces import AbortSignal, unless_aborted
+
+    assert await unless_aborted(asyncio.sleep(0, "done"), None) == (True, "done")
+    signal = AbortSignal()
+    slow = asyncio.ensure_future(asyncio.sleep(30))
+    asyncio.get_running_loop().call_soon(signal.abort, "user")
+    assert await unless_aborted(slow, signal) == (False, None)
+    assert slow.cancelled()  # the loser is cancelled, not left running
+    assert await unless_aborted(asyncio.sleep(0, "late"), signal) == (False, None)  # already aborted wins
+    # with a grace period the awaitable may still finish after the abort
+    assert await unless_aborted(asyncio.sleep(0.01, "graceful"), signal, grace_s=5) == (True, "graceful")
+    assert await unless_aborted(asyncio.sleep(30), AbortSignal(), timeout_s=0.01) == (False, None)
+
+    async def fails() -> None:
+        raise ValueError("boom")
+
+    try:
+        await unless_aborted(fails(), AbortSignal())
+    except ValueError as exc:
+        assert str(exc) == "boom"
+    else:
+        raise AssertionError("the awaitable's exception must propagate")
+
+
+def test_no_hand_written_abort_race_is_left():
+    """Outside llm/ (its own boundary), nothing but `unless_aborted` / `SignalWatch` waits on a signal."""
+    from pathlib import Path
+
+    import penguin_jupyter
+
+    package = Path(penguin_jupyter.__file__).parent
+    found = [
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if path.parts[-2] != "llm" and "signal.wait()" in path.read_text(encoding="utf-8")
+    ]
+    assert found == ["interfaces.py"]

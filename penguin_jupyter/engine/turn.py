@@ -27,8 +27,10 @@ from ..interfaces import (
     GenerativeModelParameters,
     LLMInterface,
     LLMOutcome,
+    SignalWatch,
     ThinkingLevelName,
     ToolExecutionRequest,
+    unless_aborted,
 )
 from ..omni import (
     OmniMessage,
@@ -47,7 +49,7 @@ from ..omni import (
 )
 from .carry_over import TurnResult
 from .recorder import Recorder
-from .waits import SignalWatch, closing_stream, race_signal
+from .waits import closing_stream
 
 __all__ = ["ABORT_GRACE_S", "RETRY_STATUSES", "TurnContext", "denial_text", "request_end_for", "run_turn"]
 
@@ -283,7 +285,7 @@ class _Turn:
             answer = self.ctx.approve(call)
             # A plain function answering a decision directly is accepted like an async one.
             finished, decision = (
-                await race_signal(answer, self.signal) if inspect.isawaitable(answer) else (True, answer)
+                await unless_aborted(answer, self.signal) if inspect.isawaitable(answer) else (True, answer)
             )
         except Exception as exc:
             print(f"[penguin] approve callback threw: {exc}; denying.", file=sys.stderr)

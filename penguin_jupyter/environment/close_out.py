@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..interfaces import AbortSignal, ApproveFn, EnvironmentServices
+from ..interfaces import AbortSignal, ApproveFn, EnvironmentServices, SignalWatch, unless_aborted
 from ..omni import OmniMessage, StopReason, partial_tool_call_output, tool_call_output
 from ..omni.models import PartialToolCallOutputPayload, ToolCallOutputPayload
 from .archive import ArchiveCapture, ArchiveFailed, ArchiveSaved, archive_budget_mib, archive_directory
@@ -123,20 +123,16 @@ class _Token:
     def __init__(self, user_signal: AbortSignal | None, timeout_ms: int):
         self.signal = AbortSignal()
         self.timed_out = False
-        self._tasks: list[asyncio.Task[Any]] = []
+        self._watch: SignalWatch | None = None
         self._timer: asyncio.TimerHandle | None = None
         loop = asyncio.get_running_loop()
         if user_signal is not None:
             if user_signal.aborted:
                 self.signal.abort("user")
             else:
-                self._tasks.append(loop.create_task(self._follow(user_signal)))
+                self._watch = SignalWatch(user_signal, lambda: self.signal.abort("user"))
         if timeout_ms > 0 and not self.signal.aborted:
             self._timer = loop.call_later(timeout_ms / 1000, self._fire_timer)
-
-    async def _follow(self, user_signal: AbortSignal) -> None:
-        await user_signal.wait()
-        self.signal.abort("user")
 
     def _fire_timer(self) -> None:
         if not self.signal.aborted:
@@ -146,8 +142,8 @@ class _Token:
     def stop(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        for task in self._tasks:
-            task.cancel()
+        if self._watch is not None:
+            self._watch.cancel()
 
 
 async def _execute(
@@ -187,8 +183,8 @@ async def _execute(
 
 
 async def _watchdog(signal: AbortSignal, pump: asyncio.Task[Any]) -> None:
-    await signal.wait()
-    await asyncio.sleep(CANCEL_GRACE_S)
+    """Once the token fires, give the tool CANCEL_GRACE_S to finish, then cancel it."""
+    await unless_aborted(asyncio.shield(pump), signal, grace_s=CANCEL_GRACE_S)
     if not pump.done():
         print("[penguin] a tool ignored cancellation; cancelling it", file=sys.stderr)
         pump.cancel()

@@ -17,7 +17,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
-from ...interfaces import AbortSignal, MCPServerConfig, Permission
+from ...interfaces import AbortSignal, MCPServerConfig, Permission, unless_aborted
 from ...omni import McpServerResult, McpStatus
 from .config import (
     InvalidServerConfig,
@@ -136,11 +136,9 @@ class McpManager:
         try:
             if signal is None:
                 return list(await asyncio.shield(attempt))
-            aborted = asyncio.ensure_future(signal.wait())
-            try:
-                await asyncio.wait({attempt, aborted}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                aborted.cancel()
+            # the attempt is shared: only the shield is cancelled if the signal wins
+            with suppress(Exception):
+                await unless_aborted(asyncio.shield(attempt), signal)
             if not attempt.done():
                 self._cancel_attempt()
             return list(await asyncio.shield(attempt))

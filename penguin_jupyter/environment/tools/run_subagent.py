@@ -12,7 +12,13 @@ from typing import Annotated, Any, TypedDict
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from ...interfaces import EnvironmentServices, SubagentRunner, ThinkingLevelName
+from ...interfaces import (
+    SUBAGENT_THINKING_LEVELS,
+    EnvironmentServices,
+    SubagentRunner,
+    SubagentThinkingLevel,
+    ThinkingLevelName,
+)
 from ...omni import OmniMessage
 from ..tool_arguments import CallDescription, Flag, MaybeText, Milliseconds, NonBlankText, OnBad, Unusable
 from ..tool_declaration import ToolArguments, ToolDeclaration
@@ -21,10 +27,8 @@ from .common import ToolBase, clamp_yield_ms, delta
 from .exec_command import DESCRIBE, YIELD_BOUNDS
 from .subagent import (
     DEFAULT_SUBAGENT_YIELD_MS,
-    SUBAGENT_THINKING_LEVELS,
     ManagedSubagentSession,
     SubagentSessionManager,
-    SubagentThinkingLevel,
     collect_window,
     ensure_subagent_sessions,
     result_for_exit,

@@ -6,8 +6,6 @@ clamp itself is `common.clamp_yield_ms`.
 
 from __future__ import annotations
 
-from typing import Literal, get_args
-
 # run_subagent window and input_subagent with a follow-up prompt.
 DEFAULT_SUBAGENT_YIELD_MS = 300_000
 # input_subagent with an empty prompt (a poll).
@@ -22,6 +20,3 @@ TEXT_DROP_LABEL = "earlier subagent output"
 # Registered sessions unused this long are released at the next registry access.
 IDLE_REAP_S = 10 * 24 * 3600
 SUBAGENT_ID_PREFIX = "subagent"
-# The levels a run_subagent call may ask for (the session's own "none" is not one of them).
-SubagentThinkingLevel = Literal["low", "medium", "high", "xhigh", "max"]
-SUBAGENT_THINKING_LEVELS: tuple[str, ...] = get_args(SubagentThinkingLevel)
