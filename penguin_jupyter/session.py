@@ -11,7 +11,7 @@ itself is the engine's.
 from __future__ import annotations
 
 import contextlib
-import sys
+import logging
 import weakref
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -36,6 +36,8 @@ from .omni import (
 from .redaction import Redactor
 from .session_images import fold_images
 from .trace import ReplayState, SessionLock, TraceWriter
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from .environment.tools.subagent import SubagentSessionManager
@@ -204,7 +206,7 @@ class Session:
         try:
             self.environment.kill_all_commands()
         except Exception as exc:
-            print(f"[penguin] could not kill running commands: {exc}", file=sys.stderr)
+            log.warning("[penguin] could not kill running commands: %s", exc)
 
     # --- run -----------------------------------------------------------------------------------
 

@@ -63,3 +63,48 @@ def test_no_hand_written_abort_race_is_left():
         if path.parts[-2] != "llm" and "signal.wait()" in path.read_text(encoding="utf-8")
     ]
     assert found == ["interfaces.py"]
+
+
+def test_diagnostics_go_through_logging():
+    """Outside llm/ and testing/, only the notebook's user-facing lines (the cell's one-line
+    errors and line-command output, its own view) write to stderr; diagnostics use a logger."""
+    from pathlib import Path
+
+    import penguin_jupyter
+
+    package = Path(penguin_jupyter.__file__).parent
+    found = sorted(
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if path.parts[-2] not in ("llm", "testing") and "file=sys.stderr" in path.read_text(encoding="utf-8")
+    )
+    assert found == [
+        "notebook/extension.py",
+        "notebook/runtime/cell.py",
+        "notebook/runtime/line_commands.py",
+        "notebook/runtime/runner.py",
+        "notebook/runtime/saved_transcript.py",
+    ]
+
+
+def test_an_unconfigured_logger_still_shows_warnings_on_stderr():
+    """In a kernel nobody configures logging, so a warning reaches the cell's stderr unchanged
+    (logging's last-resort handler), as the old prints did."""
+    import subprocess
+    import sys
+
+    code = (
+        "import asyncio\n"
+        "from penguin_jupyter.environment.mcp import McpManager\n"
+        "from penguin_jupyter.interfaces import MCPServerConfig\n"
+        "m = McpManager([MCPServerConfig(name='bad', config={'command': 'x', 'permission': 'readonly'})], workspace_dir='.')\n"
+        "asyncio.run(m.connect())\n"
+    )
+    from tests.support_kernel import REPO_ROOT
+
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT,
+        env={"PYTHONPATH": REPO_ROOT, "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert '[penguin] MCP server "bad" skipped: "permission" must be "auto", "r" or "rw", got "readonly"' in done.stderr

@@ -7,10 +7,12 @@ of sink failures (unless the sink reports them itself, as `TraceWriter` does). T
 
 from __future__ import annotations
 
-import sys
+import logging
 
 from ..omni import OmniMessage, is_partial_payload
 from .protocols import TraceSink
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Recorder"]
 
@@ -42,9 +44,9 @@ class Recorder:
                     if head is not None:
                         self.sink.write(head)
             except Exception as exc:
-                print(f"[trace] rotate failed: {exc}", file=sys.stderr)
+                log.warning("[trace] rotate failed: %s", exc)
         try:
             self.sink.write(msg)
         except Exception as exc:
             if not getattr(self.sink, "reports_failures", False):  # else the session tells the user once
-                print(f"[trace] write failed: {exc}", file=sys.stderr)
+                log.warning("[trace] write failed: %s", exc)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import sys
+import logging
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
 from contextlib import aclosing, suppress
@@ -50,6 +50,8 @@ from ..omni import (
 from .carry_over import TurnResult
 from .recorder import Recorder
 from .waits import closing_stream
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ABORT_GRACE_S", "RETRY_STATUSES", "TurnContext", "denial_text", "request_end_for", "run_turn"]
 
@@ -288,12 +290,12 @@ class _Turn:
                 await unless_aborted(answer, self.signal) if inspect.isawaitable(answer) else (True, answer)
             )
         except Exception as exc:
-            print(f"[penguin] approve callback threw: {exc}; denying.", file=sys.stderr)
+            log.warning("[penguin] approve callback threw: %s; denying.", exc)
             return None if self._aborted() else "deny"
         if not finished or self._aborted():
             return None
         if decision not in APPROVAL_DECISIONS:
-            print(f"[penguin] approve callback answered {decision!r}; denying.", file=sys.stderr)
+            log.warning("[penguin] approve callback answered %r; denying.", decision)
             return "deny"
         return decision
 
@@ -310,7 +312,7 @@ class _Turn:
             raise
         except Exception as exc:
             if produced:
-                print(f"[penguin] environment raised after tool output: {exc}", file=sys.stderr)
+                log.warning("[penguin] environment raised after tool output: %s", exc)
             else:
                 failed = tool_call_output(f"[tool error] {exc}", call_id, "failed")
                 self._emit(failed)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import sys
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +22,8 @@ from ..omni import OmniMessage, StopReason, partial_tool_call_output, tool_call_
 from ..omni.models import PartialToolCallOutputPayload, ToolCallOutputPayload
 from .archive import ArchiveCapture, ArchiveFailed, ArchiveSaved, archive_budget_mib, archive_directory
 from .types import BuiltinTool, ToolExecutionContext, ToolResult
+
+log = logging.getLogger(__name__)
 
 # How long a tool may keep running after its token fired before it is cancelled outright, so
 # a tool that ignores cancellation cannot hang the run.
@@ -94,7 +96,7 @@ async def run_with_close_out(setting: CallSetting, resolve: ToolResolver) -> Asy
     try:
         tool = await resolve()
     except Exception as exc:  # a resolver failure (e.g. MCP connect) reads like an unknown tool
-        print(f"[penguin] resolving tool {setting.name!r} failed: {exc}", file=sys.stderr)
+        log.warning("[penguin] resolving tool %r failed: %s", setting.name, exc)
         tool = None
     if tool is None:
         for msg in _upfront_failure(f"Unknown tool: {setting.name}", call_id):
@@ -186,7 +188,7 @@ async def _watchdog(signal: AbortSignal, pump: asyncio.Task[Any]) -> None:
     """Once the token fires, give the tool CANCEL_GRACE_S to finish, then cancel it."""
     await unless_aborted(asyncio.shield(pump), signal, grace_s=CANCEL_GRACE_S)
     if not pump.done():
-        print("[penguin] a tool ignored cancellation; cancelling it", file=sys.stderr)
+        log.warning("[penguin] a tool ignored cancellation; cancelling it")
         pump.cancel()
 
 
@@ -222,7 +224,7 @@ def _absorb(
 ) -> list[OmniMessage]:
     """Apply one yielded message to the run state; returns what to forward to the consumer."""
     if not isinstance(item, OmniMessage):
-        print(f"[penguin] tool {tool_name!r} yielded a non-message item; ignored", file=sys.stderr)
+        log.warning("[penguin] tool %r yielded a non-message item; ignored", tool_name)
         return []
     if item.origin:
         return [item]
@@ -265,10 +267,7 @@ def _absorb(
             )
             state.capture.append(payload.output)
         return []
-    print(
-        f"[penguin] tool {tool_name!r} yielded an unexpected {item.kind!r} message; ignored",
-        file=sys.stderr,
-    )
+    log.warning("[penguin] tool %r yielded an unexpected %r message; ignored", tool_name, item.kind)
     return []
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import sys
+import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,8 @@ from .defaults import default_tool_config, model_facing_parameters
 from .notices import BackgroundEvent, BackgroundListener, NoticeHub
 from .registry import BUILTIN_TOOL_FACTORIES
 from .types import BuiltinTool, EnvironmentConfig, ToolDefinitionConfig
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # imported on first use (the mcp SDK is slow to import)
     from .mcp import McpManager
@@ -190,7 +192,7 @@ class Environment:
             try:
                 subagents.dispose()
             except Exception as exc:
-                print(f"[penguin] disposing subagent sessions failed: {exc}", file=sys.stderr)
+                log.warning("[penguin] disposing subagent sessions failed: %s", exc)
         if self._mcp is not None:
             self._close_mcp_soon()
 

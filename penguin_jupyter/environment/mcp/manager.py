@@ -10,7 +10,7 @@ the session streams `mcp_connect_begin`/`mcp_connect_end` from `server_names` an
 from __future__ import annotations
 
 import asyncio
-import sys
+import logging
 import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
@@ -30,11 +30,14 @@ from .config import (
 from .connection import ConnectCancelled, McpConnection, describe_error
 from .tools import MCP_TOOL_PREFIX, TOOL_NAME_PATTERN, McpTool
 
+log = logging.getLogger(__name__)
+
 WarnFn = Callable[[str], None]
 
 
-def stderr_warning(message: str) -> None:
-    print(f"[penguin] {message}", file=sys.stderr, flush=True)
+def log_warning(message: str) -> None:
+    """The default WarnFn: one `[penguin] …` warning line through this module's logger."""
+    log.warning("[penguin] %s", message)
 
 
 @dataclass
@@ -59,7 +62,7 @@ class McpManager:
         # deliberately never used: MCP server processes do not receive vault variables.
         del vault
         self._workspace_dir = workspace_dir
-        self._warn = warn or stderr_warning
+        self._warn = warn or log_warning
         self._entries: list[ResolvedServer | _Rejected] = []
         seen: set[str] = set()
         for entry in servers:
