@@ -77,7 +77,7 @@ class SessionSetup:
 
 
 class Session:
-    """A running conversation: `run` streams OmniMessages; see the README's "The core, from Python" "Agent and Session"."""
+    """A running conversation: `run` streams OmniMessages; see the README's "The core, from Python"."""
 
     def __init__(self, setup: SessionSetup) -> None:
         self._setup = setup
@@ -384,7 +384,7 @@ class Session:
     async def _bootstrap(
         self, messages: list[OmniMessage], signal: AbortSignal | None, *, emit: bool = True
     ) -> AsyncIterator[OmniMessage | ContextEngine]:
-        """First run only (docs/architecture.md "The session layer" step 5): yields the bootstrap events, then the built engine."""
+        """First run only (docs/architecture.md "The session layer"): yields the bootstrap events, then the built engine."""
         servers = list(self._setup.mcp_server_names)
         begin = mcp_connect_begin(servers) if servers else None
         if begin is not None and emit:

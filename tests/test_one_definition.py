@@ -108,3 +108,69 @@ def test_an_unconfigured_logger_still_shows_warnings_on_stderr():
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert '[penguin] MCP server "bad" skipped: "permission" must be "auto", "r" or "rw", got "readonly"' in done.stderr
+
+
+def _sections(markdown: str) -> dict[str, list[str]]:
+    """Heading (backticks dropped) → the lines under it, for one Markdown file."""
+    import re
+
+    sections: dict[str, list[str]] = {}
+    current: list[str] = []
+    fence = False
+    for line in markdown.splitlines():
+        fence = fence != line.startswith("```")
+        if not fence and re.match(r"#{1,6} ", line):
+            current = sections.setdefault(re.sub(r"^#+\s*", "", line).replace("`", "").strip(), [])
+        else:
+            current.append(line)
+    return sections
+
+
+def _slug(title: str) -> str:
+    import re
+
+    return re.sub(r"[^\w\s-]", "", title.lower()).replace(" ", "-")
+
+
+def test_every_cited_docs_section_and_step_exists():
+    """Every `docs/x.md "Section"`, `docs/x.md#anchor`, `README "Section"` and "… step N" a
+    docstring or comment of the package cites names a heading (and a numbered item) that exists."""
+    import re
+    from pathlib import Path
+
+    import penguin_jupyter
+
+    package = Path(penguin_jupyter.__file__).parent
+    repo = package.parent
+    docs = {p.name: _sections(p.read_text(encoding="utf-8")) for p in (repo / "docs").glob("*.md")}
+    docs["README.md"] = _sections((repo / "README.md").read_text(encoding="utf-8"))
+    cite = re.compile(
+        r"(?:docs/)?(?P<file>[\w-]+\.md|README(?:'s)?)(?:#(?P<anchor>[\w-]+))?"
+        r'(?:(?: section)?[ ,]+"(?P<title>[^"\n]+)")?(?: "(?P<sub>[^"\n]+)")?(?:\s+step\s+(?P<step>\d+))?'
+    )
+    unresolved: list[str] = []
+    for path in sorted(package.rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            where = f"{path.relative_to(package)}:{number}"
+            if re.search(r"Appendix [A-Z]\b", line):
+                unresolved.append(f"{where} cites an appendix")
+            for match in cite.finditer(line):
+                name = "README.md" if match["file"].startswith("README") else match["file"]
+                sections = docs.get(name)
+                if sections is None:
+                    if match["file"].startswith("README") or match["title"]:
+                        unresolved.append(f"{where} {name}: no such file")
+                    continue
+                title = match["title"]
+                if title is not None and title.replace("`", "") not in sections:
+                    unresolved.append(f'{where} {name} "{title}"')
+                    continue
+                if match["sub"] is not None and match["sub"].replace("`", "") not in sections:
+                    unresolved.append(f'{where} {name} "{title}" "{match["sub"]}"')
+                if match["anchor"] and match["anchor"] not in {_slug(t) for t in sections}:
+                    unresolved.append(f"{where} {name}#{match['anchor']}")
+                if match["step"] and title is not None:
+                    items = [ln for ln in sections[title.replace("`", "")] if re.match(r"\s*\d+\. ", ln)]
+                    if int(match["step"]) > len(items):
+                        unresolved.append(f'{where} {name} "{title}" step {match["step"]}')
+    assert unresolved == [], "\n".join(unresolved)

@@ -1,4 +1,4 @@
-"""Best-effort Trace recording for the engine (docs/engine.md "Collaborators and settings" "Trace sink", docs/engine.md "Compaction" deferred rotation).
+"""Best-effort Trace recording for the engine (docs/engine.md "Collaborators and settings" (the trace sink), docs/engine.md "Compaction" deferred rotation).
 
 Owns the filter (never partials, never origin-tagged messages), the deferred rotation
 (`rotate()`, then session_meta and the tool list, then the message) and the stderr logging

@@ -66,7 +66,7 @@ def denial_text(decision: str) -> str:
 def request_end_for(
     outcome: LLMOutcome, reconnects_so_far: int, cap: int, delay: Callable[[int], int]
 ) -> OmniMessage:
-    """The `request_end` of docs/engine.md "One turn" step 3: `attempt` unless a clean first-try completion;
+    """The `request_end` of docs/engine.md "One turn": `attempt` unless a clean first-try completion;
     `retry_in_ms` only when the engine will retry."""
     attempt = reconnects_so_far + 1 if outcome.status != "completed" or reconnects_so_far > 0 else None
     will_retry = outcome.status in RETRY_STATUSES and not outcome.permanent and reconnects_so_far < cap

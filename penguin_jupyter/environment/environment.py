@@ -152,10 +152,6 @@ class Environment:
     # --- MCP ---------------------------------------------------------------------------------
 
     @property
-    def has_mcp_servers(self) -> bool:
-        return self._mcp is not None
-
-    @property
     def mcp_server_names(self) -> list[str]:
         return [server.name for server in self.config.tool_config.mcp_servers]
 

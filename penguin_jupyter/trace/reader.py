@@ -1,4 +1,4 @@
-"""Tolerant Trace reading (docs/traces.md "Layout and writer" "Readers").
+"""Tolerant Trace reading (docs/traces.md "Layout and writer": the readers).
 
 Owns turning JSONL text back into OmniMessages: blank lines are skipped, a malformed last
 line (a crash-torn tail) is ignored silently, malformed middle lines are skipped with one

@@ -132,10 +132,6 @@ def ensure_watchdog() -> None:
             log.warning("[penguin] process watchdog not started: %s", exc)
 
 
-def watchdog_pid() -> int | None:
-    return _watchdog.pid if _watchdog is not None else None
-
-
 def _forget_watchdog_in_child() -> None:
     """A fork of the owner must not keep the watchdog's pipe open (its EOF means owner death)."""
     global _watchdog

@@ -94,10 +94,6 @@ class McpManager:
         return [e.name for e in self._entries if isinstance(e, ResolvedServer)]
 
     @property
-    def has_servers(self) -> bool:
-        return bool(self._entries)
-
-    @property
     def connected(self) -> bool:
         return self._connected
 

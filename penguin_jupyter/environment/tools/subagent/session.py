@@ -1,5 +1,5 @@
 """ManagedSubagentSession: one spawned child session driven round by round
-(docs/subagents.md "The child stream" to docs/subagents.md "Rounds" "the round pump").
+(docs/subagents.md "The child stream" to docs/subagents.md "Rounds": the round pump).
 
 Owns the pump (one `handle.run` per round as an asyncio task), the buffered origin-tagged
 child messages (4096, oldest dropped) or, for background launches, the live message tap; the
