@@ -1,29 +1,40 @@
 """The contracts of docs/architecture.md "The three interfaces", in Python: the three seams the context engine talks through.
 
-Owns the types only — LLMInterface, EnvironmentInterface, the Human boundary's RunOptions
-and ApproveFn, the subagent and vision services, and MCP server entries. Implementations
-live in `llm/`, `environment/` and the session layer. Two iron rules hold for every
+Owns the types — LLMInterface, EnvironmentInterface, the Human boundary's RunOptions
+and ApproveFn, the subagent and vision services, and MCP server entries — and the two ways
+every layer waits on the AbortSignal they carry (`unless_aborted`, `SignalWatch`).
+Implementations live in `llm/`, `environment/` and the session layer. Two iron rules hold for every
 implementation: never raise into the engine, and stream start → delta → stop followed
 immediately by the complete message.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, get_args, runtime_checkable
 
 from agenthub.abort_signal import AbortSignal
 
 from .omni import OmniMessage, StopReason
+from .omni.models import ApprovalDecisionValue
 
 ThinkingLevelName = Literal["none", "low", "medium", "high", "xhigh", "max"]
-THINKING_LEVELS: tuple[str, ...] = ("none", "low", "medium", "high", "xhigh", "max")
-ApprovalDecision = Literal["allow", "deny", "forbidden"]
+THINKING_LEVELS: tuple[str, ...] = get_args(ThinkingLevelName)
+# The levels a subagent may be asked to think at (the session's own "none" is not one of them).
+SubagentThinkingLevel = Literal["low", "medium", "high", "xhigh", "max"]
+SUBAGENT_THINKING_LEVELS: tuple[str, ...] = get_args(SubagentThinkingLevel)
+# What an ApproveFn answers: the value an approval_decision message records.
+ApprovalDecision = ApprovalDecisionValue
+APPROVAL_DECISIONS: tuple[str, ...] = get_args(ApprovalDecision)
 ApproveFn = Callable[[OmniMessage], Awaitable[ApprovalDecision]]
 Permission = Literal["r", "rw"]
 
 __all__ = [
+    "APPROVAL_DECISIONS",
+    "SUBAGENT_THINKING_LEVELS",
     "THINKING_LEVELS",
     "AbortSignal",
     "ApprovalDecision",
@@ -37,14 +48,80 @@ __all__ = [
     "MCPServerConfig",
     "Permission",
     "RunOptions",
+    "SignalWatch",
     "SubagentHandle",
     "SubagentRunner",
     "SubagentSessions",
+    "SubagentThinkingLevel",
     "ThinkingLevelName",
     "ToolDefinition",
     "ToolExecutionRequest",
     "VisionDescriberService",
+    "unless_aborted",
 ]
+
+T = TypeVar("T")
+
+
+# --- Signals -------------------------------------------------------------------------------------
+
+
+async def unless_aborted(
+    awaitable: Awaitable[T],
+    signal: AbortSignal | None,
+    *,
+    timeout_s: float | None = None,
+    grace_s: float = 0.0,
+) -> tuple[bool, T | None]:
+    """Await `awaitable` unless `signal` aborts first (or `timeout_s` passes): `(True, result)`
+    when it finished, `(False, None)` when it did not — it is then cancelled, after `grace_s`
+    more seconds to finish by itself once the signal fired. An already aborted signal wins at
+    once. Exceptions of the awaitable propagate; cancelling the caller cancels it too."""
+    task = asyncio.ensure_future(awaitable)
+    watcher: asyncio.Future[None] | None = None
+    try:
+        if signal is None and timeout_s is None:
+            return True, await task
+        if signal is not None and signal.aborted and grace_s <= 0:
+            return False, None
+        if signal is None or not signal.aborted:
+            waiters: set[asyncio.Future[Any]] = {task}
+            if signal is not None:
+                watcher = asyncio.ensure_future(signal.wait())
+                waiters.add(watcher)
+            await asyncio.wait(waiters, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        if not task.done() and grace_s > 0 and signal is not None and signal.aborted:
+            await asyncio.wait({task}, timeout=grace_s)
+    finally:
+        for pending in (watcher, task):
+            if pending is not None and not pending.done():
+                pending.cancel()
+                with suppress(asyncio.CancelledError, Exception):
+                    await pending
+    if task.cancelled():
+        return False, None
+    return True, task.result()
+
+
+class SignalWatch:
+    """Calls `on_abort` once when `signal` fires (no-op without a signal) until `cancel()` or
+    `close()` (which also waits for the watch to settle)."""
+
+    def __init__(self, signal: AbortSignal | None, on_abort: Callable[[], None]) -> None:
+        self._task: asyncio.Future[None] | None = None
+        if signal is not None:
+            self._task = asyncio.ensure_future(signal.wait())
+            self._task.add_done_callback(lambda t: None if t.cancelled() else on_abort())
+
+    def cancel(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with suppress(asyncio.CancelledError, Exception):
+                await self._task
 
 
 # --- LLM side -----------------------------------------------------------------------------------

@@ -10,9 +10,8 @@ itself is the engine's.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import sys
+import logging
 import weakref
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .engine import CompactionSettings, ContextEngine, EngineState, NoticeQueue, compactability_of
 from .engine.inputs import require_messages
 from .environment import Environment
-from .interfaces import AbortSignal, ApproveFn, Permission, ThinkingLevelName, ToolDefinition
+from .interfaces import AbortSignal, ApproveFn, Permission, ThinkingLevelName, ToolDefinition, unless_aborted
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator
 from .omni import (
     OmniMessage,
@@ -37,6 +36,8 @@ from .omni import (
 from .redaction import Redactor
 from .session_images import fold_images
 from .trace import ReplayState, SessionLock, TraceWriter
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from .environment.tools.subagent import SubagentSessionManager
@@ -76,7 +77,7 @@ class SessionSetup:
 
 
 class Session:
-    """A running conversation: `run` streams OmniMessages; see the README's "The core, from Python" "Agent and Session"."""
+    """A running conversation: `run` streams OmniMessages; see the README's "The core, from Python"."""
 
     def __init__(self, setup: SessionSetup) -> None:
         self._setup = setup
@@ -205,7 +206,7 @@ class Session:
         try:
             self.environment.kill_all_commands()
         except Exception as exc:
-            print(f"[penguin] could not kill running commands: {exc}", file=sys.stderr)
+            log.warning("[penguin] could not kill running commands: %s", exc)
 
     # --- run -----------------------------------------------------------------------------------
 
@@ -383,7 +384,7 @@ class Session:
     async def _bootstrap(
         self, messages: list[OmniMessage], signal: AbortSignal | None, *, emit: bool = True
     ) -> AsyncIterator[OmniMessage | ContextEngine]:
-        """First run only (docs/architecture.md "The session layer" step 5): yields the bootstrap events, then the built engine."""
+        """First run only (docs/architecture.md "The session layer"): yields the bootstrap events, then the built engine."""
         servers = list(self._setup.mcp_server_names)
         begin = mcp_connect_begin(servers) if servers else None
         if begin is not None and emit:
@@ -394,10 +395,10 @@ class Session:
         tools: list[ToolDefinition] = []
         aborted = signal is not None and signal.aborted
         if not aborted:
-            listing = asyncio.ensure_future(self.environment.list_tools())
-            aborted = await _race_abort(listing, signal)
-            if not aborted:
-                tools = listing.result()
+            finished, listed = await unless_aborted(self.environment.list_tools(), signal)
+            aborted = not finished
+            if finished and listed is not None:
+                tools = listed
         if aborted:
             end = mcp_connect_end("aborted", []) if servers else None
             stop = abort("user")
@@ -443,29 +444,6 @@ class Session:
 def _result_status(result: Any) -> str:
     status = result.get("status") if isinstance(result, dict) else getattr(result, "status", "failed")
     return str(status)
-
-
-async def _race_abort(task: asyncio.Future[Any], signal: AbortSignal | None) -> bool:
-    """Wait for `task`; True (and the task cancelled) if `signal` aborts first."""
-    if signal is None:
-        await asyncio.wait([task])
-        return False
-    if signal.aborted:
-        task.cancel()
-        with contextlib.suppress(BaseException):
-            await task
-        return True
-    waiter = asyncio.ensure_future(signal.wait())
-    try:
-        await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        waiter.cancel()
-    if task.done():
-        return False
-    task.cancel()
-    with contextlib.suppress(BaseException):
-        await task
-    return True
 
 
 __all__ = ["Session", "SessionSetup"]

@@ -1,4 +1,4 @@
-"""Image folding for text-only models (docs/architecture.md "The session layer" step 2, docs/engine.md "Steering" step 1).
+"""Image folding for text-only models (docs/architecture.md "The session layer", docs/engine.md "Steering").
 
 Owns turning a prompt's images into `[attached image: <path>]` lines: data URLs are saved as
 `<scratchpad>/upload-<8hex>.<ext>`, http(s) URLs are referenced as they are, anything

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from .interfaces import AbortSignal, ApprovalDecision, ApproveFn, ThinkingLevelName
+from .interfaces import SUBAGENT_THINKING_LEVELS, AbortSignal, ApprovalDecision, ApproveFn, ThinkingLevelName
 from .omni import OmniMessage, user_text, with_origin
 
 if TYPE_CHECKING:
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 MAX_SUBAGENT_DEPTH = 1
 SUBAGENT_TOOL_NAMES = ("run_subagent", "input_subagent", "kill_subagent")
-_CHILD_THINKING_LEVELS = ("low", "medium", "high", "xhigh", "max")
 
 
 class ChildSessionOpener(Protocol):
@@ -123,7 +122,7 @@ class AgentSubagentRunner:
                 "`model_id` and `provider` must be given together (a model reference is the pair), "
                 "or both omitted to inherit the parent session's model"
             )
-        if thinking_level is not None and thinking_level not in _CHILD_THINKING_LEVELS:
+        if thinking_level is not None and thinking_level not in SUBAGENT_THINKING_LEVELS:
             raise ValueError(f"invalid `thinking_level` {thinking_level!r}")
         agent = self._child_agent(agent_id)
         session = await agent.open_child_session(

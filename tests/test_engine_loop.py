@@ -102,7 +102,7 @@ async def test_a2b_forbidden_reads_denied_by_policy(real_env, tmp_path: Path):
     assert [(p.output, p.stop_reason) for p in fed] == [("Tool call denied by policy.", "aborted")]
 
 
-async def test_no_approve_denies_everything_and_throwing_approve_denies(real_env, tmp_path: Path, capsys):
+async def test_no_approve_denies_everything_and_throwing_approve_denies(real_env, tmp_path: Path, caplog):
     llm = scenario1_llm()
     out = await collect(ContextEngine(llm, real_env(tmp_path)).run([user_text("go")]))
     assert [p.decision for p in payloads(out, "approval_decision")] == ["deny"]
@@ -114,7 +114,7 @@ async def test_no_approve_denies_everything_and_throwing_approve_denies(real_env
     out2 = await collect(ContextEngine(llm2, real_env(tmp_path)).run([user_text("go")], approve=broken))
     assert [p.decision for p in payloads(out2, "approval_decision")] == ["deny"]
     assert payloads(out2, "tool_call_output")[0].output == "Tool call denied by user."
-    assert "[penguin] approve callback threw: approval UI crashed; denying." in capsys.readouterr().err
+    assert "[penguin] approve callback threw: approval UI crashed; denying." in caplog.messages
     assert not (tmp_path / "hello.txt").exists()
 
 

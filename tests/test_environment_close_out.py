@@ -209,7 +209,7 @@ async def test_exact_archive_is_readable_across_environments(tmp_path):
     fresh.dispose()
 
 
-async def test_archive_failure_keeps_the_outcome(tmp_path, capsys):
+async def test_archive_failure_keeps_the_outcome(tmp_path, caplog):
     blocker = tmp_path / "scratch"
     blocker.write_text("a regular file where the scratchpad should be")
     env = make_env(
@@ -220,7 +220,7 @@ async def test_archive_failure_keeps_the_outcome(tmp_path, capsys):
     assert final(msgs).stop_reason == "completed"
     assert re.search(
         r'\[penguin\] tool "exec_command" truncated output archive write failed \([A-Z]+\)\.',
-        capsys.readouterr().err,
+        "\n".join(caplog.messages),
     )
     assert_well_framed(msgs)
     env.dispose()

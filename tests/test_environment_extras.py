@@ -70,7 +70,7 @@ def test_archive_small_budget_keeps_head_and_tail(tmp_path):
     assert "\ufffd" not in text
 
 
-def test_independent_captures_and_blocked_path(tmp_path, capsys):
+def test_independent_captures_and_blocked_path(tmp_path, caplog):
     saves = []
     for i in range(3):
         capture = ArchiveCapture(str(tmp_path / "many"), "tool", f"call_{i}")
@@ -83,7 +83,7 @@ def test_independent_captures_and_blocked_path(tmp_path, capsys):
     result = blocked.save()
     assert isinstance(result, ArchiveFailed) and result.code in ("EEXIST", "ENOTDIR")
     expected = f'[penguin] tool "tool" truncated output archive write failed ({result.code}).'
-    assert expected in capsys.readouterr().err
+    assert expected in caplog.messages
     assert blocked.save() == ArchiveFailed("ALREADY_SAVED")
 
 

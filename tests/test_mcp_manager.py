@@ -142,7 +142,7 @@ async def test_entry_env_limits_and_permission_override_reach_tools(tmp_path):
         await manager.aclose()
 
 
-async def test_broken_servers_fail_alone_with_details(tmp_path, capfd):
+async def test_broken_servers_fail_alone_with_details(tmp_path, caplog):
     manager = McpManager(
         [
             fixture_entry(),
@@ -165,7 +165,7 @@ async def test_broken_servers_fail_alone_with_details(tmp_path, capfd):
         assert results[3].error == "connect timed out after 1500 ms"
         assert results[3].duration_ms >= 1400
         assert [t.name for t in manager.tools] == FIXTURE_TOOLS
-        err = capfd.readouterr().err
+        err = "\n".join(caplog.messages)
         assert f'[penguin] MCP server "broken" unavailable: {results[1].error}' in err
         assert '[penguin] MCP server "crash" unavailable: ' in err
         assert '[penguin] MCP server "hang" unavailable: connect timed out after 1500 ms' in err

@@ -541,14 +541,14 @@ async def test_tools_without_services_explain_themselves(tmp_path):
     from support_env import tool_entry
 
     from penguin_jupyter.environment import ToolExecutionContext
-    from penguin_jupyter.environment.tools.input_subagent import create_input_subagent_tool
-    from penguin_jupyter.environment.tools.kill_subagent import create_kill_subagent_tool
+    from penguin_jupyter.environment.tools.input_subagent import InputSubagentTool
+    from penguin_jupyter.environment.tools.kill_subagent import KillSubagentTool
 
     ctx = ToolExecutionContext(workspace_dir=str(tmp_path), tool_call_id="c1")
     texts = []
     for factory, name in (
-        (create_input_subagent_tool, "input_subagent"),
-        (create_kill_subagent_tool, "kill_subagent"),
+        (InputSubagentTool, "input_subagent"),
+        (KillSubagentTool, "kill_subagent"),
     ):
         tool = factory(tool_entry(name), None)
         items = [item async for item in tool.execute({"subagent_id": "subagent-x"}, ctx)]

@@ -187,19 +187,19 @@ def test_clean_and_empty_files_get_no_prefix(tmp_path):
 # --- tolerant parsing (83a) ---------------------------------------------------------------------
 
 
-def test_torn_last_line_ignored_silently(tmp_path, capsys):
+def test_torn_last_line_ignored_silently(tmp_path, capsys, caplog):
     path = tmp_path / "t.jsonl"
     path.write_text(omni.to_json(omni.user_text("a")) + "\n" + '{"broken', encoding="utf-8")
     assert [m.payload.text for m in read_trace(path)] == ["a"]
-    assert capsys.readouterr().err == ""
+    assert capsys.readouterr().err == "" and caplog.messages == []
 
 
-def test_malformed_middle_line_skipped_with_diagnostic(tmp_path, capsys):
+def test_malformed_middle_line_skipped_with_diagnostic(tmp_path, caplog):
     path = tmp_path / "m.jsonl"
     good = omni.to_json(omni.user_text("a"))
     path.write_text("\n".join([good, "garbage", "", good]) + "\n", encoding="utf-8")
     assert len(read_trace(path)) == 2
-    assert capsys.readouterr().err == f"[trace] skipped 1 malformed line(s) [2] in {path}\n"
+    assert caplog.messages == [f"[trace] skipped 1 malformed line(s) [2] in {path}"]
     with pytest.raises(TraceParseError):
         read_trace(path, strict=True)
 

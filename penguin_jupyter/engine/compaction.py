@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from contextlib import suppress
 from dataclasses import dataclass, field
 
-from ..interfaces import AbortSignal, GenerativeModelParameters, LLMOutcome
+from ..interfaces import AbortSignal, GenerativeModelParameters, LLMOutcome, unless_aborted
 from ..omni import (
     CompactionReason,
     OmniMessage,
@@ -37,7 +37,7 @@ from .protocols import CreateLLM
 from .recorder import Recorder
 from .settings import SUMMARY_RETRY_GUIDANCE, CompactionSettings
 from .turn import ABORT_GRACE_S, request_end_for
-from .waits import Backoff, cancel_task
+from .waits import Backoff
 
 __all__ = ["TOOL_CALL_REPAIR", "CompactionResult", "Compactor"]
 
@@ -85,17 +85,8 @@ class _SummaryRun:
 async def _next_item(stream: AsyncIterator[object], signal: AbortSignal | None) -> object:
     """The stream's next item; after an abort the LLM gets ABORT_GRACE_S to close out, then
     the pull is abandoned as `LLMOutcome("aborted")`. StopAsyncIteration propagates."""
-    task = asyncio.ensure_future(anext(stream))
-    if signal is not None and not task.done():
-        watcher = asyncio.ensure_future(signal.wait())
-        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
-        await cancel_task(watcher)
-        if not task.done():
-            done, _ = await asyncio.wait({task}, timeout=ABORT_GRACE_S)
-            if not done:
-                await cancel_task(task)
-                return LLMOutcome("aborted")
-    return await task
+    finished, item = await unless_aborted(anext(stream), signal, grace_s=ABORT_GRACE_S)
+    return item if finished else LLMOutcome("aborted")
 
 
 class Compactor:

@@ -20,7 +20,7 @@ __all__ = ["BackgroundNotices", "CreateLLM", "FoldInputImages", "NoticeQueue", "
 
 @runtime_checkable
 class TraceSink(Protocol):
-    """Where the engine records (docs/engine.md "Collaborators and settings" "Trace sink").
+    """Where the engine records (docs/engine.md "Collaborators and settings": the trace sink).
 
     `write` appends one message; the engine only hands it session_meta, complete model
     messages and events without `origin` (never partials). `rotate` (optional: a sink without

@@ -1,4 +1,4 @@
-"""Best-effort Trace recording for the engine (docs/engine.md "Collaborators and settings" "Trace sink", docs/engine.md "Compaction" deferred rotation).
+"""Best-effort Trace recording for the engine (docs/engine.md "Collaborators and settings" (the trace sink), docs/engine.md "Compaction" deferred rotation).
 
 Owns the filter (never partials, never origin-tagged messages), the deferred rotation
 (`rotate()`, then session_meta and the tool list, then the message) and the stderr logging
@@ -7,10 +7,12 @@ of sink failures (unless the sink reports them itself, as `TraceWriter` does). T
 
 from __future__ import annotations
 
-import sys
+import logging
 
 from ..omni import OmniMessage, is_partial_payload
 from .protocols import TraceSink
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Recorder"]
 
@@ -42,9 +44,9 @@ class Recorder:
                     if head is not None:
                         self.sink.write(head)
             except Exception as exc:
-                print(f"[trace] rotate failed: {exc}", file=sys.stderr)
+                log.warning("[trace] rotate failed: %s", exc)
         try:
             self.sink.write(msg)
         except Exception as exc:
             if not getattr(self.sink, "reports_failures", False):  # else the session tells the user once
-                print(f"[trace] write failed: {exc}", file=sys.stderr)
+                log.warning("[trace] write failed: %s", exc)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..omni import OmniMessage, TokenCounts
+from ..omni.models import CompactionMode
 
 __all__ = [
     "DEFAULT_COMPACTION_PROMPT",
@@ -35,7 +36,6 @@ SUMMARY_RETRY_GUIDANCE = (
     "in exactly this format and nothing after it:\n\n[summary]put the summary text here...[/summary]"
 )
 
-CompactionMode = Literal["summarize", "discard"]
 Compactability = Literal["unsupported", "ok", "just_compacted", "empty"]
 
 _DEFAULT_WINDOW = 128000

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import sys
+import logging
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
 from contextlib import aclosing, suppress
 from dataclasses import dataclass
 
 from ..interfaces import (
+    APPROVAL_DECISIONS,
     AbortSignal,
     ApprovalDecision,
     ApproveFn,
@@ -26,8 +27,10 @@ from ..interfaces import (
     GenerativeModelParameters,
     LLMInterface,
     LLMOutcome,
+    SignalWatch,
     ThinkingLevelName,
     ToolExecutionRequest,
+    unless_aborted,
 )
 from ..omni import (
     OmniMessage,
@@ -46,13 +49,14 @@ from ..omni import (
 )
 from .carry_over import TurnResult
 from .recorder import Recorder
-from .waits import SignalWatch, closing_stream, race_signal
+from .waits import closing_stream
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ABORT_GRACE_S", "RETRY_STATUSES", "TurnContext", "denial_text", "request_end_for", "run_turn"]
 
 ABORT_GRACE_S = 2.0
 RETRY_STATUSES = frozenset({"failed", "timeout", "malformed"})
-_DECISIONS = ("allow", "deny", "forbidden")
 
 
 def denial_text(decision: str) -> str:
@@ -62,7 +66,7 @@ def denial_text(decision: str) -> str:
 def request_end_for(
     outcome: LLMOutcome, reconnects_so_far: int, cap: int, delay: Callable[[int], int]
 ) -> OmniMessage:
-    """The `request_end` of docs/engine.md "One turn" step 3: `attempt` unless a clean first-try completion;
+    """The `request_end` of docs/engine.md "One turn": `attempt` unless a clean first-try completion;
     `retry_in_ms` only when the engine will retry."""
     attempt = reconnects_so_far + 1 if outcome.status != "completed" or reconnects_so_far > 0 else None
     will_retry = outcome.status in RETRY_STATUSES and not outcome.permanent and reconnects_so_far < cap
@@ -283,15 +287,15 @@ class _Turn:
             answer = self.ctx.approve(call)
             # A plain function answering a decision directly is accepted like an async one.
             finished, decision = (
-                await race_signal(answer, self.signal) if inspect.isawaitable(answer) else (True, answer)
+                await unless_aborted(answer, self.signal) if inspect.isawaitable(answer) else (True, answer)
             )
         except Exception as exc:
-            print(f"[penguin] approve callback threw: {exc}; denying.", file=sys.stderr)
+            log.warning("[penguin] approve callback threw: %s; denying.", exc)
             return None if self._aborted() else "deny"
         if not finished or self._aborted():
             return None
-        if decision not in _DECISIONS:
-            print(f"[penguin] approve callback answered {decision!r}; denying.", file=sys.stderr)
+        if decision not in APPROVAL_DECISIONS:
+            log.warning("[penguin] approve callback answered %r; denying.", decision)
             return "deny"
         return decision
 
@@ -308,7 +312,7 @@ class _Turn:
             raise
         except Exception as exc:
             if produced:
-                print(f"[penguin] environment raised after tool output: {exc}", file=sys.stderr)
+                log.warning("[penguin] environment raised after tool output: %s", exc)
             else:
                 failed = tool_call_output(f"[tool error] {exc}", call_id, "failed")
                 self._emit(failed)

@@ -1,20 +1,21 @@
-"""Waits the engine performs, each raced against the run's abort signal (Appendix B "Signals").
+"""Waits the engine performs, each raced against the run's abort signal (docs/engine.md "The turn loop").
 
 Owns the reconnect backoff ladder (`reconnect_delay_ms`), the backoff wait with its
-"retry now" hook (`Backoff`), `race_signal` for any other awaitable (approvals, stream
-pulls), and `SignalWatch`, which turns an abort into a plain callback.
+"retry now" hook (`Backoff`) and stream/task clean-up helpers. Racing any other awaitable
+against the signal is `interfaces.unless_aborted`; turning an abort into a callback is
+`interfaces.SignalWatch`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import TypeVar
 
-from ..interfaces import AbortSignal
+from ..interfaces import AbortSignal, SignalWatch
 
-__all__ = ["Backoff", "SignalWatch", "cancel_task", "closing_stream", "race_signal", "reconnect_delay_ms"]
+__all__ = ["Backoff", "cancel_task", "closing_stream", "reconnect_delay_ms"]
 
 T = TypeVar("T")
 
@@ -32,9 +33,6 @@ async def cancel_task(task: asyncio.Future) -> None:
         await task
 
 
-_cancel = cancel_task
-
-
 @asynccontextmanager
 async def closing_stream(stream: AsyncIterator[T]) -> AsyncIterator[AsyncIterator[T]]:
     """Like `contextlib.aclosing`, for any async iterator: `aclose()` it on exit when it has one
@@ -46,42 +44,6 @@ async def closing_stream(stream: AsyncIterator[T]) -> AsyncIterator[AsyncIterato
         if aclose is not None:
             with suppress(Exception):
                 await aclose()
-
-
-async def race_signal(awaitable: Awaitable[T], signal: AbortSignal | None) -> tuple[bool, T | None]:
-    """Await `awaitable` unless the signal fires first: `(True, result)` when it finished,
-    `(False, None)` when the signal won (the awaitable is then cancelled). Exceptions of the
-    awaitable propagate."""
-    task = asyncio.ensure_future(awaitable)
-    if signal is None:
-        return True, await task
-    if signal.aborted:
-        await _cancel(task)
-        return False, None
-    watcher = asyncio.ensure_future(signal.wait())
-    try:
-        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        await _cancel(watcher)
-        if not task.done():
-            await _cancel(task)
-    if task.cancelled():
-        return False, None
-    return True, task.result()
-
-
-class SignalWatch:
-    """Calls `on_abort` once when `signal` fires (no-op without a signal); `close()` stops it."""
-
-    def __init__(self, signal: AbortSignal | None, on_abort: Callable[[], None]) -> None:
-        self._task: asyncio.Future | None = None
-        if signal is not None:
-            self._task = asyncio.ensure_future(signal.wait())
-            self._task.add_done_callback(lambda t: None if t.cancelled() else on_abort())
-
-    async def close(self) -> None:
-        if self._task is not None:
-            await _cancel(self._task)
 
 
 class Backoff:

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import logging
 import os
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..private_files import write_private_bytes
+
+log = logging.getLogger(__name__)
 
 ARCHIVE_BYTE_BUDGET = 8 * 1024 * 1024 - 1
 ARCHIVE_DIR_NAME = "truncated-tool-output"
@@ -150,9 +152,8 @@ class ArchiveCapture:
             write_private_bytes(path, data, exclusive=True)
         except OSError as exc:
             code = _error_code(exc)
-            print(
-                f'[penguin] tool "{self.tool_name}" truncated output archive write failed ({code}).',
-                file=sys.stderr,
+            log.warning(
+                '[penguin] tool "%s" truncated output archive write failed (%s).', self.tool_name, code
             )
             return ArchiveFailed(code)
         return ArchiveSaved(os.path.abspath(path), truncated)

@@ -12,16 +12,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import sys
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..interfaces import AbortSignal, ApproveFn, EnvironmentServices
+from ..interfaces import AbortSignal, ApproveFn, EnvironmentServices, SignalWatch, unless_aborted
 from ..omni import OmniMessage, StopReason, partial_tool_call_output, tool_call_output
 from ..omni.models import PartialToolCallOutputPayload, ToolCallOutputPayload
 from .archive import ArchiveCapture, ArchiveFailed, ArchiveSaved, archive_budget_mib, archive_directory
 from .types import BuiltinTool, ToolExecutionContext, ToolResult
+
+log = logging.getLogger(__name__)
 
 # How long a tool may keep running after its token fired before it is cancelled outright, so
 # a tool that ignores cancellation cannot hang the run.
@@ -94,7 +96,7 @@ async def run_with_close_out(setting: CallSetting, resolve: ToolResolver) -> Asy
     try:
         tool = await resolve()
     except Exception as exc:  # a resolver failure (e.g. MCP connect) reads like an unknown tool
-        print(f"[penguin] resolving tool {setting.name!r} failed: {exc}", file=sys.stderr)
+        log.warning("[penguin] resolving tool %r failed: %s", setting.name, exc)
         tool = None
     if tool is None:
         for msg in _upfront_failure(f"Unknown tool: {setting.name}", call_id):
@@ -123,20 +125,16 @@ class _Token:
     def __init__(self, user_signal: AbortSignal | None, timeout_ms: int):
         self.signal = AbortSignal()
         self.timed_out = False
-        self._tasks: list[asyncio.Task[Any]] = []
+        self._watch: SignalWatch | None = None
         self._timer: asyncio.TimerHandle | None = None
         loop = asyncio.get_running_loop()
         if user_signal is not None:
             if user_signal.aborted:
                 self.signal.abort("user")
             else:
-                self._tasks.append(loop.create_task(self._follow(user_signal)))
+                self._watch = SignalWatch(user_signal, lambda: self.signal.abort("user"))
         if timeout_ms > 0 and not self.signal.aborted:
             self._timer = loop.call_later(timeout_ms / 1000, self._fire_timer)
-
-    async def _follow(self, user_signal: AbortSignal) -> None:
-        await user_signal.wait()
-        self.signal.abort("user")
 
     def _fire_timer(self) -> None:
         if not self.signal.aborted:
@@ -146,8 +144,8 @@ class _Token:
     def stop(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        for task in self._tasks:
-            task.cancel()
+        if self._watch is not None:
+            self._watch.cancel()
 
 
 async def _execute(
@@ -187,10 +185,10 @@ async def _execute(
 
 
 async def _watchdog(signal: AbortSignal, pump: asyncio.Task[Any]) -> None:
-    await signal.wait()
-    await asyncio.sleep(CANCEL_GRACE_S)
+    """Once the token fires, give the tool CANCEL_GRACE_S to finish, then cancel it."""
+    await unless_aborted(asyncio.shield(pump), signal, grace_s=CANCEL_GRACE_S)
     if not pump.done():
-        print("[penguin] a tool ignored cancellation; cancelling it", file=sys.stderr)
+        log.warning("[penguin] a tool ignored cancellation; cancelling it")
         pump.cancel()
 
 
@@ -226,7 +224,7 @@ def _absorb(
 ) -> list[OmniMessage]:
     """Apply one yielded message to the run state; returns what to forward to the consumer."""
     if not isinstance(item, OmniMessage):
-        print(f"[penguin] tool {tool_name!r} yielded a non-message item; ignored", file=sys.stderr)
+        log.warning("[penguin] tool %r yielded a non-message item; ignored", tool_name)
         return []
     if item.origin:
         return [item]
@@ -269,10 +267,7 @@ def _absorb(
             )
             state.capture.append(payload.output)
         return []
-    print(
-        f"[penguin] tool {tool_name!r} yielded an unexpected {item.kind!r} message; ignored",
-        file=sys.stderr,
-    )
+    log.warning("[penguin] tool %r yielded an unexpected %r message; ignored", tool_name, item.kind)
     return []
 
 

@@ -1,4 +1,4 @@
-"""The project command policy (docs/architecture.md "The session layer" step 1): deny rules tested against the shell
+"""The project command policy (docs/architecture.md "The session layer"): deny rules tested against the shell
 text of `exec_command.cmd` and `input_command.chars`; a hit answers "forbidden" without asking
 the host. An accident guardrail, not a security boundary.
 

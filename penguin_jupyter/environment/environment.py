@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import sys
+import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,8 @@ from .defaults import default_tool_config, model_facing_parameters
 from .notices import BackgroundEvent, BackgroundListener, NoticeHub
 from .registry import BUILTIN_TOOL_FACTORIES
 from .types import BuiltinTool, EnvironmentConfig, ToolDefinitionConfig
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # imported on first use (the mcp SDK is slow to import)
     from .mcp import McpManager
@@ -150,10 +152,6 @@ class Environment:
     # --- MCP ---------------------------------------------------------------------------------
 
     @property
-    def has_mcp_servers(self) -> bool:
-        return self._mcp is not None
-
-    @property
     def mcp_server_names(self) -> list[str]:
         return [server.name for server in self.config.tool_config.mcp_servers]
 
@@ -190,7 +188,7 @@ class Environment:
             try:
                 subagents.dispose()
             except Exception as exc:
-                print(f"[penguin] disposing subagent sessions failed: {exc}", file=sys.stderr)
+                log.warning("[penguin] disposing subagent sessions failed: %s", exc)
         if self._mcp is not None:
             self._close_mcp_soon()
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..omni import OmniMessage, user_text
+from ..omni.markers import BACKGROUND_TASK_DONE, marker_block
 
 REPORT_OUTPUT_TAIL = 4000
 REPORT_LABEL_MAX = 120
@@ -48,7 +49,6 @@ def report_output(text: str) -> str:
 
 def background_notice_text(event: BackgroundEvent) -> str:
     lines = [
-        "[background_task_done]",
         "Automatic notification from the harness, not the user: a background task you started has finished.",
         f"kind: {event.kind}",
         f"id: {event.id}",
@@ -56,14 +56,13 @@ def background_notice_text(event: BackgroundEvent) -> str:
     ]
     if event.detail:
         lines.append(f"detail: {event.detail}")
-    lines.append("[/background_task_done]")
     noun = "Background command" if event.kind == "command" else "Background subagent"
     verb = "finished" if event.status == "completed" else "failed"
     id_label = "process_id" if event.kind == "command" else "subagent_id"
     head = f"{noun} {verb}: `{event.label}` ({id_label} {event.id})"
     if event.detail:
         head += f" — {event.detail}"
-    text = "\n".join(lines) + "\n\n" + head
+    text = marker_block(BACKGROUND_TASK_DONE, "\n".join(lines)) + "\n\n" + head
     if event.output.strip():
         text += "\n\n" + event.output
     return text

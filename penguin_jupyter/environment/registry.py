@@ -1,38 +1,45 @@
-"""BUILTIN_TOOL_FACTORIES: tool name → factory `(definition, services=None) -> BuiltinTool`.
+"""The builtin tools, in the order the model is offered them (docs/tools.md table).
 
-Adding a builtin tool is one entry here (the subagent tools register themselves the same way
-when their module lands). The Environment assembles only names found in this table.
+Adding a builtin tool is one class here: its `declaration` gives the default toolset entry
+(`defaults.default_tool_config`), the class itself is the factory `(definition, services=None)`,
+and the declared argument roles (files read, URLs fetched) feed the credential check. The
+Environment assembles only names found in this table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from .tools.describe_image import DESCRIBE_IMAGE_NAME, create_describe_image_tool
-from .tools.edit_file import EDIT_FILE_NAME, create_edit_file_tool
-from .tools.exec_command import EXEC_COMMAND_NAME, create_exec_command_tool
-from .tools.input_command import INPUT_COMMAND_NAME, create_input_command_tool
-from .tools.input_subagent import INPUT_SUBAGENT_NAME, create_input_subagent_tool
-from .tools.kill_command import KILL_COMMAND_NAME, create_kill_command_tool
-from .tools.kill_subagent import KILL_SUBAGENT_NAME, create_kill_subagent_tool
-from .tools.read_file import READ_FILE_NAME, create_read_file_tool
-from .tools.read_image import READ_IMAGE_NAME, create_read_image_tool
-from .tools.run_subagent import RUN_SUBAGENT_NAME, create_run_subagent_tool
-from .tools.write_file import WRITE_FILE_NAME, create_write_file_tool
+from .tool_declaration import ToolDeclaration
+from .tools.describe_image import DescribeImageTool
+from .tools.edit_file import EditFileTool
+from .tools.exec_command import ExecCommandTool
+from .tools.input_command import InputCommandTool
+from .tools.input_subagent import InputSubagentTool
+from .tools.kill_command import KillCommandTool
+from .tools.kill_subagent import KillSubagentTool
+from .tools.read_file import ReadFileTool
+from .tools.read_image import ReadImageTool
+from .tools.run_subagent import RunSubagentTool
+from .tools.write_file import WriteFileTool
 from .types import BuiltinTool
 
 BuiltinToolFactory = Callable[..., BuiltinTool]
 
-BUILTIN_TOOL_FACTORIES: dict[str, BuiltinToolFactory] = {
-    READ_FILE_NAME: create_read_file_tool,
-    EDIT_FILE_NAME: create_edit_file_tool,
-    WRITE_FILE_NAME: create_write_file_tool,
-    EXEC_COMMAND_NAME: create_exec_command_tool,
-    INPUT_COMMAND_NAME: create_input_command_tool,
-    KILL_COMMAND_NAME: create_kill_command_tool,
-    RUN_SUBAGENT_NAME: create_run_subagent_tool,
-    INPUT_SUBAGENT_NAME: create_input_subagent_tool,
-    KILL_SUBAGENT_NAME: create_kill_subagent_tool,
-    READ_IMAGE_NAME: create_read_image_tool,
-    DESCRIBE_IMAGE_NAME: create_describe_image_tool,
-}
+BUILTIN_TOOLS = (
+    ReadFileTool,
+    EditFileTool,
+    WriteFileTool,
+    ExecCommandTool,
+    InputCommandTool,
+    KillCommandTool,
+    RunSubagentTool,
+    InputSubagentTool,
+    KillSubagentTool,
+    ReadImageTool,
+    DescribeImageTool,
+)
+
+BUILTIN_DECLARATIONS: dict[str, ToolDeclaration[Any]] = {tool.declaration.name: tool.declaration for tool in BUILTIN_TOOLS}
+BUILTIN_TOOL_FACTORIES: dict[str, BuiltinToolFactory] = {tool.declaration.name: tool for tool in BUILTIN_TOOLS}

@@ -23,12 +23,6 @@ from typing import Any
 SECRET_FILES_ENV = "PENGUIN_SECRET_FILES"
 # The running Jupyter kernel's connection file (set by the notebook layer at `%load_ext`).
 KERNEL_CONNECTION_FILE_ENV = "PENGUIN_KERNEL_CONNECTION_FILE"
-# Tools whose argument names a file the tool reads: (tool name, argument).
-FILE_READ_TOOLS: dict[str, str] = {
-    "read_file": "file_path",
-    "read_image": "source",
-    "describe_image": "source",
-}
 # Under a data root, the folders whose files the model is meant to read (tool-output archives, skills).
 _READABLE_DATA_DIRS = ("scratchpad", "skills")
 # Bound on the files compared when a hard-linked file is checked against a credential folder.
@@ -203,20 +197,31 @@ def credential_read_reason(tool_call: Any, workspace_dir: str | None) -> str | N
     """Why a file-reading tool call must not be approved automatically, or None.
 
     "holds credentials: ~/.aws/credentials", "outside the workspace: /etc/passwd" or "fetches a
-    remote URL: https://host/…" for `read_file`, `read_image` and `describe_image` calls (by
-    resolved identity, so a hard link or symlink to a credential file is caught). Other tools and
+    remote URL: https://host/…" for the arguments a builtin tool declares it reads (`file_reads`,
+    and `urls` for those that may be a URL: read_file, read_image, describe_image), by resolved
+    identity, so a hard link or symlink to a credential file is caught. Other tools and
     unparseable arguments give None (the tool reports its own error).
     """
+    from .registry import BUILTIN_DECLARATIONS  # imported here: the tools import this module
+
     payload = getattr(tool_call, "payload", tool_call)
-    argument = FILE_READ_TOOLS.get(getattr(payload, "name", "") or "")
-    if argument is None:
+    declaration = BUILTIN_DECLARATIONS.get(getattr(payload, "name", "") or "")
+    if declaration is None:
         return None
-    value = _arguments(tool_call).get(argument)
+    arguments = _arguments(tool_call)
+    for argument in declaration.file_reads:
+        reason = _read_reason(arguments.get(argument), argument in declaration.urls, workspace_dir)
+        if reason is not None:
+            return reason
+    return None
+
+
+def _read_reason(value: Any, may_be_url: bool, workspace_dir: str | None) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return None
-    if argument == "source" and value.lower().startswith(("http://", "https://")):
+    if may_be_url and value.lower().startswith(("http://", "https://")):
         return f"fetches a remote URL: {value[:120]}"
-    if argument == "source" and value.lower().startswith("data:"):
+    if may_be_url and value.lower().startswith("data:"):
         return None
     workspace = workspace_dir or os.getcwd()
     path = os.path.normpath(os.path.join(workspace, value))

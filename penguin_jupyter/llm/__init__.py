@@ -1,6 +1,6 @@
 """The LLM side: `GenerativeModel` over agenthub's stateful gateway (docs/model.md "Tool-call ids" to docs/model.md).
 
-Re-exports the public names of the README's "The core, from Python" "Model" plus the pieces other layers and tests
+Re-exports the public names of the README's "The core, from Python" (the model) plus the pieces other layers and tests
 use (the translator, the outbound conversion, the side-LLM configs). Imports only `omni`,
 `interfaces` and agenthub.
 """

@@ -14,6 +14,7 @@ it nor fails when it fails.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import sys
 from collections.abc import Coroutine
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 
 from .runtime.connection_file import register_connection_file
 from .runtime.prewarm import start_prewarm
+
+log = logging.getLogger(__name__)
 
 CELL_MAGIC = re.compile(r"^%%penguin(?=\s|$)(.*)$")
 LINE_MAGIC = re.compile(r"^(\s*)%penguin(?=\s|$)(.*)$")
@@ -90,7 +93,7 @@ def _open_notebook_link(ip: InteractiveShell) -> None:
 
         open_link(ip)
     except Exception as exc:  # the extension still works without the notebook tools
-        print(f"penguin: notebook tools unavailable: {exc}", file=sys.stderr)
+        log.warning("penguin: notebook tools unavailable: %s", exc)
 
 
 def unload_ipython_extension(ip: InteractiveShell) -> None:

@@ -7,14 +7,14 @@ Field order in each class is the wire order.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
 
 from .fidelity import json_safe_fidelity
 
 StopReason = Literal["completed", "failed", "aborted", "timeout", "malformed", "auth"]
-STOP_REASONS: tuple[str, ...] = ("completed", "failed", "aborted", "timeout", "malformed", "auth")
+STOP_REASONS: tuple[str, ...] = get_args(StopReason)
 Role = Literal["user", "assistant"]
 EventType = Literal["start", "delta", "stop"]
 Sender = Literal["parent_agent", "harness", "server"]

@@ -39,6 +39,3 @@ def catalogue_entry(provider: str, model_id: str) -> ModelEntry | None:
         vision="Image" in item.get("input_modalities", ()),
     )
 
-
-def catalogue_model_ids() -> list[str]:
-    return sorted(_catalogue())

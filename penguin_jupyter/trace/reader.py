@@ -1,4 +1,4 @@
-"""Tolerant Trace reading (docs/traces.md "Layout and writer" "Readers").
+"""Tolerant Trace reading (docs/traces.md "Layout and writer": the readers).
 
 Owns turning JSONL text back into OmniMessages: blank lines are skipped, a malformed last
 line (a crash-torn tail) is ignored silently, malformed middle lines are skipped with one
@@ -7,12 +7,14 @@ stderr diagnostic (or raise in strict mode). Writing lives in `writer.py`.
 
 from __future__ import annotations
 
+import logging
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..omni import OmniMessage, from_json
+
+log = logging.getLogger(__name__)
 
 _MAX_LISTED_LINES = 20
 
@@ -59,5 +61,5 @@ def read_trace(path: str | os.PathLike[str], *, strict: bool = False) -> list[Om
     text = Path(path).read_bytes().decode("utf-8", errors="replace")
     parsed = parse_trace_lines(text, strict=strict, source=str(path))
     if parsed.skipped_lines:
-        print(skipped_lines_diagnostic(str(path), parsed.skipped_lines), file=sys.stderr)
+        log.warning("%s", skipped_lines_diagnostic(str(path), parsed.skipped_lines))
     return parsed.messages

@@ -13,6 +13,7 @@ registry (`manager.py`) decides when to call these. Design notes: docs/concurren
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import secrets
 import signal
@@ -21,6 +22,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 OWNER_ENV_VAR = "PENGUIN_OWNER"
 PROCESS_TOKEN = secrets.token_hex(8)  # this owner process; every manager's token starts with it
@@ -126,11 +129,7 @@ def ensure_watchdog() -> None:
                 close_fds=True,
             )
         except OSError as exc:  # still usable without it: dispose and exit hooks reap
-            print(f"[penguin] process watchdog not started: {exc}", file=sys.stderr)
-
-
-def watchdog_pid() -> int | None:
-    return _watchdog.pid if _watchdog is not None else None
+            log.warning("[penguin] process watchdog not started: %s", exc)
 
 
 def _forget_watchdog_in_child() -> None:

@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import IO
 
-from ...interfaces import AbortSignal
+from ...interfaces import AbortSignal, unless_aborted
 
 OUTPUT_BUFFER_CAP = 1024 * 1024
 POST_EXIT_DRAIN_S = 0.05
@@ -292,15 +292,5 @@ class CommandSession:
 
 async def _wait_any(event: asyncio.Event, signal: AbortSignal | None, timeout_s: float) -> bool:
     """Wait for `event`, the signal, or the timeout; True when the event fired."""
-    waiters = [asyncio.ensure_future(event.wait())]
-    if signal is not None:
-        waiters.append(asyncio.ensure_future(signal.wait()))
-    try:
-        await asyncio.wait(waiters, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for waiter in waiters:
-            waiter.cancel()
-        for waiter in waiters:
-            with contextlib.suppress(asyncio.CancelledError):
-                await waiter
+    await unless_aborted(event.wait(), signal, timeout_s=timeout_s)
     return event.is_set()

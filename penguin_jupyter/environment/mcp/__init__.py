@@ -6,7 +6,7 @@ them. The Environment dispatches and frames the calls; the session streams the c
 """
 
 from .config import DEFAULT_CONNECT_TIMEOUT_MS, InvalidServerConfig, ResolvedServer, resolve_server
-from .manager import McpManager, stderr_warning
+from .manager import McpManager, log_warning
 from .render import EMPTY_ERROR_TEXT, RenderedResult, render_call_tool_result
 from .tools import MCP_TOOL_PREFIX, McpTool, mcp_tool_name
 
@@ -19,8 +19,8 @@ __all__ = [
     "McpTool",
     "RenderedResult",
     "ResolvedServer",
+    "log_warning",
     "mcp_tool_name",
     "render_call_tool_result",
     "resolve_server",
-    "stderr_warning",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 from urllib.parse import urlparse
 
 from ...interfaces import MCPServerConfig, Permission
@@ -18,7 +18,7 @@ DEFAULT_CONNECT_TIMEOUT_MS = 10_000
 SERVER_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 
 TransportKind = Literal["stdio", "http", "sse"]
-TRANSPORTS: tuple[TransportKind, ...] = ("stdio", "http", "sse")
+TRANSPORTS: tuple[TransportKind, ...] = get_args(TransportKind)
 
 
 class InvalidServerConfig(ValueError):

@@ -86,10 +86,6 @@ class McpConnection:
         if self._task is not None:
             await asyncio.wait({self._task})
 
-    @property
-    def alive(self) -> bool:
-        return self._session is not None
-
     # --- calls -------------------------------------------------------------------------------
 
     async def call_tool(

@@ -10,14 +10,14 @@ the session streams `mcp_connect_begin`/`mcp_connect_end` from `server_names` an
 from __future__ import annotations
 
 import asyncio
-import sys
+import logging
 import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
-from ...interfaces import AbortSignal, MCPServerConfig, Permission
+from ...interfaces import AbortSignal, MCPServerConfig, Permission, unless_aborted
 from ...omni import McpServerResult, McpStatus
 from .config import (
     InvalidServerConfig,
@@ -30,11 +30,14 @@ from .config import (
 from .connection import ConnectCancelled, McpConnection, describe_error
 from .tools import MCP_TOOL_PREFIX, TOOL_NAME_PATTERN, McpTool
 
+log = logging.getLogger(__name__)
+
 WarnFn = Callable[[str], None]
 
 
-def stderr_warning(message: str) -> None:
-    print(f"[penguin] {message}", file=sys.stderr, flush=True)
+def log_warning(message: str) -> None:
+    """The default WarnFn: one `[penguin] …` warning line through this module's logger."""
+    log.warning("[penguin] %s", message)
 
 
 @dataclass
@@ -59,7 +62,7 @@ class McpManager:
         # deliberately never used: MCP server processes do not receive vault variables.
         del vault
         self._workspace_dir = workspace_dir
-        self._warn = warn or stderr_warning
+        self._warn = warn or log_warning
         self._entries: list[ResolvedServer | _Rejected] = []
         seen: set[str] = set()
         for entry in servers:
@@ -89,10 +92,6 @@ class McpManager:
     def server_names(self) -> list[str]:
         """Names of the validly configured servers, in config order (`mcp_connect_begin`)."""
         return [e.name for e in self._entries if isinstance(e, ResolvedServer)]
-
-    @property
-    def has_servers(self) -> bool:
-        return bool(self._entries)
 
     @property
     def connected(self) -> bool:
@@ -136,11 +135,9 @@ class McpManager:
         try:
             if signal is None:
                 return list(await asyncio.shield(attempt))
-            aborted = asyncio.ensure_future(signal.wait())
-            try:
-                await asyncio.wait({attempt, aborted}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                aborted.cancel()
+            # the attempt is shared: only the shield is cancelled if the signal wins
+            with suppress(Exception):
+                await unless_aborted(asyncio.shield(attempt), signal)
             if not attempt.done():
                 self._cancel_attempt()
             return list(await asyncio.shield(attempt))

@@ -1,9 +1,9 @@
-"""Small helpers every builtin tool shares: the tool base class, delta building, argument
-readers, path resolution, pluralization and the yield-time clamp (docs/tools.md "Yield times")."""
+"""Small helpers every builtin tool shares: the tool base class (a DeclaredTool holding its
+configured definition), delta building, path resolution, pluralization and the yield-time clamp
+(docs/tools.md "Yield times"). Reading arguments is the declarations' job (`tool_arguments.py`)."""
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from typing import Any
@@ -11,13 +11,15 @@ from typing import Any
 from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage, partial_tool_call_output
 from ..commands import CommandSessionManager
+from ..tool_declaration import ArgumentsT, DeclaredTool
 from ..types import ToolDefinitionConfig, ToolExecutionContext
 
 MIN_YIELD_MS = 250
 
 
-class ToolBase:
-    """Holds the configured definition; the runtime name follows the config entry's name."""
+class ToolBase(DeclaredTool[ArgumentsT]):
+    """A builtin tool: its class's `declaration` plus the configured definition (the runtime name
+    follows the config entry's name). The class itself is the registry's factory."""
 
     def __init__(self, definition: ToolDefinitionConfig, services: EnvironmentServices | None = None):
         self.definition = definition
@@ -27,33 +29,6 @@ class ToolBase:
 
 def delta(ctx: ToolExecutionContext, text: str) -> OmniMessage:
     return partial_tool_call_output("delta", text, ctx.tool_call_id)
-
-
-def missing_argument(arg: str, tool_name: str) -> str:
-    return f'Missing required argument "{arg}" for {tool_name}.'
-
-
-def json_text(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def as_finite_number(value: Any) -> float | None:
-    """Numbers and numeric strings; None for anything else (bools included)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        number = float(value)
-    elif isinstance(value, str) and value.strip():
-        try:
-            number = float(value.strip())
-        except ValueError:
-            return None
-    else:
-        return None
-    return number if math.isfinite(number) else None
 
 
 def clamp_yield_ms(raw: Any, default: int, timeout_ms: int) -> int:

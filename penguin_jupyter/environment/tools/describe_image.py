@@ -4,16 +4,20 @@ request to the project's vision model, whose streamed text becomes the tool outp
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated
 
-from ...interfaces import EnvironmentServices, GenerativeModelParameters, LLMOutcome, VisionDescriberService
+from pydantic import Field
+
+from ...interfaces import GenerativeModelParameters, LLMOutcome, VisionDescriberService
 from ...omni import OmniMessage, image_url, user_text
 from ...omni.models import PartialTextPayload
-from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
-from .common import ToolBase, delta, missing_argument
+from ..tool_arguments import MaybeText, Text
+from ..tool_declaration import ToolArguments, ToolDeclaration
+from ..types import ToolExecutionContext, ToolResult
+from .common import ToolBase, delta
 from .image_loader import ImageLoadAborted, ImageLoadError, load_image
+from .read_image import IMAGE_SOURCE
 
-DESCRIBE_IMAGE_NAME = "describe_image"
 DEFAULT_PROMPT = "Describe this image in detail, including any visible text, numbers, UI elements and layout."
 NO_VISION_MODEL = (
     "No vision model is configured for this project. The current model does not accept images; ask the "
@@ -21,26 +25,45 @@ NO_VISION_MODEL = (
 )
 
 
-class DescribeImageTool(ToolBase):
+class DescribeImageArguments(ToolArguments):
+    source: Annotated[Text, IMAGE_SOURCE]
+    prompt: Annotated[
+        MaybeText,
+        Field(description="What to ask the vision model about the image (default: a detailed description)."),
+    ] = None
+
+
+DESCRIBE_IMAGE = ToolDeclaration(
+    name="describe_image",
+    description=(
+        "Get a text description of an image file or http(s) URL (png, jpeg, gif or webp, up to 5 MB). You "
+        "cannot see images yourself: the project's vision model looks at it and answers in text. Use "
+        "`prompt` to ask exactly what you need (transcribe the text, read a chart, find a button...)."
+    ),
+    arguments=DescribeImageArguments,
+    permission="r",
+    timeout_ms=90000,
+    for_model="text-only",
+    file_reads=("source",),
+    urls=("source",),
+)
+
+
+class DescribeImageTool(ToolBase[DescribeImageArguments]):
+    declaration = DESCRIBE_IMAGE
+
     def _describer(self, ctx: ToolExecutionContext) -> VisionDescriberService | None:
         services = ctx.services or self.services
         return services.vision_describer if services is not None else None
 
-    async def execute(
-        self, args: dict[str, Any], ctx: ToolExecutionContext
-    ) -> AsyncIterator[OmniMessage | ToolResult]:
-        source = args.get("source")
-        if not isinstance(source, str) or not source:
-            yield delta(ctx, missing_argument("source", self.name))
-            yield ToolResult(stop_reason="failed")
-            return
+    async def run(self, arguments: DescribeImageArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         describer = self._describer(ctx)
         if describer is None or describer.model_id is None or describer.create_llm is None:
             yield delta(ctx, NO_VISION_MODEL)
             yield ToolResult(stop_reason="failed")
             return
         try:
-            image = await load_image(source, ctx.workspace_dir, ctx.signal)
+            image = await load_image(arguments.source, ctx.workspace_dir, ctx.signal)
         except ImageLoadAborted:
             yield ToolResult(stop_reason="aborted")
             return
@@ -48,8 +71,7 @@ class DescribeImageTool(ToolBase):
             yield delta(ctx, str(exc))
             yield ToolResult(stop_reason="failed")
             return
-        prompt = args.get("prompt")
-        prompt = prompt if isinstance(prompt, str) and prompt.strip() else DEFAULT_PROMPT
+        prompt = arguments.prompt if arguments.prompt and arguments.prompt.strip() else DEFAULT_PROMPT
         llm = describer.create_llm()
         stream = llm.stream_generate(
             GenerativeModelParameters(
@@ -82,8 +104,3 @@ class DescribeImageTool(ToolBase):
         if not streamed_any:
             yield delta(ctx, "[vision model returned no text]")
 
-
-def create_describe_image_tool(
-    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
-) -> DescribeImageTool:
-    return DescribeImageTool(definition, services)

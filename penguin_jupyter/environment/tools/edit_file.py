@@ -6,21 +6,56 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any
 
-from ...interfaces import EnvironmentServices
+from pydantic import BeforeValidator, Field
+
 from ...omni import OmniMessage
-from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
-from .common import ToolBase, delta, missing_argument, plural, resolve_path
+from ..tool_arguments import AnyText, Flag, Text, Unusable
+from ..tool_declaration import ToolArguments, ToolDeclaration
+from ..types import ToolExecutionContext, ToolResult
+from .common import ToolBase, delta, plural, resolve_path
 from .diff import CONTEXT, diff_line, hunk_header, split_lines
 from .file_utils import atomic_write, os_error_text
 from .path_hint import missing_path_hint
 
-EDIT_FILE_NAME = "edit_file"
 MAX_HUNKS = 5
 DEFAULT_BUDGET = 16000
 BUDGET_RESERVE = 120
 MERGE_DISTANCE = 3
+
+EMPTY_OLD_STRING = (
+    "old_string must not be empty — edit_file replaces existing text. "
+    "To create a file or rewrite it wholesale, use write_file."
+)
+
+
+def _text_to_replace(value: Any) -> str:
+    if not isinstance(value, str):
+        raise Unusable
+    if not value:
+        raise Unusable(message=EMPTY_OLD_STRING)
+    return value
+
+
+class EditFileArguments(ToolArguments):
+    file_path: Annotated[Text, Field(description="Path of the file to edit.")]
+    old_string: Annotated[str, Field(description="The exact text to replace."), BeforeValidator(_text_to_replace)]
+    new_string: Annotated[AnyText, Field(description="The replacement text.")]
+    replace_all: Annotated[Flag, Field(description="Replace every occurrence instead of requiring a unique match.")] = False
+
+
+EDIT_FILE = ToolDeclaration(
+    name="edit_file",
+    description=(
+        "Replace an exact string in an existing file and show the resulting diff. `old_string` must "
+        "match the file exactly (whitespace included) and be unique unless `replace_all` is true."
+    ),
+    arguments=EditFileArguments,
+    permission="rw",
+    timeout_ms=30000,
+    file_writes=("file_path",),
+)
 
 
 def _occurrences(content: str, old: str) -> list[int]:
@@ -106,28 +141,17 @@ def edit_summary(
     return "\n".join(parts)
 
 
-class EditFileTool(ToolBase):
-    async def execute(
-        self, args: dict[str, Any], ctx: ToolExecutionContext
-    ) -> AsyncIterator[OmniMessage | ToolResult]:
-        text, ok = self._edit(args, ctx.workspace_dir)
+class EditFileTool(ToolBase[EditFileArguments]):
+    declaration = EDIT_FILE
+
+    async def run(self, arguments: EditFileArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        text, ok = self._edit(arguments, ctx.workspace_dir)
         yield delta(ctx, text)
         if not ok:
             yield ToolResult(stop_reason="failed")
 
-    def _edit(self, args: dict[str, Any], workspace_dir: str) -> tuple[str, bool]:
-        file_path, old, new = args.get("file_path"), args.get("old_string"), args.get("new_string")
-        if not isinstance(file_path, str) or not file_path:
-            return missing_argument("file_path", self.name), False
-        if not isinstance(old, str):
-            return missing_argument("old_string", self.name), False
-        if old == "":
-            return (
-                "old_string must not be empty — edit_file replaces existing text. "
-                "To create a file or rewrite it wholesale, use write_file."
-            ), False
-        if not isinstance(new, str):
-            return missing_argument("new_string", self.name), False
+    def _edit(self, arguments: EditFileArguments, workspace_dir: str) -> tuple[str, bool]:
+        file_path, old, new = arguments.file_path, arguments.old_string, arguments.new_string
         if old == new:
             return (
                 "old_string and new_string are identical — nothing to change. "
@@ -159,7 +183,7 @@ class EditFileTool(ToolBase):
                     "include the \\r characters."
                 )
             return message, False
-        replace_all = args.get("replace_all") is True
+        replace_all = arguments.replace_all
         if len(positions) > 1 and not replace_all:
             return (
                 f'old_string occurs {len(positions)} times in "{file_path}". Add surrounding context to make it '
@@ -172,8 +196,3 @@ class EditFileTool(ToolBase):
             return f'Failed to write "{file_path}": {os_error_text(exc)}', False
         return edit_summary(file_path, content, old, new, positions, self.definition.max_output_length), True
 
-
-def create_edit_file_tool(
-    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
-) -> EditFileTool:
-    return EditFileTool(definition, services)

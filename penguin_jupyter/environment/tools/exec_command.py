@@ -5,16 +5,69 @@ still-running command, or launch it in the background with a completion report."
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated
 
-from ...interfaces import EnvironmentServices
+from pydantic import Field
+
 from ...omni import OmniMessage
 from ..commands import CommandSession, CommandSessionManager
-from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
-from .common import ToolBase, clamp_yield_ms, command_manager, delta, missing_argument, resolve_path
+from ..tool_arguments import CallDescription, Flag, MaybeText, Milliseconds, Text
+from ..tool_declaration import ToolArguments, ToolDeclaration
+from ..types import ToolExecutionContext, ToolResult
+from .common import ToolBase, clamp_yield_ms, command_manager, delta, resolve_path
 
-EXEC_COMMAND_NAME = "exec_command"
 DEFAULT_YIELD_MS = 60000
+# How the yield-time arguments of every waiting tool describe their bounds.
+YIELD_BOUNDS = "at least 250, and at most 1 s below the tool's timeout"
+# The call description: what the user sees while the call runs.
+DESCRIBE = Field(
+    description=(
+        "Required; write it first, before every other argument: the user sees it while the call runs. "
+        "One short sentence, in the user's language, saying what this call does and why."
+    )
+)
+
+
+class ExecCommandArguments(ToolArguments):
+    description: Annotated[CallDescription, DESCRIBE] = None
+    cmd: Annotated[Text, Field(description="The shell command to run.")]
+    workdir: Annotated[MaybeText, Field(description="Working directory (default: the workspace).")] = None
+    yield_time_ms: Annotated[
+        Milliseconds,
+        Field(
+            description=(
+                "Milliseconds to wait for the command before returning. If it is still running then, "
+                "you get its output so far and a process_id, and it keeps running (continue with "
+                f"input_command). Default 60000; {YIELD_BOUNDS}."
+            )
+        ),
+    ] = None
+    run_in_background: Annotated[
+        Flag,
+        Field(
+            description=(
+                "Return a process_id at once without waiting; when the command exits, its result "
+                "arrives as a user message by itself (no polling). Default false."
+            )
+        ),
+    ] = False
+
+
+EXEC_COMMAND = ToolDeclaration(
+    name="exec_command",
+    description=(
+        "Run a shell command (bash -lc) in the workspace without a TTY: programs, searches, installs and "
+        "anything the file tools do not cover. Output streams back. Start long-running commands (servers, "
+        "watchers, builds) in the foreground: once the yield window passes they keep running and you get a "
+        "process_id for input_command / kill_command. Never put them in the background with `&`: when the "
+        "foreground command exits its whole process group is cleaned up, killing them too. Set "
+        "run_in_background for long jobs: their completion arrives as a message."
+    ),
+    arguments=ExecCommandArguments,
+    permission="rw",
+    timeout_ms=120000,
+    command="cmd",
+)
 
 
 def unavailable(tool_name: str) -> str:
@@ -26,36 +79,27 @@ def exit_result(session: CommandSession) -> ToolResult:
     return ToolResult(stop_reason="failed" if session.exit_failed() else "completed", note=note)
 
 
-class ExecCommandTool(ToolBase):
-    async def execute(
-        self, args: dict[str, Any], ctx: ToolExecutionContext
-    ) -> AsyncIterator[OmniMessage | ToolResult]:
+class ExecCommandTool(ToolBase[ExecCommandArguments]):
+    declaration = EXEC_COMMAND
+
+    async def run(self, arguments: ExecCommandArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         manager: CommandSessionManager | None = command_manager(ctx)
         if manager is None:
             yield delta(ctx, unavailable(self.name))
             yield ToolResult(stop_reason="failed")
             return
-        cmd = args.get("cmd")
-        if not isinstance(cmd, str) or not cmd:
-            yield delta(ctx, missing_argument("cmd", self.name))
-            yield ToolResult(stop_reason="failed")
-            return
         if ctx.signal is not None and ctx.signal.aborted:
             yield ToolResult(stop_reason="aborted")
             return
-        workdir = args.get("workdir")
-        cwd = (
-            resolve_path(ctx.workspace_dir, workdir)
-            if isinstance(workdir, str) and workdir
-            else ctx.workspace_dir
-        )
+        workdir = arguments.workdir
+        cwd = resolve_path(ctx.workspace_dir, workdir) if workdir else ctx.workspace_dir
         try:
-            session = manager.spawn(cmd, cwd)
+            session = manager.spawn(arguments.cmd, cwd)
         except Exception as exc:
             yield delta(ctx, f"[spawn error: {_spawn_message(exc)}]")
             yield ToolResult(stop_reason="failed")
             return
-        if args.get("run_in_background") is True:
+        if arguments.run_in_background:
             process_id = manager.register(session)
             manager.arm_report(process_id, session)
             yield ToolResult(
@@ -66,7 +110,7 @@ class ExecCommandTool(ToolBase):
                 ),
             )
             return
-        yield_ms = clamp_yield_ms(args.get("yield_time_ms"), DEFAULT_YIELD_MS, self.definition.timeout_ms)
+        yield_ms = clamp_yield_ms(arguments.yield_time_ms, DEFAULT_YIELD_MS, self.definition.timeout_ms)
         registered = False
         try:
             async for text in session.collect(yield_ms, ctx.signal):
@@ -94,8 +138,3 @@ def _spawn_message(exc: Exception) -> str:
         return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
     return str(exc)
 
-
-def create_exec_command_tool(
-    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
-) -> ExecCommandTool:
-    return ExecCommandTool(definition, services)

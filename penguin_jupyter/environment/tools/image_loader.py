@@ -4,16 +4,13 @@ magic bytes or extension."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import contextlib
 import os
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 
-from ...interfaces import AbortSignal
+from ...interfaces import AbortSignal, unless_aborted
 from .common import resolve_path
 
 IMAGE_SIZE_LIMIT = 5 * 1024 * 1024
@@ -123,22 +120,10 @@ async def _download(source: str) -> tuple[bytes, str | None]:
 
 async def load_image(source: str, workspace_dir: str, signal: AbortSignal | None) -> LoadedImage:
     if source.lower().startswith(("http://", "https://")):
-        task = asyncio.ensure_future(_download(source))
-        waiters: set[asyncio.Future[Any]] = {task}
-        abort_wait = asyncio.ensure_future(signal.wait()) if signal is not None else None
-        if abort_wait is not None:
-            waiters.add(abort_wait)
-        try:
-            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if abort_wait is not None:
-                abort_wait.cancel()
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+        finished, downloaded = await unless_aborted(_download(source), signal)
+        if not finished or downloaded is None:
             raise ImageLoadAborted()
-        data, content_type = task.result()
+        data, content_type = downloaded
         mime = (
             content_type if content_type in SUPPORTED_MIMES else (sniff_mime(data) or _extension_mime(source))
         )

@@ -4,19 +4,49 @@ session, then collect its output for the yield window."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated
 
-from ...interfaces import EnvironmentServices
+from pydantic import Field
+
 from ...omni import OmniMessage
 from ..commands import CommandSession, CommandSessionManager
-from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
-from .common import ToolBase, clamp_yield_ms, command_manager, delta, missing_argument
-from .exec_command import exit_result, unavailable
+from ..tool_arguments import CallDescription, MaybeText, Milliseconds, Text
+from ..tool_declaration import ToolArguments, ToolDeclaration
+from ..types import ToolExecutionContext, ToolResult
+from .common import ToolBase, clamp_yield_ms, command_manager, delta
+from .exec_command import DESCRIBE, YIELD_BOUNDS, exit_result, unavailable
 
-INPUT_COMMAND_NAME = "input_command"
 INTERRUPT = "\u0003"
 WRITE_YIELD_MS = 250
 POLL_YIELD_MS = 120000
+
+
+class InputCommandArguments(ToolArguments):
+    description: Annotated[CallDescription, DESCRIBE] = None
+    process_id: Annotated[Text, Field(description="The process_id returned by exec_command.")]
+    chars: Annotated[MaybeText, Field(description="Text to write to stdin; empty to just poll for output.")] = None
+    yield_time_ms: Annotated[
+        Milliseconds,
+        Field(
+            description=(
+                "Milliseconds to wait for new output or the exit before returning (it returns early "
+                "on exit). Default 250 after writing characters and 120000 for an empty poll, so one "
+                f"poll waits out most builds (pass less to just peek); {YIELD_BOUNDS}."
+            )
+        ),
+    ] = None
+
+
+INPUT_COMMAND = ToolDeclaration(
+    name="input_command",
+    description=(
+        "Send characters to a running command's stdin (or poll it with empty chars) and return new "
+        'output. Send "\\u0003" alone to interrupt it with Ctrl-C.'
+    ),
+    arguments=InputCommandArguments,
+    permission="rw",
+    timeout_ms=130000,
+)
 
 
 def unknown_process(tool_name: str, process_id: str) -> str:
@@ -26,33 +56,30 @@ def unknown_process(tool_name: str, process_id: str) -> str:
 
 
 def find_command_session(
-    tool_name: str, args: dict[str, Any], ctx: ToolExecutionContext
-) -> tuple[CommandSessionManager, str, CommandSession] | str:
-    """(manager, process_id, session) for the call's `process_id`, or the failure text."""
+    tool_name: str, process_id: str, ctx: ToolExecutionContext
+) -> tuple[CommandSessionManager, CommandSession] | str:
+    """(manager, session) for the call's `process_id`, or the failure text."""
     manager = command_manager(ctx)
     if manager is None:
         return unavailable(tool_name)
-    process_id = args.get("process_id")
-    if not isinstance(process_id, str) or not process_id:
-        return missing_argument("process_id", tool_name)
     session = manager.get(process_id)
     if session is None:
         return unknown_process(tool_name, process_id)
-    return manager, process_id, session
+    return manager, session
 
 
-class InputCommandTool(ToolBase):
-    async def execute(
-        self, args: dict[str, Any], ctx: ToolExecutionContext
-    ) -> AsyncIterator[OmniMessage | ToolResult]:
-        found = find_command_session(self.name, args, ctx)
+class InputCommandTool(ToolBase[InputCommandArguments]):
+    declaration = INPUT_COMMAND
+
+    async def run(self, arguments: InputCommandArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        process_id = arguments.process_id
+        found = find_command_session(self.name, process_id, ctx)
         if isinstance(found, str):
             yield delta(ctx, found)
             yield ToolResult(stop_reason="failed")
             return
-        manager, process_id, session = found
-        chars = args.get("chars")
-        chars = chars if isinstance(chars, str) else ""
+        manager, session = found
+        chars = arguments.chars or ""
         if chars == INTERRUPT:
             session.interrupt()
         elif INTERRUPT in chars:
@@ -66,7 +93,7 @@ class InputCommandTool(ToolBase):
         elif chars:
             session.write(chars)
         default = WRITE_YIELD_MS if chars else POLL_YIELD_MS
-        yield_ms = clamp_yield_ms(args.get("yield_time_ms"), default, self.definition.timeout_ms)
+        yield_ms = clamp_yield_ms(arguments.yield_time_ms, default, self.definition.timeout_ms)
         async for text in session.collect(yield_ms, ctx.signal):
             yield delta(ctx, text)
         if ctx.signal is not None and ctx.signal.aborted:
@@ -81,8 +108,3 @@ class InputCommandTool(ToolBase):
         session.disarm_report()
         yield exit_result(session)
 
-
-def create_input_command_tool(
-    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
-) -> InputCommandTool:
-    return InputCommandTool(definition, services)

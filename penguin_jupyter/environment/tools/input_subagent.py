@@ -5,12 +5,17 @@ session stays registered after a round so it can be continued."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated
+
+from pydantic import Field
 
 from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage
+from ..tool_arguments import CallDescription, MaybeText, Milliseconds, Text
+from ..tool_declaration import ToolArguments, ToolDeclaration
 from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
-from .common import ToolBase, clamp_yield_ms, delta, missing_argument
+from .common import ToolBase, clamp_yield_ms, delta
+from .exec_command import DESCRIBE, YIELD_BOUNDS
 from .run_subagent import approval_hint
 from .subagent import (
     DEFAULT_SUBAGENT_POLL_YIELD_MS,
@@ -23,7 +28,41 @@ from .subagent import (
     result_for_exit,
 )
 
-INPUT_SUBAGENT_NAME = "input_subagent"
+
+class InputSubagentArguments(ToolArguments):
+    description: Annotated[CallDescription, DESCRIBE] = None
+    subagent_id: Annotated[Text, Field(description="The subagent_id returned by run_subagent.")]
+    prompt: Annotated[
+        MaybeText,
+        Field(
+            description=(
+                "A follow-up task, accepted only while the subagent is idle; empty (the default) only "
+                "polls for new output and status."
+            )
+        ),
+    ] = None
+    yield_time_ms: Annotated[
+        Milliseconds,
+        Field(
+            description=(
+                "Milliseconds to wait for new output or the end before returning. Default 300000 "
+                f"after a follow-up prompt and 10000 for an empty poll; {YIELD_BOUNDS}."
+            )
+        ),
+    ] = None
+
+
+INPUT_SUBAGENT = ToolDeclaration(
+    name="input_subagent",
+    description=(
+        "Poll a background subagent for new output, or, once it is idle (its last run finished), send it "
+        "a follow-up prompt that continues the same session. The subagent's pending tool approvals are "
+        "surfaced while this call waits."
+    ),
+    arguments=InputSubagentArguments,
+    permission="rw",
+    timeout_ms=600000,
+)
 
 
 def unknown_subagent(tool_name: str, subagent_id: str) -> str:
@@ -35,40 +74,37 @@ def no_manager(tool_name: str) -> str:
 
 
 def find_subagent_session(
-    tool_name: str, manager: SubagentSessionManager | None, args: dict[str, Any], ctx: ToolExecutionContext
-) -> tuple[SubagentSessionManager, str, ManagedSubagentSession] | str:
-    """(manager, subagent_id, session) for the call's `subagent_id`, or the failure text."""
+    tool_name: str, manager: SubagentSessionManager | None, subagent_id: str, ctx: ToolExecutionContext
+) -> tuple[SubagentSessionManager, ManagedSubagentSession] | str:
+    """(manager, session) for the call's `subagent_id`, or the failure text."""
     manager = manager or ensure_subagent_sessions(ctx.services)
     if manager is None:
         return no_manager(tool_name)
-    subagent_id = args.get("subagent_id")
-    if not isinstance(subagent_id, str) or not subagent_id:
-        return missing_argument("subagent_id", tool_name)
     session = manager.get(subagent_id)
     if session is None:
         return unknown_subagent(tool_name, subagent_id)
-    return manager, subagent_id, session
+    return manager, session
 
 
-class InputSubagentTool(ToolBase):
+class InputSubagentTool(ToolBase[InputSubagentArguments]):
+    declaration = INPUT_SUBAGENT
+
     def __init__(self, definition: ToolDefinitionConfig, services: EnvironmentServices | None = None) -> None:
         super().__init__(definition, services)
         self.manager = ensure_subagent_sessions(services)
 
-    async def execute(
-        self, args: dict[str, Any], ctx: ToolExecutionContext
-    ) -> AsyncIterator[OmniMessage | ToolResult]:
-        found = find_subagent_session(self.name, self.manager, args, ctx)
+    async def run(self, arguments: InputSubagentArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        subagent_id = arguments.subagent_id
+        found = find_subagent_session(self.name, self.manager, subagent_id, ctx)
         if isinstance(found, str):
             yield delta(ctx, found)
             yield ToolResult(stop_reason="failed")
             return
-        _manager, subagent_id, session = found
-        prompt = args.get("prompt")
-        prompt = prompt if isinstance(prompt, str) else ""
+        _manager, session = found
+        prompt = arguments.prompt or ""
         poll = not prompt.strip()
         default_ms = DEFAULT_SUBAGENT_POLL_YIELD_MS if poll else DEFAULT_SUBAGENT_YIELD_MS
-        yield_ms = clamp_yield_ms(args.get("yield_time_ms"), default_ms, self.definition.timeout_ms)
+        yield_ms = clamp_yield_ms(arguments.yield_time_ms, default_ms, self.definition.timeout_ms)
         if ctx.signal is not None and ctx.signal.aborted:
             yield ToolResult(stop_reason="aborted")
             return
@@ -103,8 +139,3 @@ class InputSubagentTool(ToolBase):
         result.note = f"{result.note} {idle}" if result.note else idle
         yield result
 
-
-def create_input_subagent_tool(
-    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
-) -> InputSubagentTool:
-    return InputSubagentTool(definition, services)

@@ -4,27 +4,44 @@ kill the process group and drop the session."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated
 
-from ...interfaces import EnvironmentServices
+from pydantic import Field
+
 from ...omni import OmniMessage
-from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
+from ..tool_arguments import CallDescription, Text
+from ..tool_declaration import ToolArguments, ToolDeclaration
+from ..types import ToolExecutionContext, ToolResult
 from .common import ToolBase, delta
+from .exec_command import DESCRIBE
 from .input_command import find_command_session
 
-KILL_COMMAND_NAME = "kill_command"
+
+class KillCommandArguments(ToolArguments):
+    description: Annotated[CallDescription, DESCRIBE] = None
+    process_id: Annotated[Text, Field(description="The process_id to stop.")]
 
 
-class KillCommandTool(ToolBase):
-    async def execute(
-        self, args: dict[str, Any], ctx: ToolExecutionContext
-    ) -> AsyncIterator[OmniMessage | ToolResult]:
-        found = find_command_session(self.name, args, ctx)
+KILL_COMMAND = ToolDeclaration(
+    name="kill_command",
+    description="Stop a running command session (its whole process group) and return its pending output.",
+    arguments=KillCommandArguments,
+    permission="rw",
+    timeout_ms=30000,
+)
+
+
+class KillCommandTool(ToolBase[KillCommandArguments]):
+    declaration = KILL_COMMAND
+
+    async def run(self, arguments: KillCommandArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        process_id = arguments.process_id
+        found = find_command_session(self.name, process_id, ctx)
         if isinstance(found, str):
             yield delta(ctx, found)
             yield ToolResult(stop_reason="failed")
             return
-        manager, process_id, session = found
+        manager, session = found
         session.disarm_report()
         pending = session.take_output()
         if pending:
@@ -42,8 +59,3 @@ class KillCommandTool(ToolBase):
             )
         yield ToolResult(stop_reason="completed", note=note)
 
-
-def create_kill_command_tool(
-    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
-) -> KillCommandTool:
-    return KillCommandTool(definition, services)

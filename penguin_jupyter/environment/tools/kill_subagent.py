@@ -4,32 +4,54 @@ text, abort the child (pending approvals denied) and drop it from the registry."
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated
+
+from pydantic import Field
 
 from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage
+from ..tool_arguments import CallDescription, Text
+from ..tool_declaration import ToolArguments, ToolDeclaration
 from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from .common import ToolBase, delta
+from .exec_command import DESCRIBE
 from .input_subagent import find_subagent_session
 from .subagent import ensure_subagent_sessions
 
-KILL_SUBAGENT_NAME = "kill_subagent"
+
+class KillSubagentArguments(ToolArguments):
+    description: Annotated[CallDescription, DESCRIBE] = None
+    subagent_id: Annotated[Text, Field(description="The subagent_id to stop.")]
 
 
-class KillSubagentTool(ToolBase):
+KILL_SUBAGENT = ToolDeclaration(
+    name="kill_subagent",
+    description=(
+        "Stop a background subagent: its run is aborted (its pending approvals are denied), any answer "
+        "text not yet delivered is returned, and it is removed, freeing its slot. Also removes an idle "
+        "subagent."
+    ),
+    arguments=KillSubagentArguments,
+    permission="rw",
+    timeout_ms=30000,
+)
+
+
+class KillSubagentTool(ToolBase[KillSubagentArguments]):
+    declaration = KILL_SUBAGENT
+
     def __init__(self, definition: ToolDefinitionConfig, services: EnvironmentServices | None = None) -> None:
         super().__init__(definition, services)
         self.manager = ensure_subagent_sessions(services)
 
-    async def execute(
-        self, args: dict[str, Any], ctx: ToolExecutionContext
-    ) -> AsyncIterator[OmniMessage | ToolResult]:
-        found = find_subagent_session(self.name, self.manager, args, ctx)
+    async def run(self, arguments: KillSubagentArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        subagent_id = arguments.subagent_id
+        found = find_subagent_session(self.name, self.manager, subagent_id, ctx)
         if isinstance(found, str):
             yield delta(ctx, found)
             yield ToolResult(stop_reason="failed")
             return
-        manager, subagent_id, session = found
+        manager, session = found
         session.disarm_settle_watcher()
         pending = session.drain_text()
         if pending:
@@ -42,8 +64,3 @@ class KillSubagentTool(ToolBase):
             note = f"[subagent {subagent_id} was idle; session removed]"
         yield ToolResult(stop_reason="completed", note=note)
 
-
-def create_kill_subagent_tool(
-    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
-) -> KillSubagentTool:
-    return KillSubagentTool(definition, services)

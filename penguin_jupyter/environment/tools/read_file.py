@@ -9,16 +9,18 @@ import math
 import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
-from ...interfaces import EnvironmentServices
+from pydantic import BeforeValidator, Field
+
 from ...omni import OmniMessage
 from ..secret_files import penguin_store_label
-from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
-from .common import ToolBase, as_finite_number, delta, json_text, missing_argument, plural, resolve_path
+from ..tool_arguments import OnBad, Text, Unusable, finite_number
+from ..tool_declaration import ToolArguments, ToolDeclaration
+from ..types import ToolExecutionContext, ToolResult
+from .common import ToolBase, delta, plural, resolve_path
 from .path_hint import missing_path_hint
 
-READ_FILE_NAME = "read_file"
 SECRET_STORE_NAMES = (".vault.toml", ".project_config.toml")
 SCAN_CAP = 8 * 1024 * 1024
 CHUNK = 256 * 1024
@@ -31,6 +33,52 @@ BUDGET_RESERVE = 256
 
 class ReadFileError(Exception):
     """A model-facing failure text."""
+
+
+def _line_number(value: Any) -> int | None:
+    number = None if value is None else finite_number(value)
+    if value is not None and number is None:
+        raise Unusable
+    return None if number is None else max(1, math.floor(number))
+
+
+def _line_count(value: Any) -> int | None:
+    number = None if value is None else finite_number(value)
+    if value is not None and (number is None or number <= 0):
+        raise Unusable
+    return None if number is None else max(1, math.floor(number))
+
+
+class ReadFileArguments(ToolArguments):
+    file_path: Annotated[Text, Field(description="Path of the file (absolute, or relative to the workspace).")]
+    offset: Annotated[
+        int | None,
+        Field(description="1-based line number to start from (default 1)."),
+        BeforeValidator(_line_number),
+        OnBad('Invalid "offset": expected a number (got {got}).'),
+    ] = None
+    limit: Annotated[
+        int | None,
+        Field(description="Maximum number of lines to return (default 2000)."),
+        BeforeValidator(_line_count),
+        OnBad('Invalid "limit": expected a positive number (got {got}).'),
+    ] = None
+
+
+READ_FILE = ToolDeclaration(
+    name="read_file",
+    description=(
+        "Read a text file as numbered lines (cat -n style); the preferred way to look at a file. Reads up "
+        "to 2000 lines from `offset`; call again with a later offset to continue. Relative paths resolve "
+        "against the workspace. Not for images or binary files: look at images with read_image or "
+        "describe_image (whichever you have) and inspect binaries with exec_command."
+    ),
+    arguments=ReadFileArguments,
+    permission="r",
+    timeout_ms=30000,
+    max_output_length=64000,
+    file_reads=("file_path",),
+)
 
 
 @dataclass
@@ -155,24 +203,6 @@ def _render(scan: _Scan, offset: int, budget_limit: int, shown_path: str) -> str
     return "\n".join(out)
 
 
-def _parse_window(args: dict[str, Any]) -> tuple[int, int]:
-    raw_offset = args.get("offset")
-    offset = 1
-    if raw_offset is not None:
-        number = as_finite_number(raw_offset)
-        if number is None:
-            raise ReadFileError(f'Invalid "offset": expected a number (got {json_text(raw_offset)}).')
-        offset = max(1, math.floor(number))
-    raw_limit = args.get("limit")
-    limit = DEFAULT_LIMIT
-    if raw_limit is not None:
-        number = as_finite_number(raw_limit)
-        if number is None or number <= 0:
-            raise ReadFileError(f'Invalid "limit": expected a positive number (got {json_text(raw_limit)}).')
-        limit = max(1, math.floor(number))
-    return offset, limit
-
-
 def read_text_window(
     file_path: str, workspace_dir: str, offset: int, limit: int, budget_limit: int
 ) -> tuple[str, bool]:
@@ -209,30 +239,17 @@ def read_text_window(
     return _render(scan, offset, budget_limit, file_path), True
 
 
-class ReadFileTool(ToolBase):
-    async def execute(
-        self, args: dict[str, Any], ctx: ToolExecutionContext
-    ) -> AsyncIterator[OmniMessage | ToolResult]:
-        file_path = args.get("file_path")
-        if not isinstance(file_path, str) or not file_path:
-            yield delta(ctx, missing_argument("file_path", self.name))
-            yield ToolResult(stop_reason="failed")
-            return
-        try:
-            offset, limit = _parse_window(args)
-        except ReadFileError as exc:
-            yield delta(ctx, str(exc))
-            yield ToolResult(stop_reason="failed")
-            return
+class ReadFileTool(ToolBase[ReadFileArguments]):
+    declaration = READ_FILE
+
+    async def run(self, arguments: ReadFileArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         text, ok = read_text_window(
-            file_path, ctx.workspace_dir, offset, limit, self.definition.max_output_length
+            arguments.file_path,
+            ctx.workspace_dir,
+            arguments.offset or 1,
+            arguments.limit or DEFAULT_LIMIT,
+            self.definition.max_output_length,
         )
         yield delta(ctx, text)
         if not ok:
             yield ToolResult(stop_reason="failed")
-
-
-def create_read_file_tool(
-    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
-) -> ReadFileTool:
-    return ReadFileTool(definition, services)

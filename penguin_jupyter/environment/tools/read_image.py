@@ -4,28 +4,43 @@ data URL in the result's images."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated
 
-from ...interfaces import EnvironmentServices
+from pydantic import Field
+
 from ...omni import OmniMessage
-from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
-from .common import ToolBase, delta, missing_argument
+from ..tool_arguments import NonBlankText
+from ..tool_declaration import ToolArguments, ToolDeclaration
+from ..types import ToolExecutionContext, ToolResult
+from .common import ToolBase, delta
 from .image_loader import ImageLoadAborted, ImageLoadError, load_image
 
-READ_IMAGE_NAME = "read_image"
+# An image argument: a path the tool reads, or an http(s) URL it fetches.
+IMAGE_SOURCE = Field(description="Image path or http(s) URL.")
 
 
-class ReadImageTool(ToolBase):
-    async def execute(
-        self, args: dict[str, Any], ctx: ToolExecutionContext
-    ) -> AsyncIterator[OmniMessage | ToolResult]:
-        source = args.get("source")
-        if not isinstance(source, str) or not source.strip():
-            yield delta(ctx, missing_argument("source", self.name))
-            yield ToolResult(stop_reason="failed")
-            return
+class ReadImageArguments(ToolArguments):
+    source: Annotated[NonBlankText, IMAGE_SOURCE]
+
+
+READ_IMAGE = ToolDeclaration(
+    name="read_image",
+    description="Look at an image file or http(s) URL (png, jpeg, gif or webp, up to 5 MB).",
+    arguments=ReadImageArguments,
+    permission="r",
+    timeout_ms=60000,
+    for_model="vision",
+    file_reads=("source",),
+    urls=("source",),
+)
+
+
+class ReadImageTool(ToolBase[ReadImageArguments]):
+    declaration = READ_IMAGE
+
+    async def run(self, arguments: ReadImageArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         try:
-            image = await load_image(source, ctx.workspace_dir, ctx.signal)
+            image = await load_image(arguments.source, ctx.workspace_dir, ctx.signal)
         except ImageLoadAborted:
             yield ToolResult(stop_reason="aborted")
             return
@@ -36,8 +51,3 @@ class ReadImageTool(ToolBase):
         yield delta(ctx, f"{image.mime}, {image.size_text}")
         yield ToolResult(images=[image.data_url])
 
-
-def create_read_image_tool(
-    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
-) -> ReadImageTool:
-    return ReadImageTool(definition, services)

@@ -8,23 +8,31 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, TypedDict, cast
+from typing import Annotated, Any, TypedDict
 
-from ...interfaces import EnvironmentServices, SubagentRunner, ThinkingLevelName
+from pydantic import BeforeValidator, Field, model_validator
+
+from ...interfaces import (
+    SUBAGENT_THINKING_LEVELS,
+    EnvironmentServices,
+    SubagentRunner,
+    SubagentThinkingLevel,
+    ThinkingLevelName,
+)
 from ...omni import OmniMessage
+from ..tool_arguments import CallDescription, Flag, MaybeText, Milliseconds, NonBlankText, OnBad, Unusable
+from ..tool_declaration import ToolArguments, ToolDeclaration
 from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
-from .common import ToolBase, clamp_yield_ms, delta, json_text
+from .common import ToolBase, clamp_yield_ms, delta
+from .exec_command import DESCRIBE, YIELD_BOUNDS
 from .subagent import (
     DEFAULT_SUBAGENT_YIELD_MS,
-    SUBAGENT_THINKING_LEVELS,
     ManagedSubagentSession,
     SubagentSessionManager,
     collect_window,
     ensure_subagent_sessions,
     result_for_exit,
 )
-
-RUN_SUBAGENT_NAME = "run_subagent"
 
 HALF_MODEL_REFERENCE = (
     "[run_subagent error: `model_id` and `provider` must be given together (a model reference is the pair), "
@@ -39,13 +47,81 @@ def approval_hint(session: ManagedSubagentSession) -> str:
     return f" [subagent is waiting for approval of {count} tool call(s); poll to review]"
 
 
-def _thinking_level_error(raw: Any) -> str:
+def _thinking_level(raw: Any) -> Any:
+    if raw is None or (isinstance(raw, str) and raw in SUBAGENT_THINKING_LEVELS):
+        return raw
     if isinstance(raw, float) and math.isfinite(raw) and raw.is_integer():
-        raw = int(raw)
-    return (
-        f"[run_subagent error: invalid `thinking_level` {json_text(raw)}; use one of "
-        f"{' / '.join(SUBAGENT_THINKING_LEVELS)}, or omit it to inherit the parent session's level]"
-    )
+        raise Unusable(shown=int(raw))
+    raise Unusable
+
+
+class RunSubagentArguments(ToolArguments):
+    description: Annotated[CallDescription, DESCRIBE] = None
+    prompt: Annotated[
+        NonBlankText,
+        Field(
+            description=(
+                "The complete task: all the context the subagent needs, and exactly what output you "
+                "expect back."
+            )
+        ),
+        OnBad("[run_subagent error: missing required string argument `prompt`]"),
+    ]
+    agent_id: Annotated[MaybeText, Field(description="Which agent to run (default: this agent).")] = None
+    provider: Annotated[
+        MaybeText, Field(description="Provider of the subagent's model; give it together with model_id.")
+    ] = None
+    model_id: Annotated[
+        MaybeText, Field(description="The subagent's model (default: this session's model); needs provider.")
+    ] = None
+    thinking_level: Annotated[
+        SubagentThinkingLevel | None,
+        Field(description="The subagent's thinking level (default: this session's level)."),
+        BeforeValidator(_thinking_level),
+        OnBad(
+            "[run_subagent error: invalid `thinking_level` {got}; use one of "
+            f"{' / '.join(SUBAGENT_THINKING_LEVELS)}, or omit it to inherit the parent session's level]"
+        ),
+    ] = None
+    yield_time_ms: Annotated[
+        Milliseconds,
+        Field(
+            description=(
+                "Milliseconds to wait for the subagent before returning. If it is still working then, "
+                "you get its output so far and a subagent_id, and it keeps working (continue with "
+                f"input_subagent). Default 300000; {YIELD_BOUNDS}."
+            )
+        ),
+    ] = None
+    run_in_background: Annotated[
+        Flag,
+        Field(
+            description=(
+                "Return a subagent_id at once without waiting; its answer arrives as a user message "
+                "by itself when it finishes (no polling). Default false."
+            )
+        ),
+    ] = False
+
+    @model_validator(mode="after")
+    def _model_reference_is_a_pair(self) -> RunSubagentArguments:
+        if (self.model_id is None) != (self.provider is None):
+            raise ValueError(HALF_MODEL_REFERENCE)
+        return self
+
+
+RUN_SUBAGENT = ToolDeclaration(
+    name="run_subagent",
+    description=(
+        "Delegate a self-contained task to a subagent that works on its own in the same workspace and "
+        "returns its final answer. Start the prompt by naming yourself, the caller agent, with your own "
+        'agent id from the Environment section (e.g. "Caller agent: default_agent"): the subagent cannot '
+        "otherwise tell who called it."
+    ),
+    arguments=RunSubagentArguments,
+    permission="rw",
+    timeout_ms=600000,
+)
 
 
 class SpawnArgs(TypedDict, total=False):
@@ -57,23 +133,16 @@ class SpawnArgs(TypedDict, total=False):
     thinking_level: ThinkingLevelName
 
 
-def spawn_arguments(args: dict[str, Any]) -> SpawnArgs | str:
-    """The runner's keyword arguments (only the keys given), or the failure text."""
+def spawn_arguments(arguments: RunSubagentArguments) -> SpawnArgs:
+    """The runner's keyword arguments (only the keys given)."""
     picked: SpawnArgs = {}
-    agent_id, model_id, provider = args.get("agent_id"), args.get("model_id"), args.get("provider")
-    if isinstance(agent_id, str):
-        picked["agent_id"] = agent_id
-    if isinstance(model_id, str):
-        picked["model_id"] = model_id
-    if isinstance(provider, str):
-        picked["provider"] = provider
-    if ("model_id" in picked) != ("provider" in picked):
-        return HALF_MODEL_REFERENCE
-    level = args.get("thinking_level")
-    if level is not None:
-        if not isinstance(level, str) or level not in SUBAGENT_THINKING_LEVELS:
-            return _thinking_level_error(level)
-        picked["thinking_level"] = cast(ThinkingLevelName, level)
+    if arguments.agent_id is not None:
+        picked["agent_id"] = arguments.agent_id
+    if arguments.model_id is not None and arguments.provider is not None:
+        picked["model_id"] = arguments.model_id
+        picked["provider"] = arguments.provider
+    if arguments.thinking_level is not None:
+        picked["thinking_level"] = arguments.thinking_level
     return picked
 
 
@@ -85,13 +154,15 @@ class _Launch:
     spawn_args: SpawnArgs
 
 
-class RunSubagentTool(ToolBase):
+class RunSubagentTool(ToolBase[RunSubagentArguments]):
+    declaration = RUN_SUBAGENT
+
     def __init__(self, definition: ToolDefinitionConfig, services: EnvironmentServices | None = None) -> None:
         super().__init__(definition, services)
         self.manager = ensure_subagent_sessions(services)
 
-    def _precheck(self, args: dict[str, Any], ctx: ToolExecutionContext) -> _Launch | str:
-        """What to launch, or the failure text (services first, then the arguments)."""
+    def _precheck(self, arguments: RunSubagentArguments, ctx: ToolExecutionContext) -> _Launch | str:
+        """What to launch, or the failure text."""
         services = self.services or ctx.services
         runner = services.subagent_runner if services is not None else None
         if runner is None:
@@ -99,26 +170,16 @@ class RunSubagentTool(ToolBase):
         manager = self.manager or ensure_subagent_sessions(ctx.services)
         if manager is None or manager.disposed:
             return "[run_subagent unavailable: no subagent session manager available]"
-        prompt = args.get("prompt")
-        if not isinstance(prompt, str) or not prompt.strip():
-            return "[run_subagent error: missing required string argument `prompt`]"
-        spawn_args = spawn_arguments(args)
-        if isinstance(spawn_args, str):
-            return spawn_args
-        return _Launch(runner, manager, prompt, spawn_args)
+        return _Launch(runner, manager, arguments.prompt, spawn_arguments(arguments))
 
-    async def execute(
-        self, args: dict[str, Any], ctx: ToolExecutionContext
-    ) -> AsyncIterator[OmniMessage | ToolResult]:
-        launch = self._precheck(args, ctx)
+    async def run(self, arguments: RunSubagentArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        launch = self._precheck(arguments, ctx)
         if isinstance(launch, str):
             yield delta(ctx, launch)
             yield ToolResult(stop_reason="failed")
             return
         runner, manager, prompt = launch.runner, launch.manager, launch.prompt
-        yield_ms = clamp_yield_ms(
-            args.get("yield_time_ms"), DEFAULT_SUBAGENT_YIELD_MS, self.definition.timeout_ms
-        )
+        yield_ms = clamp_yield_ms(arguments.yield_time_ms, DEFAULT_SUBAGENT_YIELD_MS, self.definition.timeout_ms)
         if ctx.signal is not None and ctx.signal.aborted:
             yield ToolResult(stop_reason="aborted")
             return
@@ -135,7 +196,7 @@ class RunSubagentTool(ToolBase):
             yield ToolResult(stop_reason="failed")
             return
         manager.adopt(session)
-        if args.get("run_in_background") is True:
+        if arguments.run_in_background:
             async for item in self._launch_in_background(session, manager, prompt, ctx):
                 yield item
             return
@@ -204,8 +265,3 @@ class RunSubagentTool(ToolBase):
             if not registered:
                 session.kill()
 
-
-def create_run_subagent_tool(
-    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
-) -> RunSubagentTool:
-    return RunSubagentTool(definition, services)

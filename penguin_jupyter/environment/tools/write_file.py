@@ -5,20 +5,37 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated
 
-from ...interfaces import EnvironmentServices
+from pydantic import Field
+
 from ...omni import OmniMessage
-from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
-from .common import ToolBase, delta, missing_argument, plural, resolve_path
+from ..tool_arguments import AnyText, Text
+from ..tool_declaration import ToolArguments, ToolDeclaration
+from ..types import ToolExecutionContext, ToolResult
+from .common import ToolBase, delta, plural, resolve_path
 from .diff import line_diff, split_lines
 from .file_utils import atomic_write, os_error_text
 
-WRITE_FILE_NAME = "write_file"
 DIFFABLE_PREVIOUS_BYTES = 1024 * 1024
 MAX_DIFF_LINES = 60
 DEFAULT_BUDGET = 16000
 BUDGET_RESERVE = 120
+
+
+class WriteFileArguments(ToolArguments):
+    file_path: Annotated[Text, Field(description="Path of the file to write.")]
+    content: Annotated[AnyText, Field(description="The complete new content of the file.")]
+
+
+WRITE_FILE = ToolDeclaration(
+    name="write_file",
+    description="Create a file or overwrite it with the given content (parent directories are created).",
+    arguments=WriteFileArguments,
+    permission="rw",
+    timeout_ms=30000,
+    file_writes=("file_path",),
+)
 
 
 def _too_large(added: int, removed: int) -> str:
@@ -47,21 +64,16 @@ def overwrite_diff(previous: str, content: str, first_line: str, budget_limit: i
     return "\n".join(result.hunks) if result.hunks else None
 
 
-class WriteFileTool(ToolBase):
-    async def execute(
-        self, args: dict[str, Any], ctx: ToolExecutionContext
-    ) -> AsyncIterator[OmniMessage | ToolResult]:
-        text, ok = self._write(args, ctx.workspace_dir)
+class WriteFileTool(ToolBase[WriteFileArguments]):
+    declaration = WRITE_FILE
+
+    async def run(self, arguments: WriteFileArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        text, ok = self._write(arguments.file_path, arguments.content, ctx.workspace_dir)
         yield delta(ctx, text)
         if not ok:
             yield ToolResult(stop_reason="failed")
 
-    def _write(self, args: dict[str, Any], workspace_dir: str) -> tuple[str, bool]:
-        file_path, content = args.get("file_path"), args.get("content")
-        if not isinstance(file_path, str) or not file_path:
-            return missing_argument("file_path", self.name), False
-        if not isinstance(content, str):
-            return missing_argument("content", self.name), False
+    def _write(self, file_path: str, content: str, workspace_dir: str) -> tuple[str, bool]:
         abs_path = resolve_path(workspace_dir, file_path)
         if os.path.isdir(abs_path):
             return f'Cannot write "{file_path}": it is a directory.', False
@@ -88,8 +100,3 @@ class WriteFileTool(ToolBase):
         )
         return (first_line + "\n" + diff if diff else first_line), True
 
-
-def create_write_file_tool(
-    definition: ToolDefinitionConfig, services: EnvironmentServices | None = None
-) -> WriteFileTool:
-    return WriteFileTool(definition, services)

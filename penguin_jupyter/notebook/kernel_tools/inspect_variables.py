@@ -8,13 +8,38 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any
 
-from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
+from pydantic import BeforeValidator, Field
+
+from ...environment.tool_arguments import CallDescription, OnBad, Unusable
+from ...environment.tool_declaration import DeclaredTool, ToolArguments, ToolDeclaration
+from ...environment.types import ToolExecutionContext, ToolResult
 from ...omni import OmniMessage, partial_tool_call_output
 from .summaries import summarize_variable, user_variables, variables_table
 
-DEFINITION = ToolDefinitionConfig(
+
+def _names(value: Any) -> list[str] | None:
+    if value is None or value == []:
+        return None
+    if isinstance(value, list) and all(isinstance(name, str) for name in value):
+        return value
+    raise Unusable
+
+
+class InspectVariablesArguments(ToolArguments):
+    description: Annotated[
+        CallDescription, Field(description="One short sentence, in the user's language, saying why.")
+    ] = None
+    names: Annotated[
+        list[str] | None,
+        Field(description="Variables to summarize; omit to list all."),
+        BeforeValidator(_names),
+        OnBad("`names` must be a list of variable names."),
+    ] = None
+
+
+DECLARATION = ToolDeclaration(
     name="inspect_variables",
     description=(
         "Inspect the variables of the user's notebook. With no `names`, lists every data variable "
@@ -24,48 +49,23 @@ DEFINITION = ToolDefinitionConfig(
         "statistics; for lazy or distributed objects (polars LazyFrame, Dask, Spark, Dask-backed "
         "xarray) the schema and partitions only, computing nothing; otherwise a bounded repr."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "description": {
-                "type": "string",
-                "description": "One short sentence, in the user's language, saying why.",
-            },
-            "names": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Variables to summarize; omit to list all.",
-            },
-        },
-        "required": ["description"],
-        "additionalProperties": False,
-    },
+    arguments=InspectVariablesArguments,
     permission="r",
     timeout_ms=30_000,
-    max_output_length=16_000,
 )
 
 
-class InspectVariablesTool:
-    name = "inspect_variables"
-    definition = DEFINITION
+class InspectVariablesTool(DeclaredTool[InspectVariablesArguments]):
+    declaration = DECLARATION
 
     def __init__(self, shell: Any) -> None:
         self._shell = shell
 
-    async def execute(
-        self, args: dict[str, Any], ctx: ToolExecutionContext
-    ) -> AsyncIterator[OmniMessage | ToolResult]:
-        names = args.get("names")
+    async def run(self, arguments: InspectVariablesArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        names = arguments.names
         namespace = self._shell.user_ns
-        if names is None or names == []:
+        if names is None:
             yield partial_tool_call_output("delta", variables_table(namespace), ctx.tool_call_id)
-            return
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            yield partial_tool_call_output(
-                "delta", "`names` must be a list of variable names.", ctx.tool_call_id
-            )
-            yield ToolResult(stop_reason="failed")
             return
         known = user_variables(namespace)
         parts = []

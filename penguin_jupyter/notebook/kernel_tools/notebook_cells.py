@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
+from pydantic import BeforeValidator, Field
+
+from ...environment.tool_arguments import AnyText, CallDescription, NonBlankText, OnBad, Unusable
+from ...environment.tool_declaration import ArgumentsT, DeclaredTool, ToolArguments, ToolDeclaration
+from ...environment.types import ToolExecutionContext, ToolResult
 from ...omni import OmniMessage, StopReason, partial_tool_call_output
 from ..link.frontend_bridge import BridgeError
 from ..transcript.transcript_model import edit_cell_result
@@ -24,75 +28,101 @@ if TYPE_CHECKING:
     from ..link.notebook_link import NotebookLink
 
 RUN_GRACE_S = 2.0
-_DESCRIPTION = {
-    "type": "string",
-    "description": "One short sentence, in the user's language, saying why; shown to the user while the call runs.",
-}
-_CELL_ID = {"type": "string", "description": "The cell's id, as read_notebook lists it."}
+_DESCRIBE = Field(
+    description="One short sentence, in the user's language, saying why; shown to the user while the call runs."
+)
+_CELL_ID = Field(description="The cell's id, as read_notebook lists it.")
 
 
-def _definition(name: str, description: str, properties: dict[str, Any], required: list[str], permission: str, timeout_ms: int) -> ToolDefinitionConfig:
-    return ToolDefinitionConfig(
-        name=name,
-        description=description,
-        parameters={"type": "object", "properties": properties, "required": required, "additionalProperties": False},
-        permission=permission,  # type: ignore[arg-type]
-        timeout_ms=timeout_ms,
-        max_output_length=32_000,
-    )
+def _cell_index(value: Any) -> int | None:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        return value
+    raise Unusable
 
 
-READ_NOTEBOOK = _definition(
+class ReadNotebookArguments(ToolArguments):
+    start: Annotated[
+        int | None, Field(ge=0), BeforeValidator(_cell_index),
+        OnBad("Invalid '{name}': expected a cell index ≥ 0 (got {got_repr})."),
+    ] = None
+    end: Annotated[
+        int | None, Field(ge=0), BeforeValidator(_cell_index),
+        OnBad("Invalid '{name}': expected a cell index ≥ 0 (got {got_repr})."),
+    ] = None
+
+
+class InsertCellArguments(ToolArguments):
+    cell_type: Annotated[
+        Literal["code", "markdown"], OnBad('Invalid "cell_type": expected "code" or "markdown" (got {got_repr}).')
+    ]
+    source: Annotated[AnyText, Field(description="The cell's full source.")]
+    index: Annotated[
+        int | None, Field(ge=0, description="Optional position (0 = top)."), BeforeValidator(_cell_index),
+        OnBad('Invalid "index": expected a cell index ≥ 0 (got {got_repr}).'),
+    ] = None
+    description: Annotated[CallDescription, _DESCRIBE] = None
+
+
+class EditCellArguments(ToolArguments):
+    cell_id: Annotated[NonBlankText, _CELL_ID]
+    source: Annotated[AnyText, Field(description="The new full source.")]
+    description: Annotated[CallDescription, _DESCRIBE] = None
+
+
+class RunCellArguments(ToolArguments):
+    cell_id: Annotated[NonBlankText, _CELL_ID]
+    description: Annotated[CallDescription, _DESCRIBE] = None
+
+
+class DeleteCellArguments(ToolArguments):
+    cell_id: Annotated[NonBlankText, _CELL_ID]
+
+
+def _declaration(name: str, description: str, arguments: type[ToolArguments], permission: Literal["r", "rw"], timeout_ms: int) -> ToolDeclaration[Any]:
+    return ToolDeclaration(name, description, arguments, permission, timeout_ms, max_output_length=32_000)
+
+
+READ_NOTEBOOK = _declaration(
     "read_notebook",
     "Read this notebook's cells as the user sees them now (unsaved edits included): index, id, type, "
     "source and outputs (text cut to a budget, errors as short tracebacks, plots as images). The "
     "running %%penguin cell is marked. Use `start`/`end` (cell indexes, end exclusive) for a range.",
-    {"start": {"type": "integer", "minimum": 0}, "end": {"type": "integer", "minimum": 0}},
-    [],
+    ReadNotebookArguments,
     "r",
     30_000,
 )
-INSERT_CELL = _definition(
+INSERT_CELL = _declaration(
     "insert_cell",
     "Insert a new cell into this notebook, unexecuted. By default it goes below the running %%penguin "
     "cell, after the cells you already inserted in this task, so your cells read top to bottom. Put "
     "work the user keeps here (loading, cleaning, the final plots), then run it with run_cell: "
     "Restart & Run All then reproduces the analysis.",
-    {
-        "cell_type": {"type": "string", "enum": ["code", "markdown"]},
-        "source": {"type": "string", "description": "The cell's full source."},
-        "index": {"type": "integer", "minimum": 0, "description": "Optional position (0 = top)."},
-        "description": _DESCRIPTION,
-    },
-    ["cell_type", "source", "description"],
+    InsertCellArguments,
     "rw",
     30_000,
 )
-EDIT_CELL = _definition(
+EDIT_CELL = _declaration(
     "edit_cell",
     "Replace the whole source of an existing cell (the user sees the diff before approving). Outputs "
     "are kept until the cell runs again. The running %%penguin cell cannot be edited.",
-    {"cell_id": _CELL_ID, "source": {"type": "string", "description": "The new full source."}, "description": _DESCRIPTION},
-    ["cell_id", "source", "description"],
+    EditCellArguments,
     "rw",
     30_000,
 )
-RUN_CELL = _definition(
+RUN_CELL = _declaration(
     "run_cell",
     "Run a cell of this notebook as a notebook cell, while your %%penguin cell keeps running: its "
     "outputs and execution count appear in the notebook and are returned to you. Fails with the error "
     "if the cell raised. %%penguin cells cannot be run this way.",
-    {"cell_id": _CELL_ID, "description": _DESCRIPTION},
-    ["cell_id", "description"],
+    RunCellArguments,
     "rw",
     300_000,
 )
-DELETE_CELL = _definition(
+DELETE_CELL = _declaration(
     "delete_cell",
     "Delete a cell from this notebook (for example one you inserted by mistake). The running "
     "%%penguin cell cannot be deleted.",
-    {"cell_id": _CELL_ID},
-    ["cell_id"],
+    DeleteCellArguments,
     "rw",
     30_000,
 )
@@ -102,16 +132,14 @@ class _Refused(Exception):
     """A call the tool will not make (bad arguments, the running cell); `str()` is the output."""
 
 
-class _NotebookTool:
-    name = ""
-    definition: ToolDefinitionConfig
+class _NotebookTool(DeclaredTool[ArgumentsT]):
 
     def __init__(self, link: NotebookLink) -> None:
         self.link = link
 
-    async def execute(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+    async def run(self, arguments: ArgumentsT, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         try:
-            async for item in self._run(args, ctx):
+            async for item in self._run(arguments, ctx):
                 yield item
         except _Refused as exc:
             yield partial_tool_call_output("delta", str(exc), ctx.tool_call_id)
@@ -120,7 +148,7 @@ class _NotebookTool:
             yield partial_tool_call_output("delta", f"{self.name} failed: {exc}", ctx.tool_call_id)
             yield ToolResult(stop_reason="failed")
 
-    def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+    def _run(self, arguments: ArgumentsT, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         raise NotImplementedError
 
     async def _request(self, op: str, ctx: ToolExecutionContext, **kwargs: Any) -> Any:
@@ -128,11 +156,8 @@ class _NotebookTool:
         result = await self.link.bridge.request(op, signal=ctx.signal, **kwargs)
         return result if isinstance(result, dict) else {}
 
-    def _target_cell(self, args: dict[str, Any], verb: str) -> str:
-        """The `cell_id` argument; refused when missing or naming the running %%penguin cell."""
-        cell_id = args.get("cell_id")
-        if not isinstance(cell_id, str) or not cell_id.strip():
-            raise _Refused(f'Missing required argument "cell_id" for {self.name}.')
+    def _target_cell(self, cell_id: str, verb: str) -> str:
+        """The `cell_id` argument; refused when naming the running %%penguin cell."""
         if cell_id == self.link.task.running_cell_id:
             raise _Refused(
                 f"{self.name} refused: cell {cell_id} is the running %%penguin cell (this Task); it cannot be {verb}."
@@ -140,15 +165,11 @@ class _NotebookTool:
         return cell_id
 
 
-class ReadNotebookTool(_NotebookTool):
-    name = "read_notebook"
-    definition = READ_NOTEBOOK
+class ReadNotebookTool(_NotebookTool[ReadNotebookArguments]):
+    declaration = READ_NOTEBOOK
 
-    async def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
-        start, end = args.get("start"), args.get("end")
-        for key, value in (("start", start), ("end", end)):
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-                raise _Refused(f"Invalid {key!r}: expected a cell index ≥ 0 (got {value!r}).")
+    async def _run(self, arguments: ReadNotebookArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        start, end = arguments.start, arguments.end
         note = ""
         if self.link.live:
             result = await self._request("read", ctx)
@@ -171,18 +192,11 @@ class ReadNotebookTool(_NotebookTool):
             yield ToolResult(images=rendered.images)
 
 
-class InsertCellTool(_NotebookTool):
-    name = "insert_cell"
-    definition = INSERT_CELL
+class InsertCellTool(_NotebookTool[InsertCellArguments]):
+    declaration = INSERT_CELL
 
-    async def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
-        cell_type, source, index = args.get("cell_type"), args.get("source"), args.get("index")
-        if cell_type not in ("code", "markdown"):
-            raise _Refused(f'Invalid "cell_type": expected "code" or "markdown" (got {cell_type!r}).')
-        if not isinstance(source, str):
-            raise _Refused('Missing required argument "source" for insert_cell.')
-        if index is not None and (not isinstance(index, int) or isinstance(index, bool) or index < 0):
-            raise _Refused(f'Invalid "index": expected a cell index ≥ 0 (got {index!r}).')
+    async def _run(self, arguments: InsertCellArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        cell_type, source, index = arguments.cell_type, arguments.source, arguments.index
         task = self.link.task
         async with self.link.insert_lock:  # calls of one turn run concurrently: keep their order
             after = task.inserted[-1] if task.inserted else task.running_cell_id
@@ -201,14 +215,11 @@ class InsertCellTool(_NotebookTool):
         )
 
 
-class EditCellTool(_NotebookTool):
-    name = "edit_cell"
-    definition = EDIT_CELL
+class EditCellTool(_NotebookTool[EditCellArguments]):
+    declaration = EDIT_CELL
 
-    async def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
-        cell_id, source = self._target_cell(args, "edited"), args.get("source")
-        if not isinstance(source, str):
-            raise _Refused('Missing required argument "source" for edit_cell.')
+    async def _run(self, arguments: EditCellArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        cell_id, source = self._target_cell(arguments.cell_id, "edited"), arguments.source
         result = await self._request("edit", ctx, cell_id=cell_id, source=source)
         old = str(result.get("old_source", ""))
         self.link.sources[cell_id] = source
@@ -216,12 +227,11 @@ class EditCellTool(_NotebookTool):
         yield partial_tool_call_output("delta", text, ctx.tool_call_id)
 
 
-class RunCellTool(_NotebookTool):
-    name = "run_cell"
-    definition = RUN_CELL
+class RunCellTool(_NotebookTool[RunCellArguments]):
+    declaration = RUN_CELL
 
-    async def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
-        cell_id = self._target_cell(args, "run")
+    async def _run(self, arguments: RunCellArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        cell_id = self._target_cell(arguments.cell_id, "run")
         if self.link.sources.get(cell_id, "").lstrip().startswith("%%penguin"):
             raise _Refused(f"run_cell refused: cell {cell_id} is a %%penguin cell; ask the user to run it.")
         try:
@@ -258,12 +268,11 @@ class RunCellTool(_NotebookTool):
             await asyncio.sleep(0.1)
 
 
-class DeleteCellTool(_NotebookTool):
-    name = "delete_cell"
-    definition = DELETE_CELL
+class DeleteCellTool(_NotebookTool[DeleteCellArguments]):
+    declaration = DELETE_CELL
 
-    async def _run(self, args: dict[str, Any], ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
-        cell_id = self._target_cell(args, "deleted")
+    async def _run(self, arguments: DeleteCellArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        cell_id = self._target_cell(arguments.cell_id, "deleted")
         result = await self._request("delete", ctx, cell_id=cell_id)
         self.link.sources.pop(cell_id, None)
         if cell_id in self.link.task.inserted:

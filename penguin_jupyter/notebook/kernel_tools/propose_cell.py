@@ -9,54 +9,49 @@ its code to the pending proposal instead of silently replacing it.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any
 
-from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
+from pydantic import Field
+
+from ...environment.tool_arguments import CallDescription, NonBlankText, OnBad
+from ...environment.tool_declaration import DeclaredTool, ToolArguments, ToolDeclaration
+from ...environment.types import ToolExecutionContext, ToolResult
 from ...omni import OmniMessage, partial_tool_call_output
 
-DEFINITION = ToolDefinitionConfig(
+# The `code` argument of the kernel tools that take code.
+NEEDS_CODE = OnBad("{tool} needs a non-empty `code` string.")
+
+
+class ProposeCellArguments(ToolArguments):
+    description: Annotated[
+        CallDescription,
+        Field(description="One short sentence, in the user's language, saying what the cell does."),
+    ] = None
+    code: Annotated[NonBlankText, Field(description="The cell's source code."), NEEDS_CODE]
+
+
+DECLARATION = ToolDeclaration(
     name="propose_cell",
     description=(
         "Propose a code cell to the user: the code is inserted as a new cell right below the current "
         "one, unexecuted, for the user to review and run. Use it for changes the user should own "
         "(cleaning steps, final plots), not for exploration."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "description": {
-                "type": "string",
-                "description": "One short sentence, in the user's language, saying what the cell does.",
-            },
-            "code": {"type": "string", "description": "The cell's source code."},
-        },
-        "required": ["description", "code"],
-        "additionalProperties": False,
-    },
+    arguments=ProposeCellArguments,
     permission="r",
     timeout_ms=30_000,
-    max_output_length=16_000,
 )
 
 
-class ProposeCellTool:
-    name = "propose_cell"
-    definition = DEFINITION
+class ProposeCellTool(DeclaredTool[ProposeCellArguments]):
+    declaration = DECLARATION
 
     def __init__(self, shell: Any) -> None:
         self._shell = shell
         self.proposed: list[str] = []
 
-    async def execute(
-        self, args: dict[str, Any], ctx: ToolExecutionContext
-    ) -> AsyncIterator[OmniMessage | ToolResult]:
-        code = args.get("code")
-        if not isinstance(code, str) or not code.strip():
-            yield partial_tool_call_output(
-                "delta", "propose_cell needs a non-empty `code` string.", ctx.tool_call_id
-            )
-            yield ToolResult(stop_reason="failed")
-            return
+    async def run(self, arguments: ProposeCellArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        code = arguments.code
         pending = _pending_proposal(self._shell)
         cell = code if pending is None else pending.rstrip("\n") + "\n\n" + code
         self._shell.set_next_input(cell, replace=False)

@@ -15,13 +15,18 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field
+
+from ...environment.tool_arguments import CallDescription, NonBlankText
+from ...environment.tool_declaration import DeclaredTool, ToolArguments, ToolDeclaration
 from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from ...omni import OmniMessage, partial_tool_call_output
 from .displayed import DisplayCapture
 from .distributed_work import DistributedWork
 from .output_router import capture_current_thread, release_current_thread
+from .propose_cell import NEEDS_CODE
 from .python_runner import (
     RunOutcome,
     RunPythonInterrupted,
@@ -34,7 +39,21 @@ from .python_runner import (
 _POLL_S = 0.05
 _INTERRUPT_GRACE_S = 2.0
 
-DEFINITION = ToolDefinitionConfig(
+
+
+class RunPythonArguments(ToolArguments):
+    description: Annotated[
+        CallDescription,
+        Field(description="One short sentence, in the user's language, saying what this code does."),
+    ] = None
+    code: Annotated[
+        NonBlankText,
+        Field(description="Python source to execute. The value of a final bare expression is returned."),
+        NEEDS_CODE,
+    ]
+
+
+DECLARATION = ToolDeclaration(
     name="run_python",
     description=(
         "Run Python code inside the user's Jupyter kernel, in the same namespace as the notebook "
@@ -43,25 +62,11 @@ DEFINITION = ToolDefinitionConfig(
         "traceback, and matplotlib figures and displayed images as images. Prefer this over shell "
         "commands for data work."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "description": {
-                "type": "string",
-                "description": "One short sentence, in the user's language, saying what this code does.",
-            },
-            "code": {
-                "type": "string",
-                "description": "Python source to execute. The value of a final bare expression is returned.",
-            },
-        },
-        "required": ["description", "code"],
-        "additionalProperties": False,
-    },
+    arguments=RunPythonArguments,
     permission="rw",
     timeout_ms=120_000,
-    max_output_length=16_000,
 )
+DEFINITION = DECLARATION.definition()
 
 
 def cancelled_note(count: int, last_char: str) -> str:
@@ -94,8 +99,8 @@ def _resolve_once(done: asyncio.Future[None]) -> None:
         done.set_result(None)
 
 
-class RunPythonTool:
-    name = "run_python"
+class RunPythonTool(DeclaredTool[RunPythonArguments]):
+    declaration = DECLARATION
 
     def __init__(self, shell: Any, timeout_ms: Callable[[], int] | None = None) -> None:
         self._shell = shell
@@ -110,16 +115,8 @@ class RunPythonTool:
             self._definition = DEFINITION.model_copy(update={"timeout_ms": wanted})
         return self._definition
 
-    async def execute(
-        self, args: dict[str, Any], ctx: ToolExecutionContext
-    ) -> AsyncIterator[OmniMessage | ToolResult]:
-        code = args.get("code")
-        if not isinstance(code, str) or not code.strip():
-            yield partial_tool_call_output(
-                "delta", "run_python needs a non-empty `code` string.", ctx.tool_call_id
-            )
-            yield ToolResult(stop_reason="failed")
-            return
+    async def run(self, arguments: RunPythonArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
+        code = arguments.code
         loop = asyncio.get_running_loop()
         chunks: asyncio.Queue[str] = asyncio.Queue()
         done = loop.create_future()

@@ -28,8 +28,6 @@ from ..kernel_tools.saved_notebook_cache import SAVED_NOTEBOOKS, SavedNotebookCa
 from ..transcript.cell_sources import set_cell_source_lookup
 from .frontend_bridge import BridgeError, NotebookBridge, open_bridge
 
-METADATA_KEY = "penguin"
-
 
 @dataclass
 class TaskCells:

@@ -10,13 +10,15 @@ batch, not per message). Rendering them is the view's job; the runner decides wh
 from __future__ import annotations
 
 import asyncio
-import sys
+import logging
 import threading
 from collections import deque
 from collections.abc import Callable
 from typing import Protocol
 
 from ...omni import OmniMessage
+
+log = logging.getLogger(__name__)
 
 Sink = Callable[[OmniMessage], None]
 
@@ -94,4 +96,4 @@ class BackgroundFeed:
             try:
                 self.sink(message)
             except Exception as exc:  # one bad message must not lose the rest
-                print(f"[penguin] could not show a background subagent message: {exc}", file=sys.stderr)
+                log.warning("[penguin] could not show a background subagent message: %s", exc)

@@ -11,11 +11,12 @@ import math
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import get_args
+from typing import Literal, cast, get_args
 
 from ...interfaces import THINKING_LEVELS, ThinkingLevelName
 
-APPROVAL_MODES: tuple[str, ...] = ("ask", "read-only", "allow-all", "deny-all")
+ApprovalMode = Literal["ask", "read-only", "allow-all", "deny-all"]
+APPROVAL_MODES: tuple[str, ...] = get_args(ApprovalMode)
 CELL_USAGE = (
     "usage: %%penguin [--model PROVIDER/MODEL_ID] [--new] [--session ID] "
     "[--approve ask|read-only|allow-all|deny-all] [--thinking none|low|medium|high|xhigh|max] "
@@ -70,16 +71,12 @@ def parse_python_timeout(value: str) -> float:
     return seconds
 
 
-THINKING: dict[str, ThinkingLevelName] = {level: level for level in get_args(ThinkingLevelName)}
-
-
 def parse_thinking(value: str) -> ThinkingLevelName:
-    level = THINKING.get(value)
-    if level is None:
+    if value not in THINKING_LEVELS:
         raise OptionError(
             f"penguin: unknown thinking level {value!r} (choose from {', '.join(THINKING_LEVELS)})"
         )
-    return level
+    return cast(ThinkingLevelName, value)
 
 
 def parse_max_turns(value: str) -> int:

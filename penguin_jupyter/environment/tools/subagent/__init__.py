@@ -7,7 +7,6 @@ from .limits import (
     DEFAULT_SUBAGENT_POLL_YIELD_MS,
     DEFAULT_SUBAGENT_YIELD_MS,
     MAX_BACKGROUND_SUBAGENTS,
-    SUBAGENT_THINKING_LEVELS,
 )
 from .session import ManagedSubagentSession, SubagentExit, SubagentStartError, result_for_exit
 from .session_manager import SubagentSessionManager, ensure_subagent_sessions
@@ -16,7 +15,6 @@ __all__ = [
     "DEFAULT_SUBAGENT_POLL_YIELD_MS",
     "DEFAULT_SUBAGENT_YIELD_MS",
     "MAX_BACKGROUND_SUBAGENTS",
-    "SUBAGENT_THINKING_LEVELS",
     "ManagedSubagentSession",
     "SubagentExit",
     "SubagentSessionManager",

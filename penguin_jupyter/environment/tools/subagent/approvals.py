@@ -1,5 +1,5 @@
 """ApprovalQueue: how a managed child session's tool approvals reach the parent's human
-(docs/subagents.md "Rounds" "Approval queue").
+(docs/subagents.md "Rounds": the approval queue).
 
 The child's approve callback only queues a request. Requests are handed out one at a time to a
 sink: the window sink of an active run_subagent / input_subagent call (precedence), else the

@@ -20,4 +20,3 @@ TEXT_DROP_LABEL = "earlier subagent output"
 # Registered sessions unused this long are released at the next registry access.
 IDLE_REAP_S = 10 * 24 * 3600
 SUBAGENT_ID_PREFIX = "subagent"
-SUBAGENT_THINKING_LEVELS = ("low", "medium", "high", "xhigh", "max")

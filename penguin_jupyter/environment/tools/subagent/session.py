@@ -1,5 +1,5 @@
 """ManagedSubagentSession: one spawned child session driven round by round
-(docs/subagents.md "The child stream" to docs/subagents.md "Rounds" "the round pump").
+(docs/subagents.md "The child stream" to docs/subagents.md "Rounds": the round pump).
 
 Owns the pump (one `handle.run` per round as an asyncio task), the buffered origin-tagged
 child messages (4096, oldest dropped) or, for background launches, the live message tap; the
@@ -10,7 +10,7 @@ unread direct-child text; the round's exit; the approval queue; the per-round se
 from __future__ import annotations
 
 import asyncio
-import sys
+import logging
 import time
 from collections import deque
 from collections.abc import Callable
@@ -24,6 +24,8 @@ from .approvals import ApprovalQueue
 from .limits import MESSAGE_BUFFER_CAP, TEXT_BUFFER_CAP, TEXT_DROP_LABEL
 from .text_buffer import CappedText
 from .wake import WakeSignal
+
+log = logging.getLogger(__name__)
 
 MessageTap = Callable[[OmniMessage], None]
 
@@ -192,7 +194,7 @@ class ManagedSubagentSession:
             try:
                 self._tap(message)
             except Exception as exc:
-                print(f"[penguin] subagent message listener failed: {exc}", file=sys.stderr)
+                log.warning("[penguin] subagent message listener failed: %s", exc)
         else:
             self._messages.append(message)
 
@@ -202,4 +204,4 @@ class ManagedSubagentSession:
             try:
                 watcher()
             except Exception as exc:
-                print(f"[penguin] subagent completion report failed: {exc}", file=sys.stderr)
+                log.warning("[penguin] subagent completion report failed: %s", exc)

@@ -11,8 +11,8 @@ background child messages (buffered until a listener attaches, dropped after dis
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
-import sys
 import threading
 import time
 from collections import OrderedDict, deque
@@ -23,6 +23,8 @@ from ....omni import OmniMessage
 from ...notices import BackgroundEvent, NoticeHub, report_label, report_output
 from .limits import IDLE_REAP_S, MAX_BACKGROUND_SUBAGENTS, MESSAGE_BUFFER_CAP, SUBAGENT_ID_PREFIX
 from .session import ManagedSubagentSession
+
+log = logging.getLogger(__name__)
 
 MessageListener = Callable[[OmniMessage], None]
 NOTICES_EXTRA_KEY = "notices"  # where the Environment puts its NoticeHub in services.extra
@@ -183,7 +185,7 @@ class SubagentSessionManager:
         try:
             listener(message)
         except Exception as exc:
-            print(f"[penguin] background subagent message listener failed: {exc}", file=sys.stderr)
+            log.warning("[penguin] background subagent message listener failed: %s", exc)
 
 
 def ensure_subagent_sessions(services: EnvironmentServices | None) -> SubagentSessionManager | None:

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import threading
 
-from ....interfaces import AbortSignal
+from ....interfaces import AbortSignal, unless_aborted
 
 
 def resolve_soon(future: asyncio.Future, value: object) -> None:
@@ -49,13 +49,8 @@ class WakeSignal:
         waiter = asyncio.get_running_loop().create_future()
         with self._lock:
             self._waiters.add(waiter)
-        watchers: list[asyncio.Future] = [waiter]
-        if signal is not None:
-            watchers.append(asyncio.ensure_future(signal.wait()))
         try:
-            await asyncio.wait(watchers, timeout=max(timeout_s, 0), return_when=asyncio.FIRST_COMPLETED)
+            await unless_aborted(waiter, signal, timeout_s=max(timeout_s, 0))
         finally:
             with self._lock:
                 self._waiters.discard(waiter)
-            for watcher in watchers:
-                watcher.cancel()
