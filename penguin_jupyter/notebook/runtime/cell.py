@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ...interfaces import AbortSignal
 from ...omni import OmniMessage, SessionMetaPayload, TokenUsagePayload, user_text
 from ..live.cell_view import CellView
-from ..transcript.transcript_bundle import make_bundle, redact, transcript_mimebundle
+from ..transcript.transcript_bundle import redact, static_transcript
 from .approval import CELL_ENDED_NOTE, ApprovalRow, CellAsker, approval_channel
 from .approval_router import CellApproval
 from .background_feed import BackgroundFeed
@@ -244,14 +244,13 @@ class Cell:
     def _show_transcript(self, status: str) -> None:
         from IPython.display import display
 
-        bundle = make_bundle(
+        mimebundle = static_transcript(
             self.record.messages,
             session_info=self.info,
             status=status,
             usage=self.record.usage,
             secrets=self.secrets,
         )
-        mimebundle = transcript_mimebundle(bundle, secrets=self.secrets)
         self.final = (status, mimebundle)
         if self._display is None:
             display(mimebundle, raw=True)
