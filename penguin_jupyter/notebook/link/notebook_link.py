@@ -52,6 +52,7 @@ class NotebookLink:
         self.running.attach(shell)
         self.task = TaskCells()
         self.sources: dict[str, str] = {}
+        self.approved_sources: dict[str, str] = {}  # tool call id → the source its edit_cell card showed
         self.insert_lock = asyncio.Lock()
         self.completed: dict[str, tuple[str, dict[str, Any]]] = {}  # cell id → (source hash, bundle)
         self._metadata_session: str | None = None
