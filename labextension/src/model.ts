@@ -201,8 +201,11 @@ function stringArg(args: Json, key: string): string | null {
   return typeof value === 'string' ? value : null;
 }
 
+// Python's str.split() whitespace (JS's \s differs: it has U+FEFF, lacks U+001C–U+001F and U+0085).
+const PY_WHITESPACE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/;
+
 function shorten(text: string, limit = DETAIL_LIMIT): string {
-  text = text.includes('\n') ? text.split('\n', 1)[0] + ' …' : text.split(/\s+/).filter(Boolean).join(' ');
+  text = text.includes('\n') ? text.split('\n', 1)[0] + ' …' : text.split(PY_WHITESPACE).filter(Boolean).join(' ');
   return [...text].length <= limit ? text : [...text].slice(0, limit - 1).join('') + '…';
 }
 
