@@ -97,11 +97,13 @@ class KernelHarness:
         on_message: Callable[[dict[str, Any], ExecResult], None] | None = None,
         allow_stdin: bool = True,
         on_input: Callable[[str], str] | None = None,
+        cell_id: str | None = None,
     ) -> ExecResult:
-        """Run `code`; `on_message(msg, result)` sees each iopub message while the cell runs."""
+        """Run `code`; `on_message(msg, result)` sees each iopub message while the cell runs.
+        With `cell_id` the request carries it as JupyterLab does (`metadata.cellId`)."""
         result = ExecResult()
         start = time.monotonic()
-        msg_id = self.kc.execute(code, allow_stdin=allow_stdin)
+        msg_id = self._send_execute(code, allow_stdin, cell_id)
         idle = False
         while time.monotonic() - start < timeout and not (idle and result.reply is not None):
             if not idle:
@@ -134,6 +136,21 @@ class KernelHarness:
         if result.reply is None:
             raise TimeoutError(f"cell did not finish within {timeout}s: {code[:80]!r}")
         return result
+
+    def _send_execute(self, code: str, allow_stdin: bool, cell_id: str | None) -> str:
+        if cell_id is None:
+            return str(self.kc.execute(code, allow_stdin=allow_stdin))
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": allow_stdin,
+            "stop_on_error": True,
+        }
+        msg = self.kc.session.msg("execute_request", content, metadata={"cellId": cell_id})
+        self.kc.shell_channel.send(msg)
+        return str(msg["header"]["msg_id"])
 
     def close(self) -> None:
         try:

@@ -144,3 +144,30 @@ def test_ts_reads_older_bundles_like_python(node_model):
     }
     result = run_ts(node_model, {"messages": [], "bundle": old, "diffs": []})
     assert result["bundle"] == read_bundle(old)
+
+
+INVISIBLE = "x = 1  # \u202e } \u2066if admin\u2069 \u200b\u00ad\ufeff\x1b[2K\r\U000e0041"
+LONG_SOURCE = "\n".join(["## Summary", "", "fine", "", "![c](http://h.example/x?d=1)", *[f"l{n}" for n in range(6, 21)]])
+
+
+def test_ts_cards_show_the_whole_body_and_invisible_characters_like_python(node_model):
+    """Both renderers' cards carry the full command / code / cell source and make the same
+    characters visible (title, detail, body, arguments, edit_cell's diff from its output)."""
+    calls = [
+        tool_call("insert_cell", {"cell_type": "markdown", "source": LONG_SOURCE}, "c1"),
+        tool_call("run_python", {"code": INVISIBLE}, "c2"),
+        tool_call("exec_command", {"cmd": "echo \u202eevil\u202c\nrm -rf data", "workdir": "w\u200b"}, "c3"),
+        tool_call("edit_cell", {"cell_id": "v", "source": INVISIBLE}, "c4"),
+    ]
+    outputs = [tool_call_output(edit_cell_result("v", 2, "x = 1", INVISIBLE), "c4")]
+    bundle = make_bundle([*calls, *outputs], session_info={"session_id": "s"}, status="completed", usage=None)
+    result = run_ts(node_model, {"messages": bundle["messages"], "bundle": bundle, "diffs": []})
+    python = py_blocks(bundle["messages"])
+    assert result["blocks"] == python
+    insert, code, command, edit = python
+    assert insert["body"] == LONG_SOURCE
+    assert code["body"] == (
+        "x = 1  # ⟨U+202E⟩ } ⟨U+2066⟩if admin⟨U+2069⟩ ⟨U+200B⟩⟨U+00AD⟩⟨U+FEFF⟩⟨U+001B⟩[2K⟨U+000D⟩⟨U+E0041⟩"
+    )
+    assert command["command"] == "echo ⟨U+202E⟩evil⟨U+202C⟩\nrm -rf data" and command["workdir"] == "w⟨U+200B⟩"
+    assert "⟨U+202E⟩" in edit["diff"] and "\u202e" not in json.dumps(python, ensure_ascii=False)

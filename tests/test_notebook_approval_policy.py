@@ -33,7 +33,7 @@ class Surface:
         self.asked: list[tuple[str, ApprovalRow | None, bool, str]] = []
         self.notes: list[str] = []
 
-    def show_approval(self, call: OmniMessage, row: ApprovalRow | None, *, background: bool = False) -> None:
+    def show_approval(self, call: OmniMessage, row: ApprovalRow | None, *, background: bool = False, preview=None) -> None:
         self.asked.append((call.payload.name, row, background, WHERE.get()))
 
     def show_note(self, text: str) -> None:

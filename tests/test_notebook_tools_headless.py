@@ -112,10 +112,10 @@ def test_completed_transcript_needs_the_same_cell_the_same_source_and_a_complete
     path = tmp_path / "n.ipynb"
     nbformat.write(nb, str(path))
     saved = SavedNotebookCache().index(str(path))
-    assert saved.completed_outputs("p1", "%%penguin --approve ask\nGo\n") is not None  # spacing ignored
-    assert saved.completed_outputs("p1", "%%penguin --approve ask\nGo now") is None  # edited
-    assert saved.completed_outputs("p2", "%%penguin\nAgain") is None  # not completed
-    assert saved.completed_outputs(None, "%%penguin --approve ask\nGo") is None  # no cell id
+    assert saved.completed_bundle("p1", "%%penguin --approve ask\nGo\n") is not None  # spacing ignored
+    assert saved.completed_bundle("p1", "%%penguin --approve ask\nGo now") is None  # edited
+    assert saved.completed_bundle("p2", "%%penguin\nAgain") is None  # not completed
+    assert saved.completed_bundle(None, "%%penguin --approve ask\nGo") is None  # no cell id
     assert normalize_cell_source("  %%penguin   --new\nbody\n\n") == "%%penguin --new\nbody"
     assert locate_notebook(str(tmp_path), "%%penguin\nAgain") == str(path)
     assert locate_notebook(str(tmp_path), "%%penguin\nnowhere") is None

@@ -62,16 +62,16 @@ def link(tmp_path, monkeypatch):
     set_cell_source_lookup(None)
 
 
-def test_completed_outputs_need_the_same_cell_the_same_source_and_a_completed_task(tmp_path):
+def test_completed_bundle_needs_the_same_cell_the_same_source_and_a_completed_task(tmp_path):
     path = tmp_path / "n.ipynb"
     _notebook(path)
     index = SavedNotebookCache().index(str(path))
-    outputs = index.completed_outputs("p1", "%%penguin  --approve ask\nGo\n")  # spacing ignored
-    assert outputs is not None and outputs[0]["data"][MIME] == {"status": "completed"}
-    assert index.completed_outputs("p1", "%%penguin --approve ask\nGo now") is None  # edited
-    assert index.completed_outputs("p2", "%%penguin\nAgain") is None  # no completed Task
-    assert index.completed_outputs("c0", "x = 1") is None
-    assert index.completed_outputs(None, SOURCE) is None  # no cell id (nbconvert)
+    bundle = index.completed_bundle("p1", "%%penguin  --approve ask\nGo\n")  # spacing ignored
+    assert bundle == {"status": "completed"}
+    assert index.completed_bundle("p1", "%%penguin --approve ask\nGo now") is None  # edited
+    assert index.completed_bundle("p2", "%%penguin\nAgain") is None  # no completed Task
+    assert index.completed_bundle("c0", "x = 1") is None
+    assert index.completed_bundle(None, SOURCE) is None  # no cell id (nbconvert)
     assert index.metadata == {"session_id": "s-1"}
     assert set(index.completed) == {"p1"}  # only what the check needs is kept
 
@@ -79,14 +79,14 @@ def test_completed_outputs_need_the_same_cell_the_same_source_and_a_completed_ta
 def test_a_failed_task_is_not_reproduced(tmp_path):
     path = tmp_path / "n.ipynb"
     _notebook(path, status="failed")
-    assert SavedNotebookCache().index(str(path)).completed_outputs("p1", SOURCE) is None
+    assert SavedNotebookCache().index(str(path)).completed_bundle("p1", SOURCE) is None
 
 
 def test_cell_starts_parse_an_unchanged_file_once(link, tmp_path):
     _notebook(tmp_path / "n.ipynb")
     for cell_id in ("p1", "p2", "c0", "p1"):
         link.shell.kernel.cell_id = cell_id
-        found = link.saved_completed_outputs(SOURCE)
+        found = link.saved_completed_bundle(SOURCE)
         assert (found is not None) == (cell_id == "p1")
     assert link.remembered_session() == "s-1"
     assert link.saved_notebooks.parses == 1
@@ -95,11 +95,11 @@ def test_cell_starts_parse_an_unchanged_file_once(link, tmp_path):
 def test_a_rewritten_file_is_parsed_again(link, tmp_path):
     path = tmp_path / "n.ipynb"
     _notebook(path)
-    assert link.saved_completed_outputs(SOURCE) is not None
+    assert link.saved_completed_bundle(SOURCE) is not None
     _notebook(path, source=SOURCE + " now", session="s-2")
     stat = path.stat()
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # a later save
-    assert link.saved_completed_outputs(SOURCE) is None  # the saved cell was edited
+    assert link.saved_completed_bundle(SOURCE) is None  # the saved cell was edited
     assert link.remembered_session() == "s-2"
     assert link.saved_notebooks.parses == 2
 
@@ -109,7 +109,7 @@ def test_a_rewrite_within_the_same_mtime_tick_but_of_another_size_is_parsed_agai
     cache = SavedNotebookCache()
     _notebook(path, status="failed")
     before = path.stat()
-    assert cache.index(str(path)).completed_outputs("p1", SOURCE) is None
+    assert cache.index(str(path)).completed_bundle("p1", SOURCE) is None
     with open(path, "r+", encoding="utf-8") as handle:  # in place: same inode
         text = handle.read().replace('"failed"', '"completed"')
         handle.seek(0)
@@ -119,7 +119,7 @@ def test_a_rewrite_within_the_same_mtime_tick_but_of_another_size_is_parsed_agai
     after = path.stat()
     assert (after.st_mtime_ns, after.st_ino) == (before.st_mtime_ns, before.st_ino)
     assert after.st_size != before.st_size
-    assert cache.index(str(path)).completed_outputs("p1", SOURCE) is not None
+    assert cache.index(str(path)).completed_bundle("p1", SOURCE) is not None
     assert cache.parses == 2
 
 
@@ -170,23 +170,23 @@ def test_a_corrupt_file_is_a_silent_miss_once_per_version(link, tmp_path):
     with pytest.raises(NotebookFileError) as error:
         link.saved_notebooks.index(str(path))
     assert "\n" not in str(error.value) and "cannot read the notebook file" in str(error.value)
-    assert link.saved_completed_outputs(SOURCE) is None  # the cell asks the model, no traceback
+    assert link.saved_completed_bundle(SOURCE) is None  # the cell asks the model, no traceback
     assert link.remembered_session() is None
     assert link.saved_notebooks.parses == 1  # the same corrupt file is not read again
     _notebook(path)  # fixed (another size)
-    assert link.saved_completed_outputs(SOURCE) is not None
+    assert link.saved_completed_bundle(SOURCE) is not None
     assert link.saved_notebooks.parses == 2
 
 
 def test_not_a_notebook_and_not_saved_yet_are_misses(link, tmp_path):
     path = tmp_path / "n.ipynb"
-    assert link.saved_completed_outputs(SOURCE) is None  # not saved yet
+    assert link.saved_completed_bundle(SOURCE) is None  # not saved yet
     path.write_text('{"metadata": {}}', encoding="utf-8")
     with pytest.raises(NotebookFileError, match="is not a notebook"):
         link.saved_notebooks.index(str(path))
-    assert link.saved_completed_outputs(SOURCE) is None
+    assert link.saved_completed_bundle(SOURCE) is None
     path.write_bytes(b"\xff\xfe\x00garbage")
-    assert link.saved_completed_outputs(SOURCE) is None
+    assert link.saved_completed_bundle(SOURCE) is None
 
 
 def test_a_file_over_the_limit_is_not_read(link, tmp_path):
@@ -195,5 +195,5 @@ def test_a_file_over_the_limit_is_not_read(link, tmp_path):
         handle.truncate(MAX_NOTEBOOK_BYTES + 1)
     with pytest.raises(NotebookFileError, match="larger than 64 MB"):
         link.saved_notebooks.index(str(path))
-    assert link.saved_completed_outputs(SOURCE) is None
+    assert link.saved_completed_bundle(SOURCE) is None
     assert link.saved_notebooks.parses == 0

@@ -52,7 +52,7 @@ class _Surface:
         self.notes: list[str] = []
         self.shown: list[object] = []
 
-    def show_approval(self, call, row, *, background: bool = False) -> None:
+    def show_approval(self, call, row, *, background: bool = False, preview=None) -> None:
         self.shown.append(call)
 
     def show_note(self, text: str) -> None:

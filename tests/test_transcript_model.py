@@ -212,3 +212,20 @@ def test_diff_preview_edit_and_write():
     assert diff_preview("exec_command", {"cmd": "ls"}) is None
     assert diff_preview("edit_file", "not json") is None
     assert diff_preview("edit_file", {"file_path": "x"}) is None
+
+
+def test_static_html_cards_show_the_whole_cell_source_folded_after_12_lines_and_visible_controls():
+    from penguin_jupyter.notebook.transcript.transcript_bundle import make_bundle, read_bundle
+    from penguin_jupyter.notebook.transcript.transcript_html import render_html
+    from penguin_jupyter.omni import tool_call as make_call
+
+    source = "\n".join(["## Summary of results", "", "fine", "", "![c](http://h.example/x?d=1)"] + [f"l{n}" for n in range(6, 21)])
+    calls = [
+        make_call("insert_cell", {"cell_type": "markdown", "source": source}, "c1"),
+        make_call("run_python", {"code": "ok = 1  # \u202e }"}, "c2"),
+    ]
+    markup = render_html(read_bundle(make_bundle(calls, session_info=None, status="completed")))
+    head, _, rest = markup.partition("<summary>… 8 more lines</summary>")
+    assert "![c](http://h.example/x?d=1)" in head  # line 5, visible without a click
+    assert "l20" in rest and "l20" not in head
+    assert "ok = 1  # ⟨U+202E⟩ }" in markup and "\u202e" not in markup

@@ -1,6 +1,7 @@
 /**
- * The operations of the notebook bridge (bridge.ts owns the comm): read the cells, insert, edit
- * and delete a cell, run a cell as a notebook cell on a kernel subshell, and keep the session id
+ * The operations of the notebook bridge (bridge.ts owns the comm): read the cells, read one
+ * cell's source (what an approval card shows), insert, edit (only onto the source the card showed,
+ * when the request names it) and delete a cell, run a cell as a notebook cell on a kernel subshell, and keep the session id
  * in the notebook's metadata.
  *
  * A cell is run on its own kernel subshell so it executes while the `%%penguin` cell that asked
@@ -106,9 +107,20 @@ function insertCell(panel: NotebookPanel, request: BridgeRequest): unknown {
   return { id: shared.id, index };
 }
 
+function cellSource(panel: NotebookPanel, request: BridgeRequest): unknown {
+  const { cell, index } = findCell(panel, request.cell_id);
+  return { id: cell.model.id, index, cell_type: cell.model.type, source: cell.model.sharedModel.getSource() };
+}
+
 function editCell(panel: NotebookPanel, request: BridgeRequest): unknown {
   const { cell, index } = findCell(panel, request.cell_id);
   const old = cell.model.sharedModel.getSource();
+  // The approval card showed the diff against `expected_source`: apply the edit only onto that.
+  if (typeof request.expected_source === 'string' && old !== request.expected_source) {
+    throw new Error(
+      `cell ${cell.model.id} changed since the approval card showed it; the edit was not applied (read the cell again)`
+    );
+  }
   cell.model.sharedModel.setSource(String(request.source ?? ''));
   return { id: cell.model.id, index, old_source: old };
 }
@@ -177,6 +189,8 @@ export async function runOperation(
   switch (request.op) {
     case 'read':
       return readCells(panel, request);
+    case 'source':
+      return cellSource(panel, request);
     case 'insert':
       return insertCell(panel, request);
     case 'edit':

@@ -2,7 +2,8 @@
  * Transcript model: wire messages -> display blocks.
  *
  * A faithful TypeScript re-implementation of penguin_jupyter/notebook/transcript/transcript_model.py
- * (build_blocks, tool_card_summary, diff_preview, split_edit_cell_output) and of the tolerant bundle reader
+ * (build_blocks, tool_card_summary, call_body, diff_preview, split_edit_cell_output), of
+ * visible_text.visible_controls (a card shows invisible characters as ⟨U+XXXX⟩) and of the tolerant bundle reader
  * (transcript_bundle.read_bundle). Same block order, same grouping: tool outputs and approval
  * decisions join their call by tool_call_id within one origin; origin-tagged messages go into
  * nested subagent groups placed where the subagent first appeared. Keep the two in step.
@@ -15,6 +16,28 @@ export const STOP_REASONS = ['completed', 'failed', 'aborted', 'timeout', 'malfo
 const MAX_TURNS_NOTICE = /^\[reached max turns \((-?\d+)\); stopping\]$/;
 const DETAIL_LIMIT = 200;
 const SILENT_EVENTS = new Set(['request_begin', 'token_usage', 'tool_list_ready', 'subagent', 'goal_finished']);
+// The argument whose whole text says what a call does: a card shows it in full.
+const FULL_TEXT_ARGUMENTS: { [name: string]: string } = {
+  exec_command: 'cmd',
+  input_command: 'chars',
+  run_python: 'code',
+  insert_cell: 'source',
+  propose_cell: 'code',
+  run_subagent: 'prompt',
+  input_subagent: 'prompt'
+};
+// Control (but newline and tab), format (zero-width, bidi, BOM, tags) and separator characters.
+const HIDDEN_CHARACTER = /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+
+/** `text` with each invisible or reordering character written as ⟨U+XXXX⟩. */
+export function visibleControls(text: string): string {
+  return text.replace(HIDDEN_CHARACTER, char =>
+    `⟨U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}⟩`);
+}
+
+function visibleOrNull(text: string | null): string | null {
+  return text === null ? null : visibleControls(text);
+}
 
 export interface TokenCounts {
   cache_read: number;
@@ -62,6 +85,7 @@ export interface ToolCard {
   description: string | null;
   command: string | null;
   workdir: string | null;
+  body: string | null; // the whole text of the call's FULL_TEXT_ARGUMENTS argument
   diff: string | null;
   decision: string | null;
   output: string | null;
@@ -177,8 +201,11 @@ function stringArg(args: Json, key: string): string | null {
   return typeof value === 'string' ? value : null;
 }
 
+// Python's str.split() whitespace (JS's \s differs: it has U+FEFF, lacks U+001C–U+001F and U+0085).
+const PY_WHITESPACE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/;
+
 function shorten(text: string, limit = DETAIL_LIMIT): string {
-  text = text.includes('\n') ? text.split('\n', 1)[0] + ' …' : text.split(/\s+/).filter(Boolean).join(' ');
+  text = text.includes('\n') ? text.split('\n', 1)[0] + ' …' : text.split(PY_WHITESPACE).filter(Boolean).join(' ');
   return [...text].length <= limit ? text : [...text].slice(0, limit - 1).join('') + '…';
 }
 
@@ -395,7 +422,8 @@ function takeEditCellDiff(card: ToolCard): void {
   }
   const parts = splitEditCellOutput(card.output);
   if (parts !== null) {
-    [card.output, card.diff] = parts;
+    card.output = parts[0];
+    card.diff = visibleControls(parts[1]);
   }
 }
 
@@ -432,6 +460,7 @@ class Scope {
       description: null,
       command: null,
       workdir: null,
+      body: null,
       diff: null,
       decision: null,
       output: null,
@@ -466,16 +495,20 @@ function fillCall(card: ToolCard, payload: Json): void {
   const args = typeof payload.arguments === 'string' ? payload.arguments : compactJson(payload.arguments ?? '');
   card.has_call = true;
   card.name = name;
-  card.arguments = args;
+  card.arguments = visibleControls(args);
   card.call_stop_reason = String(payload.stop_reason || 'completed');
-  [card.title, card.detail] = toolCardSummary(payload);
-  card.description = toolDescription(args);
-  card.diff = diffPreview(name, args); // null for edit_cell: its diff comes from its output
+  const [title, detail] = toolCardSummary(payload);
+  card.title = visibleControls(title);
+  card.detail = visibleControls(detail);
+  card.description = visibleOrNull(toolDescription(args));
+  const parsed = parseArguments(args);
+  const key = FULL_TEXT_ARGUMENTS[name];
+  card.body = key ? visibleOrNull(stringArg(parsed, key)) : null;
+  card.diff = visibleOrNull(diffPreview(name, args)); // null for edit_cell: its diff comes from its output
   takeEditCellDiff(card);
   if (name === 'exec_command') {
-    const parsed = parseArguments(args);
-    card.command = stringArg(parsed, 'cmd');
-    card.workdir = stringArg(parsed, 'workdir');
+    card.command = card.body;
+    card.workdir = visibleOrNull(stringArg(parsed, 'workdir'));
   }
 }
 

@@ -42,18 +42,18 @@ function details(summary: string, className: string, open: boolean, ...children:
   return node;
 }
 
-function collapsiblePre(text: string): HTMLElement {
+function collapsiblePre(text: string, className = 'pg-output'): HTMLElement {
   const lines = text.split('\n');
   if (lines.length <= OUTPUT_HEAD_LINES) {
-    return el('pre', 'pg-output', text);
+    return el('pre', className, text);
   }
   const more = lines.length - OUTPUT_HEAD_LINES;
   return el(
     'div',
     'pg-output-long',
-    el('pre', 'pg-output', lines.slice(0, OUTPUT_HEAD_LINES).join('\n')),
+    el('pre', className, lines.slice(0, OUTPUT_HEAD_LINES).join('\n')),
     details(`… ${more} more line${more !== 1 ? 's' : ''}`, 'pg-output-more', false,
-      el('pre', 'pg-output', lines.slice(OUTPUT_HEAD_LINES).join('\n')))
+      el('pre', className, lines.slice(OUTPUT_HEAD_LINES).join('\n')))
   );
 }
 
@@ -217,12 +217,14 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
       el('span', 'pg-tool-title', title),
       card.description && el('span', 'pg-tool-description', ` — ${card.description}`)));
     if (card.name === 'exec_command' && card.command !== null) {
-      node.appendChild(el('pre', 'pg-command', `$ ${card.command}`));
+      node.appendChild(collapsiblePre(`$ ${card.command}`, 'pg-command'));
       if (card.workdir) {
         node.appendChild(el('div', 'pg-meta', `in ${card.workdir}`));
       }
     } else if (card.diff) {
       node.appendChild(diffPre(card.diff));
+    } else if (card.body !== null) {
+      node.appendChild(collapsiblePre(card.body, 'pg-body'));
     } else if (card.detail) {
       node.appendChild(el('div', 'pg-meta', card.detail));
     }

@@ -2,8 +2,12 @@
 
 Owns the tool definitions (names and arguments are a contract) and what each call does through
 the kernel's NotebookLink: the live notebook through the frontend bridge when it is connected,
-otherwise (`read_notebook` only) the saved .ipynb, marked as possibly stale. Approval, timeouts
-and truncation are the Environment's; the bridge protocol is frontend_bridge.py's. See
+otherwise (`read_notebook` only) the saved .ipynb, marked as possibly stale. Also owns
+`cell_preview`, what an approval card shows of the cell edit_cell / delete_cell / run_cell names
+(its source as the frontend holds it at approval time, else the saved file's, saying so); the
+source an edit_cell card showed is the edit's precondition — the frontend applies the edit only
+if the cell still holds it, otherwise the call is refused in one line. Approval, timeouts and
+truncation are the Environment's; the bridge protocol is frontend_bridge.py's. See
 docs/notebook-tools.md.
 """
 
@@ -18,9 +22,10 @@ from pydantic import BeforeValidator, Field
 from ...environment.tool_arguments import AnyText, CallDescription, NonBlankText, OnBad, Unusable
 from ...environment.tool_declaration import ArgumentsT, DeclaredTool, ToolArguments, ToolDeclaration
 from ...environment.types import ToolExecutionContext, ToolResult
-from ...omni import OmniMessage, StopReason, partial_tool_call_output
+from ...omni import OmniMessage, StopReason, ToolCallPayload, partial_tool_call_output
 from ..link.frontend_bridge import BridgeError
-from ..transcript.transcript_model import edit_cell_result
+from ..transcript.cell_sources import CellPreview
+from ..transcript.transcript_model import edit_cell_result, parse_arguments
 from .cell_outputs import cells_text, error_text
 from .notebook_file import NotebookFileError, read_saved_cells
 
@@ -28,6 +33,8 @@ if TYPE_CHECKING:
     from ..link.notebook_link import NotebookLink
 
 RUN_GRACE_S = 2.0
+PREVIEW_TIMEOUT_S = 5.0
+PREVIEW_TOOLS = frozenset({"edit_cell", "delete_cell", "run_cell"})
 _DESCRIBE = Field(
     description="One short sentence, in the user's language, saying why; shown to the user while the call runs."
 )
@@ -220,7 +227,11 @@ class EditCellTool(_NotebookTool[EditCellArguments]):
 
     async def _run(self, arguments: EditCellArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         cell_id, source = self._target_cell(arguments.cell_id, "edited"), arguments.source
-        result = await self._request("edit", ctx, cell_id=cell_id, source=source)
+        request: dict[str, Any] = {"cell_id": cell_id, "source": source}
+        shown = self.link.approved_sources.pop(ctx.tool_call_id, None)
+        if shown is not None:  # the card showed the diff against this: apply only onto it
+            request["expected_source"] = shown
+        result = await self._request("edit", ctx, **request)
         old = str(result.get("old_source", ""))
         self.link.sources[cell_id] = source
         text = edit_cell_result(cell_id, result.get("index"), old, source)
@@ -232,7 +243,8 @@ class RunCellTool(_NotebookTool[RunCellArguments]):
 
     async def _run(self, arguments: RunCellArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         cell_id = self._target_cell(arguments.cell_id, "run")
-        if self.link.sources.get(cell_id, "").lstrip().startswith("%%penguin"):
+        current = await _live_source(self.link, cell_id)
+        if (current if current is not None else self.link.sources.get(cell_id, "")).lstrip().startswith("%%penguin"):
             raise _Refused(f"run_cell refused: cell {cell_id} is a %%penguin cell; ask the user to run it.")
         try:
             result = await self._request("run", ctx, cell_id=cell_id)
@@ -277,9 +289,62 @@ class DeleteCellTool(_NotebookTool[DeleteCellArguments]):
         self.link.sources.pop(cell_id, None)
         if cell_id in self.link.task.inserted:
             self.link.task.inserted.remove(cell_id)
-        yield partial_tool_call_output(
-            "delta", f"Deleted cell {cell_id} (it was at index {result.get('index')}).", ctx.tool_call_id
-        )
+        text = f"Deleted cell {cell_id} (it was at index {result.get('index')})."
+        source = result.get("source")
+        if isinstance(source, str):  # the static card (and the model) see what went
+            text += " Its source was:\n" + source
+        yield partial_tool_call_output("delta", text, ctx.tool_call_id)
+
+
+async def _live_source(link: NotebookLink, cell_id: str) -> str | None:
+    """The cell's source as the frontend holds it now; None when it cannot say."""
+    if not link.live or link.bridge is None:
+        return None
+    try:
+        result = await link.bridge.request("source", cell_id=cell_id, timeout_s=PREVIEW_TIMEOUT_S)
+    except BridgeError:
+        return None
+    source = result.get("source") if isinstance(result, dict) else None
+    if isinstance(source, str):
+        link.sources[cell_id] = source
+        return source
+    return None
+
+
+def _saved_preview(link: NotebookLink, cell_id: str, why: str) -> CellPreview:
+    """The cell as the saved file holds it (no frontend could say), `why` in its note."""
+    path = link.file_path()
+    if not path:
+        return CellPreview(cell_id, None, live=False, note=f"{why}; the notebook's file is unknown")
+    try:
+        cells = read_saved_cells(path)
+    except NotebookFileError as exc:
+        return CellPreview(cell_id, None, live=False, note=f"{why}; {exc}")
+    for cell in cells:
+        if cell.get("id") == cell_id:
+            return CellPreview(cell_id, str(cell.get("source", "")), live=False, note=f"{why}; read from {path}")
+    return CellPreview(cell_id, None, live=False, note=f"{why}; the saved file {path} has no such cell")
+
+
+async def cell_preview(link: NotebookLink | None, tool_call: OmniMessage) -> CellPreview | None:
+    """The cell an edit_cell / delete_cell / run_cell approval card shows (None for other
+    calls). An edit_cell card's source is remembered (by tool call id) as the edit's
+    precondition."""
+    payload = tool_call.payload
+    if link is None or not isinstance(payload, ToolCallPayload) or payload.name not in PREVIEW_TOOLS:
+        return None
+    cell_id = (parse_arguments(payload.arguments) or {}).get("cell_id")
+    if not isinstance(cell_id, str) or not cell_id:
+        return None
+    source = await _live_source(link, cell_id)
+    if source is not None:
+        preview = CellPreview(cell_id, source, live=True)
+    else:
+        why = "the notebook frontend did not answer" if link.live else "no notebook frontend is connected"
+        preview = _saved_preview(link, cell_id, why)
+    if payload.name == "edit_cell" and preview.source is not None:
+        link.approved_sources[payload.tool_call_id] = preview.source
+    return preview
 
 
 def notebook_tools(link: NotebookLink | None) -> list[Any]:

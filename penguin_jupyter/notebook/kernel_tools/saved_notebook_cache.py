@@ -2,8 +2,10 @@
 
 Owns `SavedNotebookCache`: a small, bounded cache (two notebooks by default) keyed by the file's
 resolved path and its `stat` (mtime in ns, size, inode), holding a `SavedNotebookIndex` — for
-each cell that holds a completed Task, its normalised source and saved outputs, plus the
-notebook's `penguin` metadata — instead of the whole notebook. A file rewritten since (new
+each cell that holds a completed Task, its normalised source and the transcript bundle its
+outputs carry (never its other outputs: a replay shows nothing else), plus the notebook's
+`penguin` metadata — instead of the whole notebook. The bundle is as the file holds it: data,
+checked by transcript/replay_bundle.py before anything shows it. A file rewritten since (new
 mtime, new size even within the same mtime tick, or replaced by an atomic save) is parsed again;
 a file that cannot be read is remembered as such until it changes. Reading and the "unchanged
 cell" rules stay in notebook_file.py; deciding when to ask is notebook_link.py's. See
@@ -34,13 +36,14 @@ FileKey = tuple[str, int, int, int]  # resolved path, st_mtime_ns, st_size, st_i
 class SavedNotebookIndex:
     """One version of a saved notebook, reduced to what the cell-start checks read."""
 
-    # cell id → (normalised source, saved outputs), for the cells holding a completed Task
-    completed: dict[str, tuple[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    # cell id → (normalised source, its saved transcript bundle), for the cells holding a completed Task
+    completed: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)  # the notebook's `penguin` metadata
 
-    def completed_outputs(self, cell_id: str | None, source: str) -> list[dict[str, Any]] | None:
-        """The saved outputs of cell `cell_id` when they hold a completed Task and its saved source
-        equals `source` (see `normalize_cell_source`); None otherwise. Read-only: shared."""
+    def completed_bundle(self, cell_id: str | None, source: str) -> dict[str, Any] | None:
+        """The saved transcript bundle of cell `cell_id` when its outputs hold a completed Task
+        and its saved source equals `source` (see `normalize_cell_source`); None otherwise.
+        Read-only: shared."""
         entry = self.completed.get(cell_id) if cell_id else None
         if entry is None or entry[0] != normalize_cell_source(source):
             return None
@@ -52,7 +55,7 @@ def index_notebook(data: Any, path: str) -> SavedNotebookIndex:
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(cells, list):
         raise NotebookFileError(f"{path} is not a notebook (no cells)")
-    completed: dict[str, tuple[str, list[dict[str, Any]]]] = {}
+    completed: dict[str, tuple[str, dict[str, Any]]] = {}
     seen: set[str] = set()  # a duplicated id (invalid nbformat): its first cell decides
     for cell in cells:
         cell_id = cell.get("id") if isinstance(cell, dict) else None
@@ -60,17 +63,18 @@ def index_notebook(data: Any, path: str) -> SavedNotebookIndex:
             continue
         seen.add(cell_id)
         outputs = [o for o in cell.get("outputs") or [] if isinstance(o, dict)]
-        if any(_completed_bundle(output) for output in outputs):
-            completed[cell_id] = (normalize_cell_source(cell_text(cell.get("source"))), outputs)
+        bundles = [bundle for bundle in map(_completed_bundle, outputs) if bundle is not None]
+        if bundles:  # the last one, as a cell shows one transcript at its end
+            completed[cell_id] = (normalize_cell_source(cell_text(cell.get("source"))), bundles[-1])
     meta = data.get("metadata")
     penguin = meta.get("penguin") if isinstance(meta, dict) else None
     return SavedNotebookIndex(completed, penguin if isinstance(penguin, dict) else {})
 
 
-def _completed_bundle(output: dict[str, Any]) -> bool:
+def _completed_bundle(output: dict[str, Any]) -> dict[str, Any] | None:
     data = output.get("data")
     bundle = data.get(TRANSCRIPT_MIME) if isinstance(data, dict) else None
-    return isinstance(bundle, dict) and bundle.get("status") == "completed"
+    return bundle if isinstance(bundle, dict) and bundle.get("status") == "completed" else None
 
 
 class SavedNotebookCache:

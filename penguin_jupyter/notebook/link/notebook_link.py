@@ -50,8 +50,9 @@ class NotebookLink:
         self.running.attach(shell)
         self.task = TaskCells()
         self.sources: dict[str, str] = {}
+        self.approved_sources: dict[str, str] = {}  # tool call id → the source its edit_cell card showed
         self.insert_lock = asyncio.Lock()
-        self.completed: dict[str, tuple[str, list[dict[str, Any]]]] = {}  # cell id → (source hash, outputs)
+        self.completed: dict[str, tuple[str, dict[str, Any]]] = {}  # cell id → (source hash, bundle)
         self._metadata_session: str | None = None
         self.saved_notebooks: SavedNotebookCache = SAVED_NOTEBOOKS
         set_cell_source_lookup(self.known_source)
@@ -123,8 +124,9 @@ class NotebookLink:
             pass
 
     # --- Run All reproduces without the model -------------------------------------------
-    def saved_completed_outputs(self, cell_source: str) -> list[dict[str, Any]] | None:
-        """The completed transcript this cell already has, if its source is unchanged."""
+    def saved_completed_bundle(self, cell_source: str) -> dict[str, Any] | None:
+        """The completed transcript bundle this cell already has, if its source is unchanged (as
+        data: runtime/saved_transcript.py checks it before showing anything)."""
         cell_id = current_cell_id(self.shell)
         if not cell_id:
             return None
@@ -132,7 +134,7 @@ class NotebookLink:
         if remembered is not None and remembered[0] == source_hash(cell_source):
             return remembered[1]
         saved = self._saved_index()
-        return saved.completed_outputs(cell_id, cell_source) if saved is not None else None
+        return saved.completed_bundle(cell_id, cell_source) if saved is not None else None
 
     def _saved_index(self) -> SavedNotebookIndex | None:
         """The saved notebook as the cell-start checks see it (parsed again only when the file
@@ -145,11 +147,10 @@ class NotebookLink:
         except NotebookFileError:
             return None
 
-    def remember_completed(self, cell_source: str, mimebundle: dict[str, Any]) -> None:
+    def remember_completed(self, cell_source: str, bundle: dict[str, Any]) -> None:
         cell_id = current_cell_id(self.shell)
         if cell_id:
-            output = {"output_type": "display_data", "data": mimebundle, "metadata": {}}
-            self.completed[cell_id] = (source_hash(cell_source), [output])
+            self.completed[cell_id] = (source_hash(cell_source), bundle)
 
 
 def source_hash(source: str) -> str:

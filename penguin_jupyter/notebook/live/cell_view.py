@@ -11,6 +11,7 @@ from typing import Protocol
 
 from ...omni import OmniMessage
 from ..runtime.approval import ApprovalRow
+from ..transcript.cell_sources import CellPreview
 
 
 class CellView(Protocol):
@@ -21,10 +22,16 @@ class CellView(Protocol):
         """A live message of a background subagent (always origin-tagged)."""
 
     def show_approval(
-        self, tool_call: OmniMessage, row: ApprovalRow | None, *, background: bool = False
+        self,
+        tool_call: OmniMessage,
+        row: ApprovalRow | None,
+        *,
+        background: bool = False,
+        preview: CellPreview | None = None,
     ) -> None:
         """The call waiting for a human, with its button row (None: asked elsewhere or not at all).
-        `background`: asked for an earlier cell's background subagent."""
+        `background`: asked for an earlier cell's background subagent. `preview`: the cell a
+        notebook tool's card shows (its current source)."""
 
     def show_note(self, text: str) -> None: ...
 

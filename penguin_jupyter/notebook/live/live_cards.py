@@ -1,7 +1,12 @@
-"""Live tool-call cards: header, diff preview, approval row, streamed output, final status.
+"""Live tool-call cards: header, what the call will do, approval row, streamed output, status.
 
-Owns one card's widgets. The header text and the diff come from `transcript_model`
-(`tool_card_summary`, `tool_description`, `diff_preview`) so live and static cards read alike.
+Owns one card's widgets. The header text, the body and the diff come from `transcript_model`
+(`tool_card_summary`, `tool_description`, `approval_body`) so live and static cards
+read alike. The body is the call's whole command / code / cell source / prompt (or, for
+delete_cell and run_cell, the cell's source; for edit_cell, the diff against the cell as the
+frontend holds it at approval time: a `CellPreview`), scrollable monospace, anything beyond
+`CARD_HEAD_LINES` folded behind a visible "N more lines" that expands; every string taken from
+the call is redacted, then shown with its invisible characters made visible (`visible_controls`).
 Output streams into line-batch widgets (never re-sending finished lines); a long output is
 collapsed at the end to head and tail lines with the full text one click away.
 """
@@ -14,14 +19,23 @@ from collections.abc import Callable
 import ipywidgets as widgets
 
 from ...omni import OmniMessage, ToolCallOutputPayload, ToolCallPayload
+from ..transcript.cell_sources import CellPreview
 from ..transcript.no_fetch_html import image_html
-from ..transcript.transcript_model import diff_preview, tool_card_summary, tool_description
+from ..transcript.transcript_model import (
+    CELL_SOURCE_TOOLS,
+    approval_body,
+    tool_card_summary,
+    tool_description,
+)
+from ..transcript.visible_text import visible_controls
 from .live_blocks import SplitTextBlock
 from .live_holdback import SecretHoldBack
-from .live_render import head_tail, muted_html, pre_html
+from .live_render import PRE_STYLE, head_tail, muted_html, pre_html
 from .live_shared import plain_hbox, plain_html, plain_vbox, shared_layout
 
 COLLAPSE_LINES = 40
+CARD_HEAD_LINES = 12
+BODY_STYLE = PRE_STYLE + ";max-height:24em;overflow:auto;padding:4px;background:var(--jp-layout-color2,#f6f8fa)"
 STATUS_COLORS = {"completed": "#2e7d32", "failed": "#c62828", "aborted": "#b26a00", "timeout": "#b26a00"}
 DECISION_TEXT = {"allow": "approved", "deny": "denied", "forbidden": "forbidden by policy"}
 CARD_STYLE = {"border": "1px solid #d0d7de", "padding": "4px 8px", "margin": "4px 0"}
@@ -54,31 +68,37 @@ class ToolCardWidget:
         self.redact = redact
         self.title = plain_html(self._title_html(name or "tool", ""))
         self.detail = plain_html()
+        self.body_box = plain_vbox()
         self.approval_box = plain_hbox()
         self.output_box = widgets.VBox([], layout=shared_layout(max_height="24em", overflow="auto"))
         self.status = plain_html()
         self.output = SplitTextBlock(
             self.output_box, pre_html, boundary="\n", chunk_chars=4000, redact=redact, holdback=holdback
         )
-        children = [self.title, self.detail, self.approval_box, self.status]
+        children = [self.title, self.detail, self.body_box, self.approval_box, self.status]
         if quiet:
             self.output_accordion = widgets.Accordion(
                 children=[self.output_box], selected_index=None, layout=shared_layout()
             )
             self.output_accordion.set_title(0, "Output")
-            children.insert(3, self.output_accordion)
+            children.insert(4, self.output_accordion)
         else:
-            children.insert(3, self.output_box)
+            children.insert(4, self.output_box)
         self.widget = widgets.VBox(children, layout=shared_layout(**CARD_STYLE))
         self.images: list[str] = []
 
+    def _shown(self, text: str) -> str:
+        """Model-written text as a card shows it: redacted, invisible characters made visible."""
+        return visible_controls(self.redact(text))
+
     def _title_html(self, name: str, detail: str) -> str:
-        text = f"<b>{html.escape(name)}</b>"
+        text = f"<b>{html.escape(visible_controls(self.redact(name)))}</b>"
         if detail:
-            text += f' <code style="font-size:12px">{html.escape(self.redact(detail))}</code>'
+            text += f' <code style="font-size:12px">{html.escape(self._shown(detail))}</code>'
         return text
 
-    def set_call(self, tool_call: OmniMessage) -> None:
+    def set_call(self, tool_call: OmniMessage, preview: CellPreview | None = None) -> None:
+        """Show the call; `preview` is the cell a notebook tool's approval card shows."""
         payload = tool_call.payload
         if not isinstance(payload, ToolCallPayload):
             return
@@ -88,13 +108,34 @@ class ToolCardWidget:
         parts = []
         description = tool_description(payload.arguments)
         if description:
-            parts.append(muted_html(self.redact(description)))
-        diff = diff_preview(payload.name, payload.arguments)
-        if diff:
-            parts.append(pre_html(self.redact(diff)))
+            parts.append(muted_html(self._shown(description)))
+        body = approval_body(payload.name, payload.arguments, preview)
+        if preview is not None and payload.name in CELL_SOURCE_TOOLS | {"edit_cell"}:
+            parts.append(muted_html(self._shown(preview.label())))
         if payload.stop_reason != "completed":
             parts.append(muted_html(f"(call {payload.stop_reason}; not executed)"))
         self.detail.value = "".join(parts)
+        self._show_body(self._shown(body) if body else "")
+
+    def _show_body(self, text: str) -> None:
+        """`text` in a scrollable monospace block; lines beyond CARD_HEAD_LINES behind an
+        Accordion titled "N more lines" (collapsed, visible, one click expands it)."""
+        replaced = self.body_box.children
+        lines = text.split("\n") if text else []
+        children: list[widgets.Widget] = []
+        if lines:
+            children.append(plain_html(pre_html("\n".join(lines[:CARD_HEAD_LINES]), BODY_STYLE)))
+        rest = lines[CARD_HEAD_LINES:]
+        if rest:
+            more = widgets.Accordion(
+                children=[plain_html(pre_html("\n".join(rest), BODY_STYLE))],
+                selected_index=None,
+                layout=shared_layout(),
+            )
+            more.set_title(0, f"{len(rest)} more line{'s' if len(rest) != 1 else ''}")
+            children.append(more)
+        self.body_box.children = tuple(children)
+        close_widget_tree(list(replaced))
 
     def show_approval_row(self, row_widget: widgets.Widget | None, note: str = "") -> None:
         self.approval_box.children = (

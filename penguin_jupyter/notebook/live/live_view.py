@@ -34,6 +34,7 @@ from ...omni import (
     ToolCallPayload,
 )
 from ..runtime.approval import ApprovalRow
+from ..transcript.cell_sources import CellPreview
 from ..transcript.markdown_html import markdown_html
 from .live_blocks import SplitTextBlock
 from .live_cards import ToolCardWidget
@@ -334,7 +335,12 @@ class LiveView:
         self.scope.handle(msg, origin)
 
     def show_approval(
-        self, tool_call: OmniMessage, row: ApprovalRow | None, *, background: bool = False
+        self,
+        tool_call: OmniMessage,
+        row: ApprovalRow | None,
+        *,
+        background: bool = False,
+        preview: CellPreview | None = None,
     ) -> None:
         payload = tool_call.payload
         if not isinstance(payload, ToolCallPayload):
@@ -346,7 +352,7 @@ class LiveView:
                 scope.mark_background()
         scope._render_finished()
         card = scope.card(payload.tool_call_id, payload.name)
-        card.set_call(tool_call)
+        card.set_call(tool_call, preview)
         if row is not None:
             self.header.set_status(f"waiting for approval of {payload.name}")
             card.show_approval_row(row.widget)

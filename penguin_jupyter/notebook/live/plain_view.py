@@ -24,7 +24,9 @@ from ...omni import (
     ToolCallPayload,
 )
 from ..runtime.approval import ApprovalRow
-from ..transcript.transcript_model import session_label, tool_card_summary
+from ..transcript.cell_sources import CellPreview
+from ..transcript.transcript_model import approval_body, session_label, tool_card_summary
+from ..transcript.visible_text import visible_controls
 from .view_notices import interrupted_text, notice_for
 
 
@@ -127,13 +129,25 @@ class PlainView:
             return
         self.shown_calls.add(payload.tool_call_id)
         title, detail = tool_card_summary(msg)
-        self._line(f"{self._prefix(msg)}🔧 {title} {detail}".rstrip())
+        self._line(visible_controls(f"{self._prefix(msg)}🔧 {title} {self.redact(detail)}".rstrip()))
 
     def show_approval(
-        self, tool_call: OmniMessage, row: ApprovalRow | None, *, background: bool = False
+        self,
+        tool_call: OmniMessage,
+        row: ApprovalRow | None,
+        *,
+        background: bool = False,
+        preview: CellPreview | None = None,
     ) -> None:
-        if isinstance(tool_call.payload, ToolCallPayload):
-            self._show_call(tool_call, tool_call.payload)
+        payload = tool_call.payload
+        if not isinstance(payload, ToolCallPayload):
+            return
+        self._show_call(tool_call, payload)
+        if preview is not None:
+            self._line(f"    {visible_controls(self.redact(preview.label()))}")
+        body = approval_body(payload.name, payload.arguments, preview)
+        for line in visible_controls(self.redact(body)).split("\n") if body else []:
+            self._line(f"    │ {line}")
 
     def show_note(self, text: str) -> None:
         self._line(text)

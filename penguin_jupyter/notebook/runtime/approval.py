@@ -1,8 +1,9 @@
 """Asking a human in a notebook cell: the Approve / Deny / Always-allow buttons, or stdin.
 
 Owns `ApprovalRow` (the buttons and the Future a click resolves), `approval_channel` (buttons,
-stdin or none) and `CellAsker` (how one cell asks: its channel, its view, its interrupt signal
-and its ContextVar context). Which cell asks, and whether anybody is asked at all, is the
+stdin or none) and `CellAsker` (how one cell asks: its channel, its view, its interrupt signal,
+its ContextVar context, and the `preview` step that reads the cell a notebook tool names — its
+current source — before the card is shown). Which cell asks, and whether anybody is asked at all, is the
 router's decision (`approval_router.py`); where the row sits is the view's.
 
 Threading: a click may arrive on a kernel subshell thread, so it only schedules the decision
@@ -18,12 +19,14 @@ import contextvars
 import html
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Literal, Protocol
 
 from ...interfaces import AbortSignal, ApprovalDecision
 from ...omni import OmniMessage, ToolCallPayload
 from ..live.live_shared import plain_button, plain_hbox, plain_html
+from ..transcript.cell_sources import CellPreview
+from ..transcript.visible_text import visible_controls
 from .waits import wait_sliced
 
 Channel = Literal["buttons", "stdin", "none"]
@@ -81,7 +84,12 @@ class ApprovalSurface(Protocol):
     """What asking needs from a cell: show the call (and its row), show a note."""
 
     def show_approval(
-        self, tool_call: OmniMessage, row: ApprovalRow | None, *, background: bool = False
+        self,
+        tool_call: OmniMessage,
+        row: ApprovalRow | None,
+        *,
+        background: bool = False,
+        preview: CellPreview | None = None,
     ) -> None: ...
 
     def show_note(self, text: str) -> None: ...
@@ -112,9 +120,9 @@ def _arguments_preview(tool_call: OmniMessage) -> str:
     payload = tool_call.payload
     args = payload.arguments if isinstance(payload, ToolCallPayload) else ""
     try:
-        return json.dumps(json.loads(args), ensure_ascii=False)[:200]
+        return visible_controls(json.dumps(json.loads(args), ensure_ascii=False)[:200])
     except (TypeError, ValueError):
-        return args[:200]
+        return visible_controls(args[:200])
 
 
 class CellAsker:
@@ -129,8 +137,10 @@ class CellAsker:
         signal: AbortSignal | None = None,
         context: contextvars.Context | None = None,
         input_fn: Callable[[str], str] = input,
+        preview: Callable[[OmniMessage], Awaitable[CellPreview | None]] | None = None,
     ) -> None:
         self.channel = channel
+        self.preview = preview
         self.surface = surface
         self.signal = signal
         self.input_fn = input_fn
@@ -150,12 +160,13 @@ class CellAsker:
     ) -> ApprovalDecision:
         """Ask a human; `reason` (a credential file, a path outside the workspace…) is shown."""
         name = tool_name_of(tool_call)
+        preview = await self.preview(tool_call) if self.preview is not None else None
         if self.channel == "buttons":
-            choice = await self._ask_buttons(tool_call, name, background, reason)
+            choice = await self._ask_buttons(tool_call, name, background, reason, preview)
         elif self.channel == "stdin":
-            choice = self._ask_stdin(tool_call, name, background, reason)
+            choice = self._ask_stdin(tool_call, name, background, reason, preview)
         else:
-            self.surface.show_approval(tool_call, None, background=background)
+            self.surface.show_approval(tool_call, None, background=background, preview=preview)
             self.surface.show_note(NO_STDIN_NOTE)
             choice = "deny"
         if choice == "always":
@@ -175,11 +186,16 @@ class CellAsker:
         return await task
 
     async def _ask_buttons(
-        self, tool_call: OmniMessage, name: str, background: bool, reason: str | None = None
+        self,
+        tool_call: OmniMessage,
+        name: str,
+        background: bool,
+        reason: str | None = None,
+        preview: CellPreview | None = None,
     ) -> Choice:
         row = ApprovalRow(asyncio.get_running_loop(), name, reason)
         self.open_rows.append(row)
-        self.surface.show_approval(tool_call, row, background=background)
+        self.surface.show_approval(tool_call, row, background=background, preview=preview)
         try:
             answered = await wait_sliced(row.future, self.signal)
         finally:
@@ -190,12 +206,17 @@ class CellAsker:
         return row.future.result()
 
     def _ask_stdin(
-        self, tool_call: OmniMessage, name: str, background: bool, reason: str | None = None
+        self,
+        tool_call: OmniMessage,
+        name: str,
+        background: bool,
+        reason: str | None = None,
+        preview: CellPreview | None = None,
     ) -> Choice:
         if not self._stdin_noted:
             self.surface.show_note(STDIN_NOTE)
             self._stdin_noted = True
-        self.surface.show_approval(tool_call, None, background=background)
+        self.surface.show_approval(tool_call, None, background=background, preview=preview)
         try:
             answer = self.input_fn(
                 f"Approve {name} {_arguments_preview(tool_call)}{f' ({reason})' if reason else ''}? "

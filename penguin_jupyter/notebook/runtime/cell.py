@@ -19,8 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from ...interfaces import AbortSignal
 from ...omni import OmniMessage, SessionMetaPayload, TokenUsagePayload, user_text
+from ..kernel_tools.notebook_cells import cell_preview
+from ..link.notebook_link import link_of
 from ..live.cell_view import CellView
-from ..transcript.transcript_bundle import make_bundle, redact, transcript_mimebundle
+from ..transcript.cell_sources import CellPreview
+from ..transcript.transcript_bundle import redact, static_transcript
 from .approval import CELL_ENDED_NOTE, ApprovalRow, CellAsker, approval_channel
 from .approval_router import CellApproval
 from .background_feed import BackgroundFeed
@@ -76,11 +79,13 @@ class Cell:
         # ipykernel reads an output's parent (its cell) from a ContextVar: this cell's context,
         # captured once, is where background messages and lent approval rows render.
         self.context = contextvars.copy_context()
+        link = link_of(runtime.shell)
         asker = CellAsker(
             channel=approval_channel(getattr(runtime.shell, "kernel", None)),
             surface=self,
             signal=self.signal,
             context=self.context,
+            preview=(lambda call: cell_preview(link, call)) if link is not None else None,
         )
         self.approval = CellApproval(
             mode=self.mode,
@@ -214,9 +219,14 @@ class Cell:
     # --- the approval surface: the view, plus notes that must outlive the live widget --------------
 
     def show_approval(
-        self, tool_call: OmniMessage, row: ApprovalRow | None, *, background: bool = False
+        self,
+        tool_call: OmniMessage,
+        row: ApprovalRow | None,
+        *,
+        background: bool = False,
+        preview: CellPreview | None = None,
     ) -> None:
-        self.view.show_approval(tool_call, row, background=background)
+        self.view.show_approval(tool_call, row, background=background, preview=preview)
 
     def show_note(self, text: str) -> None:
         """A note shown live and printed (stderr) after the transcript, so it stays in the notebook."""
@@ -244,14 +254,13 @@ class Cell:
     def _show_transcript(self, status: str) -> None:
         from IPython.display import display
 
-        bundle = make_bundle(
+        mimebundle = static_transcript(
             self.record.messages,
             session_info=self.info,
             status=status,
             usage=self.record.usage,
             secrets=self.secrets,
         )
-        mimebundle = transcript_mimebundle(bundle, secrets=self.secrets)
         self.final = (status, mimebundle)
         if self._display is None:
             display(mimebundle, raw=True)

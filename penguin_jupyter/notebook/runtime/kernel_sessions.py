@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ...agent import Agent
     from ...environment.types import BuiltinTool
     from ...omni import OmniMessage
+    from ...redaction import Redactor
     from ...session import Session
 
 MAX_SUBAGENT_METAS = 64
@@ -103,6 +104,24 @@ class NotebookSessions:
 
             self.agent = await create_agent()
         return self.agent
+
+    def redactor_for(self, workspace: str) -> Redactor:
+        """The secrets a cell's output is redacted with when no Task runs (a replayed transcript):
+        the current Session's; else the agent's configured ones, read without creating anything;
+        else the environment's."""
+        if self.session is not None:
+            return self.session.redactor
+        from ...agent import Agent
+        from ...state import paths
+        from ...state.secrets import collect_secrets
+
+        try:
+            agent = self.agent or Agent(
+                paths.DEFAULT_AGENT_ID, project_id=paths.DEFAULT_PROJECT_ID, root=paths.resolve_root(None)
+            )
+            return agent.redactor(workspace)
+        except Exception:  # an unreadable data root: redact what the environment configures
+            return collect_secrets(workspace=workspace)
 
     def allowed_for(self, session: Session) -> set[str]:
         return self.always_allowed.setdefault(str(session.session_id), set())

@@ -17,7 +17,7 @@ from .cell import Cell, TaskInterrupted
 from .kernel_runtime import ALREADY_RUNNING, KernelRuntime, kernel_runtime
 from .kernel_sessions import SessionStartError
 from .options import CellOptions, OptionError, parse_cell_options
-from .saved_transcript import penguin_cell_source, show_saved_transcript
+from .saved_transcript import penguin_cell_source, show_saved_transcript, transcript_bundle_of
 from .workspace import resolve_workspace
 
 if TYPE_CHECKING:
@@ -98,10 +98,13 @@ async def run_cell(line: str, body: str) -> None:
     try:
         opts = _options(line, body)
         if link is not None and not opts.rerun:
-            saved = link.saved_completed_outputs(source)
-            if saved is not None:  # Run All reproduces without the model
-                show_saved_transcript(saved)
-                return
+            saved = link.saved_completed_bundle(source)
+            if saved is not None:  # Run All reproduces without the model (what validates)
+                secrets = runtime.sessions.redactor_for(resolve_workspace(opts.workspace, namespace))
+                refused = show_saved_transcript(saved, secrets)
+                if refused is None:
+                    return
+                print(refused, file=sys.stderr)
         workspace = _workspace(opts, namespace)
         session, note = await _session(runtime, link, opts, workspace)
     except CellNotStarted as exc:
@@ -117,7 +120,8 @@ async def run_cell(line: str, body: str) -> None:
         await link.remember_session(str(session.session_id))
     async with cell:
         await cell.run_task()
-    if link is not None and cell.final is not None and cell.final[0] == "completed":
-        link.remember_completed(source, cell.final[1])
+    bundle = transcript_bundle_of(cell.final[1]) if cell.final is not None else None
+    if link is not None and bundle is not None and cell.final is not None and cell.final[0] == "completed":
+        link.remember_completed(source, bundle)
     if cell.record.interrupted:
         raise TaskInterrupted()

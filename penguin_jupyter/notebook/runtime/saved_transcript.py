@@ -1,14 +1,22 @@
 """Showing a `%%penguin` cell's saved transcript again instead of asking the model.
 
-Owns the cell-source form used to recognise an unchanged cell and the re-display of its saved
-outputs (the transcript bundle with its HTML and text, plus any notes), with one line saying why
-the model was not called. Deciding *whether* a cell qualifies is notebook_link.py's.
+Owns the cell-source form used to recognise an unchanged cell and the replay itself: the saved
+bundle is checked (transcript/replay_bundle.py) and its validated messages are rebuilt into the
+cell's output through `static_transcript`, the same redacted, no-fetch path a live Task ends
+with; nothing else the saved cell held (its other outputs, its HTML, its plain text, its notes)
+is shown again. One line says the model was not called, or why the bundle was not replayed (then
+the cell asks the model as usual). Deciding *whether* a cell qualifies is notebook_link.py's.
+See docs/notebook-runtime.md "Replay".
 """
 
 from __future__ import annotations
 
 import sys
 from typing import Any
+
+from ...redaction import Redactor
+from ..transcript.replay_bundle import ReplayRefused, validate_replay_bundle
+from ..transcript.transcript_bundle import TRANSCRIPT_MIME, static_transcript
 
 RERUN_LINE = (
     "penguin: this cell's Task already completed and its source is unchanged, so the model was not "
@@ -21,14 +29,38 @@ def penguin_cell_source(line: str, body: str) -> str:
     return f"%%penguin {line}".rstrip() + "\n" + body
 
 
-def show_saved_transcript(outputs: list[dict[str, Any]]) -> None:
+def not_replayed_line(reason: str) -> str:
+    return f"penguin: the saved transcript was not replayed ({reason}); asking the model."
+
+
+def rebuilt_transcript(bundle: Any, secrets: Redactor) -> dict[str, Any]:
+    """The display mimebundle a replay shows for a saved `bundle`; ReplayRefused (one line) when
+    the bundle does not validate."""
+    checked = validate_replay_bundle(bundle)
+    return static_transcript(
+        checked.messages,
+        session_info=checked.session,
+        status="completed",
+        usage=checked.usage,
+        secrets=secrets,
+    )
+
+
+def show_saved_transcript(bundle: Any, secrets: Redactor) -> str | None:
+    """Show the rebuilt transcript of a saved `bundle` (with RERUN_LINE); when it does not
+    validate show nothing and return the one line saying why."""
     from IPython.display import display
 
+    try:
+        mimebundle = rebuilt_transcript(bundle, secrets)
+    except ReplayRefused as exc:
+        return not_replayed_line(str(exc))
     print(RERUN_LINE, file=sys.stderr)
-    for output in outputs:
-        kind = output.get("output_type")
-        if kind in ("display_data", "execute_result") and isinstance(output.get("data"), dict):
-            display(output["data"], raw=True, metadata=output.get("metadata") or None)
-        elif kind == "stream" and output.get("name") == "stderr" and "already completed" not in str(output.get("text")):
-            text = output.get("text")
-            print("".join(text) if isinstance(text, list) else str(text or ""), end="", file=sys.stderr)
+    display(mimebundle, raw=True)
+    return None
+
+
+def transcript_bundle_of(mimebundle: dict[str, Any]) -> dict[str, Any] | None:
+    """The bundle inside a finished cell's display mimebundle (what the kernel remembers)."""
+    bundle = mimebundle.get(TRANSCRIPT_MIME)
+    return bundle if isinstance(bundle, dict) else None

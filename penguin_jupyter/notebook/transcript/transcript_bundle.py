@@ -2,7 +2,9 @@
 
 Owns the bundle shape (`make_bundle`, version 1), the tolerant reader for older bundles
 (`read_bundle`), secret redaction over bundles (`redact`, on `penguin_jupyter.redaction`) and the
-display mimebundle (`transcript_mimebundle`: the JSON for the labextension, self-contained HTML, a plain summary).
+display mimebundle (`transcript_mimebundle`: the JSON for the labextension, self-contained HTML, a plain summary)
+and `static_transcript`, the one function that turns a finished Task's messages into what its
+cell shows (a live Task's end and a replayed cell both call it).
 Grouping lives in `transcript_model.py`, markup in `transcript_html.py`/`transcript_text.py`; the
 live-notebook code decides when to display it.
 """
@@ -183,3 +185,18 @@ def transcript_mimebundle(bundle: Any, *, secrets: Secrets = ()) -> dict[str, An
         "text/html": redact_markup(render_html(normalized), secret_list),
         "text/plain": redact_markup(render_text(normalized), secret_list),
     }
+
+
+def static_transcript(
+    messages: Iterable[Any],
+    *,
+    session_info: Any,
+    status: str,
+    usage: Any = None,
+    secrets: Secrets = (),
+) -> dict[str, Any]:
+    """What a finished Task's cell shows: the bundle of `messages` (see `make_bundle`) as its
+    display mimebundle, redacted and rendered through the no-fetch HTML. The one path for a live
+    Task's end (runtime/cell.py) and a replayed saved transcript (runtime/saved_transcript.py)."""
+    bundle = make_bundle(messages, session_info=session_info, status=status, usage=usage, secrets=secrets)
+    return transcript_mimebundle(bundle, secrets=secrets)

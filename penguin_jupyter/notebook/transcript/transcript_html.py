@@ -4,7 +4,9 @@ Owns the markup only: inline CSS scoped to `.penguin-transcript-html`, no script
 escaped, Markdown through markdown-it-py with raw HTML escaped. The body passes
 `no_fetch_html.safe_html` as a whole, so nothing in it loads a URL without a click (remote
 images are placeholders naming their host; `data:` rasters stay inline).
-It renders the blocks of `transcript_model.build_blocks`; it is readable without its CSS
+It renders the blocks of `transcript_model.build_blocks` (a card's strings already show
+invisible characters as `⟨U+XXXX⟩`; its command, code or cell source in full, long ones folded
+behind "… N more lines"); it is readable without its CSS
 (GitHub strips styles) because it leans on `<details>`, `<pre>` and headings.
 """
 
@@ -98,9 +100,11 @@ def _tool_card(card: ToolCard) -> str:
     parts.append("</div>")
     if card.name == "exec_command" and card.command is not None:
         where = f" <span class='pg-meta'>in {_e(card.workdir)}</span>" if card.workdir else ""
-        parts.append(f"<pre>$ {_e(card.command)}</pre>{where}")
+        parts.append(_collapsible_pre(f"$ {card.command}") + where)
     elif card.diff:
         parts.append(_diff(card.diff))
+    elif card.body is not None:  # the whole code / cell source / prompt the call carries
+        parts.append(_collapsible_pre(card.body))
     elif card.detail:
         parts.append(f"<div class='pg-meta'>{_e(card.detail)}</div>")
     if card.has_call:

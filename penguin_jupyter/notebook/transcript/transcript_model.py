@@ -1,8 +1,9 @@
 """The one grouping logic for a finished Task: wire messages → display blocks.
 
 Owns `build_blocks` (thinking, text, tool cards joined by `tool_call_id`, events, subagent groups
-nested by `origin`) and the small helpers the live widgets reuse for card headers and diffs
-(`tool_card_summary`, `tool_description`, `diff_preview`, `parse_arguments`), and the format of
+nested by `origin`) and the small helpers the live widgets reuse for card headers, bodies and
+diffs (`tool_card_summary`, `tool_description`, `call_body`, `diff_preview`, `parse_arguments`);
+a static card shows every string of its call through `visible_text.visible_controls`; and the format of
 `edit_cell`'s output diff (`edit_cell_result`, `split_edit_cell_output`). Pure Python: no
 IPython, no HTML. Rendering lives in `transcript_html.py` / `transcript_text.py`; the
 labextension (`labextension/src/model.ts`) re-implements these rules in TypeScript — keep the
@@ -19,11 +20,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...omni import OmniMessage, to_dict
-from .cell_sources import known_cell_source
+from .cell_sources import CellPreview, known_cell_source
+from .visible_text import visible_controls
 
 EDIT_CELL_DIFF_HEAD = "--- before\n+++ after\n"  # how edit_cell's output starts its diff
 MAX_TURNS_NOTICE = re.compile(r"^\[reached max turns \((-?\d+)\); stopping\]$")
 DETAIL_LIMIT = 200
+# The argument whose whole text says what a call will do: a card shows it in full (docs/security.md).
+FULL_TEXT_ARGUMENTS = {
+    "exec_command": "cmd",
+    "input_command": "chars",
+    "run_python": "code",
+    "insert_cell": "source",
+    "propose_cell": "code",
+    "run_subagent": "prompt",
+    "input_subagent": "prompt",
+}
+CELL_SOURCE_TOOLS = frozenset({"delete_cell", "run_cell"})  # their card shows the cell's source
 
 # Event payloads that carry nothing a reader of a finished transcript needs.
 SILENT_EVENTS = frozenset({"request_begin", "token_usage", "tool_list_ready", "subagent", "goal_finished"})
@@ -65,6 +78,7 @@ class ToolCard:
     description: str | None = None
     command: str | None = None
     workdir: str | None = None
+    body: str | None = None  # the whole text of the call's FULL_TEXT_ARGUMENTS argument
     diff: str | None = None
     decision: str | None = None
     output: str | None = None
@@ -181,12 +195,34 @@ def tool_card_summary(tool_call: Any) -> tuple[str, str]:
     return name, _shorten(json.dumps(shown, ensure_ascii=False, separators=(",", ":"))) if shown else ""
 
 
-def diff_preview(name: str, arguments: Any) -> str | None:
+def call_body(name: str, arguments: Any) -> str | None:
+    """The whole text of the argument that says what the call does (`FULL_TEXT_ARGUMENTS`:
+    exec_command's `cmd`, run_python's `code`, insert_cell's `source`…); None for other tools."""
+    key = FULL_TEXT_ARGUMENTS.get(name)
+    return _string_arg(parse_arguments(arguments), key) if key else None
+
+
+def approval_body(name: str, arguments: Any, preview: CellPreview | None = None) -> str | None:
+    """Everything a call will do, as an approval card shows it in full: a diff (edit_cell's
+    against `preview`, the cell as the frontend holds it now), the cell's source for delete_cell
+    and run_cell, else the key argument (`call_body`; exec_command's as `$ cmd`)."""
+    current = preview.source if preview is not None and name == "edit_cell" else None
+    diff = diff_preview(name, arguments, current_source=current)
+    if diff:
+        return diff
+    if name in CELL_SOURCE_TOOLS:
+        return preview.source if preview is not None else None
+    body = call_body(name, arguments)
+    return "$ " + body if body is not None and name == "exec_command" else body
+
+
+def diff_preview(name: str, arguments: Any, current_source: str | None = None) -> str | None:
     """A unified diff computed from `edit_file`/`write_file`/`edit_cell` arguments; None otherwise.
 
     `edit_file`: old_string → new_string. `write_file`: the whole content as added lines (the
-    previous content is unknown to the transcript). `edit_cell`: the cell's last known source →
-    the new source (all added lines when the source is unknown).
+    previous content is unknown to the transcript). `edit_cell`: `current_source` (the cell as
+    the frontend holds it now), else the cell's last known source → the new source (all added
+    lines when the source is unknown).
     """
     if name not in ("edit_file", "write_file", "edit_cell"):
         return None
@@ -197,7 +233,7 @@ def diff_preview(name: str, arguments: Any) -> str | None:
         cell_id, source = _string_arg(args, "cell_id") or "", _string_arg(args, "source")
         if source is None:
             return None
-        known = known_cell_source(cell_id)
+        known = current_source if current_source is not None else known_cell_source(cell_id)
         before = known.splitlines() if known is not None else []
         diff = difflib.unified_diff(before, source.splitlines(), f"cell {cell_id}", f"cell {cell_id}", lineterm="", n=3)
         return "\n".join(diff) or None
@@ -262,18 +298,24 @@ def _fill_call(card: ToolCard, payload: Mapping[str, Any]) -> None:
     arguments = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
     card.has_call = True
     card.name = name
-    card.arguments = arguments
+    card.arguments = visible_controls(arguments)
     card.call_stop_reason = str(payload.get("stop_reason") or "completed")
-    card.title, card.detail = tool_card_summary(payload)
-    card.description = tool_description(arguments)
+    title, detail = tool_card_summary(payload)
+    card.title, card.detail = visible_controls(title), visible_controls(detail)
+    description = tool_description(arguments)
+    card.description = visible_controls(description) if description is not None else None
+    body = call_body(name, arguments)
+    card.body = visible_controls(body) if body is not None else None
     # A static card shows only what the bundle holds: edit_cell's diff comes from its output (the
-    # live card's preview reads the kernel's cell sources, which a saved transcript has not got).
-    card.diff = None if name == "edit_cell" else diff_preview(name, arguments)
+    # live card's preview reads the frontend's cell source, which a saved transcript has not got).
+    diff = None if name == "edit_cell" else diff_preview(name, arguments)
+    card.diff = visible_controls(diff) if diff is not None else None
     _take_edit_cell_diff(card)
     if name == "exec_command":
         args = parse_arguments(arguments)
-        card.command = _string_arg(args, "cmd")
-        card.workdir = _string_arg(args, "workdir")
+        card.command = card.body
+        workdir = _string_arg(args, "workdir")
+        card.workdir = visible_controls(workdir) if workdir is not None else None
 
 
 def _retry_text(payload: Mapping[str, Any]) -> tuple[str, str]:
@@ -421,7 +463,7 @@ def _take_edit_cell_diff(card: ToolCard) -> None:
         return
     parts = split_edit_cell_output(card.output)
     if parts is not None:
-        card.output, card.diff = parts
+        card.output, card.diff = parts[0], visible_controls(parts[1])
 
 
 def build_blocks(messages: Iterable[Any]) -> list[Block]:

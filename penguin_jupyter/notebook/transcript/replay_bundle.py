@@ -1,0 +1,126 @@
+"""Checking a saved transcript bundle before a replayed cell shows it again.
+
+Owns `validate_replay_bundle`: a bundle found in a saved .ipynb was written by whoever wrote the
+file, so it is data. It is accepted only when it is exactly what `make_bundle` writes for a
+completed Task — version 1, status `completed`, a session header of short strings, token counts,
+and messages that each validate as an OmniMessage (partials are not part of a bundle) — and when
+it fits the size limits below. What comes out is the validated messages (OmniMessage objects, so
+what is shown again is their re-serialization, never the saved bytes), the session header and
+the usage; anything else raises `ReplayRefused` with one line saying why. Showing it is
+runtime/saved_transcript.py's job, through the same function as a live Task's end
+(`transcript_bundle.static_transcript`). See docs/notebook-runtime.md "Replay".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from ...omni import OmniMessage, TokenCounts
+from ...omni.wire import from_dict
+from .transcript_bundle import BUNDLE_VERSION, SESSION_KEYS
+
+MAX_REPLAY_CHARS = 16 * 1024 * 1024  # the bundle as compact JSON
+MAX_REPLAY_MESSAGES = 50_000
+MAX_ORIGIN_HOPS = 16
+MAX_SESSION_VALUE_CHARS = 4096
+BUNDLE_KEYS = frozenset({"version", "session", "status", "usage", "messages"})
+
+
+class ReplayRefused(ValueError):
+    """The saved bundle is not replayed; `str()` is the one-line reason."""
+
+
+@dataclass(frozen=True)
+class ReplayBundle:
+    """A saved bundle that passed every check: what a replay may show."""
+
+    messages: list[OmniMessage]
+    session: dict[str, str] = field(default_factory=dict)
+    usage: dict[str, dict[str, int]] | None = None
+
+
+def validate_replay_bundle(data: Any) -> ReplayBundle:
+    """The checked content of a saved bundle; ReplayRefused (one line) when it is not exactly a
+    version-1 bundle of a completed Task within the limits."""
+    if not isinstance(data, Mapping):
+        raise ReplayRefused(f"the transcript is not a JSON object (got {type(data).__name__})")
+    unknown = sorted(str(key) for key in data if key not in BUNDLE_KEYS)
+    if unknown:
+        raise ReplayRefused(f"the transcript has unknown keys: {', '.join(unknown)[:200]}")
+    version = data.get("version")
+    if version != BUNDLE_VERSION or isinstance(version, bool):
+        raise ReplayRefused(f"the transcript's version is {version!r}, not {BUNDLE_VERSION}")
+    if data.get("status") != "completed":
+        raise ReplayRefused("the transcript's Task did not complete")
+    try:
+        size = len(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+    except (TypeError, ValueError) as exc:
+        raise ReplayRefused(f"the transcript is not plain JSON: {exc}") from None
+    if size > MAX_REPLAY_CHARS:
+        raise ReplayRefused(f"the transcript is larger than {MAX_REPLAY_CHARS >> 20} MB")
+    return ReplayBundle(
+        messages=_messages(data.get("messages")),
+        session=_session(data.get("session")),
+        usage=_usage(data.get("usage")),
+    )
+
+
+def _session(value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise ReplayRefused("the transcript's session header is not an object")
+    session: dict[str, str] = {}
+    for key, text in value.items():
+        if key not in SESSION_KEYS:
+            raise ReplayRefused(f"the transcript's session header has an unknown key {str(key)[:60]!r}")
+        if not isinstance(text, str) or len(text) > MAX_SESSION_VALUE_CHARS:
+            raise ReplayRefused(f"the transcript's session {key} is not a short string")
+        session[key] = text
+    return session
+
+
+def _usage(value: Any) -> dict[str, dict[str, int]] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or set(value) != {"session", "request"}:
+        raise ReplayRefused("the transcript's usage is not {session, request} token counts")
+    try:
+        return {key: TokenCounts.model_validate(value[key]).model_dump() for key in ("session", "request")}
+    except ValidationError as exc:
+        raise ReplayRefused(f"the transcript's usage is invalid: {exc.errors()[0].get('msg')}") from None
+
+
+def _messages(value: Any) -> list[OmniMessage]:
+    if not isinstance(value, list):
+        raise ReplayRefused("the transcript's messages are not a list")
+    if len(value) > MAX_REPLAY_MESSAGES:
+        raise ReplayRefused(f"the transcript has more than {MAX_REPLAY_MESSAGES} messages")
+    messages = []
+    for index, item in enumerate(value):
+        try:
+            message = from_dict(_with_tool_names(item))
+        except ValueError as exc:
+            raise ReplayRefused(f"message {index} of the transcript is invalid: {exc}") from None
+        if message.kind.startswith("partial_"):
+            raise ReplayRefused(f"message {index} of the transcript is a partial (a bundle holds none)")
+        if message.origin is not None and len(message.origin) > MAX_ORIGIN_HOPS:
+            raise ReplayRefused(f"message {index} of the transcript is nested deeper than {MAX_ORIGIN_HOPS} subagents")
+        messages.append(message)
+    return messages
+
+
+def _with_tool_names(item: Any) -> Any:
+    """A bundle keeps a `tool_list_ready` event's tools by name only (`make_bundle`); the model
+    needs a description, so each gets an empty one before validation."""
+    payload = item.get("payload") if isinstance(item, dict) else None
+    if not isinstance(payload, dict) or payload.get("type") != "tool_list_ready":
+        return item
+    tools = payload.get("tools")
+    if not isinstance(tools, list):
+        return item
+    named = [{"description": "", **tool} if isinstance(tool, dict) else tool for tool in tools]
+    return {**item, "payload": {**payload, "tools": named}}

@@ -1,0 +1,82 @@
+"""The checks a saved transcript bundle passes before a replay shows it (transcript/replay_bundle.py).
+
+What `make_bundle` writes for a completed Task (tool lists by name, subagent messages, usage)
+validates and comes back as the same messages; everything else is refused with one line: another
+version or status, unknown keys, a session header that is not short strings, usage that is not
+token counts, a message no model accepts, a partial, too many messages, too deep an origin, too
+large a bundle.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from penguin_jupyter.notebook.transcript import replay_bundle
+from penguin_jupyter.notebook.transcript.replay_bundle import ReplayRefused, validate_replay_bundle
+from penguin_jupyter.notebook.transcript.transcript_bundle import make_bundle
+from penguin_jupyter.omni import (
+    assistant_text,
+    empty_token_counts,
+    to_dict,
+    token_usage,
+    tool_call,
+    tool_call_output,
+    tool_list_ready,
+    user_text,
+    with_origin,
+)
+
+
+def _bundle() -> dict:
+    messages = [
+        user_text("go"),
+        tool_list_ready([{"name": "exec_command", "description": "run", "parameters": {"type": "object"}}]),
+        tool_call("exec_command", {"cmd": "ls"}, "c1"),
+        tool_call_output("a\nb", "c1"),
+        with_origin(assistant_text("child says hi"), "session-child"),
+        assistant_text("done"),
+    ]
+    usage = token_usage(empty_token_counts(), empty_token_counts())
+    return make_bundle(messages, session_info={"session_id": "s-1", "provider": "p"}, status="completed", usage=usage)
+
+
+def test_what_make_bundle_writes_validates_and_comes_back_as_the_same_messages():
+    bundle = _bundle()
+    checked = validate_replay_bundle(bundle)
+    again = make_bundle(checked.messages, session_info=checked.session, status="completed", usage=checked.usage)
+    assert again == bundle
+    assert [to_dict(m) for m in checked.messages][-2]["origin"] == ["session-child"]
+
+
+@pytest.mark.parametrize(
+    ("spoil", "reason"),
+    [
+        (lambda b: [b], "not a JSON object"),
+        (lambda b: {**b, "version": 0}, "version is 0"),
+        (lambda b: {**b, "version": True}, "version is True"),
+        (lambda b: {**b, "status": "failed"}, "did not complete"),
+        (lambda b: {**b, "extra": 1}, "unknown keys: extra"),
+        (lambda b: {**b, "session": {"session_id": ["x"]}}, "session session_id is not a short string"),
+        (lambda b: {**b, "session": {"cookie": "x"}}, "unknown key 'cookie'"),
+        (lambda b: {**b, "session": {"workspace": "w" * 5000}}, "not a short string"),
+        (lambda b: {**b, "usage": {"session": {}}}, "usage is not"),
+        (lambda b: {**b, "usage": {"session": {"total": "many"}, "request": {}}}, "usage is invalid"),
+        (lambda b: {**b, "messages": "x"}, "messages are not a list"),
+        (lambda b: {**b, "messages": [{"type": "model_msg", "payload": {"type": "text"}}]}, "message 0 of the transcript is invalid"),
+        (lambda b: {**b, "messages": [to_dict(with_origin(user_text("x"), "h")) | {"origin": ["h"] * 17}]}, "nested deeper"),
+    ],
+)
+def test_anything_else_is_refused_with_one_line(spoil, reason):
+    with pytest.raises(ReplayRefused) as refused:
+        validate_replay_bundle(spoil(_bundle()))
+    text = str(refused.value)
+    assert reason in text and "\n" not in text
+
+
+def test_the_size_limits_refuse_a_bundle_too_large_or_too_long(monkeypatch):
+    monkeypatch.setattr(replay_bundle, "MAX_REPLAY_MESSAGES", 3)
+    with pytest.raises(ReplayRefused, match="more than 3 messages"):
+        validate_replay_bundle(_bundle())
+    monkeypatch.setattr(replay_bundle, "MAX_REPLAY_CHARS", 1000)
+    with pytest.raises(ReplayRefused, match="larger than"):
+        validate_replay_bundle(_bundle())
