@@ -5,7 +5,7 @@ Owns `classify_error`, `describe_error` and `provider_failure`, the one place a 
 read: by exception type (the openai, anthropic and google-genai SDK errors, httpx and stdlib
 transport errors, agenthub's parse and validation errors), HTTP status and the provider's own
 error code (OpenAI `code`/`type`, Anthropic `error.type`, Gemini `status` and `ErrorInfo.reason`)
-— never by the words of a message (docs/model-requests.md "Provider errors"). An SDK that was
+— never by the words of a message (docs/model-requests.md "Provider boundary"). An SDK that was
 never imported cannot have raised, so its types are looked up only when it is loaded.
 User-abort and idle-timeout precedence (rules 1–2) is decided by `GenerativeModel`, which knows
 which of the two fired.

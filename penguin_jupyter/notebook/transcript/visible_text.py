@@ -6,7 +6,7 @@ tag characters) and the Unicode line and paragraph separators become a visible `
 a Trojan Source line or a hidden word reads as what it is. Live cards (live/live_cards.py),
 static cards (transcript_model.py) and the labextension (`visibleControls` in
 labextension/src/model.ts) apply it to every string a card shows from a tool call; see
-docs/security.md "Approval cards".
+docs/security.md "Approval cards and replayed transcripts".
 """
 
 from __future__ import annotations
