@@ -141,13 +141,27 @@ def test_what_run_python_code_prints_by_any_route_reaches_iopub_redacted(tmp_pat
     assert KEY not in json.dumps(server.requests), "the model reads placeholders as before"
 
 
-def test_a_tool_name_and_an_approval_reason_reach_the_widgets_redacted(tmp_path):
+def test_a_tool_name_the_model_invents_reaches_the_widgets_redacted(tmp_path):
+    script = [
+        {"tool_calls": [{"name": f"lookup_{KEY}", "id": "call_named", "arguments": {}}]},
+        {"text": "No such tool."},
+    ]
+    with ScriptedModelServer(script) as server:
+        kernel = _kernel(tmp_path, server)
+        try:
+            named = kernel.execute("%%penguin --approve allow-all\nUse your tool", timeout=120)
+        finally:
+            kernel.close()
+    _assert_nothing_leaks(named)
+    named_states = json.dumps(widget_states(named.messages))
+    assert f"lookup_{PLACEHOLDER}" in named_states, "the card names the tool, redacted"
+
+
+def test_an_approval_reason_reaches_the_widgets_redacted(tmp_path):
     outside = tmp_path / f"outside-{KEY}"
     outside.mkdir()
     (outside / "notes.txt").write_text("notes\n")
     script = [
-        {"tool_calls": [{"name": f"lookup_{KEY}", "id": "call_named", "arguments": {}}]},
-        {"text": "No such tool."},
         {"tool_calls": [{"name": "read_file", "id": "call_read", "arguments": {"file_path": str(outside / "notes.txt")}}]},
         {"text": "Denied."},
     ]
@@ -163,14 +177,37 @@ def test_a_tool_name_and_an_approval_reason_reach_the_widgets_redacted(tmp_path)
                         kernel.click(comm_id)
 
         try:
-            named = kernel.execute("%%penguin --approve allow-all\nUse your tool", timeout=120)
             asked = kernel.execute("%%penguin --approve read-only\nRead the notes", on_message=deny, timeout=120)
         finally:
             kernel.close()
-    _assert_nothing_leaks(named)
     _assert_nothing_leaks(asked)
     assert len(clicked) == 1, "the read outside the workspace asked"
-    named_states = json.dumps(widget_states(named.messages))
-    assert f"lookup_{PLACEHOLDER}" in named_states, "the card names the tool, redacted"
     asked_values = [str(s.get("value", "")) for s in widget_states(asked.messages).values()]
     assert any("outside the workspace" in v and PLACEHOLDER in v for v in asked_values), asked_values
+
+
+LATE_CODE = f'''\
+import os, threading, time
+def later():
+    time.sleep(1.5)
+    print("late print", os.environ["{VARIABLE}"])
+threading.Thread(target=later, daemon=True).start()
+"started"
+'''
+
+
+def test_a_thread_the_task_started_is_redacted_after_its_cell_ended(tmp_path):
+    script = [
+        {"tool_calls": [{"name": "run_python", "id": "call_late", "arguments": {"description": "Later", "code": LATE_CODE}}]},
+        {"text": "Started."},
+    ]
+    with ScriptedModelServer(script) as server:
+        kernel = _kernel(tmp_path, server)
+        try:
+            cell = kernel.execute("%%penguin --approve allow-all\nStart it", timeout=120)
+            after = kernel.execute("import time; time.sleep(3)", timeout=60)  # the user's next cell
+        finally:
+            kernel.close()
+    _assert_nothing_leaks(cell)
+    _assert_nothing_leaks(after)
+    assert "late print " + PLACEHOLDER in cell.stdout + after.stdout
