@@ -4,12 +4,13 @@ A configured secret (a `*_TOKEN` variable in the kernel's environment) reaches t
 as `[redacted:SINK_TEST_TOKEN]`, whatever published it on behalf of a Task: `run_python` code
 printing it through a subprocess (`os.system`, `subprocess.run` inheriting fd 1/2), a thread's
 `print` and its uncaught exception's traceback, `os.write(1/2, …)`, `display(…, metadata=…)`,
-a key cut in two by a subprocess that writes half, sleeps past the kernel's flush interval and
-writes the rest; a tool name the model invents; an approval row's reason. Every iopub message
-of the cell (its whole JSON: streams, displays, comm messages with widget state) is searched
-for any 8 consecutive characters of the key, and so is the notebook a frontend would save from
-those messages. The control: the same code in the user's own cell publishes the key as it is
-(the user's own outputs are the notebook's).
+the key cut at every position by a subprocess that writes the first part, sleeps past the
+kernel's flush interval and writes the rest; a tool name the model invents; an approval row's
+reason; a thread the Task started printing after its cell ended. Every iopub message of the
+cell (its whole JSON: streams, displays, comm messages with widget state) is searched for any 8
+consecutive characters of the key, and so is the notebook a frontend would save from those
+messages. The control: the same code in the user's own cell publishes the key as it is (the
+user's own outputs are the notebook's).
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ def _octal(text: str) -> str:
     return "".join(f"\\{ord(ch):03o}" for ch in text)
 
 
-HALF = len(KEY) // 2
+# The key cut at every position (before it, inside, after it), the halves written 0.3 s apart:
+# longer than the kernel's 0.2 s stream flush, so the first would go out alone if not held back.
+CUTS = [(_octal(KEY[:cut]), _octal(KEY[cut:])) for cut in range(len(KEY) + 1)]
 LEAKY_CODE = f'''\
 import os, subprocess, sys, threading, time
 from IPython.display import display
@@ -56,7 +59,8 @@ worker.start(); worker.join()
 os.write(1, ("fd1 " + tok + "\\n").encode())
 os.write(2, ("fd2 " + tok + "\\n").encode())
 display({{"text/plain": "a display"}}, raw=True, metadata={{"note": "meta " + tok, tok: "as a key"}})
-os.system(r"""printf 'split {_octal(KEY[:HALF])}'; sleep 0.5; printf '{_octal(KEY[HALF:])} end\\n'""")
+for first, rest in {CUTS!r}:
+    os.system("printf 'split %s'; sleep 0.3; printf '%s end\\n'" % (first, rest))
 time.sleep(0.5)
 "ran"
 '''
@@ -128,13 +132,13 @@ def test_what_run_python_code_prints_by_any_route_reaches_iopub_redacted(tmp_pat
     for route in ("system ", "subprocess ", "thread print ", "thread failed with ", "fd1 ", "fd2 "):
         assert route + KEY in control.stdout + control.stderr, route
     assert any("meta " + KEY in _message_text(m) for m in control.of_type("display_data"))
-    assert "split " + KEY + " end" in control.stdout
+    assert control.stdout.count("split " + KEY + " end") == len(CUTS)
 
     _assert_nothing_leaks(cell)
     shown = cell.stdout + cell.stderr
     for route in ("system ", "subprocess ", "thread print ", "thread failed with ", "fd1 ", "fd2 "):
         assert route + PLACEHOLDER in shown, f"{route!r} not shown redacted: {shown!r}"
-    assert "split " + PLACEHOLDER + " end" in shown, "the key cut by the sleep is redacted whole"
+    assert cell.stdout.count("split " + PLACEHOLDER + " end") == len(CUTS), "each cut key is redacted whole"
     assert "Traceback" in cell.stderr, "the thread's traceback is still shown"
     (display,) = [m for m in cell.of_type("display_data") if m["content"]["data"].get("text/plain") == "a display"]
     assert display["content"]["metadata"] == {"note": "meta " + PLACEHOLDER, PLACEHOLDER: "as a key"}
