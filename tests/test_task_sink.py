@@ -50,10 +50,10 @@ def test_only_messages_for_a_tasks_cell_are_redacted():
     task_sink.open_task(_Kernel("task-cell"), REDACTOR)
     filtered = task_sink._redacting_send(send)
     filtered(None, {"parent_header": {"msg_id": "task-cell"}, "content": {"text": KEY}, "metadata": {}})
-    filtered(None, "comm_msg", {"data": {"state": {"value": KEY}}}, {"header": {"msg_id": "task-cell"}})
+    filtered(None, "display_data", {"data": {"text/plain": KEY}}, {"header": {"msg_id": "task-cell"}})
     filtered(None, "stream", {"text": KEY}, parent={"header": {"msg_id": "users-own-cell"}})
     assert sent[0]["msg"]["content"] == {"text": PLACEHOLDER}
-    assert sent[1]["content"] == {"data": {"state": {"value": PLACEHOLDER}}}
+    assert sent[1]["content"] == {"data": {"text/plain": PLACEHOLDER}}
     assert sent[2]["content"] == {"text": KEY}, "the user's own cell is the notebook's"
 
 
@@ -84,3 +84,22 @@ def test_the_stream_holds_a_tail_that_could_become_a_secret_until_it_is_known_or
     assert flush((cell, "again " + KEY[:3])) == [(cell, "again ")]
     sink.close()
     assert flush() == [(cell, KEY[:3])], "the cell ended: what is held goes out"
+
+
+def test_widget_comms_are_redacted_and_the_notebook_bridges_comm_is_not():
+    sent: list[Any] = []
+
+    def send(stream: Any, msg_or_type: Any, content: Any = None, parent: Any = None, **kwargs: Any) -> None:
+        sent.append(content)
+
+    task_sink.open_task(_Kernel("comm-cell"), REDACTOR)
+    filtered = task_sink._redacting_send(send)
+    parent = {"header": {"msg_id": "comm-cell"}}
+    source = f"API_TOKEN = '{KEY}'  # the user's own cell, edited by the agent"
+    filtered(None, "comm_open", {"comm_id": "w1", "target_name": "jupyter.widget", "data": {"state": {"value": KEY}}}, parent)
+    filtered(None, "comm_msg", {"comm_id": "w1", "data": {"state": {"value": KEY}}}, parent)
+    filtered(None, "comm_open", {"comm_id": "nb", "target_name": "penguin-notebook", "data": {}}, parent)
+    filtered(None, "comm_msg", {"comm_id": "nb", "data": {"op": "edit_cell", "source": source}}, parent)
+    assert sent[0]["data"]["state"]["value"] == PLACEHOLDER and sent[1]["data"]["state"]["value"] == PLACEHOLDER
+    assert sent[3]["data"]["source"] == source, "the notebook's own source reaches it as it is"
+

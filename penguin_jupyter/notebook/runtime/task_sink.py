@@ -9,7 +9,8 @@ the sink"), installed once per kernel and left in place:
   approval reasons included — and stdin prompts). A message whose parent is a Task's cell
   (registered by `open_task`) is sent with every string of its content and metadata passed
   through that Task's `Redactor.markup` (raw, JSON-escaped and HTML-escaped forms; base64
-  images are left as they are). Whatever thread or subprocess produced it does not matter:
+  images are left as they are). Comms other than widgets' are left alone: the notebook
+  bridge's requests (`link/`) edit the notebook itself and carry its cells' sources as they are. Whatever thread or subprocess produced it does not matter:
   ipykernel attributes it to the cell, and so does this filter.
 * `_StreamHoldBack` sits in each of the kernel's `OutStream`s (stdout, stderr: `print` from any
   thread, a thread's traceback, `os.write(1/2, …)`, a subprocess inheriting the fds, all read
@@ -64,6 +65,8 @@ class TaskSink:
 
 
 _tasks: OrderedDict[str, TaskSink] = OrderedDict()
+WIDGET_TARGET = "jupyter.widget"
+_widget_comms: set[Any] = set()  # comm ids of the widgets the kernel opened (any cell's)
 
 
 def open_task(kernel: Any, redactor: Redactor) -> TaskSink | None:
@@ -141,8 +144,9 @@ def _redacting_send(original: Callable[..., Any]) -> Callable[..., Any]:
         metadata: Any = None,
     ) -> Any:
         is_msg = isinstance(msg_or_type, dict)
+        shown = _shown_by_frontend(msg_or_type, content)
         task = _tasks.get(_msg_id(msg_or_type.get("parent_header") if is_msg else parent))
-        if task is not None and task.redactor:
+        if shown and task is not None and task.redactor:
             redact = task.redactor.markup
             if is_msg:
                 msg_or_type = dict(msg_or_type)
@@ -165,6 +169,29 @@ def _redacting_send(original: Callable[..., Any]) -> Callable[..., Any]:
         )
 
     return send
+
+
+def _shown_by_frontend(msg_or_type: Any, content: Any) -> bool:
+    """False for the messages of a comm that is not a widget's: the notebook bridge's requests
+    (`link/`) edit the notebook itself, and a cell's own source must reach it as it is."""
+    if isinstance(msg_or_type, dict):
+        header = msg_or_type.get("header")
+        msg_type = header.get("msg_type") if isinstance(header, dict) else None
+        content = msg_or_type.get("content")
+    else:
+        msg_type = msg_or_type
+    if msg_type not in ("comm_open", "comm_msg", "comm_close") or not isinstance(content, dict):
+        return True
+    comm_id = content.get("comm_id")
+    if msg_type == "comm_open":
+        if content.get("target_name") != WIDGET_TARGET:
+            return False
+        _widget_comms.add(comm_id)
+        return True
+    known = comm_id in _widget_comms
+    if msg_type == "comm_close":
+        _widget_comms.discard(comm_id)
+    return known
 
 
 # --- the OutStream hold-back ---------------------------------------------------------------------
