@@ -86,7 +86,14 @@ def test_the_stream_holds_a_tail_that_could_become_a_secret_until_it_is_known_or
     assert flush() == [(cell, KEY[:3])], "the cell ended: what is held goes out"
 
 
-def test_widget_comms_are_redacted_and_the_notebook_bridges_comm_is_not():
+def test_widget_comms_are_redacted_and_the_notebook_bridges_comm_is_not(monkeypatch):
+    from types import SimpleNamespace
+
+    from comm import get_comm_manager
+
+    comms = get_comm_manager().comms
+    monkeypatch.setitem(comms, "nb", SimpleNamespace(target_name="penguin-notebook"))
+    monkeypatch.setitem(comms, "w1", SimpleNamespace(target_name="jupyter.widget"))
     sent: list[Any] = []
 
     def send(stream: Any, msg_or_type: Any, content: Any = None, parent: Any = None, **kwargs: Any) -> None:
@@ -100,6 +107,8 @@ def test_widget_comms_are_redacted_and_the_notebook_bridges_comm_is_not():
     filtered(None, "comm_msg", {"comm_id": "w1", "data": {"state": {"value": KEY}}}, parent)
     filtered(None, "comm_open", {"comm_id": "nb", "target_name": "penguin-notebook", "data": {}}, parent)
     filtered(None, "comm_msg", {"comm_id": "nb", "data": {"op": "edit_cell", "source": source}}, parent)
+    filtered(None, "comm_msg", {"comm_id": "opened-before", "data": {"state": {"value": KEY}}}, parent)
     assert sent[0]["data"]["state"]["value"] == PLACEHOLDER and sent[1]["data"]["state"]["value"] == PLACEHOLDER
     assert sent[3]["data"]["source"] == source, "the notebook's own source reaches it as it is"
+    assert sent[4]["data"]["state"]["value"] == PLACEHOLDER, "a comm the kernel does not know is redacted"
 

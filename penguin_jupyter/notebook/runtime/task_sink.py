@@ -66,7 +66,6 @@ class TaskSink:
 
 _tasks: OrderedDict[str, TaskSink] = OrderedDict()
 WIDGET_TARGET = "jupyter.widget"
-_widget_comms: set[Any] = set()  # comm ids of the widgets the kernel opened (any cell's)
 
 
 def open_task(kernel: Any, redactor: Redactor) -> TaskSink | None:
@@ -173,25 +172,28 @@ def _redacting_send(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _shown_by_frontend(msg_or_type: Any, content: Any) -> bool:
     """False for the messages of a comm that is not a widget's: the notebook bridge's requests
-    (`link/`) edit the notebook itself, and a cell's own source must reach it as it is."""
+    (`link/`) edit the notebook itself, and a cell's own source must reach it as it is. A comm
+    the kernel does not know is taken for a widget's (redacted)."""
     if isinstance(msg_or_type, dict):
         header = msg_or_type.get("header")
         msg_type = header.get("msg_type") if isinstance(header, dict) else None
         content = msg_or_type.get("content")
     else:
         msg_type = msg_or_type
-    if msg_type not in ("comm_open", "comm_msg", "comm_close") or not isinstance(content, dict):
+    if msg_type not in ("comm_open", "comm_msg") or not isinstance(content, dict):
         return True
-    comm_id = content.get("comm_id")
-    if msg_type == "comm_open":
-        if content.get("target_name") != WIDGET_TARGET:
-            return False
-        _widget_comms.add(comm_id)
-        return True
-    known = comm_id in _widget_comms
-    if msg_type == "comm_close":
-        _widget_comms.discard(comm_id)
-    return known
+    target = content.get("target_name") if msg_type == "comm_open" else _comm_target(content.get("comm_id"))
+    return target in (None, WIDGET_TARGET)
+
+
+def _comm_target(comm_id: Any) -> str | None:
+    try:
+        from comm import get_comm_manager
+
+        known = get_comm_manager().comms.get(comm_id)
+    except Exception:  # no comm manager (not a kernel): nothing to tell apart
+        return None
+    return getattr(known, "target_name", None) if known is not None else None
 
 
 # --- the OutStream hold-back ---------------------------------------------------------------------
