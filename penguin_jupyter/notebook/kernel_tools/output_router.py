@@ -7,9 +7,11 @@ is also handed to its display sink (the publish itself still happens, so the use
 fetch-free by display_no_fetch and with configured secrets redacted when the worker registered a
 redact function), and for the display formatter, whose sink sees the object being displayed.
 Threads a worker starts (and the threads they start) are remembered through a wrapper of
-`threading.Thread.start`: their displays are made fetch-free and redacted too, though not
-captured. All are installed once and left in place; they cost one dict lookup per
-write/publish/format/thread start.
+`threading.Thread.start`: their displays (data and metadata) are made fetch-free and redacted
+too, though not captured, and so are their prints: such a thread may outlive the Task's cell,
+when the kernel-wide filter of runtime/task_sink.py no longer knows its output as the Task's.
+All are installed once and left in place; they cost one dict lookup per
+write/publish/format/thread start. `kernel_stream` unwraps the proxy (the kernel's OutStream).
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ class _RoutingStream:
     def write(self, text: str) -> int:
         sink = self._sinks.get(threading.get_ident())
         if sink is None:
+            redact = _spawned.get(threading.current_thread()) if _spawned else None
+            if redact is not None:  # a thread the code started: its prints outlive the Task's cell
+                self._fallback.write(redact(text))
+                return len(text)
             return self._fallback.write(text)
         sink(text)
         return len(text)
@@ -45,6 +51,11 @@ class _RoutingStream:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._fallback, name)
+
+
+def kernel_stream(stream: Any) -> Any:
+    """The stream under the routing proxy (the kernel's own OutStream), or `stream` itself."""
+    return stream._fallback if isinstance(stream, _RoutingStream) else stream
 
 
 _sinks: dict[int, Sink] = {}
@@ -141,6 +152,8 @@ def _rewritten(
         data, metadata = {"text/plain": f"penguin: a run_python display was not shown ({exc!r})"}, {}
     if redact is not None:
         data = redact_mimebundle(data, redact)
+        if isinstance(metadata, dict):
+            metadata = redact_mimebundle(metadata, redact)
     positional = list(args)
     if "data" in kwargs:
         kwargs["data"] = data

@@ -2,7 +2,8 @@
 
 Owns, for one IPython shell: the session state (`NotebookSessions`), the approval router (the
 only source of the approve functions handed to `session.run`) and the running `Cell` (set
-by entering a cell, cleared by its exit, and nowhere else). The run_python limit in force is
+by entering a cell, cleared by its exit, and nowhere else), which also switches the redaction
+at the kernel's sink on for the cell (`task_sink`). The run_python limit in force is
 read here: the running cell's `--python-timeout`, else `%penguin python-timeout`, else the
 tool's default. Stored on the shell, so every cell and line command of a kernel shares it.
 """
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
     from .cell import Cell
+    from .task_sink import TaskSink
 
 SHELL_ATTRIBUTE = "_penguin_runtime"
 ALREADY_RUNNING = "penguin: another %%penguin cell is still running in this kernel"
@@ -33,6 +35,7 @@ class KernelRuntime:
         self.sessions = NotebookSessions(shell=shell, python_timeout_ms=self.python_timeout_ms)
         self.router = ApprovalRouter(self._running_approval)
         self.current: Cell | None = None
+        self._sink: TaskSink | None = None  # the running cell's redaction at the kernel's sink
 
     def _running_approval(self) -> CellApproval | None:
         return self.current.approval if self.current is not None else None
@@ -41,10 +44,16 @@ class KernelRuntime:
         if self.current is not None and self.current is not cell:
             raise CellAlreadyRunning(ALREADY_RUNNING)
         self.current = cell
+        from .task_sink import open_task  # (loaded with the first Task, not by %load_ext)
+
+        self._sink = open_task(getattr(self.shell, "kernel", None), cell.secrets)
 
     def leave(self, cell: Cell) -> None:
         if self.current is cell:
             self.current = None
+            if self._sink is not None:
+                self._sink.close()
+                self._sink = None
 
     def python_timeout_ms(self) -> int:
         """run_python's limit now: the running cell's option, else the kernel's, else the default."""
