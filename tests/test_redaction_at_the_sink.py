@@ -215,3 +215,20 @@ def test_a_thread_the_task_started_is_redacted_after_its_cell_ended(tmp_path):
     _assert_nothing_leaks(cell)
     _assert_nothing_leaks(after)
     assert "late print " + PLACEHOLDER in cell.stdout + after.stdout
+
+
+def test_the_headers_first_state_is_redacted(tmp_path):
+    """The header's widgets are built before the Task starts: a workspace whose path holds the
+    key is shown redacted from the very first comm_open on."""
+    workspace = tmp_path / f"ws-{KEY}"
+    workspace.mkdir()
+    with ScriptedModelServer([{"text": "Hello."}]) as server:
+        kernel = _kernel(tmp_path, server)
+        try:
+            cell = kernel.execute(f"%%penguin --workspace {workspace}\nSay hello", timeout=120)
+        finally:
+            kernel.close()
+    # (the user's own typed code, echoed as execute_input, holds the path as typed)
+    cell.messages = [m for m in cell.messages if m["msg_type"] != "execute_input"]
+    _assert_nothing_leaks(cell)
+    assert f"ws-{PLACEHOLDER}" in json.dumps(widget_states(cell.messages)), "the header shows the workspace, redacted"

@@ -75,6 +75,7 @@ class Cell:
             "approval_mode": self.mode,
             "trace_path": str(session.trace_path or ""),
         }
+        runtime.open_sink(self)  # before the first widget: its state is published redacted too
         self.view = self._make_view()
         # ipykernel reads an output's parent (its cell) from a ContextVar: this cell's context,
         # captured once, is where background messages and lent approval rows render.

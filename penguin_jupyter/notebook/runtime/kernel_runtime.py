@@ -40,13 +40,23 @@ class KernelRuntime:
     def _running_approval(self) -> CellApproval | None:
         return self.current.approval if self.current is not None else None
 
+    def open_sink(self, cell: Cell) -> None:
+        """Register `cell`'s request at the kernel's sink before its first widget exists, so even
+        the header's first state is redacted (a sink a cell never entered is closed first)."""
+        if self.current is not None and self.current is not cell:
+            return  # that cell's sink stays; enter() refuses this one
+        from .task_sink import open_task  # (loaded with the first Task, not by %load_ext)
+
+        if self._sink is not None:
+            self._sink.close()
+        self._sink = open_task(getattr(self.shell, "kernel", None), cell.secrets)
+
     def enter(self, cell: Cell) -> None:
         if self.current is not None and self.current is not cell:
             raise CellAlreadyRunning(ALREADY_RUNNING)
         self.current = cell
-        from .task_sink import open_task  # (loaded with the first Task, not by %load_ext)
-
-        self._sink = open_task(getattr(self.shell, "kernel", None), cell.secrets)
+        if self._sink is None:
+            self.open_sink(cell)
 
     def leave(self, cell: Cell) -> None:
         if self.current is cell:
