@@ -117,27 +117,30 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
   }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
-    const data = model.data[this.options.mimeType];
-    this.node.textContent = '';
+    // Everything is built detached and shown at once: the page (and a test reading it) never sees
+    // a header without its body while the Markdown parser is still working.
+    this.node.replaceChildren(...(await this.parts(model.data[this.options.mimeType])));
+  }
+
+  private async parts(data: unknown): Promise<HTMLElement[]> {
     let bundle: Bundle;
     try {
       bundle = readBundle(data);
     } catch (error) {
-      this.node.appendChild(el('div', 'pg-failed', `Cannot render this penguin transcript: ${error}`));
-      return;
+      return [el('div', 'pg-failed', `Cannot render this penguin transcript: ${error}`)];
     }
-    this.node.appendChild(this.header(bundle));
     const body = el('div', 'pg-body');
-    this.node.appendChild(body);
     for (const block of buildBlocks(bundle.messages)) {
       body.appendChild(await this.block(block));
     }
+    const parts = [this.header(bundle), body];
     if (bundle.usage) {
       const s = bundle.usage.session;
-      this.node.appendChild(el('div', 'pg-usage',
+      parts.push(el('div', 'pg-usage',
         `tokens: session ${s.total} total (${s.cache_write} input, ${s.cache_read} cached input, ` +
         `${s.output} output) · last request ${bundle.usage.request.total}`));
     }
+    return parts;
   }
 
   private header(bundle: Bundle): HTMLElement {
