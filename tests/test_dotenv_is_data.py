@@ -150,3 +150,33 @@ def test_a_cloned_folders_dotenv_neither_redirects_the_model_nor_reaches_command
     assert ".env" not in second.stderr, "the notice is shown the first time only"
     assert counting.total() == 0, f"the .env's endpoint received {dict(counting.hits)}"
     assert environ.stdout.strip() == "[]"
+
+
+async def test_a_dotenv_key_reaches_the_model_client_and_nothing_else(tmp_path):
+    """The positive path: a model entry without an api_key gets the `.env`'s key in its request
+    (resumed sessions and subagents too), while the process environment never holds it."""
+    from penguin_jupyter import create_agent
+    from penguin_jupyter.omni import user_text
+    from penguin_jupyter.state import add_model
+    from tests.support_session import allow, collect
+
+    (tmp_path / ".env").write_text(f"OPENAI_API_KEY='{DOTENV_KEY}'\n")
+    with ScriptedModelServer([{"text": "one"}, {"text": "two"}]) as server:
+        add_model(
+            None, "default_project", provider="local", model_id="m", base_url=server.url,
+            client_type="openai-chat", default=True,
+        )
+        agent = await create_agent()
+
+        def keys(workspace: str):
+            return workspace_credentials(workspace).keys
+
+        session = await agent.create_session(workspace_dir=tmp_path, credentials=keys)
+        await collect(session.run([user_text("hi")], approve=allow))
+        await session.aclose()
+        resumed = await agent.resume_session(str(session.session_id), credentials=keys)
+        await collect(resumed.run([user_text("again")], approve=allow))
+        await resumed.aclose()
+        headers = server.request_headers
+    assert [h.get("authorization") for h in headers] == [f"Bearer {DOTENV_KEY}"] * 2
+    assert DOTENV_KEY not in os.environ.values()
