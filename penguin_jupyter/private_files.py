@@ -1,6 +1,6 @@
 """Private files and directories: everything penguin creates under the data root is owner-only,
-and anything there it did not make safely is refused (docs/security.md "A data root is private or
-refused").
+and anything there it did not make safely is refused; see
+docs/security.md "A data root is private or refused".
 
 Owns the two modes (files 0600, directories 0700), the check of what already exists
 (`check_private`: not a symlink, owned by you, not writable by group or others — else

@@ -3,8 +3,11 @@
 Owns which Session a cell talks to: the Agent (created once per kernel), the current Session
 (continued across cells), `--new` / `--session` / `--model` / `--workspace`, what
 `%penguin new|resume|model|approve|python-timeout` change, the per-session "always allow"
-sets, the last token usage and the subagents' `session_meta` (so a background subagent's card
-names its model in a later cell).
+sets, the last token usage, the subagents' `session_meta` (so a background subagent's card
+names its model in a later cell), and which model keys a folder's `.env` supplies to a new or
+resumed Session (`model_credentials`, the one caller of `state.dotenv.workspace_credentials`)
+with the one-line notice its first use queues for the cell; see
+docs/security.md "A folder's `.env` is data".
 
 Every switch is all-or-nothing: the new Session is created or resumed first and only then
 replaces the current one, so a failure (unknown session id, unknown model, no model at all)
