@@ -92,8 +92,9 @@ def open_private(path: str | os.PathLike[str], flags: int, *, mode: int = PRIVAT
     """`os.open(path, flags | O_NOFOLLOW)`, then the open file is checked like `check_private`
     (a symlink is refused, never followed; another owner or group/other write refused) and an
     older, looser file of yours tightened to 0600."""
+    truncate = bool(flags & os.O_TRUNC)  # only once the file has passed the check
     try:
-        fd = os.open(path, flags | _NOFOLLOW, mode)
+        fd = os.open(path, (flags & ~os.O_TRUNC) | _NOFOLLOW, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise UnsafePathError(path, "it is a symlink (nothing under the data root is followed)") from None
@@ -103,6 +104,8 @@ def open_private(path: str | os.PathLike[str], flags: int, *, mode: int = PRIVAT
         _judge(path, info)
         if info.st_mode & 0o077:
             os.fchmod(fd, PRIVATE_FILE_MODE)
+        if truncate:
+            os.ftruncate(fd, 0)
     except BaseException:
         os.close(fd)
         raise

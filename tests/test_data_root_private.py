@@ -142,3 +142,17 @@ async def test_a_planted_system_config_starts_no_mcp_process(tmp_path, plant):
     assert not marker.exists(), "the planted MCP command ran"
     assert server.requests == []
     assert refusal is not None and refusal.startswith(f"refusing {named}: "), refusal
+
+
+@as_root_only
+def test_a_file_of_another_user_under_the_data_root_is_neither_truncated_nor_written(tmp_path):
+    from penguin_jupyter.private_files import UnsafePathError, write_private_bytes
+
+    scratch = tmp_path / "scratchpad"
+    scratch.mkdir(mode=0o700)
+    planted = scratch / "image.png"
+    planted.write_bytes(b"theirs")
+    os.chown(planted, OTHER_UID, OTHER_UID)
+    with pytest.raises(UnsafePathError, match=f"refusing {planted}: owned by uid {OTHER_UID}"):
+        write_private_bytes(planted, b"ours")
+    assert planted.read_bytes() == b"theirs"
