@@ -156,3 +156,42 @@ def test_a_file_of_another_user_under_the_data_root_is_neither_truncated_nor_wri
     with pytest.raises(UnsafePathError, match=f"refusing {planted}: owned by uid {OTHER_UID}"):
         write_private_bytes(planted, b"ours")
     assert planted.read_bytes() == b"theirs"
+
+
+@pytest.mark.kernel
+def test_a_cell_on_a_group_writable_data_root_says_so_in_one_line(tmp_path):
+    from tests.support_kernel import KernelHarness, kernel_env
+
+    root = tmp_path / "shared"
+    root.mkdir()
+    root.chmod(0o775)
+    kernel = KernelHarness(str(tmp_path), kernel_env({"PENGUIN_HOME": str(root)}))
+    try:
+        kernel.execute("%load_ext penguin_jupyter")
+        result = kernel.execute("%%penguin\nSay hello", timeout=120)
+    finally:
+        kernel.close()
+    assert result.reply["content"]["status"] == "ok"
+    assert result.stderr == (
+        f"penguin: could not start a session: refusing {root}: writable by group or others "
+        f"(run: chmod go-w {root})\n"
+    )
+    assert os.listdir(root) == []
+
+
+def test_a_planted_config_lock_symlink_is_not_followed(tmp_path):
+    from penguin_jupyter.private_files import UnsafePathError
+    from penguin_jupyter.state import add_model
+    from penguin_jupyter.state.file_lock import lock_file_for
+
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me\n")
+    root = tmp_path / "data"
+    add_model(root, "default_project", provider="openai", model_id="a", api_key="sk-aaaaaaaaaa")
+    lock = lock_file_for(paths.project_config_path(root, "default_project"))
+    lock.unlink()
+    lock.symlink_to(precious)
+    with pytest.raises(UnsafePathError) as refused:
+        add_model(root, "default_project", provider="openai", model_id="b")
+    assert str(refused.value) == f"refusing {lock}: it is a symlink (nothing under the data root is followed)"
+    assert precious.read_text() == "keep me\n"
