@@ -253,6 +253,7 @@ class Agent:
         credentials: Mapping[str, str],
     ) -> Session:
         workspace = _existing_workspace(workspace_dir)
+        ensure_agent_layout(self.root, self.project_id, self.agent_id)  # checked again: a sibling too
         entry = self.resolve_model(provider, model_id)
         config = self.load_system_config()
         now = datetime.now()
@@ -310,6 +311,7 @@ class Agent:
         """
         del system_prompt_extra
         self._locate_or_fail(session_id)  # a missing session is reported before anything is created
+        ensure_agent_layout(self.root, self.project_id, self.agent_id)  # still private, or refused
         lock = self._lock_session(session_id)  # one writer per session: refused if open elsewhere
         try:
             session = self._resume_locked(session_id, extra_tools, credentials)
