@@ -10,6 +10,7 @@ read through `penguin_jupyter.state`; the conversation itself runs in `session.p
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -23,6 +24,7 @@ from .interfaces import EnvironmentServices, ThinkingLevelName, VisionDescriberS
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator, vision_model_config
 from .llm.answer_budget import DEFAULT_ANSWER_BUDGET_MS, DEFAULT_CONNECT_TIMEOUT_MS
 from .omni import OmniMessage, SessionMetaPayload, TextPayload, compaction_end, payload_as, session_meta
+from .private_files import UnsafePathError, read_private_text
 from .redaction import Redactor
 from .session import Session, SessionSetup
 from .state import (
@@ -61,6 +63,10 @@ from .trace.writer import trace_file_path
 __all__ = ["Agent", "SessionInfo", "create_agent"]
 
 _DEFAULT_THINKING_LEVEL = "medium"
+
+# Given a session's workspace, the model keys its model client may use besides the exported ones
+# (the notebook passes `state.dotenv.workspace_credentials`'s keys; docs/security.md).
+CredentialSource = Callable[[str], Mapping[str, str]]
 
 
 @dataclass(frozen=True)
@@ -144,11 +150,11 @@ class Agent:
         A config or vault that cannot be read contributes nothing here (it fails where it is used)."""
         try:
             cfg: ProjectConfig | None = self.load_project_config()
-        except ConfigError:
+        except (ConfigError, UnsafePathError):
             cfg = None
         try:
             vault = load_vault(paths.vault_path(self.root, self.project_id, self.agent_id))
-        except ConfigError:
+        except (ConfigError, UnsafePathError):
             vault = {}
         return collect_secrets(config=cfg, vault=vault, workspace=workspace_dir)
 
@@ -196,8 +202,11 @@ class Agent:
         extra_tools: list[BuiltinTool] | None = None,
         system_prompt_extra: str | None = None,
         source: str | None = None,
+        credentials: CredentialSource | None = None,
     ) -> Session:
-        """A new session in `workspace_dir` on the given model pair (or the project default)."""
+        """A new session in `workspace_dir` on the given model pair (or the project default).
+        `credentials(workspace)` adds model keys for the model client only (never the environment)."""
+        keys = credentials(_existing_workspace(workspace_dir)) if credentials is not None else {}
         return self._open_session(
             workspace_dir=workspace_dir,
             provider=provider,
@@ -205,6 +214,7 @@ class Agent:
             extra_tools=extra_tools,
             system_prompt_extra=system_prompt_extra,
             source=source,
+            credentials=keys,
         )
 
     async def open_child_session(
@@ -215,9 +225,10 @@ class Agent:
         model_id: str,
         thinking_level: ThinkingLevelName | None,
         depth: int,
+        credentials: Mapping[str, str] | None = None,
     ) -> Session:
         """A subagent session (used by the SubagentRunner): `source: "subagent"`, no subagent
-        tools once the depth cap is reached."""
+        tools once the depth cap is reached; `credentials` are its parent's model keys."""
         return self._open_session(
             workspace_dir=workspace_dir,
             provider=provider,
@@ -225,6 +236,7 @@ class Agent:
             source="subagent",
             depth=depth,
             thinking_level=thinking_level,
+            credentials=credentials or {},
         )
 
     def _open_session(
@@ -238,8 +250,10 @@ class Agent:
         source: str | None = None,
         depth: int = 0,
         thinking_level: ThinkingLevelName | None = None,
+        credentials: Mapping[str, str],
     ) -> Session:
         workspace = _existing_workspace(workspace_dir)
+        ensure_agent_layout(self.root, self.project_id, self.agent_id)  # checked again: a sibling too
         entry = self.resolve_model(provider, model_id)
         config = self.load_system_config()
         now = datetime.now()
@@ -273,6 +287,7 @@ class Agent:
                 meta_recorded=False,
                 depth=depth,
                 thinking_level=thinking_level,
+                credentials=credentials,
             )
         except BaseException:
             lock.release()
@@ -286,17 +301,20 @@ class Agent:
         *,
         extra_tools: list[BuiltinTool] | None = None,
         system_prompt_extra: str | None = None,
+        credentials: CredentialSource | None = None,
     ) -> Session:
         """Continue a recorded session from its latest Trace shard (docs/traces.md "Resume").
 
-        `extra_tools` are assembled as on creation. `system_prompt_extra` is accepted for
-        symmetry with `create_session` and ignored: the recorded system prompt is reused verbatim.
+        `extra_tools` and `credentials` (called with the recorded workspace) are used as on
+        creation. `system_prompt_extra` is accepted for symmetry with `create_session` and
+        ignored: the recorded system prompt is reused verbatim.
         """
         del system_prompt_extra
         self._locate_or_fail(session_id)  # a missing session is reported before anything is created
+        ensure_agent_layout(self.root, self.project_id, self.agent_id)  # still private, or refused
         lock = self._lock_session(session_id)  # one writer per session: refused if open elsewhere
         try:
-            session = self._resume_locked(session_id, extra_tools)
+            session = self._resume_locked(session_id, extra_tools, credentials)
         except BaseException:
             lock.release()
             raise
@@ -316,7 +334,9 @@ class Agent:
         session_dir = paths.session_scratchpad_dir(self.root, self.project_id, self.agent_id, session_id)
         return SessionLock.acquire(session_dir, session_id)
 
-    def _resume_locked(self, session_id: str, extra_tools: list[BuiltinTool] | None) -> Session:
+    def _resume_locked(
+        self, session_id: str, extra_tools: list[BuiltinTool] | None, credentials: CredentialSource | None
+    ) -> Session:
         """Resume under the session lock: the trace is read only once nobody else can write it."""
         located = self._locate_or_fail(session_id)
         records = read_trace(located.path)
@@ -354,6 +374,7 @@ class Agent:
             replay=replay,
             meta_recorded=True,
             depth=1 if meta.source == "subagent" else 0,
+            credentials=credentials(workspace) if credentials is not None else {},
         )
 
     def list_sessions(self) -> list[SessionInfo]:
@@ -395,7 +416,7 @@ class Agent:
             cwd=workspace,
             provider=entry.provider,
             model_id=entry.model_id,
-            agents_md=agents_md.read_text(encoding="utf-8") if agents_md.exists() else "",
+            agents_md=read_private_text(agents_md) if os.path.lexists(agents_md) else "",
             vault_keys=tuple(sorted(vault)),
             skills=tuple(list_skills(paths.skills_dir(self.root, self.project_id, self.agent_id))),
             today=date.today(),
@@ -408,14 +429,19 @@ class Agent:
         # GenerativeModelConfig refuses a level outside THINKING_LEVELS with one line naming it.
         return cast(ThinkingLevelName, level)
 
-    def _vision_service(self) -> VisionDescriberService:
+    def _vision_service(self, credentials: Mapping[str, str]) -> VisionDescriberService:
         cfg = self.load_project_config()
         ref = cfg.vision_model
         entry = cfg.get_model(ref.provider, ref.model_id) if ref is not None else None
         if entry is None:
             return VisionDescriberService(model_id=None)
         base = _model_config(
-            entry, system_prompt=None, max_tokens=None, thinking_level=None, timeout_ms=120000
+            entry,
+            system_prompt=None,
+            max_tokens=None,
+            thinking_level=None,
+            timeout_ms=120000,
+            credentials=credentials,
         )
         return VisionDescriberService(
             model_id=entry.model_id, create_llm=lambda: GenerativeModel(vision_model_config(base))
@@ -436,6 +462,7 @@ class Agent:
         meta_recorded: bool,
         depth: int = 0,
         thinking_level: ThinkingLevelName | None = None,
+        credentials: Mapping[str, str],
     ) -> Session:
         level = thinking_level or self._thinking_level(config)
         builtin = config.builtin_tools
@@ -445,7 +472,7 @@ class Agent:
             builtin = [t for t in entries if t.name not in SUBAGENT_TOOL_NAMES]
         else:
             runner = AgentSubagentRunner(
-                ParentContext(self, entry.provider, entry.model_id, workspace, level, depth)
+                ParentContext(self, entry.provider, entry.model_id, workspace, level, depth, credentials)
             )
 
         vault = (
@@ -461,7 +488,7 @@ class Agent:
                 workspace_dir=workspace,
                 tool_config=ToolConfig(builtin=builtin, mcp_servers=config.mcp_servers),
                 session_scratchpad_dir=str(scratchpad),
-                services=EnvironmentServices(subagent_runner=runner, vision_describer=self._vision_service()),
+                services=EnvironmentServices(subagent_runner=runner, vision_describer=self._vision_service(credentials)),
                 vault=vault or None,
                 extra_tools=list(extra_tools or []),
                 model_class="vision" if entry.is_vision else "text-only",
@@ -484,6 +511,7 @@ class Agent:
             timeout_ms=config.request_timeout_ms,
             connect_timeout_ms=config.connect_timeout_ms,
             answer_budget_ms=config.answer_budget_ms,
+            credentials=credentials,
         )
         model_config.tool_call_ids = ToolCallIdAllocator()
         cfg = self.load_project_config()
@@ -520,6 +548,7 @@ def _model_config(
     timeout_ms: int,
     connect_timeout_ms: int | None = None,
     answer_budget_ms: int | None = None,
+    credentials: Mapping[str, str] | None = None,
 ) -> GenerativeModelConfig:
     """The model config of a project model entry; limits left None keep the model's defaults."""
     return GenerativeModelConfig(
@@ -535,6 +564,7 @@ def _model_config(
         fast_mode=entry.fast_mode is True,
         connect_timeout_ms=DEFAULT_CONNECT_TIMEOUT_MS if connect_timeout_ms is None else connect_timeout_ms,
         answer_budget_ms=DEFAULT_ANSWER_BUDGET_MS if answer_budget_ms is None else answer_budget_ms,
+        credentials=dict(credentials or {}),
     )
 
 

@@ -14,8 +14,8 @@ so this module never imports `agent.py`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from .interfaces import SUBAGENT_THINKING_LEVELS, AbortSignal, ApprovalDecision, ApproveFn, ThinkingLevelName
@@ -42,6 +42,7 @@ class ChildSessionOpener(Protocol):
         model_id: str,
         thinking_level: ThinkingLevelName | None,
         depth: int,
+        credentials: Mapping[str, str] | None = None,
     ) -> Session: ...
 
     def sibling(self, agent_id: str) -> ChildSessionOpener | None:
@@ -59,6 +60,7 @@ class ParentContext:
     workspace_dir: str
     thinking_level: ThinkingLevelName | None
     depth: int
+    credentials: Mapping[str, str] = field(default_factory=dict)  # model keys of the workspace's .env
 
 
 class SubagentSessionHandle:
@@ -131,6 +133,7 @@ class AgentSubagentRunner:
             model_id=model_id or parent.model_id,
             thinking_level=thinking_level or parent.thinking_level,
             depth=parent.depth + 1,
+            credentials=parent.credentials,
         )
         return SubagentSessionHandle(session)
 

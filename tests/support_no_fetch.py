@@ -70,7 +70,8 @@ VECTOR_PATHS = (
 
 
 class CountingServer:
-    """A real HTTP server (threads) on `host`; `hits` counts requests by path (query dropped)."""
+    """A real HTTP server (threads) on `host`; `hits` counts requests (GET and POST) by path
+    (query dropped)."""
 
     def __init__(self, host: str = "127.0.0.2") -> None:
         self.hits: Counter[str] = Counter()
@@ -87,6 +88,13 @@ class CountingServer:
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
+
+            def do_POST(self) -> None:  # a model request sent to the wrong host counts too
+                with counter._lock:
+                    counter.hits[self.path.split("?", 1)[0]] += 1
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

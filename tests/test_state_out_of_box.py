@@ -8,7 +8,7 @@ import os
 import pytest
 
 from penguin_jupyter import create_agent
-from penguin_jupyter.state.dotenv import load_dotenv, parse_dotenv
+from penguin_jupyter.state.dotenv import parse_dotenv, workspace_credentials
 from penguin_jupyter.state.model_catalog import catalogue_entry
 
 
@@ -20,23 +20,23 @@ def test_parse_dotenv_grammar():
     assert bad == [7]
 
 
-def test_load_dotenv_never_overrides(tmp_path, monkeypatch):
-    monkeypatch.setenv("PENGUIN_T_KEEP", "mine")
-    monkeypatch.delenv("PENGUIN_T_NEW", raising=False)
-    (tmp_path / ".env").write_text("PENGUIN_T_KEEP=theirs\nPENGUIN_T_NEW=1\n")
-    try:
-        assert load_dotenv(tmp_path) == ["PENGUIN_T_NEW"]
-        assert os.environ["PENGUIN_T_KEEP"] == "mine" and os.environ["PENGUIN_T_NEW"] == "1"
-    finally:
-        os.environ.pop("PENGUIN_T_NEW", None)
-    assert load_dotenv(tmp_path / "missing") == []
+def test_workspace_credentials_never_override_an_exported_key(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-mine-exported")
+    monkeypatch.delenv("PENGUIN_T_API_KEY", raising=False)
+    (tmp_path / ".env").write_text("OPENAI_API_KEY=sk-theirs\nPENGUIN_T_API_KEY=k-from-file\n")
+    found = workspace_credentials(tmp_path)
+    assert dict(found.keys) == {"PENGUIN_T_API_KEY": "k-from-file"} and found.shadowed == ("OPENAI_API_KEY",)
+    assert "PENGUIN_T_API_KEY" not in os.environ  # never exported into the kernel
+    assert workspace_credentials(tmp_path / "missing").notice() is None
 
 
-def test_load_dotenv_bad_line_names_file_and_line_not_content(tmp_path):
-    (tmp_path / ".env").write_text("GOOD=1\nsk-secret-value\n")
-    with pytest.raises(ValueError) as info:
-        load_dotenv(tmp_path)
-    assert str(info.value) == f"{tmp_path / '.env'}: line 2: expected KEY=VALUE"
+def test_workspace_credentials_bad_line_names_file_and_line_not_content(tmp_path):
+    (tmp_path / ".env").write_text("GOOD_API_KEY=1\nsk-secret-value\n")
+    found = workspace_credentials(tmp_path)
+    assert dict(found.keys) == {"GOOD_API_KEY": "1"}
+    assert found.notice() == (
+        f"penguin: {tmp_path / '.env'}: read GOOD_API_KEY; skipped line 2: expected KEY=VALUE"
+    )
 
 
 def test_catalogue_entry_knows_agenthub_models():

@@ -30,7 +30,9 @@ class GenerativeModelConfig:
     `connect_timeout_ms` bounds one attempt's wait for the endpoint's first response and
     `answer_budget_ms` a run of consecutive unanswered attempts, reconnect waits included (see
     `answer_budget.py`; ≤ 0 disables either). Pass the session's `tool_call_ids` allocator so
-    ids stay unique across model objects."""
+    ids stay unique across model objects. `credentials`: model keys by variable name from the
+    workspace's `.env`, used only when `api_key` is None and the variable is not exported
+    (they are never put into the process environment)."""
 
     model_id: str
     api_key: str | None = None
@@ -46,6 +48,7 @@ class GenerativeModelConfig:
     fast_mode: bool = False
     connect_timeout_ms: int = DEFAULT_CONNECT_TIMEOUT_MS
     answer_budget_ms: int = DEFAULT_ANSWER_BUDGET_MS
+    credentials: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.model_id, str) or not self.model_id.strip():

@@ -7,7 +7,9 @@ and the long-session shortcuts of `sdk_passthrough.py`, `body_encoding.py` and
 `history_conversion.py`), every call made on it (the stateful stream, its history), and what a
 request reports when no client can be built. Failed requests are classified in `classify.py`; the
 third-party internals this needs are all in `sdk_internals.py`. Provider protocols stay inside
-agenthub; credentials fall back to the provider environment variables exactly as agenthub reads them.
+agenthub; a key not configured falls back to the provider environment variable agenthub reads, then
+to the same name in the config's `credentials` (a workspace `.env`'s keys, which never enter the
+process environment: docs/security.md "A folder's `.env` is data").
 """
 
 from __future__ import annotations
@@ -72,13 +74,16 @@ def _protocol_client(config: GenerativeModelConfig) -> LLMClient:
             "(set client_type, e.g. openai-chat, openai-responses, ant-messages)"
         )
     variable = KEY_VARIABLES.get(cls.__name__)
-    if variable is not None and not (config.api_key or os.getenv(variable)):
-        raise MissingCredential(
-            f"no API key for model {config.model_id!r}: give the model entry an api_key or set {variable}"
-        )
+    api_key = config.api_key
+    if variable is not None:
+        api_key = api_key or os.getenv(variable) or config.credentials.get(variable)
+        if not api_key:
+            raise MissingCredential(
+                f"no API key for model {config.model_id!r}: give the model entry an api_key or set {variable}"
+            )
     if cls.__name__ == "AntMessagesClient":
-        return build_ant_messages_client(config.model_id, config.api_key, config.base_url)
-    return cls(model=config.model_id, api_key=config.api_key, base_url=config.base_url)
+        return build_ant_messages_client(config.model_id, api_key, config.base_url)
+    return cls(model=config.model_id, api_key=api_key, base_url=config.base_url)
 
 
 class ProviderClient:

@@ -1,7 +1,7 @@
 """Serializing read-modify-write of data-root files across threads and processes.
 
 Owns `exclusive(path)`: a per-path thread lock plus an `fcntl.flock` on a sibling lock file
-(`.<name>.lock`, mode 0600) held for the duration of the block, so two threads, kernels or
+(`.<name>.lock`, mode 0600, never opened through a symlink) held for the duration of the block, so two threads, kernels or
 processes updating the same config never lose each other's change. Writing the new content
 atomically is `toml_writer.write_private_file`'s job. Where `fcntl` is missing (Windows) only
 the thread lock applies.
@@ -14,6 +14,8 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+
+from ..private_files import open_private, private_dir
 
 try:  # pragma: no cover - platform dependent
     import fcntl
@@ -41,12 +43,12 @@ def _thread_lock(path: Path) -> threading.Lock:
 @contextlib.contextmanager
 def exclusive(path: Path) -> Iterator[None]:
     """Hold `path`'s update lock (threads of this process, then other processes) for the block."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     with _thread_lock(path):
         if fcntl is None:  # pragma: no cover
             yield
             return
-        fd = os.open(lock_file_for(path), os.O_RDWR | os.O_CREAT, 0o600)
+        fd = open_private(lock_file_for(path), os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield

@@ -26,6 +26,11 @@ def resolve_root(root: str | os.PathLike[str] | None = None) -> Path:
     env = os.environ.get("PENGUIN_HOME")
     if env:
         return Path(env).expanduser()
+    return default_root()
+
+
+def default_root() -> Path:
+    """`~/.penguin/data`, the data root when neither a root nor `$PENGUIN_HOME` is given."""
     return Path.home() / ".penguin" / "data"
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from ..private_files import read_private_text
 from .errors import ConfigError
 from .file_lock import exclusive
 from .paths import project_config_path, resolve_root
@@ -187,7 +188,7 @@ def load_project_config(root: str | os.PathLike[str] | None, project_id: str) ->
     """The project's config; a missing file is an empty config (no models)."""
     path = project_config_path(resolve_root(root), project_id)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_private_text(path)  # under the data root: private, or refused
     except FileNotFoundError:
         return ProjectConfig()
     try:

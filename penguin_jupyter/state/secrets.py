@@ -11,10 +11,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 
 from ..redaction import Redactor, Secret
-from .dotenv import parse_dotenv
+from .dotenv import read_dotenv
 from .project_config import PROVIDER_ENV_VARS, ProjectConfig
 
 # Variable names whose values are credentials whatever the provider.
@@ -35,15 +34,15 @@ def environment_secrets(environ: Mapping[str, str]) -> list[Secret]:
 
 
 def dotenv_secrets(workspace: str | os.PathLike[str] | None) -> list[Secret]:
-    """Credential variables of `<workspace>/.env` (a file that cannot be read adds nothing)."""
+    """Credential variables of `<workspace>/.env`, as parsed (quotes and comments gone), whether or
+    not the model client may use them (a file that cannot be read adds nothing)."""
     if workspace is None:
         return []
     try:
-        text = (Path(workspace) / ".env").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        found = read_dotenv(workspace)
+    except ValueError:
         return []
-    values, _bad = parse_dotenv(text)
-    return environment_secrets(values)
+    return environment_secrets(found[1]) if found is not None else []
 
 
 def config_secrets(cfg: ProjectConfig) -> list[Secret]:

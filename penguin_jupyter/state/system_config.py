@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -18,6 +17,7 @@ from pydantic import ValidationError
 
 from ..environment.types import ToolDefinitionConfig
 from ..interfaces import THINKING_LEVELS, MCPServerConfig
+from ..private_files import read_private_text
 from .errors import ConfigError
 from .prompts import (
     DEFAULT_COMPACTION_PROMPT,
@@ -204,7 +204,7 @@ def parse_system_config(file: str, data: Any) -> SystemConfig:
 def load_system_config(path: str | os.PathLike[str]) -> SystemConfig:
     file = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_private_text(path)  # under the data root: private, or refused
     except FileNotFoundError:
         raise ConfigError(file, None, "file not found") from None
     try:

@@ -11,6 +11,7 @@ import re
 import tomllib
 from pathlib import Path
 
+from ..private_files import read_private_text
 from .errors import ConfigError
 from .file_lock import exclusive
 from .toml_writer import dumps_toml, write_private_file
@@ -21,7 +22,7 @@ VAULT_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def load_vault(path: Path) -> dict[str, str]:
     """The vault's key → value map; a missing file is an empty vault."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_private_text(path)  # under the data root: private, or refused
     except FileNotFoundError:
         return {}
     try:

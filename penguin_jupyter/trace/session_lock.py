@@ -6,7 +6,8 @@ one-line refusal a second process gets. The OS drops the lock when the holder's 
 closes, so a process that dies (even by SIGKILL) never leaves a stale lock behind. Within one
 process the lock is shared and counted: opening the same session twice in one kernel is the
 caller's business, as before. When the lock file cannot be created at all (a read-only
-data root) the session opens unguarded rather than not at all. Readers (`read_trace`, session listings) never take it. Where
+data root) the session opens unguarded rather than not at all; a lock file that is a symlink or
+someone else's is refused (`UnsafePathError`), never followed. Readers (`read_trace`, session listings) never take it. Where
 `fcntl` is missing the lock is a no-op. Design notes: docs/concurrency.md.
 """
 
@@ -19,6 +20,8 @@ import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+
+from ..private_files import UnsafePathError, open_private, private_dir
 
 try:  # pragma: no cover - platform dependent
     import fcntl
@@ -85,8 +88,10 @@ class SessionLock:
                 _HELD[key] = (held[0], held[1] + 1)
                 return cls(path)
             try:
-                session_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+                private_dir(session_dir)
+                fd = open_private(path, os.O_RDWR | os.O_CREAT)
+            except UnsafePathError:
+                raise  # a planted symlink or someone else's file: refused, never followed
             except OSError:
                 # An unwritable data root: the session still opens (its trace failure is
                 # reported by the writer), it just cannot be guarded.

@@ -3,8 +3,11 @@
 Owns which Session a cell talks to: the Agent (created once per kernel), the current Session
 (continued across cells), `--new` / `--session` / `--model` / `--workspace`, what
 `%penguin new|resume|model|approve|python-timeout` change, the per-session "always allow"
-sets, the last token usage and the subagents' `session_meta` (so a background subagent's card
-names its model in a later cell).
+sets, the last token usage, the subagents' `session_meta` (so a background subagent's card
+names its model in a later cell), and which model keys a folder's `.env` supplies to a new or
+resumed Session (`model_credentials`, the one caller of `state.dotenv.workspace_credentials`)
+with the one-line notice its first use queues for the cell; see
+docs/security.md "A folder's `.env` is data".
 
 Every switch is all-or-nothing: the new Session is created or resumed first and only then
 replaces the current one, so a failure (unknown session id, unknown model, no model at all)
@@ -14,11 +17,11 @@ sessions is the Agent's job; settings of one cell live on the cell (`cell.py`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypedDict
 
-from ...state.dotenv import load_dotenv
+from ...state.dotenv import workspace_credentials
 from ...state.errors import NoModelConfiguredError
 from .options import CellOptions
 
@@ -90,6 +93,24 @@ class NotebookSessions:
     last_usage: OmniMessage | None = None
     python_timeout_s: float | None = None  # `%penguin python-timeout`; None = the tool's default
     subagent_metas: dict[str, OmniMessage] = field(default_factory=dict)
+    dotenv_announced: set[str] = field(default_factory=set)  # `.env` files a cell has named
+    dotenv_notices: dict[str, str] = field(default_factory=dict)  # path → line not shown yet
+
+    def model_credentials(self, workspace: str) -> Mapping[str, str]:
+        """The model keys of the workspace's `.env` for the model client (never the kernel's
+        environment); the first use of each `.env` queues its one-line notice for the cell."""
+        found = workspace_credentials(workspace)
+        notice = found.notice()
+        if notice is not None and found.path is not None and str(found.path) not in self.dotenv_announced:
+            self.dotenv_notices[str(found.path)] = notice
+        return found.keys
+
+    def take_dotenv_notices(self) -> list[str]:
+        """The notices queued since the last call; each `.env` is announced once per kernel."""
+        notices = list(self.dotenv_notices.values())
+        self.dotenv_announced.update(self.dotenv_notices)
+        self.dotenv_notices.clear()
+        return notices
 
     def remember_subagent_meta(self, hop: str, meta: OmniMessage) -> None:
         """Keep a subagent's origin-tagged session_meta (the newest `MAX_SUBAGENT_METAS`)."""
@@ -161,9 +182,12 @@ class NotebookSessions:
         await self._wait_for_frontend()
         try:
             agent = await self.get_agent()
-            load_dotenv(workspace)
             session = await agent.create_session(
-                workspace_dir=workspace, provider=provider, model_id=model_id, **self._kernel_tool_kwargs()
+                workspace_dir=workspace,
+                provider=provider,
+                model_id=model_id,
+                credentials=self.model_credentials,
+                **self._kernel_tool_kwargs(),
             )
         except NoModelConfiguredError as exc:
             raise SessionStartError(
@@ -181,7 +205,9 @@ class NotebookSessions:
         await self._wait_for_frontend()
         try:
             agent = await self.get_agent()
-            session = await agent.resume_session(session_id, **self._kernel_tool_kwargs())
+            session = await agent.resume_session(
+                session_id, credentials=self.model_credentials, **self._kernel_tool_kwargs()
+            )
         except Exception as exc:
             raise SessionStartError(
                 f"penguin: cannot resume session {session_id}: {one_line(exc)}{_unchanged(self.session)}"

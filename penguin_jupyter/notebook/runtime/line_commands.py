@@ -232,7 +232,8 @@ async def _config(runtime: KernelRuntime, arg: str | None) -> None:
     print(f"models and credentials: {config_path_text()}")
     print(
         "also read: provider environment variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, "
-        "DEEPSEEK_API_KEY, …) and a .env file in the workspace"
+        "DEEPSEEK_API_KEY, …) and, for keys not exported, the *_API_KEY names of the workspace's .env "
+        "(nothing else from it; it never changes the kernel's environment)"
     )
 
 

@@ -113,6 +113,8 @@ async def run_cell(line: str, body: str) -> None:
     from ..kernel_tools import expand_variables
 
     cell = Cell(runtime, session, opts, expand_variables(body.strip(), namespace))
+    for notice in runtime.sessions.take_dotenv_notices():  # the first use of a folder's .env
+        cell.show_note(notice)
     if note:
         cell.show_note(note)
     if link is not None:
