@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypedDict
 
+from ...state.admin_policy import load_policy
 from ...state.dotenv import load_dotenv
 from ...state.errors import NoModelConfiguredError
 from .options import CellOptions
@@ -161,7 +162,9 @@ class NotebookSessions:
         await self._wait_for_frontend()
         try:
             agent = await self.get_agent()
-            load_dotenv(workspace)
+            policy = load_policy()
+            if policy is None or policy.read_dotenv:  # the administrator's policy may turn .env off
+                load_dotenv(workspace)
             session = await agent.create_session(
                 workspace_dir=workspace, provider=provider, model_id=model_id, **self._kernel_tool_kwargs()
             )
