@@ -93,7 +93,7 @@ def test_a_saved_rule_approves_git_status_in_a_later_session_and_a_compound_stil
             second = later.execute("%%penguin --new\nCheck again", on_message=on_message, timeout=180)
         finally:
             later.close()
-    assert f"1  allow exec_command command \"git status*\"" in listed and str(rules_file) in listed
+    assert "1  allow exec_command command \"git status*\"" in listed and str(rules_file) in listed
     assert second.reply["content"]["status"] == "ok", second.stderr
     assert len(denied) == 1, "git status --short must not ask and the compound command must"
     assert not (notebook_dir / "x").exists()
