@@ -168,7 +168,8 @@ def save_project_rule(root: Path, project_id: str, rule: Rule) -> Rule:
     with file_lock.exclusive(path):
         existing = read_rules(path)
         saved = Rule(rule.action, rule.tool, rule.command, rule.path, str(path))
-        _write_rules(path, [*existing, saved])
+        if saved not in existing:  # the same rule twice would only lengthen the listing
+            _write_rules(path, [*existing, saved])
     return saved
 
 

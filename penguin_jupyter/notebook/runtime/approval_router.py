@@ -139,8 +139,9 @@ class ApprovalRouter:
             return Verdict("deny", rule), f"denied by the administrator's policy ({name} is disabled)"
         try:
             verdict = launcher.rules.judge(name, self._arguments(tool_call), launcher.workspace_dir or ".")
-        except Exception:  # a rule that cannot be evaluated must not decide: ask
-            return None, None
+        except Exception:  # rules that cannot be evaluated must not let anything through: ask
+            rule = Rule("ask", name, source="")
+            return Verdict("ask", rule), "asked: the approval rules could not be evaluated for this call"
         return verdict, launcher.rules.label(verdict) if verdict is not None else None
 
     def _offer(self, launcher: CellApproval, tool_call: OmniMessage) -> RuleOffer | None:
