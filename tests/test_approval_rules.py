@@ -364,3 +364,27 @@ async def test_background_subagents_follow_the_rules_of_the_cell_that_launched_t
     assert router.take_reason("b1") == "allowed by rule 1 (git status*) in rules.toml"
     assert await approve(_exec("ls", "b2")) == "allow"  # no rule: asked in the running cell
     assert len(later_prompts) == 1
+
+
+async def test_disabled_tools_are_not_offered_and_models_are_restricted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from penguin_jupyter import create_agent
+    from penguin_jupyter.state import add_model
+
+    root = Path(__import__("os").environ["PENGUIN_HOME"])
+    add_model(root, "default_project", provider="openai", model_id="m1", base_url="http://127.0.0.1:9/v1", api_key="k" * 12, client_type="openai-chat", default=True)
+    add_model(root, "default_project", provider="openai", model_id="m2", base_url="http://127.0.0.1:9/v1", api_key="k" * 12, client_type="openai-chat")
+    policy = tmp_path / "policy.toml"
+    policy.write_text('disabled_tools = ["exec_command", "write_file"]\nallowed_models = ["openai/m1"]\n')
+    monkeypatch.setenv("PENGUIN_POLICY", str(policy))
+    agent = await create_agent()
+    session = await agent.create_session(workspace_dir=str(tmp_path))
+    try:
+        assert session.tool_permission("exec_command") is None and session.tool_permission("write_file") is None
+        assert session.tool_permission("read_file") == "r"
+    finally:
+        await session.aclose()
+    with pytest.raises(ValueError, match=r"^model openai/m2 is not allowed by the administrator's policy"):
+        await agent.create_session(workspace_dir=str(tmp_path), provider="openai", model_id="m2")
+    monkeypatch.setenv("PENGUIN_POLICY", str(tmp_path / "missing.toml"))
+    with pytest.raises(ConfigError, match="missing.toml: does not exist"):
+        await agent.create_session(workspace_dir=str(tmp_path))

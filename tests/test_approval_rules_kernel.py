@@ -6,7 +6,8 @@ scripted model server.
   transcript say which rule; `git status; touch x` still asks (denied here: `x` never appears).
 * An administrator's policy (`PENGUIN_POLICY`) with `max_approve = "ask"` turns
   `%%penguin --approve allow-all` into ask with one line; a model outside `allowed_models` is
-  refused with one line; `%penguin config` shows the policy.
+  refused with one line; `read_dotenv = false` leaves the folder's `.env` unloaded; `%penguin
+  config` shows the policy.
 """
 
 from __future__ import annotations
@@ -111,6 +112,7 @@ def test_the_policy_caps_the_mode_and_refuses_a_model(tmp_path):
     notebook_dir.mkdir()
     policy = tmp_path / "policy.toml"
     policy.write_text('max_approve = "ask"\nallowed_models = ["openai/scripted-model"]\nread_dotenv = false\n')
+    (notebook_dir / ".env").write_text("PENGUIN_POLICY_TEST_VAR=from-dotenv\n")
     script = [
         {"tool_calls": [{"name": "exec_command", "id": "call_1", "arguments": {"cmd": "printf 1 > one.txt"}}]},
         {"text": "Wrote it."},
@@ -124,6 +126,7 @@ def test_the_policy_caps_the_mode_and_refuses_a_model(tmp_path):
             capped = kernel.execute("%%penguin --approve allow-all\nWrite one", on_message=on_message, timeout=180)
             refused = kernel.execute("%%penguin --new --model openai/other-model\nHello", timeout=120)
             config = kernel.execute("%penguin config")
+            dotenv = kernel.execute("import os; print(os.environ.get('PENGUIN_POLICY_TEST_VAR'))")
         finally:
             kernel.close()
     assert capped.reply["content"]["status"] == "ok", capped.stderr
@@ -136,5 +139,6 @@ def test_the_policy_caps_the_mode_and_refuses_a_model(tmp_path):
     assert "\n" not in line and "Traceback" not in line
     assert "model openai/other-model is not allowed by the administrator's policy" in line
     assert len(server.requests) == 2, "the refused cell must not reach the model"
+    assert dotenv.stdout.strip() == "None", "read_dotenv = false: the workspace .env is not loaded"
     assert f"administrator's policy: {policy}" in config.stdout
     assert "highest approval mode: ask" in config.stdout and "allowed models: openai/scripted-model" in config.stdout
