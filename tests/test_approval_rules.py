@@ -386,5 +386,5 @@ async def test_disabled_tools_are_not_offered_and_models_are_restricted(tmp_path
     with pytest.raises(ValueError, match=r"^model openai/m2 is not allowed by the administrator's policy"):
         await agent.create_session(workspace_dir=str(tmp_path), provider="openai", model_id="m2")
     monkeypatch.setenv("PENGUIN_POLICY", str(tmp_path / "missing.toml"))
-    with pytest.raises(ConfigError, match="missing.toml: does not exist"):
+    with pytest.raises(ConfigError, match=r"missing\.toml: does not exist"):
         await agent.create_session(workspace_dir=str(tmp_path))
