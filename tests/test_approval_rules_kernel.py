@@ -4,6 +4,7 @@ scripted model server.
 * A rule saved from a card ("Save to project: allow exec_command command "git status*"") approves
   `git status` in a later session of another kernel without a click; the card and the saved
   transcript say which rule; `git status; touch x` still asks (denied here: `x` never appears).
+* A bad rule file stops a cell with one line naming the file, the rule and the field.
 * An administrator's policy (`PENGUIN_POLICY`) with `max_approve = "ask"` turns
   `%%penguin --approve allow-all` into ask with one line; a model outside `allowed_models` is
   refused with one line; `read_dotenv = false` leaves the folder's `.env` unloaded; `%penguin
@@ -127,6 +128,9 @@ def test_the_policy_caps_the_mode_and_refuses_a_model(tmp_path):
             refused = kernel.execute("%%penguin --new --model openai/other-model\nHello", timeout=120)
             config = kernel.execute("%penguin config")
             dotenv = kernel.execute("import os; print(os.environ.get('PENGUIN_POLICY_TEST_VAR'))")
+            (notebook_dir / ".penguin").mkdir()
+            (notebook_dir / ".penguin" / "approvals.toml").write_text('[[rule]]\naction = "deny"\ntool = "exec_command"\n[[rule]]\naction = "never"\ntool = "read_file"\n')
+            bad_rules = kernel.execute("%%penguin\nHello again", timeout=120)
         finally:
             kernel.close()
     assert capped.reply["content"]["status"] == "ok", capped.stderr
@@ -138,7 +142,10 @@ def test_the_policy_caps_the_mode_and_refuses_a_model(tmp_path):
     line = refused.stderr.strip()
     assert "\n" not in line and "Traceback" not in line
     assert "model openai/other-model is not allowed by the administrator's policy" in line
-    assert len(server.requests) == 2, "the refused cell must not reach the model"
+    bad_line = bad_rules.stderr.strip()
+    assert bad_line.startswith(f"penguin: {notebook_dir / '.penguin' / 'approvals.toml'}: rule 2: action:"), bad_line
+    assert "\n" not in bad_line and "nothing was run" in bad_line
+    assert len(server.requests) == 2, "the refused cells must not reach the model"
     assert dotenv.stdout.strip() == "None", "read_dotenv = false: the workspace .env is not loaded"
     assert f"administrator's policy: {policy}" in config.stdout
     assert "highest approval mode: ask" in config.stdout and "allowed models: openai/scripted-model" in config.stdout
