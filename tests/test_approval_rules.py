@@ -388,3 +388,10 @@ async def test_disabled_tools_are_not_offered_and_models_are_restricted(tmp_path
     monkeypatch.setenv("PENGUIN_POLICY", str(tmp_path / "missing.toml"))
     with pytest.raises(ConfigError, match=r"missing\.toml: does not exist"):
         await agent.create_session(workspace_dir=str(tmp_path))
+
+
+async def test_no_rule_is_offered_when_a_rule_already_decides_the_question() -> None:
+    ask = Rule("ask", "exec_command", command="git*", source="ws.toml")
+    cell, prompts = _cell("ask", RuleBook(workspace=[ask]))
+    await ApprovalRouter(lambda: cell).approve_fn(cell)(_exec("git status", "o1"))
+    assert len(prompts) == 1 and "[s]ave rule" not in prompts[0]

@@ -199,11 +199,11 @@ class ApprovalRouter:
             if auto is not None:
                 self._remember(tool_call, self._auto_reason(launcher, tool_call, auto))
         where = route(auto, launching_cell_running, running is not None)
+        # a saved allow rule could not change what a matching rule already says: no offer then
+        offer = self._offer(launcher, tool_call) if where.startswith("ask") and verdict is None else None
         if where == "ask-launching-cell":
-            offer = self._offer(launcher, tool_call)
             return await launcher.asker.ask(tool_call, launcher.always_allowed, reason=reason, offer=offer)
         if where == "ask-running-cell" and running is not None:
-            offer = self._offer(launcher, tool_call)
             return await running.asker.ask_here(tool_call, launcher.always_allowed, reason, offer=offer)
         if where == "deny" and auto is None:
             self._remember(tool_call, "denied: no cell is running to ask")
