@@ -3,7 +3,8 @@ scripted model server.
 
 * A rule saved from a card ("Save to project: allow exec_command command "git status*"") approves
   `git status` in a later session of another kernel without a click; the card and the saved
-  transcript say which rule; `git status; touch x` still asks (denied here: `x` never appears).
+  transcript say which rule; `git status; touch x` still asks (denied here: `x` never appears);
+  `%penguin rules` lists the rule with its file and `%penguin rules forget 1` removes it.
 * A bad rule file stops a cell with one line naming the file, the rule and the field.
 * An administrator's policy (`PENGUIN_POLICY`) with `max_approve = "ask"` turns
   `%%penguin --approve allow-all` into ask with one line; a model outside `allowed_models` is
@@ -93,6 +94,7 @@ def test_a_saved_rule_approves_git_status_in_a_later_session_and_a_compound_stil
             listed = later.execute("%penguin rules").stdout
             on_message, denied = _clicker(later, "Deny")
             second = later.execute("%%penguin --new\nCheck again", on_message=on_message, timeout=180)
+            forgot = later.execute("%penguin rules forget 1").stdout
         finally:
             later.close()
     assert "1  allow exec_command command \"git status*\"" in listed and str(rules_file) in listed
@@ -104,6 +106,8 @@ def test_a_saved_rule_approves_git_status_in_a_later_session_and_a_compound_stil
     decisions = _decisions(second)
     assert [d["decision"] for d in decisions] == ["allow", "deny"]
     assert decisions[0]["reason"] == why and "reason" not in decisions[1]  # the second was a click
+    assert f"forgot rule 1 (allow exec_command command \"git status*\") from {rules_file}" in forgot
+    assert "git status" not in rules_file.read_text()
     saved_html = second.final_bundles()[-1]["text/html"]
     assert html.escape(why, quote=False) in saved_html or why in html.unescape(saved_html)
 
