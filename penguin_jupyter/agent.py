@@ -41,6 +41,7 @@ from .state import (
     load_vault,
     paths,
 )
+from .state.admin_policy import load_policy
 from .state.errors import NoModelConfiguredError
 from .state.ids import is_valid_id, require_id
 from .state.model_catalog import catalogue_entry
@@ -161,7 +162,15 @@ class Agent:
     # --- model selection -----------------------------------------------------------------------
 
     def resolve_model(self, provider: str | None, model_id: str | None) -> ModelEntry:
-        """The configured entry for the pair, or the project default when both are None."""
+        """The configured entry for the pair, or the project default when both are None; a model
+        the administrator's policy does not allow raises `PolicyRefusal` (one line)."""
+        entry = self._resolve_model(provider, model_id)
+        policy = load_policy()
+        if policy is not None:
+            policy.check_model(entry.provider, entry.model_id)
+        return entry
+
+    def _resolve_model(self, provider: str | None, model_id: str | None) -> ModelEntry:
         if (provider is None) != (model_id is None):
             given = f"provider={provider!r}" if provider is not None else f"model_id={model_id!r}"
             raise ValueError(f"provider and model_id must be given together (got only {given})")
@@ -467,10 +476,15 @@ class Agent:
         level = thinking_level or self._thinking_level(config)
         builtin = config.builtin_tools
         runner = None
+        policy = load_policy()
+        disabled = policy.disabled_tools if policy is not None else frozenset()
         if depth >= MAX_SUBAGENT_DEPTH:
+            disabled = disabled | frozenset(SUBAGENT_TOOL_NAMES)
+        if disabled:  # the administrator's disabled tools are never offered to the model
             entries = builtin if builtin is not None else list(default_tool_config().builtin or [])
-            builtin = [t for t in entries if t.name not in SUBAGENT_TOOL_NAMES]
-        else:
+            builtin = [t for t in entries if t.name not in disabled]
+            extra_tools = [t for t in extra_tools or [] if t.name not in disabled]
+        if depth < MAX_SUBAGENT_DEPTH:
             runner = AgentSubagentRunner(
                 ParentContext(self, entry.provider, entry.model_id, workspace, level, depth, credentials)
             )

@@ -88,6 +88,7 @@ export interface ToolCard {
   body: string | null; // the whole text of the call's FULL_TEXT_ARGUMENTS argument
   diff: string | null;
   decision: string | null;
+  decision_reason: string | null; // why no click was needed: a rule, the policy, the mode
   output: string | null;
   images: string[];
   output_stop_reason: string | null;
@@ -463,6 +464,7 @@ class Scope {
       body: null,
       diff: null,
       decision: null,
+      decision_reason: null,
       output: null,
       images: [],
       output_stop_reason: null,
@@ -572,7 +574,9 @@ function addEvent(scope: Scope, payload: Json): void {
     return;
   }
   if (kind === 'approval_decision') {
-    scope.cardFor(String(payload.tool_call_id ?? ''), 'decision').decision = String(payload.decision);
+    const card = scope.cardFor(String(payload.tool_call_id ?? ''), 'decision');
+    card.decision = String(payload.decision);
+    card.decision_reason = typeof payload.reason === 'string' && payload.reason ? payload.reason : null;
   } else if (kind === 'request_end') {
     if (payload.status === 'completed') {
       return;

@@ -238,7 +238,8 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
       node.appendChild(el('div', 'pg-failed', `call ${card.call_stop_reason} (not executed)`));
     }
     if (card.decision) {
-      node.appendChild(el('div', `pg-decision pg-decision-${card.decision}`, `approval: ${card.decision}`));
+      const why = card.decision_reason ? ` — ${card.decision_reason}` : '';
+      node.appendChild(el('div', `pg-decision pg-decision-${card.decision}`, `approval: ${card.decision}${why}`));
     }
     if (card.output !== null) {
       const status = card.output_stop_reason || 'completed';

@@ -33,6 +33,9 @@ class CellView(Protocol):
         `background`: asked for an earlier cell's background subagent. `preview`: the cell a
         notebook tool's card shows (its current source)."""
 
+    def show_decision_reason(self, decision: OmniMessage, reason: str) -> None:
+        """Why an `approval_decision` was made without a click (`allowed by rule 3 (…) in …`)."""
+
     def show_note(self, text: str) -> None: ...
 
     def finish(self, status_text: str) -> None: ...

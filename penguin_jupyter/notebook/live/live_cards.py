@@ -142,8 +142,10 @@ class ToolCardWidget:
             (row_widget,) if row_widget is not None else (plain_html(muted_html(note)),)
         )
 
-    def set_decision(self, decision: str) -> None:
-        text = DECISION_TEXT.get(decision, decision)
+    def set_decision(self, decision: str, reason: str | None = None) -> None:
+        """The row becomes "Approval: approved", plus why when no click decided (a rule, the
+        administrator's policy, the cell's mode)."""
+        text = DECISION_TEXT.get(decision, decision) + (f" — {reason}" if reason else "")
         replaced = self.approval_box.children
         self.approval_box.children = (plain_html(muted_html(f"Approval: {text}")),)
         close_widget_tree(replaced)

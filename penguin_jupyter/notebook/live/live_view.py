@@ -359,6 +359,15 @@ class LiveView:
         else:
             card.show_approval_row(None, "approval requested")
 
+    def show_decision_reason(self, decision: OmniMessage, reason: str) -> None:
+        payload = decision.payload
+        if not isinstance(payload, ApprovalDecisionPayload):
+            return
+        scope = self.scope
+        for hop in decision.origin or []:
+            scope = scope.child(hop)
+        scope.card(payload.tool_call_id).set_decision(payload.decision, reason)
+
     def show_note(self, text: str) -> None:
         self.scope.note(text, TONE_COLORS["warning"])
 

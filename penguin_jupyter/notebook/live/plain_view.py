@@ -131,6 +131,9 @@ class PlainView:
         title, detail = tool_card_summary(msg)
         self._line(visible_controls(f"{self._prefix(msg)}🔧 {title} {self.redact(detail)}".rstrip()))
 
+    def show_decision_reason(self, decision: OmniMessage, reason: str) -> None:
+        self._line(f"{self._prefix(decision)}  ({reason})")
+
     def show_approval(
         self,
         tool_call: OmniMessage,

@@ -1,7 +1,8 @@
 """Asking a human in a notebook cell: the Approve / Deny / Always-allow buttons, or stdin.
 
-Owns `ApprovalRow` (the buttons and the Future a click resolves), `approval_channel` (buttons,
-stdin or none) and `CellAsker` (how one cell asks: its channel, its view, its interrupt signal,
+Owns `ApprovalRow` (the buttons and the Future a click resolves: Approve, Deny, "Always allow
+<tool>" for this session and, when the router offers one, "Save to project: <the exact rule>"),
+`RuleOffer` (that rule and how to save it), `approval_channel` (buttons, stdin or none) and `CellAsker` (how one cell asks: its channel, its view, its interrupt signal,
 its ContextVar context, and the `preview` step that reads the cell a notebook tool names — its
 current source — before the card is shown). Which cell asks, and whether anybody is asked at all, is the
 router's decision (`approval_router.py`); where the row sits is the view's.
@@ -18,9 +19,11 @@ import asyncio
 import contextvars
 import html
 import json
+import logging
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Literal, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from ...interfaces import AbortSignal, ApprovalDecision
 from ...omni import OmniMessage, ToolCallPayload
@@ -29,8 +32,13 @@ from ..transcript.cell_sources import CellPreview
 from ..transcript.visible_text import visible_controls
 from .waits import wait_sliced
 
+if TYPE_CHECKING:
+    from ...state.approval_rules import Rule
+
+logger = logging.getLogger(__name__)
+
 Channel = Literal["buttons", "stdin", "none"]
-Choice = Literal["allow", "deny", "always"]
+Choice = Literal["allow", "deny", "always", "save"]
 
 NO_STDIN_NOTE = "penguin: approval needed but this kernel has no way to ask (no stdin, e.g. nbconvert/papermill): denied. Use --approve allow-all or read-only to run headless."
 STDIN_NOTE = "penguin: this kernel is older than ipykernel 7.4, so buttons cannot answer while the cell runs; answering on stdin."
@@ -39,22 +47,45 @@ DECISION_LABELS: dict[Choice, str] = {
     "allow": "approved",
     "deny": "denied",
     "always": "approved (always for this tool)",
+    "save": "approved (rule saved to the project)",
 }
 STDIN_CHOICES: dict[str, Choice] = {"y": "allow", "yes": "allow", "a": "always", "always": "always"}
+SAVE_PREFIX = "Save to project: "
+
+
+@dataclass(frozen=True)
+class RuleOffer:
+    """The allow rule a card offers to save to the project, and the function that saves it."""
+
+    rule: Rule
+    save: Callable[[], Rule]
 
 
 class ApprovalRow:
     """Approve / Deny / Always-allow buttons whose click resolves `future` on `loop`."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, tool_name: str, reason: str | None = None) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        tool_name: str,
+        reason: str | None = None,
+        offer: RuleOffer | None = None,
+    ) -> None:
         self.loop = loop
         self.future: asyncio.Future[Choice] = loop.create_future()
         self.approve_button = plain_button("Approve", button_style="success", icon="check")
         self.deny_button = plain_button("Deny", button_style="danger", icon="times")
         self.always_button = plain_button(f"Always allow {tool_name}", width="auto")
-        self.always_button.tooltip = "Always allow this tool for this session"
+        self.always_button.tooltip = f"Always allow {tool_name} for the rest of this session (not saved)"
+        self.save_button = None
+        buttons = [self.approve_button, self.deny_button, self.always_button]
+        if offer is not None:
+            self.save_button = plain_button(f"{SAVE_PREFIX}{offer.rule.text()}", width="auto")
+            self.save_button.tooltip = "Approve, and add this rule to the project's approval_rules.toml"
+            self.save_button.on_click(lambda _b: self._clicked("save"))
+            buttons.append(self.save_button)
         self.status = plain_html(f"<b>{html.escape(reason)}</b>" if reason else "")
-        self.widget = plain_hbox([self.approve_button, self.deny_button, self.always_button, self.status])
+        self.widget = plain_hbox([*buttons, self.status])
         self.approve_button.on_click(lambda _b: self._clicked("allow"))
         self.deny_button.on_click(lambda _b: self._clicked("deny"))
         self.always_button.on_click(lambda _b: self._clicked("always"))
@@ -75,8 +106,9 @@ class ApprovalRow:
         self.close(note)
 
     def close(self, note: str) -> None:
-        for button in (self.approve_button, self.deny_button, self.always_button):
-            button.disabled = True
+        for button in (self.approve_button, self.deny_button, self.always_button, self.save_button):
+            if button is not None:
+                button.disabled = True
         self.status.value = f"<i>{note}</i>"
 
 
@@ -157,14 +189,16 @@ class CellAsker:
         *,
         background: bool = False,
         reason: str | None = None,
+        offer: RuleOffer | None = None,
     ) -> ApprovalDecision:
-        """Ask a human; `reason` (a credential file, a path outside the workspace…) is shown."""
+        """Ask a human; `reason` (a credential file, a path outside the workspace, the rule that
+        asks…) is shown; `offer` is the rule "Save to project" would write."""
         name = tool_name_of(tool_call)
         preview = await self.preview(tool_call) if self.preview is not None else None
         if self.channel == "buttons":
-            choice = await self._ask_buttons(tool_call, name, background, reason, preview)
+            choice = await self._ask_buttons(tool_call, name, background, reason, preview, offer)
         elif self.channel == "stdin":
-            choice = self._ask_stdin(tool_call, name, background, reason, preview)
+            choice = self._ask_stdin(tool_call, name, background, reason, preview, offer)
         else:
             self.surface.show_approval(tool_call, None, background=background, preview=preview)
             self.surface.show_note(NO_STDIN_NOTE)
@@ -172,16 +206,28 @@ class CellAsker:
         if choice == "always":
             always_allowed.add(name)
             return "allow"
-        return choice
+        if choice == "save" and offer is not None:
+            try:
+                offer.save()
+            except Exception as exc:  # the approval stands; the rule was not kept
+                logger.warning("could not save an approval rule: %s", exc)
+                self.surface.show_note(f"penguin: the rule was not saved ({exc}); approved this once")
+            return "allow"
+        return "allow" if choice == "save" else choice
 
     async def ask_here(
-        self, tool_call: OmniMessage, always_allowed: set[str], reason: str | None = None
+        self,
+        tool_call: OmniMessage,
+        always_allowed: set[str],
+        reason: str | None = None,
+        offer: RuleOffer | None = None,
     ) -> ApprovalDecision:
         """Ask on behalf of an earlier cell's agent: inside this cell's context, so the row goes
         out as this cell's traffic, and inside the asker's background card."""
         loop = asyncio.get_running_loop()
         task = loop.create_task(
-            self.ask(tool_call, always_allowed, background=True, reason=reason), context=self.context.copy()
+            self.ask(tool_call, always_allowed, background=True, reason=reason, offer=offer),
+            context=self.context.copy(),
         )
         return await task
 
@@ -192,8 +238,9 @@ class CellAsker:
         background: bool,
         reason: str | None = None,
         preview: CellPreview | None = None,
+        offer: RuleOffer | None = None,
     ) -> Choice:
-        row = ApprovalRow(asyncio.get_running_loop(), name, reason)
+        row = ApprovalRow(asyncio.get_running_loop(), name, reason, offer)
         self.open_rows.append(row)
         self.surface.show_approval(tool_call, row, background=background, preview=preview)
         try:
@@ -212,6 +259,7 @@ class CellAsker:
         background: bool,
         reason: str | None = None,
         preview: CellPreview | None = None,
+        offer: RuleOffer | None = None,
     ) -> Choice:
         if not self._stdin_noted:
             self.surface.show_note(STDIN_NOTE)
@@ -220,12 +268,17 @@ class CellAsker:
         try:
             answer = self.input_fn(
                 f"Approve {name} {_arguments_preview(tool_call)}{f' ({reason})' if reason else ''}? "
-                "[y]es / [n]o / [a]lways: "
+                "[y]es / [n]o / [a]lways"
+                + (f" / [s]ave rule ({offer.rule.text()})" if offer is not None else "")
+                + ": "
             )
         except (EOFError, RuntimeError, OSError):
             self.surface.show_note(NO_STDIN_NOTE)
             return "deny"
-        return STDIN_CHOICES.get(answer.strip().lower(), "deny")
+        answer = answer.strip().lower()
+        if offer is not None and answer in ("s", "save"):
+            return "save"
+        return STDIN_CHOICES.get(answer, "deny")
 
     def close_pending(self, note: str) -> None:
         """Deny every row still waiting and disable its buttons (interrupt, Stop, cell end)."""

@@ -1,31 +1,41 @@
 """The approval router: the one place a notebook decides a tool call.
 
-Owns the policy (the table in docs/notebook-runtime.md): a tool call is judged under the
-approval mode of the cell that launched the Task or subagent that made it (`CellApproval`,
-which outlives its cell: background subagents keep the approve function bound to it).
+Owns the policy (the table in docs/notebook-runtime.md "The approval policy"): a tool call is
+judged under the approval mode and the rules of the cell that launched the Task or subagent that
+made it (`CellApproval`, which outlives its cell: background subagents keep the approve function
+bound to it). In order (the command policy's refusals come before all of this, in the session):
 
-1. The launching mode decides by itself when it can (`_auto_decision`: deny-all, allow-all, the
+1. The rules (`state/approval_rules.RuleBook`: project, workspace, the administrator's policy;
+   the policy's disabled tools are denied too): a matching deny denies. deny-all denies.
+2. A matching ask rule asks; a matching allow rule allows (a read of a credential file, outside
+   the workspace or of a URL still asks, as for "always allow").
+3. No rule: the launching mode decides by itself when it can (`_auto_decision`: allow-all, the
    session's "always allow" set, read-only reads).
-2. Otherwise a human is asked: in the launching cell while it runs; after it ended, in the
+4. Otherwise a human is asked: in the launching cell while it runs; after it ended, in the
    running cell (inside the subagent's background card); with no cell running, denied.
 
-A later cell's automatic modes never decide for an earlier cell's agents: the running cell only
-lends its buttons. How a cell asks is `approval.CellAsker`'s job; which cell runs is the
-kernel runtime's (`running` below).
+Every decision not made by a click gets its reason (`allowed by rule 3 (git status*) in …`,
+`denied by the administrator's policy (…)`), kept by tool call id (`reasons`) for the card and
+the saved transcript. A later cell's automatic modes never decide for an earlier cell's agents:
+the running cell only lends its buttons. How a cell asks is `approval.CellAsker`'s job; which
+cell runs is the kernel runtime's (`running` below).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from ...environment.secret_files import credential_read_reason
 from ...interfaces import ApprovalDecision, ApproveFn, Permission
-from ...omni import OmniMessage
-from .approval import CellAsker, tool_name_of
+from ...omni import OmniMessage, ToolCallPayload
+from ...state.approval_rules import Rule, RuleBook, Verdict, suggested_rule
+from .approval import CellAsker, RuleOffer, tool_name_of
 from .options import APPROVAL_MODES
 
+MAX_REASONS = 1000
 Route = Literal["allow", "deny", "ask-launching-cell", "ask-running-cell"]
 
 
@@ -40,6 +50,10 @@ class CellApproval:
     asker: CellAsker
     workspace_dir: str | None = None  # reads outside it (and of credential files) are asked about
     ended: bool = field(default=False)
+    rules: RuleBook = field(default_factory=RuleBook)  # fixed when the cell starts (+ rules saved since)
+    disabled_tools: frozenset[str] = frozenset()  # the administrator's policy
+    policy_path: str = ""
+    save_rule: Callable[[Rule], Rule] | None = None  # "Save to project": writes the project file
 
     def __post_init__(self) -> None:
         if self.mode not in APPROVAL_MODES:
@@ -60,6 +74,7 @@ class ApprovalRouter:
 
     def __init__(self, running: Callable[[], CellApproval | None]) -> None:
         self._running = running
+        self.reasons: dict[str, str] = {}  # tool_call_id -> why it was decided without a click
 
     def approve_fn(self, launcher: CellApproval) -> ApproveFn:
         """The approve function handed to `session.run` for a cell (and kept by the background
@@ -108,14 +123,88 @@ class ApprovalRouter:
             permission = None
         return "allow" if permission == "r" else None
 
+    def _arguments(self, tool_call: OmniMessage) -> dict[str, Any]:
+        payload = tool_call.payload
+        try:
+            parsed = json.loads(payload.arguments) if isinstance(payload, ToolCallPayload) else {}
+        except (TypeError, ValueError, RecursionError):
+            return {}
+        return parsed if isinstance(parsed, dict) else {}
+
+    def _verdict(self, launcher: CellApproval, tool_call: OmniMessage) -> tuple[Verdict | None, str | None]:
+        """(the rules' verdict, its label) — a disabled tool is the policy's deny."""
+        name = tool_name_of(tool_call)
+        if name in launcher.disabled_tools:
+            rule = Rule("deny", name, source=launcher.policy_path, from_policy=True)
+            return Verdict("deny", rule), f"denied by the administrator's policy ({name} is disabled)"
+        try:
+            verdict = launcher.rules.judge(name, self._arguments(tool_call), launcher.workspace_dir or ".")
+        except Exception:  # rules that cannot be evaluated must not let anything through: ask
+            rule = Rule("ask", name, source="")
+            return Verdict("ask", rule), "asked: the approval rules could not be evaluated for this call"
+        return verdict, launcher.rules.label(verdict) if verdict is not None else None
+
+    def _offer(self, launcher: CellApproval, tool_call: OmniMessage) -> RuleOffer | None:
+        if launcher.save_rule is None:
+            return None
+        try:
+            rule = suggested_rule(tool_name_of(tool_call), self._arguments(tool_call), launcher.workspace_dir or ".")
+        except Exception:
+            return None
+        if rule is None:
+            return None
+        save = launcher.save_rule
+
+        def saved(rule: Rule = rule) -> Rule:
+            written = save(rule)
+            launcher.rules.project.append(written)
+            return written
+
+        return RuleOffer(rule, saved)
+
+    def _remember(self, tool_call: OmniMessage, reason: str) -> None:
+        payload = tool_call.payload
+        if isinstance(payload, ToolCallPayload):
+            self.reasons[payload.tool_call_id] = reason
+            while len(self.reasons) > MAX_REASONS:
+                self.reasons.pop(next(iter(self.reasons)))
+
+    def take_reason(self, tool_call_id: str) -> str | None:
+        """Why the call with this id was decided without a click (once), or None."""
+        return self.reasons.pop(tool_call_id, None)
+
+    def _auto_reason(self, launcher: CellApproval, tool_call: OmniMessage, auto: ApprovalDecision) -> str:
+        if launcher.mode in ("deny-all", "allow-all"):
+            return f"{'denied' if auto == 'deny' else 'allowed'} by the cell's mode ({launcher.mode})"
+        if tool_name_of(tool_call) in launcher.always_allowed:
+            return f"allowed for this session (always allow {tool_name_of(tool_call)})"
+        return f"allowed by the cell's mode ({launcher.mode}: a read)"
+
     async def decide(self, launcher: CellApproval, tool_call: OmniMessage) -> ApprovalDecision:
         running = self._running()
         launching_cell_running = not launcher.ended and running is launcher
+        verdict, label = self._verdict(launcher, tool_call)
+        if verdict is not None and verdict.action == "deny" and label:
+            self._remember(tool_call, label)
+            return "deny"
         reason = None if launcher.mode in ("deny-all", "allow-all") else self._read_reason(launcher, tool_call)
-        auto = self._auto_decision(launcher, tool_call, reason)
+        if verdict is not None and launcher.mode != "deny-all":
+            if verdict.action == "allow" and (reason is None or launcher.mode == "allow-all") and label:
+                self._remember(tool_call, label)
+                return "allow"
+            auto: ApprovalDecision | None = None
+            reason = "; ".join(text for text in (label, reason) if text) or None
+        else:
+            auto = self._auto_decision(launcher, tool_call, reason)
+            if auto is not None:
+                self._remember(tool_call, self._auto_reason(launcher, tool_call, auto))
         where = route(auto, launching_cell_running, running is not None)
+        # a saved allow rule could not change what a matching rule already says: no offer then
+        offer = self._offer(launcher, tool_call) if where.startswith("ask") and verdict is None else None
         if where == "ask-launching-cell":
-            return await launcher.asker.ask(tool_call, launcher.always_allowed, reason=reason)
+            return await launcher.asker.ask(tool_call, launcher.always_allowed, reason=reason, offer=offer)
         if where == "ask-running-cell" and running is not None:
-            return await running.asker.ask_here(tool_call, launcher.always_allowed, reason)
+            return await running.asker.ask_here(tool_call, launcher.always_allowed, reason, offer=offer)
+        if where == "deny" and auto is None:
+            self._remember(tool_call, "denied: no cell is running to ask")
         return "allow" if where == "allow" else "deny"

@@ -18,7 +18,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ...interfaces import AbortSignal
-from ...omni import OmniMessage, SessionMetaPayload, TokenUsagePayload, user_text
+from ...omni import ApprovalDecisionPayload, OmniMessage, SessionMetaPayload, TokenUsagePayload, user_text
+from ...state.approval_rules import RuleBook
 from ..kernel_tools.notebook_cells import cell_preview
 from ..link.notebook_link import link_of
 from ..live.cell_view import CellView
@@ -28,6 +29,7 @@ from .approval import CELL_ENDED_NOTE, ApprovalRow, CellAsker, approval_channel
 from .approval_router import CellApproval
 from .background_feed import BackgroundFeed
 from .cell_record import CellRecord
+from .cell_rules import CellRules, capped_mode, save_to_project
 from .options import CellOptions
 from .waits import wait_sliced
 
@@ -54,12 +56,22 @@ def _error_line(text: str) -> None:
 class Cell:
     """One `%%penguin` execution of `prompt` against `session`; use `async with`."""
 
-    def __init__(self, runtime: KernelRuntime, session: Session, opts: CellOptions, prompt: str) -> None:
+    def __init__(
+        self,
+        runtime: KernelRuntime,
+        session: Session,
+        opts: CellOptions,
+        prompt: str,
+        rules: CellRules | None = None,
+    ) -> None:
         self.runtime = runtime
         self.session = session
         self.opts = opts
         self.prompt = prompt
-        self.mode = opts.approve or runtime.sessions.approval_mode
+        rules = rules if rules is not None else CellRules(RuleBook(), None)
+        # the administrator's policy caps the mode; the one line saying so is shown when it does
+        self.mode, capped_note = capped_mode(opts.approve or runtime.sessions.approval_mode, rules.policy)
+        self.decision_reasons: dict[str, str] = {}  # tool_call_id -> why no click was needed
         self.python_timeout_s = opts.python_timeout_s  # this cell's --python-timeout
         self.signal = AbortSignal()
         self.loop = asyncio.get_running_loop()
@@ -94,7 +106,13 @@ class Cell:
             permission_of=session.tool_permission,
             asker=asker,
             workspace_dir=self.info["workspace"] or None,
+            rules=rules.book,
+            disabled_tools=rules.policy.disabled_tools if rules.policy is not None else frozenset(),
+            policy_path=rules.policy.path if rules.policy is not None else "",
+            save_rule=save_to_project,
         )
+        for note in [*rules.notes, *([capped_note] if capped_note else [])]:
+            self.show_note(note)
         registry = session.background_subagents()
         self.feed = (
             BackgroundFeed(registry, self.loop, self._on_background_in_cell) if registry is not None else None
@@ -183,9 +201,20 @@ class Cell:
             self.runtime.sessions.last_usage = msg
         try:
             self.view.handle(msg)
+            self._decision_reason(msg)
         except Exception as exc:  # a rendering bug must never lose the run
             self.show_note(f"penguin: could not render a {msg.kind} message: {exc}")
         self._show_recording_notice()
+
+    def _decision_reason(self, msg: OmniMessage) -> None:
+        """An approval made without a click: the card and the saved transcript say why."""
+        payload = msg.payload
+        if not isinstance(payload, ApprovalDecisionPayload):
+            return
+        reason = self.runtime.router.take_reason(payload.tool_call_id)
+        if reason is not None:
+            self.decision_reasons[payload.tool_call_id] = reason
+            self.view.show_decision_reason(msg, reason)
 
     def _show_recording_notice(self) -> None:
         """The session's one-time "recording is off" line (its Trace could not be written)."""
@@ -216,6 +245,7 @@ class Cell:
                 self.view.handle_background(meta)
         self._remember(msg)
         self.view.handle_background(msg)
+        self._decision_reason(msg)
 
     # --- the approval surface: the view, plus notes that must outlive the live widget --------------
 
@@ -261,6 +291,7 @@ class Cell:
             status=status,
             usage=self.record.usage,
             secrets=self.secrets,
+            decision_reasons=self.decision_reasons,
         )
         self.final = (status, mimebundle)
         if self._display is None:

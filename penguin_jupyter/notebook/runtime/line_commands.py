@@ -1,7 +1,8 @@
 """`%penguin <command>`: one handler per command in `HANDLERS`, and their printed text.
 
 Owns what each command prints and does: status, new, sessions, resume, model, models, approve,
-python-timeout, compact, usage, trace, config, help. Parsing is `options.py`'s; the session
+python-timeout, compact, usage, trace, config (with the administrator's policy), rules (the
+approval rules in force; `rules forget N`), help. Parsing is `options.py`'s; the session
 switches (all-or-nothing: a failed `new` / `resume` / `model` leaves everything as it was) are
 `kernel_sessions.py`'s.
 """
@@ -14,6 +15,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 from ...omni import CompactionEndPayload, OmniMessage, TokenUsagePayload
+from ...state.admin_policy import POLICY_ENV, load_policy, policy_path
+from ...state.errors import ConfigError
+from .cell_rules import cell_rules, forget, listing
 from .kernel_runtime import KernelRuntime, kernel_runtime
 from .kernel_sessions import NotebookSessions, SessionStartError, config_path_text
 from .options import (
@@ -152,6 +156,31 @@ async def _model(runtime: KernelRuntime, arg: str | None) -> None:
 async def _approve(runtime: KernelRuntime, arg: str | None) -> None:
     runtime.sessions.approval_mode = arg or "ask"
     print(f"penguin: approval mode is now {runtime.sessions.approval_mode}")
+    try:
+        policy = load_policy()
+    except ConfigError as exc:
+        _error(f"penguin: administrator's policy: {exc}")
+        return
+    note = policy.capped_note(runtime.sessions.approval_mode) if policy is not None else None
+    if note:
+        _error(note)
+
+
+async def _rules(runtime: KernelRuntime, arg: str | None) -> None:
+    """`%penguin rules` lists the rules in force (numbered, each with its file); `forget N`."""
+    try:
+        rules = cell_rules(_default_workspace(runtime))
+    except ConfigError as exc:
+        _error(f"penguin: {exc}")
+        return
+    state = runtime.sessions
+    session_tools = state.allowed_for(state.session) if state.session is not None else set()
+    if arg is None:
+        for note in rules.notes:
+            _error(note)
+        print("\n".join(listing(rules.book, session_tools)))
+        return
+    print(forget(rules.book, session_tools, int(arg)))
 
 
 async def _python_timeout(runtime: KernelRuntime, arg: str | None) -> None:
@@ -230,11 +259,21 @@ async def _config(runtime: KernelRuntime, arg: str | None) -> None:
     source = "PENGUIN_HOME" if os.environ.get("PENGUIN_HOME") else "default ~/.penguin/data"
     print(f"data root: {root} ({source})")
     print(f"models and credentials: {config_path_text()}")
+    try:
+        policy = load_policy()
+    except ConfigError as exc:
+        _error(f"penguin: administrator's policy: {exc} (cells will not run until it is fixed)")
+        return
+    dotenv = "" if policy is None or policy.read_dotenv else " (not the workspace .env: the policy turns it off)"
     print(
         "also read: provider environment variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, "
         "DEEPSEEK_API_KEY, …) and, for keys not exported, the *_API_KEY names of the workspace's .env "
-        "(nothing else from it; it never changes the kernel's environment)"
+        f"(nothing else from it; it never changes the kernel's environment){dotenv}"
     )
+    if policy is None:
+        print(f"administrator's policy: none ({POLICY_ENV} unset and no {policy_path()[0]})")
+    else:
+        print("\n".join(policy.describe()))
 
 
 HANDLERS: dict[str, Handler] = {
@@ -251,6 +290,7 @@ HANDLERS: dict[str, Handler] = {
     "usage": _usage,
     "trace": _trace,
     "config": _config,
+    "rules": _rules,
 }
 
 

@@ -188,7 +188,8 @@ LINE_COMMANDS: dict[str, str] = {
     "compact": "compact the current session's context now",
     "usage": "show the token usage of the current session",
     "trace": "show the path of the current trace file",
-    "config": "show where models and credentials are read from",
+    "config": "show where models and credentials are read from, and the administrator's policy",
+    "rules [forget N]": "list the approval rules in force, numbered with their file; forget N removes rule N",
     "help": "show this help",
 }
 
@@ -213,6 +214,12 @@ def parse_line_command(line: str) -> LineCommand:
     known = {key.split()[0] for key in LINE_COMMANDS}
     if name not in known:
         raise OptionError(f"penguin: unknown command {name!r}; try %penguin help")
+    if name == "rules":
+        if not args:
+            return LineCommand("rules")
+        if len(args) != 2 or args[0] != "forget" or not args[1].isdigit():
+            raise OptionError("penguin: usage: %penguin rules [forget N]")
+        return LineCommand("rules", args[1])
     if name in needs_arg:
         if len(args) != 1:
             raise OptionError(f"penguin: usage: %penguin {needs_arg[name]}")

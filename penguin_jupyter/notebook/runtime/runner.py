@@ -12,8 +12,10 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from ...state.errors import ConfigError
 from ..link.notebook_link import NotebookLink, link_of
 from .cell import Cell, TaskInterrupted
+from .cell_rules import CellRules, cell_rules
 from .kernel_runtime import ALREADY_RUNNING, KernelRuntime, kernel_runtime
 from .kernel_sessions import SessionStartError
 from .options import CellOptions, OptionError, parse_cell_options
@@ -64,6 +66,14 @@ def _workspace(opts: CellOptions, namespace: dict[str, object]) -> str:
     return workspace
 
 
+def _rules(workspace: str) -> CellRules:
+    """The policy and rule files, all read or the cell does not start (one line: file, rule, field)."""
+    try:
+        return cell_rules(workspace)
+    except ConfigError as exc:
+        raise CellNotStarted(f"penguin: {exc} — nothing was run") from None
+
+
 async def _session(
     runtime: KernelRuntime, link: NotebookLink | None, opts: CellOptions, workspace: str
 ) -> tuple[Session, str | None]:
@@ -106,13 +116,14 @@ async def run_cell(line: str, body: str) -> None:
                     return
                 print(refused, file=sys.stderr)
         workspace = _workspace(opts, namespace)
+        rules = _rules(workspace)
         session, note = await _session(runtime, link, opts, workspace)
     except CellNotStarted as exc:
         print(str(exc), file=sys.stderr)
         return
     from ..kernel_tools import expand_variables
 
-    cell = Cell(runtime, session, opts, expand_variables(body.strip(), namespace))
+    cell = Cell(runtime, session, opts, expand_variables(body.strip(), namespace), rules)
     for notice in runtime.sessions.take_dotenv_notices():  # the first use of a folder's .env
         cell.show_note(notice)
     if note:

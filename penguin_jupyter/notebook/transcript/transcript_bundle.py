@@ -65,6 +65,14 @@ def _without_fidelity(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "payload": {key: value for key, value in payload.items() if key != "fidelity"}}
 
 
+def _with_reason(data: dict[str, Any], reasons: Mapping[str, str]) -> dict[str, Any]:
+    payload = data.get("payload")
+    if not reasons or not isinstance(payload, Mapping) or payload.get("type") != "approval_decision":
+        return data
+    reason = reasons.get(str(payload.get("tool_call_id", "")))
+    return {**data, "payload": {**payload, "reason": reason}} if reason else data
+
+
 def _token_counts(value: Any) -> dict[str, int]:
     if hasattr(value, "model_dump"):
         value = value.model_dump()
@@ -101,6 +109,7 @@ def make_bundle(
     status: str,
     usage: Any = None,
     secrets: Secrets = (),
+    decision_reasons: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The version-1 bundle of a Task: complete messages/events in stream order, no partials,
     tool lists by name only, no fidelity.
@@ -109,12 +118,16 @@ def make_bundle(
     `session_info`: a mapping (or object) with session_id, provider, model_id, workspace,
     approval_mode, trace_path. `status`: one of the six stop reasons. `usage`: None, a mapping
     `{"session": TokenCounts, "request": TokenCounts}`, or a `token_usage` message/payload.
-    `secrets` are replaced by `[redacted:NAME]` everywhere (see `redact`).
+    `secrets` are replaced by `[redacted:NAME]` everywhere (see `redact`). `decision_reasons`
+    (tool_call_id → why no click was needed) become the `reason` of those `approval_decision`
+    payloads (a notebook-only addition: the omni model ignores it when a bundle is read back).
     """
     if status not in STOP_REASONS:
         raise ValueError(f"transcript status must be one of {', '.join(STOP_REASONS)}, got {status!r}")
     wire = [
-        _without_fidelity(_without_tool_schemas(data)) for data in map(_message_dict, messages) if data is not None
+        _with_reason(_without_fidelity(_without_tool_schemas(data)), decision_reasons or {})
+        for data in map(_message_dict, messages)
+        if data is not None
     ]
     bundle = {
         "version": BUNDLE_VERSION,
@@ -194,9 +207,17 @@ def static_transcript(
     status: str,
     usage: Any = None,
     secrets: Secrets = (),
+    decision_reasons: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """What a finished Task's cell shows: the bundle of `messages` (see `make_bundle`) as its
     display mimebundle, redacted and rendered through the no-fetch HTML. The one path for a live
     Task's end (runtime/cell.py) and a replayed saved transcript (runtime/saved_transcript.py)."""
-    bundle = make_bundle(messages, session_info=session_info, status=status, usage=usage, secrets=secrets)
+    bundle = make_bundle(
+        messages,
+        session_info=session_info,
+        status=status,
+        usage=usage,
+        secrets=secrets,
+        decision_reasons=decision_reasons,
+    )
     return transcript_mimebundle(bundle, secrets=secrets)

@@ -112,7 +112,8 @@ def _tool_card(card: ToolCard) -> str:
     if card.call_stop_reason and card.call_stop_reason != "completed":
         parts.append(f"<div class='pg-failed'>call {_e(card.call_stop_reason)} (not executed)</div>")
     if card.decision:
-        parts.append(f"<div class='pg-decision-{_e(card.decision)}'>approval: {_e(card.decision)}</div>")
+        why = f" — {_e(card.decision_reason)}" if card.decision_reason else ""
+        parts.append(f"<div class='pg-decision-{_e(card.decision)}'>approval: {_e(card.decision)}{why}</div>")
     if card.output is not None:
         status = card.output_stop_reason or "completed"
         label = "output" if status == "completed" else f"output ({status})"

@@ -81,6 +81,7 @@ class ToolCard:
     body: str | None = None  # the whole text of the call's FULL_TEXT_ARGUMENTS argument
     diff: str | None = None
     decision: str | None = None
+    decision_reason: str | None = None  # why no click was needed: a rule, the policy, the mode
     output: str | None = None
     images: list[str] = field(default_factory=list)
     output_stop_reason: str | None = None
@@ -373,6 +374,8 @@ def _add_event(scope: _Scope, payload: Mapping[str, Any]) -> None:
     if kind == "approval_decision":
         card = scope.card_for(str(payload.get("tool_call_id", "")), wants="decision")
         card.decision = str(payload.get("decision"))
+        reason = payload.get("reason")
+        card.decision_reason = str(reason) if isinstance(reason, str) and reason else None
     elif kind == "request_end":
         if payload.get("status") == "completed":
             return

@@ -1,0 +1,323 @@
+"""Approval rules that stick (docs/security.md "Approval rules and policy").
+
+Owns the rule files and what a rule matches:
+
+* project rules `<data root>/<project>/approval_rules.toml` (private, 0600; "Save to project"
+  appends here, `%penguin rules forget N` removes);
+* workspace rules `<workspace>/.penguin/approvals.toml` — written by whoever wrote the folder, so
+  they can only tighten: `ask` or `deny`; an `allow` there is ignored with one line;
+* each rule a `[[rule]]` table: `action = "allow" | "ask" | "deny"`, `tool`, and optionally
+  `command` (a pattern over the parsed command words, for a tool that declares a command
+  argument) or `path` (a glob relative to the workspace, for a tool that declares file
+  arguments).
+
+`RuleBook.judge` answers for one call: among the matching rules deny beats ask beats allow; None
+when no rule matches (the cell's mode decides). A bad file is one `ConfigError` line naming the
+file, the rule and the field, and nothing of it applies. The administrator's policy is
+`admin_policy.py`; how a decision is made from a verdict is the notebook's approval router.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..environment.command_words import loose_parts, pattern_matches, strict_parts, suggested_pattern
+from ..environment.registry import BUILTIN_DECLARATIONS
+from . import file_lock, paths
+from .errors import ConfigError
+from .toml_writer import dumps_toml, write_private_file
+
+Action = Literal["allow", "ask", "deny"]
+ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny")
+SEVERITY = {"deny": 2, "ask": 1, "allow": 0}
+PROJECT_RULES_FILE = "approval_rules.toml"
+WORKSPACE_RULES_FILE = os.path.join(".penguin", "approvals.toml")
+SESSION_SOURCE = "this session"
+RULE_KEYS = frozenset({"action", "tool", "command", "path"})
+
+
+def project_rules_path(root: Path, project_id: str) -> Path:
+    return paths.project_dir(root, project_id) / PROJECT_RULES_FILE
+
+
+def workspace_rules_path(workspace: str) -> Path:
+    return Path(workspace) / WORKSPACE_RULES_FILE
+
+
+def command_argument(tool: str) -> str | None:
+    """The argument a tool declares as its shell command (exec_command's `cmd`)."""
+    declaration = BUILTIN_DECLARATIONS.get(tool)
+    return declaration.command if declaration is not None else None
+
+
+def path_arguments(tool: str) -> tuple[str, ...]:
+    """The arguments a tool declares as files it reads or writes."""
+    declaration = BUILTIN_DECLARATIONS.get(tool)
+    if declaration is None:
+        return ()
+    return tuple(dict.fromkeys((*declaration.file_reads, *declaration.file_writes)))
+
+
+@dataclass(frozen=True)
+class Rule:
+    action: Action
+    tool: str
+    command: str | None = None
+    path: str | None = None
+    source: str = ""  # the file it was read from, SESSION_SOURCE, or the policy file
+    from_policy: bool = False
+
+    def pattern(self) -> str:
+        """What the rule is about, as shown: `git status*`, `data/*.csv`, or the tool name."""
+        return self.command or self.path or self.tool
+
+    def text(self) -> str:
+        """`allow exec_command "git status*"` — the rule as the card and `%penguin rules` show it."""
+        detail = f' command "{self.command}"' if self.command else f' path "{self.path}"' if self.path else ""
+        return f"{self.action} {self.tool}{detail}"
+
+    def as_table(self) -> dict[str, str]:
+        table = {"action": self.action, "tool": self.tool}
+        if self.command:
+            table["command"] = self.command
+        if self.path:
+            table["path"] = self.path
+        return table
+
+
+def parse_rule(raw: Any, file: str, number: int, *, from_policy: bool = False, default_action: str | None = None) -> Rule:
+    """One `[[rule]]` table (or a policy `deny` entry) → Rule; ConfigError names file, rule, field."""
+    where = f"rule {number}"
+    if not isinstance(raw, Mapping):
+        raise ConfigError(file, where, "must be a table")
+    unknown = sorted(set(raw) - RULE_KEYS)
+    if unknown:
+        raise ConfigError(file, f"{where}: {unknown[0]}", "unknown field (use action, tool, command, path)")
+    action = raw.get("action", default_action)
+    if action not in ACTIONS:
+        raise ConfigError(file, f"{where}: action", f'must be "allow", "ask" or "deny" (got {action!r})')
+    tool = raw.get("tool")
+    if not isinstance(tool, str) or not tool.strip():
+        raise ConfigError(file, f"{where}: tool", "must be a tool name")
+    command, path = raw.get("command"), raw.get("path")
+    if command is not None and path is not None:
+        raise ConfigError(file, f"{where}: path", "a rule has a command or a path, not both")
+    if command is not None:
+        if not isinstance(command, str) or not command.strip():
+            raise ConfigError(file, f"{where}: command", "must be a non-empty string")
+        if command_argument(tool) is None:
+            raise ConfigError(file, f"{where}: command", f"{tool} takes no shell command")
+    if path is not None:
+        if not isinstance(path, str) or not path.strip():
+            raise ConfigError(file, f"{where}: path", "must be a non-empty glob")
+        if not path_arguments(tool):
+            raise ConfigError(file, f"{where}: path", f"{tool} takes no file path")
+    return Rule(action, tool.strip(), command, path, file, from_policy)
+
+
+def parse_rules_text(text: str, file: str) -> list[Rule]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(file, None, f"not valid TOML ({exc})") from None
+    unknown = sorted(set(data) - {"rule"})
+    if unknown:
+        raise ConfigError(file, unknown[0], "unknown key (rules are [[rule]] tables)")
+    tables = data.get("rule", [])
+    if not isinstance(tables, list):
+        raise ConfigError(file, "rule", "must be [[rule]] tables")
+    return [parse_rule(raw, file, number) for number, raw in enumerate(tables, start=1)]
+
+
+def read_rules(path: Path) -> list[Rule]:
+    """The rules of one file ([] when it does not exist); ConfigError when it cannot be used."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(str(path), None, f"cannot read ({type(exc).__name__})") from None
+    return parse_rules_text(text, str(path))
+
+
+def read_workspace_rules(workspace: str) -> tuple[list[Rule], str | None]:
+    """The workspace's tightening rules and, when it holds `allow` rules, the one line saying
+    they were ignored."""
+    path = workspace_rules_path(workspace)
+    rules = read_rules(path)
+    ignored = [number for number, rule in enumerate(rules, start=1) if rule.action == "allow"]
+    note = None
+    if ignored:
+        listed = ", ".join(str(n) for n in ignored)
+        note = (
+            f"penguin: {path}: rule {listed}: allow ignored — a workspace file can only tighten "
+            "(ask or deny); save allow rules to the project instead"
+        )
+    return [rule for rule in rules if rule.action != "allow"], note
+
+
+def save_project_rule(root: Path, project_id: str, rule: Rule) -> Rule:
+    """Append `rule` to the project's rule file (0600, atomic, under the file's lock)."""
+    path = project_rules_path(root, project_id)
+    with file_lock.exclusive(path):
+        existing = read_rules(path)
+        saved = Rule(rule.action, rule.tool, rule.command, rule.path, str(path))
+        if saved not in existing:  # the same rule twice would only lengthen the listing
+            _write_rules(path, [*existing, saved])
+    return saved
+
+
+def forget_project_rule(path: Path, rule: Rule) -> bool:
+    """Remove the first rule of `path` equal to `rule`; False if it is no longer there."""
+    with file_lock.exclusive(path):
+        existing = read_rules(path)
+        if rule not in existing:
+            return False
+        existing.remove(rule)
+        _write_rules(path, existing)
+    return True
+
+
+def _write_rules(path: Path, rules: Iterable[Rule]) -> None:
+    write_private_file(path, dumps_toml({"rule": [rule.as_table() for rule in rules]}))
+
+
+# --- matching ----------------------------------------------------------------------------------
+
+
+def _relative(value: str, workspace: str, real: bool) -> str | None:
+    base = os.path.realpath(workspace) if real else os.path.normpath(workspace)
+    full = os.path.join(base, os.path.expanduser(value))
+    full = os.path.realpath(full) if real else os.path.normpath(full)
+    relative = os.path.relpath(full, base)
+    return None if relative == ".." or relative.startswith(".." + os.sep) else relative
+
+
+def _paths_of(tool: str, arguments: Mapping[str, Any]) -> list[str]:
+    return [value for name in path_arguments(tool) if isinstance(value := arguments.get(name), str) and value]
+
+
+def _command_of(tool: str, arguments: Mapping[str, Any]) -> str | None:
+    name = command_argument(tool)
+    value = arguments.get(name) if name else None
+    return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the rules say about a call: the action and the rule that decided it."""
+
+    action: Action
+    rule: Rule
+    note: str = ""  # e.g. why a deny rule could not be checked
+
+
+def _tightening_hit(rule: Rule, tool: str, arguments: Mapping[str, Any], workspace: str) -> bool | None:
+    """Does a deny/ask rule apply? None when the command cannot be checked (caller asks)."""
+    if rule.command is not None:
+        command = _command_of(tool, arguments)
+        if command is None:
+            return False
+        parts = loose_parts(command)
+        if parts is None:
+            return None
+        return any(pattern_matches(rule.command, part) for part in parts)
+    if rule.path is not None:
+        for value in _paths_of(tool, arguments):
+            for real in (False, True):
+                relative = _relative(value, workspace, real)
+                shown = relative if relative is not None else os.path.realpath(os.path.join(workspace, value))
+                if fnmatch.fnmatchcase(shown, rule.path):
+                    return True
+        return False
+    return True
+
+
+def _allow_hit(rules: list[Rule], tool: str, arguments: Mapping[str, Any], workspace: str) -> Rule | None:
+    """The allow rule that covers the whole call: a tool-wide rule; every part of the command
+    (strictly parsed) matched by some command rule; every path (inside the workspace, by its real
+    location) matched by some path rule."""
+    for rule in rules:
+        if rule.command is None and rule.path is None:
+            return rule
+    command_rules = [rule for rule in rules if rule.command is not None]
+    command = _command_of(tool, arguments)
+    if command_rules and command is not None:
+        parts = strict_parts(command)
+        if parts:
+            used = [next((r for r in command_rules if pattern_matches(r.command or "", part)), None) for part in parts]
+            if all(rule is not None for rule in used):
+                return used[0]
+    path_rules = [rule for rule in rules if rule.path is not None]
+    values = _paths_of(tool, arguments)
+    if path_rules and values:
+        used = []
+        for value in values:
+            relative = _relative(value, workspace, real=True)
+            hit = None if relative is None else next((r for r in path_rules if fnmatch.fnmatchcase(relative, r.path or "")), None)
+            used.append(hit)
+        if all(rule is not None for rule in used):
+            return used[0]
+    return None
+
+
+@dataclass
+class RuleBook:
+    """The rules in force for a cell, in listing order (the numbers `%penguin rules` shows):
+    project, workspace, then the administrator's policy. The session's "always allow" tools are
+    the router's (they are listed after these)."""
+
+    project: list[Rule] = field(default_factory=list)
+    workspace: list[Rule] = field(default_factory=list)
+    policy: list[Rule] = field(default_factory=list)
+
+    def rules(self) -> list[Rule]:
+        return [*self.project, *self.workspace, *self.policy]
+
+    def number_of(self, rule: Rule) -> int:
+        return self.rules().index(rule) + 1
+
+    def label(self, verdict: Verdict) -> str:
+        """`allowed by rule 3 (git status*) in <file>`, `denied by the administrator's policy`."""
+        verb = {"allow": "allowed", "ask": "asked", "deny": "denied"}[verdict.action]
+        rule = verdict.rule
+        if rule.from_policy:
+            return f"{verb} by the administrator's policy ({rule.pattern()})"
+        text = f"{verb} by rule {self.number_of(rule)} ({rule.pattern()}) in {rule.source}"
+        return f"{text}: {verdict.note}" if verdict.note else text
+
+    def judge(self, tool: str, arguments: Mapping[str, Any], workspace: str) -> Verdict | None:
+        """deny beats ask beats allow among the rules that match; None when none does."""
+        matching = [rule for rule in self.rules() if rule.tool == tool]
+        for action in ("deny", "ask"):
+            for rule in (r for r in matching if r.action == action):
+                hit = _tightening_hit(rule, tool, arguments, workspace)
+                if hit is None:
+                    return Verdict("ask", rule, "the command could not be checked against it")
+                if hit:
+                    return Verdict(rule.action, rule)
+        allowed = _allow_hit([r for r in matching if r.action == "allow"], tool, arguments, workspace)
+        return Verdict("allow", allowed) if allowed is not None else None
+
+
+def suggested_rule(tool: str, arguments: Mapping[str, Any], workspace: str) -> Rule | None:
+    """The allow rule "Save to project" offers for a call: its command's program and subcommand
+    (`git status*`), its file's path relative to the workspace, or the tool; None for a
+    command that is not one plain command or a file outside the workspace."""
+    if command_argument(tool) is not None:
+        command = _command_of(tool, arguments)
+        pattern = suggested_pattern(command) if command is not None else None
+        return Rule("allow", tool, command=pattern) if pattern else None
+    if path_arguments(tool):
+        values = _paths_of(tool, arguments)
+        relative = [_relative(value, workspace, real=True) for value in values]
+        if len(relative) != 1 or relative[0] is None:
+            return None
+        return Rule("allow", tool, path=relative[0])
+    return Rule("allow", tool)
