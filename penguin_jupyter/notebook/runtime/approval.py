@@ -53,7 +53,7 @@ class ApprovalRow:
         self.deny_button = plain_button("Deny", button_style="danger", icon="times")
         self.always_button = plain_button(f"Always allow {tool_name}", width="auto")
         self.always_button.tooltip = "Always allow this tool for this session"
-        self.status = plain_html(f"<b>{html.escape(reason)}</b>" if reason else "")
+        self.status = plain_html(f"<b>asked: {html.escape(reason)}</b>" if reason else "")
         self.widget = plain_hbox([self.approve_button, self.deny_button, self.always_button, self.status])
         self.approve_button.on_click(lambda _b: self._clicked("allow"))
         self.deny_button.on_click(lambda _b: self._clicked("deny"))
@@ -219,7 +219,7 @@ class CellAsker:
         self.surface.show_approval(tool_call, None, background=background, preview=preview)
         try:
             answer = self.input_fn(
-                f"Approve {name} {_arguments_preview(tool_call)}{f' ({reason})' if reason else ''}? "
+                f"Approve {name} {_arguments_preview(tool_call)}{f' (asked: {reason})' if reason else ''}? "
                 "[y]es / [n]o / [a]lways: "
             )
         except (EOFError, RuntimeError, OSError):

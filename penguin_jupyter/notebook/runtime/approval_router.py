@@ -39,6 +39,7 @@ class CellApproval:
     permission_of: Callable[[str], Permission | None]
     asker: CellAsker
     workspace_dir: str | None = None  # reads outside it (and of credential files) are asked about
+    scratchpad_dir: str | None = None  # the session's own scratchpad: the data root's one readable folder
     ended: bool = field(default=False)
 
     def __post_init__(self) -> None:
@@ -93,7 +94,7 @@ class ApprovalRouter:
     @staticmethod
     def _read_reason(launcher: CellApproval, tool_call: OmniMessage) -> str | None:
         try:
-            return credential_read_reason(tool_call, launcher.workspace_dir)
+            return credential_read_reason(tool_call, launcher.workspace_dir, launcher.scratchpad_dir)
         except Exception:
             return None
 

@@ -94,6 +94,7 @@ class Cell:
             permission_of=session.tool_permission,
             asker=asker,
             workspace_dir=self.info["workspace"] or None,
+            scratchpad_dir=str(session.scratchpad_dir),
         )
         registry = session.background_subagents()
         self.feed = (
