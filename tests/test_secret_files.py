@@ -267,14 +267,18 @@ async def test_with_the_notebook_in_home_read_only_asks_for_every_credential_fil
 
 def test_a_temporary_workspace_inside_the_data_root_is_the_sessions_own(home):
     root = Path(os.environ["PENGUIN_HOME"])
-    workspace = root / "default_project" / "workspaces" / "tmp-1"
+    workspace = paths.workspaces_dir(root, "default_project", "default_agent") / "tmp-1"
     workspace.mkdir(parents=True)
     (workspace / "out.csv").write_text("a,b\n")
     (root / "default_project" / "traces.jsonl").write_text("{}\n")
     assert credential_read_reason(_read("out.csv"), str(workspace)) is None
-    assert str(credential_read_reason(_read("../../traces.jsonl"), str(workspace))).startswith(
+    assert str(credential_read_reason(_read("../../../../traces.jsonl"), str(workspace))).startswith(
         "read of a credential file"
     )
+    # A workspace that is the data root itself (or any other folder in it) is not the session's own.
+    for elsewhere in (root, root / "default_project"):
+        reason = credential_read_reason(_read("default_project/traces.jsonl" if elsewhere == root else "traces.jsonl"), str(elsewhere))
+        assert str(reason).startswith("read of a credential file"), (elsewhere, reason)
 
 
 def test_always_allow_does_not_cover_credentials_but_deny_all_still_denies(workspace, home):

@@ -222,6 +222,16 @@ def _linked_into(folder: Path, target: tuple[int, int], skip: list[str] | None =
     return False
 
 
+def _is_temporary_workspace(real: str) -> bool:
+    """`real` is a folder under a data root's `*/agents/*/workspaces/` (never the root itself)."""
+    for root in data_roots():
+        root_real = os.path.realpath(root)
+        if _is_within(real, root_real) and real != root_real:
+            parts = Path(os.path.relpath(real, root_real)).parts
+            return len(parts) >= 5 and parts[1] == "agents" and parts[3] == "workspaces"
+    return False
+
+
 def session_scratchpad(session_id: str) -> Path | None:
     """The scratchpad folder of session `session_id` under a known data root (a subagent's, found
     from the session id its calls carry as their origin), or None."""
@@ -270,7 +280,7 @@ def credential_read_reason(
         scratchpad_dir = session_scratchpad(str(origin[-1]))
     workspace = workspace_dir or os.getcwd()
     own = [str(scratchpad_dir)] if scratchpad_dir else []
-    if _private_label(os.path.realpath(workspace), []) is not None:
+    if _is_temporary_workspace(os.path.realpath(workspace)):
         own.append(workspace)  # a temporary workspace the data root holds is the session's own
     arguments = _arguments(tool_call)
     for argument in declaration.file_reads:
