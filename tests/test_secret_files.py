@@ -2,7 +2,14 @@
 name (hard link, symlink), and `credential_read_reason` makes the notebook approver ask, under
 `read-only` and "always allow", before a read of a credential file (`.env*`, `~/.ssh/`,
 `~/.aws/credentials`, the kernel's connection file…), of a file outside the workspace or of a
-remote URL. The approver is the real approval router over a cell asking on its stdin channel."""
+remote URL. The approver is the real approval router over a cell asking on its stdin channel.
+
+Issue 25 (4), as an attacker: with the notebook in `~` the workspace is `~`, and on 838a3dd
+`~/.git-credentials`, `~/.config/gh/hosts.yml`, `~/.kube/config`, `~/.pgpass`, `~/.pypirc`,
+`~/.npmrc`, every trace under the data root and any session's scratchpad (or anything under a
+project or agent named `skills` / `scratchpad`) were read without a question. Now each asks,
+through its path, `../`, a symlink or a hard link, and only the running session's own scratchpad
+is read freely; the card says `asked: read of a credential file: …`."""
 
 from __future__ import annotations
 
