@@ -107,6 +107,11 @@ class Session:
         return self._trace.path
 
     @property
+    def scratchpad_dir(self) -> Path:
+        """This session's own scratchpad (tool-output archives, the agent's working files)."""
+        return self._setup.scratchpad_dir
+
+    @property
     def meta(self) -> OmniMessage:
         """This session's `session_meta` record."""
         return self._setup.meta

@@ -232,3 +232,20 @@ def test_the_headers_first_state_is_redacted(tmp_path):
     cell.messages = [m for m in cell.messages if m["msg_type"] != "execute_input"]
     _assert_nothing_leaks(cell)
     assert f"ws-{PLACEHOLDER}" in json.dumps(widget_states(cell.messages)), "the header shows the workspace, redacted"
+
+
+def test_what_a_penguin_line_command_prints_is_redacted(tmp_path):
+    """`%penguin …` output goes out through the same sink as a Task's: a data root whose path
+    holds the key is printed by `%penguin config` as `[redacted:…]`."""
+    root = tmp_path / f"root-{KEY}"
+    env = kernel_env({VARIABLE: KEY, "PENGUIN_HOME": str(root)})
+    env.pop("PYTEST_CURRENT_TEST", None)
+    kernel = KernelHarness(str(tmp_path), env)
+    try:
+        assert kernel.execute("%load_ext penguin_jupyter").reply["content"]["status"] == "ok"
+        shown = kernel.execute("%penguin config", timeout=60)
+    finally:
+        kernel.close()
+    shown.messages = [m for m in shown.messages if m["msg_type"] != "execute_input"]
+    _assert_nothing_leaks(shown)
+    assert f"root-{PLACEHOLDER}" in shown.stdout, shown.stdout

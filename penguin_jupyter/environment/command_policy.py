@@ -18,10 +18,20 @@ from ..interfaces import ApprovalDecision, ApproveFn
 from ..omni import OmniMessage
 from ..omni.models import ToolCallPayload
 
-_SEGMENT_START = r"(?:^|[\s;&|(])(?:[^\s;&|]*/)?"  # separator or start, then an optional path
+_SEGMENT_START = r"(?:^|[\s;&|(`])(?:[^\s;&|]*/)?"  # separator or start, then an optional path
 _QUOTE = "[\"']?"
 _BLOCK_DEVICE = r"(?:sd|hd|vd|xvd|nvme|mmcblk|loop|disk|rdisk)[a-zA-Z0-9]*"
 _SAME_SEGMENT = r"(?:\s[^;&|]*)?\s"
+_RECURSIVE_FORCE = (
+    r"(?="
+    + _SAME_SEGMENT
+    + r"-(?:[a-zA-Z]*[rR][a-zA-Z]*|-recursive)(?:\s|$))(?="
+    + _SAME_SEGMENT
+    + r"-(?:[a-zA-Z]*[fF][a-zA-Z]*|-force)(?:\s|$))"
+)
+# A word the shell computes before running it: `$(…)`, `…` in backticks, `$NAME`, `${NAME}`.
+_COMPUTED_WORD = r"(?:\$\([^()]*\)|`[^`]*`|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)"
+_DELETING_PROGRAM = r"(?:[^\s;&|]*/)?(?:rm|unlink|shred)(?:\s|$)"
 
 
 @dataclass(frozen=True)
@@ -42,14 +52,20 @@ class CommandPolicy:
 
 DEFAULT_COMMAND_POLICY_RULES: tuple[CommandPolicyRule, ...] = (
     CommandPolicyRule(
-        "rm-recursive-force",
+        "rm-recursive-force", _SEGMENT_START + r"rm" + _RECURSIVE_FORCE, "rm with both a recursive and a force flag"
+    ),
+    CommandPolicyRule(
+        "computed-command-recursive-force",
+        r"(?:^|[\s;&|(`])" + _COMPUTED_WORD + r"[^\s;&|]*" + _RECURSIVE_FORCE,
+        "a command computed by the shell ($(…), backticks, $VAR) with a recursive and a force flag",
+    ),
+    CommandPolicyRule(
+        "find-delete",
         _SEGMENT_START
-        + r"rm(?="
-        + _SAME_SEGMENT
-        + r"-(?:[a-zA-Z]*[rR][a-zA-Z]*|-recursive)(?:\s|$))(?="
-        + _SAME_SEGMENT
-        + r"-(?:[a-zA-Z]*[fF][a-zA-Z]*|-force)(?:\s|$))",
-        "rm with both a recursive and a force flag",
+        + r"find(?![\w.-])(?=[^;&|]*\s(?:-delete(?:\s|$)|-(?:exec|execdir|ok|okdir)\s+"
+        + _DELETING_PROGRAM
+        + r"))",
+        "find deleting what it finds (-delete, or -exec rm / unlink / shred)",
     ),
     CommandPolicyRule(
         "mkfs", _SEGMENT_START + r"mkfs(?:\.[a-zA-Z0-9]+)?(?![a-zA-Z0-9])", "formatting a filesystem"
@@ -104,7 +120,10 @@ def _normalize(text: str) -> str:
 
 
 def command_variants(cmd: str) -> list[str]:
-    """The command as written plus, when different, the same text with quoting removed."""
+    """The command as written plus, when different, the same text with quoting removed; both
+    after the shell's own joins: a backslash-newline (line continuation) removed and `$IFS`
+    read as a space."""
+    cmd = re.sub(r"\$(?:IFS(?![A-Za-z0-9_])|\{IFS\})", " ", re.sub(r"\\\r?\n", "", cmd))
     literal = _normalize(cmd)
     unquoted = _normalize(re.sub(r"['\"]", "", re.sub(r"\\(.)", r"\1", cmd)))
     return [literal] if unquoted == literal else [literal, unquoted]

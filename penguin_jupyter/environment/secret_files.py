@@ -1,18 +1,22 @@
-"""Files that hold credentials, recognised by identity (device + inode), not by name.
+"""Files that hold credentials or private penguin data, recognised by identity, not by name.
 
-Owns the list (penguin's own stores: every project config and vault under the data root; the
-workspace's `.env*`; `~/.ssh/`, `~/.aws/credentials`, `~/.config/gcloud/`, `~/.netrc`,
-`~/.docker/config.json`; Jupyter's runtime files and any file registered by the host, such as
-the kernel's connection file, named by `$PENGUIN_KERNEL_CONNECTION_FILE`), the check behind `read_file`'s refusal of penguin's stores
-(`penguin_store_label`) and `credential_read_reason`, which an approval layer calls so that a
-read-only mode asks instead of auto-approving a read of one of these files, of a file outside
-the workspace, or of a remote URL. A hard link or a symlink to a listed file is the same file.
-Deciding what to do with a reason (ask, show it on the card) is the approval layer's job.
-See docs/security.md.
+Owns the list (docs/security.md "Credential files, by identity": penguin's data roots, all of
+them, and the stores in them; the workspace's `.env*`; `~/.ssh/`, `~/.aws/`, `~/.kube/`,
+`~/.config/gh/`, `~/.config/gcloud/`, `~/.gnupg/`, `~/.git-credentials`, `~/.pgpass`, `~/.pypirc`,
+`~/.npmrc`, `~/.netrc`, `~/.docker/config.json`; Jupyter's runtime files and any file registered
+by the host, such as the kernel's connection file, named by `$PENGUIN_KERNEL_CONNECTION_FILE`),
+the check behind `read_file`'s refusal of penguin's stores (`penguin_store_label`) and
+`credential_read_reason`, which an approval layer calls so that a read-only mode asks instead of
+auto-approving a read of one of these files, of a file outside the workspace, or of a remote
+URL. A hard link or a symlink to a listed file (or `../` in the path) is the same file. The one
+place under a data root a session may read without asking is its own scratchpad, which the
+caller names. Deciding what to do with a reason (ask, show it on the card) is the approval
+layer's job.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 from collections.abc import Iterator
@@ -23,8 +27,10 @@ from typing import Any
 SECRET_FILES_ENV = "PENGUIN_SECRET_FILES"
 # The running Jupyter kernel's connection file (set by the notebook layer at `%load_ext`).
 KERNEL_CONNECTION_FILE_ENV = "PENGUIN_KERNEL_CONNECTION_FILE"
-# Under a data root, the folders whose files the model is meant to read (tool-output archives, skills).
-_READABLE_DATA_DIRS = ("scratchpad", "skills")
+# What a reason for a credential or private file starts with (the card shows "asked: " before it).
+CREDENTIAL_READ = "read of a credential file"
+# Names that are credential files wherever they are (besides `.env*`).
+_CREDENTIAL_NAMES = (".git-credentials", ".pgpass", ".pypirc", ".npmrc", ".netrc")
 # Bound on the files compared when a hard-linked file is checked against a credential folder.
 _WALK_LIMIT = 5000
 
@@ -79,15 +85,25 @@ def _credential_dirs() -> list[tuple[Path, str]]:
     home = _home()
     return [
         (home / ".ssh", "~/.ssh/"),
+        (home / ".aws", "~/.aws/"),
+        (home / ".kube", "~/.kube/"),
+        (home / ".config" / "gh", "~/.config/gh/"),
         (home / ".config" / "gcloud", "~/.config/gcloud/"),
+        (home / ".gnupg", "~/.gnupg/"),
         (_runtime_dir(), "a Jupyter runtime file (kernel connection or server token)"),
     ]
 
 
+def _private_roots() -> list[Path]:
+    """Every penguin data root this process knows, and `~/.penguin` around the default one."""
+    return [_home() / ".penguin", *data_roots()]
+
+
 def _credential_files(workspace_dir: str | None) -> Iterator[tuple[Path, str]]:
     home = _home()
-    yield home / ".aws" / "credentials", "~/.aws/credentials"
-    yield home / ".netrc", "~/.netrc"
+    for name in _CREDENTIAL_NAMES:
+        yield home / name, f"~/{name}"
+    yield home / ".config" / "git" / "credentials", "~/.config/git/credentials"
     yield home / ".docker" / "config.json", "~/.docker/config.json"
     for path, label in _registered.items():
         yield Path(path), label
@@ -131,8 +147,11 @@ def penguin_store_label(path: str) -> str | None:
     return None
 
 
-def secret_file_label(path: str, workspace_dir: str | None = None) -> str | None:
-    """How the reason names the credential file `path` is (by name, location or identity), or None."""
+def secret_file_label(path: str, workspace_dir: str | None = None, own: tuple[str, ...] = ()) -> str | None:
+    """How a reason names the credential or private file `path` is (by name, location or
+    identity), or None. `own` are the folders under a data root the caller may read (the running
+    session's scratchpad, a workspace the data root holds); every other file under a data root
+    is private."""
     store = penguin_store_label(path)
     if store is not None:
         return store
@@ -140,10 +159,16 @@ def secret_file_label(path: str, workspace_dir: str | None = None) -> str | None
     for candidate in (os.path.basename(path), os.path.basename(real)):
         if candidate.startswith(".env"):
             return f"a {candidate} file"
+        if candidate in _CREDENTIAL_NAMES:
+            return _shown(real)
     dirs = _credential_dirs()
     for folder, label in dirs:
         if _is_within(real, os.path.realpath(folder)):
             return label
+    own_real = [os.path.realpath(folder) for folder in own]
+    private = _private_label(real, own_real)
+    if private is not None:
+        return private
     try:
         info = os.stat(real)
     except (OSError, ValueError):
@@ -152,16 +177,42 @@ def secret_file_label(path: str, workspace_dir: str | None = None) -> str | None
     for file, label in _credential_files(workspace_dir):
         if _identity(file) == target:
             return label
-    if info.st_nlink > 1:  # a hard link may point into a credential folder
-        for folder, label in dirs:
-            if _linked_into(folder, target):
-                return label
+    return _hard_link_label(target, dirs, own_real) if info.st_nlink > 1 else None
+
+
+def _hard_link_label(target: tuple[int, int], dirs: list[tuple[Path, str]], own_real: list[str]) -> str | None:
+    """A hard link may point into a credential folder or a data root (outside `own_real`)."""
+    for folder, label in dirs:
+        if _linked_into(folder, target):
+            return label
+    for root in _private_roots():
+        if _linked_into(root, target, skip=own_real):
+            return f"penguin's data root ({_shown(str(root))})"
     return None
 
 
-def _linked_into(folder: Path, target: tuple[int, int]) -> bool:
+def _private_label(real: str, own_real: list[str]) -> str | None:
+    """The label of `real` when it lies under a data root (or `~/.penguin`) and outside `own_real`."""
+    if any(_is_within(real, folder) for folder in own_real):
+        return None
+    for root in _private_roots():
+        root_real = os.path.realpath(root)
+        if not _is_within(real, root_real):
+            continue
+        parts = Path(os.path.relpath(real, root_real)).parts
+        if "traces" in parts[:-1]:
+            return f"a penguin session trace ({_shown(str(root))})"
+        if "scratchpad" in parts[:-1]:
+            return f"another session's scratchpad ({_shown(str(root))})"
+        return f"penguin's data root ({_shown(str(root))})"
+    return None
+
+
+def _linked_into(folder: Path, target: tuple[int, int], skip: list[str] | None = None) -> bool:
     seen = 0
-    for dirpath, _dirs, files in os.walk(folder):
+    for dirpath, dirs, files in os.walk(folder):
+        if skip:
+            dirs[:] = [d for d in dirs if os.path.realpath(os.path.join(dirpath, d)) not in skip]
         for name in files:
             seen += 1
             if seen > _WALK_LIMIT:
@@ -171,14 +222,25 @@ def _linked_into(folder: Path, target: tuple[int, int]) -> bool:
     return False
 
 
-def _is_readable_data_path(real: str) -> bool:
+def _is_temporary_workspace(real: str) -> bool:
+    """`real` is a folder under a data root's `*/agents/*/workspaces/` (never the root itself)."""
     for root in data_roots():
         root_real = os.path.realpath(root)
-        if not _is_within(real, root_real):
-            continue
-        parts = Path(os.path.relpath(real, root_real)).parts
-        return any(part in _READABLE_DATA_DIRS for part in parts[:-1])
+        if _is_within(real, root_real) and real != root_real:
+            parts = Path(os.path.relpath(real, root_real)).parts
+            return len(parts) >= 5 and parts[1] == "agents" and parts[3] == "workspaces"
     return False
+
+
+def session_scratchpad(session_id: str) -> Path | None:
+    """The scratchpad folder of session `session_id` under a known data root (a subagent's, found
+    from the session id its calls carry as their origin), or None."""
+    if not session_id or os.sep in session_id or session_id in (".", ".."):
+        return None
+    for root in data_roots():
+        for found in root.glob(f"*/agents/*/scratchpad/{glob.escape(session_id)}"):
+            return found
+    return None
 
 
 def _arguments(tool_call: Any) -> dict[str, Any]:
@@ -193,14 +255,19 @@ def _arguments(tool_call: Any) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def credential_read_reason(tool_call: Any, workspace_dir: str | None) -> str | None:
+def credential_read_reason(
+    tool_call: Any, workspace_dir: str | None, scratchpad_dir: str | os.PathLike[str] | None = None
+) -> str | None:
     """Why a file-reading tool call must not be approved automatically, or None.
 
-    "holds credentials: ~/.aws/credentials", "outside the workspace: /etc/passwd" or "fetches a
-    remote URL: https://host/…" for the arguments a builtin tool declares it reads (`file_reads`,
-    and `urls` for those that may be a URL: read_file, read_image, describe_image), by resolved
-    identity, so a hard link or symlink to a credential file is caught. Other tools and
-    unparseable arguments give None (the tool reports its own error).
+    "read of a credential file: ~/.aws/credentials", "outside the workspace: /etc/passwd" or
+    "fetches a remote URL: https://host/…" for the arguments a builtin tool declares it reads
+    (`file_reads`, and `urls` for those that may be a URL: read_file, read_image,
+    describe_image), by resolved identity, so a hard link or symlink to a credential file is
+    caught. `scratchpad_dir` is the running session's own scratchpad, the one folder under a data
+    root read without asking; a call a subagent made (its `origin` names the subagent's session)
+    reads its own scratchpad instead. Other tools and unparseable arguments give None (the tool
+    reports its own error).
     """
     from .registry import BUILTIN_DECLARATIONS  # imported here: the tools import this module
 
@@ -208,27 +275,35 @@ def credential_read_reason(tool_call: Any, workspace_dir: str | None) -> str | N
     declaration = BUILTIN_DECLARATIONS.get(getattr(payload, "name", "") or "")
     if declaration is None:
         return None
+    origin = getattr(tool_call, "origin", None) or []
+    if origin:
+        scratchpad_dir = session_scratchpad(str(origin[-1]))
+    workspace = workspace_dir or os.getcwd()
+    own = [str(scratchpad_dir)] if scratchpad_dir else []
+    if _is_temporary_workspace(os.path.realpath(workspace)):
+        own.append(workspace)  # a temporary workspace the data root holds is the session's own
     arguments = _arguments(tool_call)
     for argument in declaration.file_reads:
-        reason = _read_reason(arguments.get(argument), argument in declaration.urls, workspace_dir)
+        reason = _read_reason(arguments.get(argument), argument in declaration.urls, workspace, tuple(own))
         if reason is not None:
             return reason
     return None
 
 
-def _read_reason(value: Any, may_be_url: bool, workspace_dir: str | None) -> str | None:
+def _read_reason(value: Any, may_be_url: bool, workspace: str, own: tuple[str, ...]) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return None
     if may_be_url and value.lower().startswith(("http://", "https://")):
         return f"fetches a remote URL: {value[:120]}"
     if may_be_url and value.lower().startswith("data:"):
         return None
-    workspace = workspace_dir or os.getcwd()
-    path = os.path.normpath(os.path.join(workspace, value))
-    label = secret_file_label(path, workspace)
+    path = os.path.normpath(os.path.join(workspace, value))  # as the tools resolve it (tools/common.py)
+    label = secret_file_label(path, workspace, own)
     if label is not None:
-        return f"holds credentials: {label}"
+        return f"{CREDENTIAL_READ}: {label}"
     real = os.path.realpath(path)
-    if not _is_within(real, os.path.realpath(workspace)) and not _is_readable_data_path(real):
+    if not _is_within(real, os.path.realpath(workspace)) and not any(
+        _is_within(real, os.path.realpath(folder)) for folder in own
+    ):
         return f"outside the workspace: {_shown(real)}"
     return None

@@ -49,6 +49,7 @@ class CellApproval:
     permission_of: Callable[[str], Permission | None]
     asker: CellAsker
     workspace_dir: str | None = None  # reads outside it (and of credential files) are asked about
+    scratchpad_dir: str | None = None  # the session's own scratchpad: the data root's one readable folder
     ended: bool = field(default=False)
     rules: RuleBook = field(default_factory=RuleBook)  # fixed when the cell starts (+ rules saved since)
     disabled_tools: frozenset[str] = frozenset()  # the administrator's policy
@@ -107,10 +108,12 @@ class ApprovalRouter:
 
     @staticmethod
     def _read_reason(launcher: CellApproval, tool_call: OmniMessage) -> str | None:
+        """Why a read must be asked (`asked: read of a credential file: ~/.pgpass`), or None."""
         try:
-            return credential_read_reason(tool_call, launcher.workspace_dir)
+            reason = credential_read_reason(tool_call, launcher.workspace_dir, launcher.scratchpad_dir)
         except Exception:
             return None
+        return None if reason is None else f"asked: {reason}"
 
     @staticmethod
     def _read_only_decision(launcher: CellApproval, tool_call: OmniMessage) -> ApprovalDecision | None:

@@ -110,6 +110,7 @@ class Cell:
             disabled_tools=rules.policy.disabled_tools if rules.policy is not None else frozenset(),
             policy_path=rules.policy.path if rules.policy is not None else "",
             save_rule=save_to_project,
+            scratchpad_dir=str(session.scratchpad_dir),
         )
         for note in [*rules.notes, *([capped_note] if capped_note else [])]:
             self.show_note(note)

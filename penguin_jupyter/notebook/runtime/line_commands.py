@@ -303,4 +303,14 @@ async def run_line(line: str) -> None:
     except OptionError as exc:
         _error(str(exc))
         return
-    await HANDLERS[command.name](kernel_runtime(current_shell()), command.arg)
+    runtime = kernel_runtime(current_shell())
+    from .task_sink import open_task
+
+    # What a line command prints goes out through the kernel's sink like a Task's output
+    # (docs/security.md "Threat model"): one redaction choke point for everything penguin shows.
+    sink = open_task(getattr(runtime.shell, "kernel", None), runtime.sessions.redactor_for(_default_workspace(runtime)))
+    try:
+        await HANDLERS[command.name](runtime, command.arg)
+    finally:
+        if sink is not None:
+            sink.close()
