@@ -336,7 +336,7 @@ async def test_deny_all_mode_beats_allow_rules_and_an_allowed_credential_read_st
     cell, prompts = _cell("ask", book, ws=str(tmp_path))
     router = ApprovalRouter(lambda: cell)
     assert await router.approve_fn(cell)(tool_call("read_file", {"file_path": ".env"}, "e")) == "deny"
-    assert len(prompts) == 1 and "holds credentials" in prompts[0] and "allowed by rule 1" in prompts[0]
+    assert len(prompts) == 1 and "asked: read of a credential file" in prompts[0] and "allowed by rule 1" in prompts[0]
     assert await router.approve_fn(cell)(tool_call("read_file", {"file_path": "a.txt"}, "f")) == "allow"
 
 

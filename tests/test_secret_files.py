@@ -353,7 +353,7 @@ def test_the_kernel_registers_its_connection_file_at_load_ext(tmp_path):
 def test_the_approval_row_names_the_reason():
     loop = asyncio.new_event_loop()
     try:
-        row = ApprovalRow(loop, "read_file", "read of a credential file: ~/.ssh/")
+        row = ApprovalRow(loop, "read_file", "asked: read of a credential file: ~/.ssh/")  # the router's reason
         assert "asked: read of a credential file: ~/.ssh/" in row.status.value
         assert ApprovalRow(loop, "read_file").status.value == ""
     finally:
