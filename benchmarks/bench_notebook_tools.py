@@ -1,7 +1,7 @@
 """Notebook tools in a real JupyterLab: how fast an inserted cell appears, and `run_cell` ÷ `run_python`.
 
 A real `jupyter lab` and Debian chromium (playwright), set up like the browser tests
-(tests/support_browser.py's `JupyterLab` and page helpers), run one `%%penguin --approve allow-all`
+(tests/support/browser.py's `JupyterLab` and page helpers), run one `%%penguin --approve allow-all`
 cell whose scripted model (a ScriptedModelServer in this process) makes one tool call per turn:
 for each of REPS repetitions and each of two codes (a trivial statement, a small pandas groupby),
 `insert_cell` with the code, then `run_cell` on that cell and `run_python` with the same code
@@ -40,7 +40,7 @@ from _common import print_table, verdict  # noqa: E402
 
 from penguin_jupyter.testing import ScriptedModelServer  # noqa: E402
 from penguin_jupyter.testing import server as scripted_server  # noqa: E402
-from tests.support_browser import (  # noqa: E402
+from tests.support.browser import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
     CURRENT_NOTEBOOK,

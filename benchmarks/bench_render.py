@@ -41,8 +41,8 @@ sys.path[:0] = [str(BENCH_DIR), str(BENCH_DIR.parent)]  # run from anywhere, pac
 from _common import data_root, print_table, server_process, subprocess_env, verdict  # noqa: E402
 from jupyter_client import KernelManager  # noqa: E402
 
-from tests.support_answer_shapes import GOAL_SHAPES, SHAPES, WORDS, shape_text  # noqa: E402  (the answers the tests stream too)
-from tests.support_live_text import captured_text  # noqa: E402  (the capture replay the tests use)
+from tests.support.answer_shapes import GOAL_SHAPES, SHAPES, WORDS, shape_text  # noqa: E402  (the answers the tests stream too)
+from tests.support.live_text import captured_text  # noqa: E402  (the capture replay the tests use)
 
 TEXT_BYTES = 200_000
 SHAPE_BYTES = 100_000

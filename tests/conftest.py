@@ -1,6 +1,8 @@
 """Shared pytest setup: every test gets a private HOME and PENGUIN_HOME so nothing touches
-the developer's real ~/.penguin, and login shells stay quiet. Area-specific fixtures live in
-`tests/support_<area>.py` modules owned by that area."""
+the developer's real ~/.penguin, and login shells stay quiet. The tests are grouped by the
+package layer they test (`tests/engine/`, `tests/llm/`, `tests/notebook/`, …; real-browser tests in
+`tests/browser/`); helpers shared across folders live in the `tests/support/` package, one module
+per area."""
 
 from __future__ import annotations
 

@@ -100,7 +100,7 @@ def test_an_unconfigured_logger_still_shows_warnings_on_stderr():
         "m = McpManager([MCPServerConfig(name='bad', config={'command': 'x', 'permission': 'readonly'})], workspace_dir='.')\n"
         "asyncio.run(m.connect())\n"
     )
-    from tests.support_kernel import REPO_ROOT
+    from tests.support.kernel import REPO_ROOT
 
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT,

@@ -1,7 +1,7 @@
 """The cheaper hot paths (issue 9): timestamps, split-widget grouping and sharing, paced teardown.
 
 Widgets here are real ipywidgets without a frontend (comms are created but go nowhere); the
-kernel-level traffic is covered by tests/test_kernel_penguin_real.py and benchmarks/bench_render.py.
+kernel-level traffic is covered by tests/notebook/test_kernel_penguin_real.py and benchmarks/bench_render.py.
 """
 
 from __future__ import annotations

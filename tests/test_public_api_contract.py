@@ -26,8 +26,9 @@ import pytest
 from penguin_jupyter.omni import OmniMessage
 from penguin_jupyter.state import add_model
 from penguin_jupyter.testing import ScriptedModelServer
+from tests.support.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 
 BUILTIN_TABLE = {  # docs/tools.md: name -> (permission, timeout_ms, max_output_length, required, for_model)
     "read_file": ("r", 30000, 64000, ["file_path"], None),

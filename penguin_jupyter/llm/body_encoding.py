@@ -12,7 +12,7 @@ model owns (nothing process-wide; installed by `sdk_internals.py`, like every us
 `extra_body` it encodes each element once, joins the kept JSON, and hands the SDK the finished
 bytes, which its request builder sends as they are. The bytes are exactly the SDK's own
 `openapi_dumps` of the merged body (same encoder, same options, elements joined as the encoder
-joins them; tests/test_llm_long_history.py compares them at the server). Anything else — files,
+joins them; tests/llm/test_llm_long_history.py compares them at the server). Anything else — files,
 raw content, a body that is not a mapping — is left to the SDK. See docs/model-requests.md.
 """
 

@@ -16,7 +16,7 @@ cached one (a rolled-back request, `set_history`) is converted whole, as before.
 
 Installed only when the client's conversion is exactly agenthub's openai-chat function (its
 vLLM adapter inherits it); every other protocol converts as agenthub does.
-tests/test_llm_history_conversion.py checks the result against agenthub's own conversion.
+tests/llm/test_llm_history_conversion.py checks the result against agenthub's own conversion.
 See docs/model-requests.md ("Long sessions").
 """
 

@@ -3,7 +3,7 @@
 agenthub owns the provider protocols and calls the SDKs itself, with no hooks for what this
 project needs (no SDK retries: the engine retries; the long-session shortcuts; a credential the
 anthropic SDK accepts). What cannot be done through a public API is done here and nowhere else,
-each item naming the upstream shape it relies on; tests/test_llm_sdk_internals.py checks each
+each item naming the upstream shape it relies on; tests/llm/test_llm_sdk_internals.py checks each
 shape against the installed versions and fails loudly, naming the item, when one changes:
 
 1. `AutoLLMClient._client_class_for_model` — agenthub's routing from a client type to its

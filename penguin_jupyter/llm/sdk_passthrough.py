@@ -11,7 +11,7 @@ agenthub owns the provider protocols and calls the SDK itself (`chat.completions
 client agenthub holds is wrapped in `SdkBodyPassthrough`, which hands the conversation list (and
 the tool definitions, the other deep field) to the SDK's own `extra_body` option (merged into the
 body as given, after the walk) and leaves an empty list in its place for the walk. The merge keeps the key where the walk put it, so the JSON sent is
-byte for byte what the SDK would have built (tests/test_llm_long_history.py captures both at the
+byte for byte what the SDK would have built (tests/llm/test_llm_long_history.py captures both at the
 server). Everything else — the other fields, headers, retries, streaming, errors — is the SDK's.
 
 Only plain lists are moved; an `extra_body` that already names the field wins. The same wrapper

@@ -1,0 +1,173 @@
+"""The labextension's TypeScript grouping (labextension/src/model.ts) matches build_blocks.
+
+Runs the compiled `lib/model.js` under real Node on the same wire messages and compares the
+block trees field by field with the Python `build_blocks` (same order, same grouping, same
+card headers and diffs). Compiles `lib/` with tsc first when it is missing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from penguin_jupyter.notebook.transcript.transcript_bundle import make_bundle, read_bundle
+from penguin_jupyter.notebook.transcript.transcript_model import build_blocks, diff_preview, edit_cell_result
+from penguin_jupyter.omni import approval_decision, assistant_text, to_dict, tool_call, tool_call_output
+from tests.support.transcript import REPO, child, sample_messages
+
+LABEXT = REPO / "labextension"
+RUNNER = """
+import { buildBlocks, diffPreview, readBundle } from './model.mjs';
+let input = '';
+process.stdin.on('data', chunk => (input += chunk));
+process.stdin.on('end', () => {
+  const request = JSON.parse(input);
+  const result = {
+    blocks: buildBlocks(request.messages),
+    bundle: readBundle(request.bundle),
+    diffs: request.diffs.map(([name, args]) => diffPreview(name, args)),
+  };
+  process.stdout.write(JSON.stringify(result));
+});
+"""
+
+
+@pytest.fixture(scope="module")
+def node_model(tmp_path_factory) -> Path:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    compiled = LABEXT / "lib" / "model.js"
+    source = LABEXT / "src" / "model.ts"
+    if not compiled.exists() or compiled.stat().st_mtime < source.stat().st_mtime:
+        tsc = LABEXT / "node_modules" / "typescript" / "bin" / "tsc"
+        if not tsc.exists():
+            pytest.skip("labextension/node_modules is missing: run `jlpm install` in labextension/")
+        subprocess.run([node, str(tsc)], cwd=LABEXT, check=True, timeout=120)
+    work = tmp_path_factory.mktemp("tsmodel")
+    shutil.copy(compiled, work / "model.mjs")
+    (work / "run.mjs").write_text(RUNNER)
+    return work
+
+
+def run_ts(work: Path, request: dict) -> dict:
+    done = subprocess.run(
+        ["node", str(work / "run.mjs")],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def py_blocks(messages) -> list[dict]:
+    return [dataclasses.asdict(block) for block in build_blocks(messages)]
+
+
+EDIT_CASES = [
+    ("edit_file", {"file_path": "a.py", "old_string": "x = 1\ny = 2\n", "new_string": "x = 1\ny = 20\n"}),
+    ("edit_file", {"file_path": "a.py", "old_string": "const b = 2;", "new_string": "const b = 20;"}),
+    (
+        "edit_file",
+        {
+            "file_path": "long.txt",
+            "old_string": "\n".join(f"l{i}" for i in range(20)),
+            "new_string": "\n".join(("L0" if i == 0 else "L19" if i == 19 else f"l{i}") for i in range(20)),
+            "replace_all": True,
+        },
+    ),
+    ("edit_file", {"file_path": "e.txt", "old_string": "abc", "new_string": ""}),
+    ("write_file", {"file_path": "n.txt", "content": "one\ntwo\n"}),
+    ("write_file", {"file_path": "empty.txt", "content": ""}),
+    ("exec_command", {"cmd": "ls"}),
+]
+
+
+def test_ts_blocks_equal_python_blocks(node_model):
+    messages = [to_dict(m) for m in sample_messages()]
+    extra = [
+        to_dict(tool_call_output("early", "x1")),
+        to_dict(tool_call("read_file", {"file_path": "f", "description": "Read it"}, "x1")),
+        to_dict(child(assistant_text("deep"), "s1", "s2")),
+        to_dict(tool_call("custom", '{"a":[1,2],"description":"d"}', "q1")),
+        to_dict(tool_call("broken", "{not json", "q2")),
+    ]
+    bundle = make_bundle(messages + extra, session_info={"session_id": "s"}, status="completed", usage=None)
+    result = run_ts(node_model, {"messages": bundle["messages"], "bundle": bundle, "diffs": []})
+    assert result["blocks"] == py_blocks(bundle["messages"])
+
+
+def test_ts_edit_cell_cards_take_the_diff_from_the_output_like_python(node_model):
+    old, new = "a = 1\nvalue = 1\nprint(value)", "a = 1\nvalue = 2\nprint(value)"
+    calls = [
+        ("applied", edit_cell_result("v", 2, old, new), "completed"),
+        ("unchanged", edit_cell_result("v", 2, old, old), "completed"),
+        ("denied", "Tool call denied by user.", "completed"),
+        ("failed", edit_cell_result("v", 2, old, new), "failed"),
+    ]
+    messages = []
+    for call_id, output, stop in calls:
+        messages.append(to_dict(tool_call("edit_cell", {"cell_id": "v", "source": new}, call_id)))
+        messages.append(to_dict(approval_decision("deny" if call_id == "denied" else "allow", call_id)))
+        messages.append(to_dict(tool_call_output(output, call_id, stop)))  # type: ignore[arg-type]
+    messages.append(to_dict(tool_call_output(edit_cell_result("v", 3, new, old), "early")))  # output first
+    messages.append(to_dict(tool_call("edit_cell", {"cell_id": "v", "source": old}, "early")))
+    bundle = make_bundle(messages, session_info={"session_id": "s"}, status="completed", usage=None)
+    result = run_ts(node_model, {"messages": bundle["messages"], "bundle": bundle, "diffs": []})
+    expected = py_blocks(bundle["messages"])
+    assert result["blocks"] == expected
+    diffs = {card["tool_call_id"]: card["diff"] for card in expected}
+    assert diffs["applied"] == "--- before\n+++ after\n@@ -1,3 +1,3 @@\n a = 1\n-value = 1\n+value = 2\n print(value)"
+    assert diffs["early"] is not None and "+value = 1" in diffs["early"]
+    assert diffs["unchanged"] is None and diffs["denied"] is None and diffs["failed"] is None
+    assert expected[0]["output"] == "Replaced the source of cell v (index 2)."
+
+
+def test_ts_diffs_equal_difflib(node_model):
+    result = run_ts(node_model, {"messages": [], "bundle": {}, "diffs": EDIT_CASES})
+    assert result["diffs"] == [diff_preview(name, args) for name, args in EDIT_CASES]
+
+
+def test_ts_reads_older_bundles_like_python(node_model):
+    old = {
+        "version": 0,
+        "session": {"session_id": "old-1", "model_id": "m", "extra": "x"},
+        "usage": {"session": {"total": 5}},
+        "messages": [json.dumps(to_dict(assistant_text("old"))), "garbage", {"no": "payload"}],
+    }
+    result = run_ts(node_model, {"messages": [], "bundle": old, "diffs": []})
+    assert result["bundle"] == read_bundle(old)
+
+
+INVISIBLE = "x = 1  # \u202e } \u2066if admin\u2069 \u200b\u00ad\ufeff\x1b[2K\r\U000e0041"
+LONG_SOURCE = "\n".join(["## Summary", "", "fine", "", "![c](http://h.example/x?d=1)", *[f"l{n}" for n in range(6, 21)]])
+
+
+def test_ts_cards_show_the_whole_body_and_invisible_characters_like_python(node_model):
+    """Both renderers' cards carry the full command / code / cell source and make the same
+    characters visible (title, detail, body, arguments, edit_cell's diff from its output)."""
+    calls = [
+        tool_call("insert_cell", {"cell_type": "markdown", "source": LONG_SOURCE}, "c1"),
+        tool_call("run_python", {"code": INVISIBLE}, "c2"),
+        tool_call("exec_command", {"cmd": "echo \u202eevil\u202c\nrm -rf data", "workdir": "w\u200b"}, "c3"),
+        tool_call("edit_cell", {"cell_id": "v", "source": INVISIBLE}, "c4"),
+    ]
+    outputs = [tool_call_output(edit_cell_result("v", 2, "x = 1", INVISIBLE), "c4")]
+    bundle = make_bundle([*calls, *outputs], session_info={"session_id": "s"}, status="completed", usage=None)
+    result = run_ts(node_model, {"messages": bundle["messages"], "bundle": bundle, "diffs": []})
+    python = py_blocks(bundle["messages"])
+    assert result["blocks"] == python
+    insert, code, command, edit = python
+    assert insert["body"] == LONG_SOURCE
+    assert code["body"] == (
+        "x = 1  # ⟨U+202E⟩ } ⟨U+2066⟩if admin⟨U+2069⟩ ⟨U+200B⟩⟨U+00AD⟩⟨U+FEFF⟩⟨U+001B⟩[2K⟨U+000D⟩⟨U+E0041⟩"
+    )
+    assert command["command"] == "echo ⟨U+202E⟩evil⟨U+202C⟩\nrm -rf data" and command["workdir"] == "w⟨U+200B⟩"
+    assert "⟨U+202E⟩" in edit["diff"] and "\u202e" not in json.dumps(python, ensure_ascii=False)

@@ -1,0 +1,100 @@
+"""`examples/explore-data.ipynb` executes headless (`jupyter nbconvert --execute`, a real kernel,
+the scripted exploration model) and its saved transcript holds the plot and the proposed cell."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from penguin_jupyter.testing.explore_script import CLEANING_CODE, SUMMARY_CODE
+from tests.support.kernel import REPO_ROOT
+
+pytestmark = pytest.mark.kernel
+MIME = "application/vnd.penguin.transcript+json"
+EXAMPLES = Path(REPO_ROOT) / "examples"
+
+
+def _execute(tmp_path: Path) -> dict:
+    shutil.copy(EXAMPLES / "explore-data.ipynb", tmp_path / "explore-data.ipynb")
+    shutil.copytree(EXAMPLES / "data", tmp_path / "data")
+    env = dict(os.environ, PYTHONPATH=REPO_ROOT)
+    jupyter = Path(sys.executable).with_name("jupyter")
+    completed = subprocess.run(
+        [
+            str(jupyter),
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            "explore-data.ipynb",
+            "--output",
+            "explore-data.out.ipynb",
+            "--ExecutePreprocessor.timeout=180",
+            "--ExecutePreprocessor.store_widget_state=False",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return json.loads((tmp_path / "explore-data.out.ipynb").read_text(encoding="utf-8"))
+
+
+def _payloads(data: dict, kind: str) -> list[dict]:
+    return [m["payload"] for m in data["messages"] if m["payload"].get("type") == kind]
+
+
+def test_explore_notebook_executes_headless_with_plot_and_proposed_cell(tmp_path):
+    nb = _execute(tmp_path)
+    code_cells = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    outputs = [o for c in code_cells for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o["output_type"] == "error"]
+    bundles = [o["data"] for o in outputs if MIME in o.get("data", {})]
+    assert len(bundles) == 1
+    data = bundles[0][MIME]
+    html = "".join(bundles[0]["text/html"])  # a saved notebook stores multi-line text as a list
+    assert data["status"] == "completed"
+    assert data["session"]["workspace"] == str(tmp_path)
+
+    calls = _payloads(data, "tool_call")
+    assert [c["name"] for c in calls] == ["inspect_variables", "run_python", "run_python", "propose_cell"]
+    results = {o["tool_call_id"]: o for o in _payloads(data, "tool_call_output")}
+    assert all(o["stop_reason"] == "completed" for o in results.values())
+
+    # The model inspected the DataFrame loaded by the notebook's own cell.
+    inspected = results["call_explore_inspect"]["output"]
+    assert inspected.startswith("penguins: pandas DataFrame, 19 rows × 6 columns\ncolumns (dtype, nulls):\n")
+    assert "  body_mass_g: float64, 2 null" in inspected
+
+    # run_python computed the summary in the kernel; the next cell shows the variable it left.
+    assert json.loads(calls[1]["arguments"])["code"] == SUMMARY_CODE
+    summary = results["call_explore_summary"]["output"]
+    assert summary.startswith("sex labels: {'female': 7, 'male': 5, 'MALE': 3, nan: 2, ")
+    assert "Gentoo" in summary and "5116.7" in summary
+    by_species = next(c for c in code_cells if "".join(c["source"]) == "by_species")
+    table = "".join(by_species["outputs"][0]["data"]["text/plain"])
+    assert "Chinstrap" in table and "217.5" in table
+
+    # The plot is a PNG on the tool output and in the self-contained HTML transcript.
+    assert results["call_explore_plot"]["output"] == "Text(0.5, 1.0, 'Bill vs flipper length by species')"
+    images = results["call_explore_plot"]["images"]
+    assert len(images) == 1 and images[0].startswith("data:image/png;base64,iVBORw0KGgo")
+    assert images[0] in html
+
+    # The proposed cleaning cell's code is in the transcript, and the tool said where it went.
+    assert json.loads(calls[3]["arguments"])["code"] == CLEANING_CODE
+    assert results["call_explore_propose"]["output"] == (
+        "Proposed a new cell (4 lines) directly below the current %%penguin cell. "
+        "It has not been run; the user will review and run it."
+    )
+    assert "penguins.dropna(subset=" in html
+    assert "leaving 17 rows" in html
+    assert "sk-demo-not-a-real-key" not in json.dumps(nb)
