@@ -2,7 +2,7 @@
 
 Owns the two modes (files 0600, directories 0700) and the helpers that create with them:
 `private_dir` (every directory it creates, parents included, is 0700; the leaf is tightened if it
-already existed), `open_private_append`, `write_private_text` and `write_private_bytes`. It
+already existed), `open_private_append` and `write_private_bytes`. It
 imports nothing from the package, so the trace writer, the environment and `state/` share it.
 See docs/security.md.
 """
@@ -54,16 +54,6 @@ def open_private_append(path: str | os.PathLike[str]) -> int:
         if os.fstat(fd).st_mode & 0o077:
             os.fchmod(fd, PRIVATE_FILE_MODE)
     return fd
-
-
-def write_private_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write `text` (UTF-8) to `path` with mode 0600 via a temp file and rename."""
-    target = Path(path)
-    private_dir(target.parent)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    _write_fd(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE), text.encode("utf-8"))
-    os.chmod(tmp, PRIVATE_FILE_MODE)
-    os.replace(tmp, target)
 
 
 def write_private_bytes(path: str | os.PathLike[str], data: bytes, *, exclusive: bool = False) -> None:
