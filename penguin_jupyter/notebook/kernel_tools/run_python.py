@@ -137,7 +137,7 @@ class RunPythonTool(DeclaredTool[RunPythonArguments]):
                 self._shell,
                 DisplayCapture(emit_display, outcome.images),
                 lambda value: note_displayed(value, outcome),
-                redact=ctx.redact,
+                redactor=ctx.redactor,
             )
             try:
                 run_code(code, self._shell.user_ns, outcome)

@@ -100,8 +100,8 @@ async def run_cell(line: str, body: str) -> None:
         if link is not None and not opts.rerun:
             saved = link.saved_completed_bundle(source)
             if saved is not None:  # Run All reproduces without the model (what validates)
-                secrets = runtime.sessions.redactor_for(resolve_workspace(opts.workspace, namespace))
-                refused = show_saved_transcript(saved, secrets)
+                redactor = runtime.sessions.redactor_for(resolve_workspace(opts.workspace, namespace))
+                refused = show_saved_transcript(saved, redactor)
                 if refused is None:
                     return
                 print(refused, file=sys.stderr)
