@@ -16,6 +16,7 @@ write/publish/format/thread start. `kernel_stream` unwraps the proxy (the kernel
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 import weakref
@@ -25,6 +26,7 @@ from typing import Any, TextIO
 from ...redaction import Redactor
 from .display_no_fetch import no_fetch_bundle
 
+logger = logging.getLogger(__name__)
 Sink = Callable[[str], None]
 DisplaySink = Callable[[dict[str, Any]], None]
 FormatSink = Callable[[Any], None]
@@ -103,7 +105,7 @@ def _route_publisher(publisher: Any) -> None:
                 try:
                     sink(data)
                 except Exception as exc:  # the user's display must still happen
-                    print(f"[penguin] display capture failed: {exc}", file=sys.__stderr__)
+                    logger.warning("display capture failed: %s", exc)
             if isinstance(data, dict):  # updates too: they redraw what the user sees
                 args, kwargs = _rewritten(args, kwargs, data, _redactors.get(ident))
             # A publisher that prints (terminal IPython) prints to the user only: the sink has it.
@@ -200,7 +202,7 @@ def _route_formatter(formatter: Any) -> None:
                 try:
                     sink(obj)
                 except Exception as exc:
-                    print(f"[penguin] display capture failed: {exc}", file=sys.__stderr__)
+                    logger.warning("display capture failed: %s", exc)
             return original(obj, *args, **kwargs)
 
         formatter.format = routed_format

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import sys
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +28,7 @@ from .approval_router import CellApproval
 from .background_feed import BackgroundFeed
 from .cell_record import CellRecord
 from .options import CellOptions
+from .user_lines import tell
 from .waits import wait_sliced
 
 if TYPE_CHECKING:
@@ -45,10 +45,6 @@ class TaskInterrupted(KeyboardInterrupt):
 
     def _render_traceback_(self) -> list[str]:
         return ["penguin: task interrupted — the next %%penguin cell continues the session"]
-
-
-def _error_line(text: str) -> None:
-    print(text, file=sys.stderr)
 
 
 class Cell:
@@ -265,4 +261,4 @@ class Cell:
         self._display.update(mimebundle, raw=True)
         self.view.close()
         for note in self.lasting_notes:
-            _error_line(self.redactor.text(note))
+            tell(self.redactor.text(note))

@@ -9,7 +9,6 @@ switches (all-or-nothing: a failed `new` / `resume` / `model` leaves everything 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -25,16 +24,13 @@ from .options import (
     parse_python_timeout,
     timeout_text,
 )
+from .user_lines import tell
 from .workspace import resolve_workspace
 
 if TYPE_CHECKING:
     from ...session import Session
 
 Handler = Callable[[KernelRuntime, str | None], Awaitable[None]]
-
-
-def _error(text: str) -> None:
-    print(text, file=sys.stderr)
 
 
 def help_text() -> str:
@@ -123,7 +119,7 @@ async def _new(runtime: KernelRuntime, arg: str | None) -> None:
     try:
         session = await state.start_new(_default_workspace(runtime), state.model)
     except SessionStartError as exc:
-        _error(str(exc))
+        tell(str(exc))
         return
     print(f"penguin: new session {session.session_id} — the next %%penguin cell runs in it")
 
@@ -133,7 +129,7 @@ async def _resume(runtime: KernelRuntime, arg: str | None) -> None:
     try:
         await runtime.sessions.resume(session_id)
     except SessionStartError as exc:
-        _error(str(exc))
+        tell(str(exc))
         return
     print(f"penguin: the next %%penguin cell continues session {session_id}")
 
@@ -143,7 +139,7 @@ async def _model(runtime: KernelRuntime, arg: str | None) -> None:
     try:
         switched = await runtime.sessions.choose_model((provider, model_id), _default_workspace(runtime))
     except SessionStartError as exc:
-        _error(str(exc))
+        tell(str(exc))
         return
     where = f"; session {switched.session_id} uses it" if switched is not None else " (from the next cell)"
     print(f"penguin: new sessions use {provider}/{model_id}{where}")
@@ -164,7 +160,7 @@ async def _sessions(runtime: KernelRuntime, arg: str | None) -> None:
         agent = await runtime.sessions.get_agent()
         listed = agent.list_sessions()
     except Exception as exc:
-        _error(f"penguin: cannot list sessions: {exc}")
+        tell(f"penguin: cannot list sessions: {exc}")
         return
     if not listed:
         print("penguin: no sessions yet")
@@ -178,7 +174,7 @@ async def _models(runtime: KernelRuntime, arg: str | None) -> None:
     try:
         cfg = load_project_config(None, paths.DEFAULT_PROJECT_ID)
     except ConfigError as exc:
-        _error(f"penguin: {exc}")
+        tell(f"penguin: {exc}")
         return
     if not cfg.models:
         print(f"penguin: no models configured in {config_path_text()}")
@@ -260,6 +256,6 @@ async def run_line(line: str) -> None:
     try:
         command = parse_line_command(line)
     except OptionError as exc:
-        _error(str(exc))
+        tell(str(exc))
         return
     await HANDLERS[command.name](kernel_runtime(current_shell()), command.arg)

@@ -11,12 +11,12 @@ See docs/notebook-runtime.md "Replay".
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from ...redaction import Redactor
 from ..transcript.replay_bundle import ReplayRefused, validate_replay_bundle
 from ..transcript.transcript_bundle import TRANSCRIPT_MIME, static_transcript
+from .user_lines import tell
 
 RERUN_LINE = (
     "penguin: this cell's Task already completed and its source is unchanged, so the model was not "
@@ -55,7 +55,7 @@ def show_saved_transcript(bundle: Any, redactor: Redactor) -> str | None:
         mimebundle = rebuilt_transcript(bundle, redactor)
     except ReplayRefused as exc:
         return not_replayed_line(str(exc))
-    print(RERUN_LINE, file=sys.stderr)
+    tell(RERUN_LINE)
     display(mimebundle, raw=True)
     return None
 
