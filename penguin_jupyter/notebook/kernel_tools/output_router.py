@@ -25,11 +25,12 @@ from typing import Any, TextIO
 
 from ...redaction import Redactor
 from .display_no_fetch import no_fetch_bundle
+from .kernel_shell import KernelShell
 
 logger = logging.getLogger(__name__)
 Sink = Callable[[str], None]
-DisplaySink = Callable[[dict[str, Any]], None]
-FormatSink = Callable[[Any], None]
+DisplaySink = Callable[[dict[str, object]], None]
+FormatSink = Callable[[object], None]
 
 
 class _RoutingStream:
@@ -170,11 +171,11 @@ def _rewritten(
     return tuple(positional), kwargs
 
 
-def redact_mimebundle(data: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
+def redact_mimebundle(data: dict[str, object], redactor: Redactor) -> dict[str, object]:
     """`data` with `redactor.text` applied to every string of its text representations (binary images,
     base64-encoded, are left as they are)."""
 
-    def walk(value: Any) -> Any:
+    def walk(value: object) -> object:
         if isinstance(value, str):
             return redactor.text(value)
         if isinstance(value, list):
@@ -211,7 +212,7 @@ def _route_formatter(formatter: Any) -> None:
 
 def capture_current_thread(
     sink: Sink,
-    shell: Any = None,
+    shell: KernelShell | None = None,
     display_sink: DisplaySink | None = None,
     format_sink: FormatSink | None = None,
     *,
