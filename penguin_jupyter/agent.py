@@ -545,7 +545,6 @@ class Agent:
                 compaction=compaction,
                 mcp_server_names=[s.name for s in config.mcp_servers],
                 command_policy=cfg.command_policy,
-                secrets=redactor.values,
                 redactor=redactor,
                 replay=replay,
                 meta_recorded=meta_recorded,

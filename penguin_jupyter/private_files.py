@@ -7,7 +7,7 @@ Owns the two modes (files 0600, directories 0700), the check of what already exi
 `UnsafePathError`, one line naming the path) and the helpers that create, open and read with
 them: `private_dir` (every directory it creates, parents included, is 0700; an existing leaf is
 checked, then tightened), `open_private` / `open_private_append` (O_NOFOLLOW, checked after
-opening), `read_private_text`, `write_private_text` and `write_private_bytes`. It imports nothing
+opening), `read_private_text` and `write_private_bytes`. It imports nothing
 from the package, so the trace writer, the environment and `state/` share it.
 """
 
@@ -124,16 +124,6 @@ def read_private_text(path: str | os.PathLike[str]) -> str:
     fd = open_private(path, os.O_RDONLY)
     with os.fdopen(fd, "rb") as handle:
         return handle.read().decode("utf-8")
-
-
-def write_private_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write `text` (UTF-8) to `path` with mode 0600 via a temp file and rename."""
-    target = Path(path)
-    private_dir(target.parent)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    _write_fd(open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), text.encode("utf-8"))
-    os.chmod(tmp, PRIVATE_FILE_MODE)
-    os.replace(tmp, target)
 
 
 def write_private_bytes(path: str | os.PathLike[str], data: bytes, *, exclusive: bool = False) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,10 +109,6 @@ class Redactor:
     def __len__(self) -> int:
         return len(self.secrets)
 
-    def __iter__(self) -> Iterator[str]:
-        """The raw values, so a Redactor stands where a list of secret strings is expected."""
-        return iter(self.values)
-
     def found_in(self, text: str) -> bool:
         """True when any form of any secret occurs in `text`."""
         return self._markup is not None and self._markup[0].search(text) is not None
@@ -156,30 +152,15 @@ def _apply(compiled: tuple[re.Pattern[str], dict[str, str]] | None, text: str) -
     return pattern.sub(lambda match: replacement[match.group(0)], text)
 
 
-EMPTY = Redactor()
-
-
-def as_redactor(secrets: Redactor | Iterable[SecretLike] | None) -> Redactor:
-    """`secrets` as a Redactor (a Redactor is returned as is; None is the empty one)."""
-    if secrets is None:
-        return EMPTY
-    if isinstance(secrets, Redactor):
-        return secrets
-    return Redactor(secrets)
-
-
-def redact(value: Any, secrets: Redactor | Iterable[SecretLike]) -> Any:
-    """`value` (a string, or dicts/lists of them) with every secret replaced by its placeholder."""
-    return as_redactor(secrets).value(value)
+EMPTY = Redactor()  # no secrets: every method returns its input
 
 
 __all__ = [
+    "EMPTY",
     "MIN_SECRET_LENGTH",
     "Redactor",
     "Secret",
     "SecretLike",
-    "as_redactor",
     "is_secret_value",
     "placeholder",
-    "redact",
 ]

@@ -33,7 +33,7 @@ from .omni import (
     tool_list_ready,
     user_text,
 )
-from .redaction import Redactor
+from .redaction import EMPTY, Redactor
 from .session_images import fold_images
 from .trace import ReplayState, SessionLock, TraceWriter
 
@@ -70,8 +70,7 @@ class SessionSetup:
     compaction: CompactionSettings | None = None
     mcp_server_names: list[str] = field(default_factory=list)
     command_policy: dict[str, Any] | None = None
-    secrets: list[str] = field(default_factory=list)
-    redactor: Redactor | None = None  # built from `secrets` when not given
+    redactor: Redactor = EMPTY  # the configured secrets (docs/security.md)
     replay: ReplayState | None = None  # set for a resumed session
     meta_recorded: bool = False
 
@@ -154,16 +153,10 @@ class Session:
             "but what follows is not saved and cannot be resumed."
         )
 
-    def secrets(self) -> list[str]:
-        """The configured secret values (API keys, credential variables, vault values), longest
-        first, for a front end's redaction (e.g. a streaming hold-back)."""
-        return self.redactor.values
-
     @property
     def redactor(self) -> Redactor:
-        """Replaces each configured secret by `[redacted:NAME]` (docs/security.md)."""
-        if self._setup.redactor is None:
-            self._setup.redactor = Redactor(s for s in self._setup.secrets if s)
+        """Replaces each configured secret by `[redacted:NAME]` (docs/security.md); its `values`
+        are the raw secrets, longest first (e.g. for a streaming hold-back)."""
         return self._setup.redactor
 
     # --- background notices (docs/engine.md "Background notices", docs/environment.md "Background completion reports") -----------------------------------------------------

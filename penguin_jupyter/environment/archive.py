@@ -13,10 +13,10 @@ import hashlib
 import logging
 import os
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..private_files import write_private_bytes
+from ..redaction import EMPTY, Redactor
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +71,10 @@ class ArchiveCapture:
         tool_call_id: str,
         budget: int = ARCHIVE_BYTE_BUDGET,
         *,
-        redact: Callable[[str], str] | None = None,
+        redactor: Redactor = EMPTY,
     ):
         self.directory = directory
-        self.redact = redact
+        self.redactor = redactor
         self.tool_name = tool_name
         self.tool_call_id = tool_call_id
         self.budget = budget
@@ -145,8 +145,8 @@ class ArchiveCapture:
         data, truncated = self._file_bytes()
         self._data = bytearray()
         self._tail = bytearray()
-        if self.redact is not None:
-            data = self.redact(data.decode("utf-8", "replace")).encode("utf-8")
+        if self.redactor:
+            data = self.redactor.text(data.decode("utf-8", "replace")).encode("utf-8")
         path = os.path.join(self.directory, archive_file_name(self.tool_name, self.tool_call_id))
         try:
             write_private_bytes(path, data, exclusive=True)

@@ -20,6 +20,7 @@ from typing import Any
 from ..interfaces import AbortSignal, ApproveFn, EnvironmentServices, SignalWatch, unless_aborted
 from ..omni import OmniMessage, StopReason, partial_tool_call_output, tool_call_output
 from ..omni.models import PartialToolCallOutputPayload, ToolCallOutputPayload
+from ..redaction import EMPTY, Redactor
 from .archive import ArchiveCapture, ArchiveFailed, ArchiveSaved, archive_budget_mib, archive_directory
 from .types import BuiltinTool, ToolExecutionContext, ToolResult
 
@@ -47,7 +48,7 @@ class CallSetting:
     scratchpad_dir: str | None = None
     # Replaces configured secrets in the complete output and the archive (partials stay raw:
     # a front end redacts what it shows).
-    redact: Callable[[str], str] | None = None
+    redactor: Redactor = EMPTY
 
 
 @dataclass
@@ -164,7 +165,7 @@ async def _execute(
         services=setting.services,
         vault=setting.vault,
         tool_name=definition.name,
-        redact=setting.redact,
+        redactor=setting.redactor,
     )
     queue: asyncio.Queue[OmniMessage | None] = asyncio.Queue()
     pump = asyncio.create_task(_pump(tool, args, ctx, setting, state, limit, queue))
@@ -242,7 +243,7 @@ def _absorb(
                 archive_directory(setting.scratchpad_dir),
                 tool_name,
                 setting.tool_call_id,
-                redact=setting.redact,
+                redactor=setting.redactor,
             )
             state.capture.append(state.streamed_text)
             state.capture.append(text)
@@ -263,7 +264,7 @@ def _absorb(
                 archive_directory(setting.scratchpad_dir),
                 tool_name,
                 setting.tool_call_id,
-                redact=setting.redact,
+                redactor=setting.redactor,
             )
             state.capture.append(payload.output)
         return []
@@ -291,7 +292,7 @@ def _close_out(
     result = state.result or ToolResult()
     status_marker, stop_reason = _stop_reason(setting, token, state, result, timeout_ms)
     notes = _notes(content, state, result, limit, status_marker)
-    return _frames(setting.tool_call_id, content, notes, stop_reason, result, setting.redact)
+    return _frames(setting.tool_call_id, content, notes, stop_reason, result, setting.redactor)
 
 
 def _final_content(state: _RunState, limit: int) -> _Content:
@@ -360,14 +361,14 @@ def _frames(
     notes: list[str],
     stop_reason: StopReason,
     result: ToolResult,
-    redact: Callable[[str], str] | None = None,
+    redactor: Redactor = EMPTY,
 ) -> list[OmniMessage]:
     """The remaining deltas (unstreamed content, notes, images), the stop, the complete output."""
     capped, streamed = content.capped, content.streamed
     note_text = "\n".join(notes)
     full_output = capped + ("\n" if capped and notes else "") + note_text
-    if redact is not None:  # the model sees placeholders, never a configured secret
-        full_output = redact(full_output)
+    if redactor:  # the model sees placeholders, never a configured secret
+        full_output = redactor.text(full_output)
     messages: list[OmniMessage] = []
     if not streamed:
         if capped:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..interfaces import AbortSignal, EnvironmentServices, Permission, ToolDefinition, ToolExecutionRequest
 from ..omni import OmniMessage, partial_tool_call_output, tool_call_output
 from ..omni.models import ToolCallPayload
+from ..redaction import EMPTY
 from .close_out import CallSetting, run_with_close_out
 from .commands import CommandSessionManager
 from .defaults import default_tool_config, model_facing_parameters
@@ -128,7 +129,7 @@ class Environment:
             services=self.services,
             vault=self.config.vault,
             scratchpad_dir=self.config.session_scratchpad_dir,
-            redact=self.config.redactor.text if self.config.redactor else None,
+            redactor=self.config.redactor or EMPTY,
         )
 
         async def resolve() -> BuiltinTool | None:

@@ -8,7 +8,7 @@ that wraps every tool lives in `close_out.py`; the tools themselves in `tools/`.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..interfaces import AbortSignal, ApproveFn, EnvironmentServices, MCPServerConfig, Permission
 from ..omni import OmniMessage, StopReason
-from ..redaction import Redactor
+from ..redaction import EMPTY, Redactor
 
 DEFAULT_TIMEOUT_MS = 120_000
 DEFAULT_MAX_OUTPUT_LENGTH = 16_000
@@ -134,7 +134,7 @@ class ToolExecutionContext:
     tool_name: str = ""
     # Replaces configured secrets (docs/security.md): for a tool that shows something to the
     # user directly, outside its output (run_python's display()).
-    redact: Callable[[str], str] | None = None
+    redactor: Redactor = EMPTY
 
 
 @runtime_checkable

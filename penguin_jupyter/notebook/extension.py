@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import sys
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING
 
@@ -56,9 +55,9 @@ def _run_sync(coro: Coroutine[object, object, None]) -> None:
         asyncio.run(coro)
         return
     coro.close()
-    print(
-        "penguin: put %%penguin / %penguin at the start of a cell line (it must be awaited)", file=sys.stderr
-    )
+    from .runtime.user_lines import tell
+
+    tell("penguin: put %%penguin / %penguin at the start of a cell line (it must be awaited)")
 
 
 def _cell_magic(line: str, cell: str) -> None:

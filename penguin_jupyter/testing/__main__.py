@@ -41,8 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         copied = copy_demo_data(args.workspace) if args.workspace else None
         server = ScriptedModelServer(entries, port=args.port, model=args.model, api_key=args.api_key).start()
     except (ScriptError, ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        parser.exit(2, f"error: {exc}\n")
     print(f"scripted model server: {server.url} (model {server.model}, {len(entries)} entries)", flush=True)
     if copied is not None:
         print(f"demo data: {copied}", flush=True)

@@ -5,8 +5,8 @@ recordable, redaction of configured secrets before a line is written (a `Redacto
 docs/security.md), the single-`os.write` append on an O_APPEND descriptor of a private file
 (0600 in 0700 directories), serialization of concurrent writes and rotations, torn-tail
 healing, and the record of write failures — of the file or of a record that cannot be serialized
-(the first one as a line for the user, whether the latest write failed, how many records were lost), which the session exposes as
-`recording_error`. Reading and replay live in `reader.py` and `replay.py`; deciding *what* to
+(the first one as a line for the user, whether the latest write failed), which the session
+exposes as `recording_error`. Reading and replay live in `reader.py` and `replay.py`; deciding *what* to
 record is the engine's and session's job.
 """
 
@@ -49,7 +49,7 @@ class TraceWriter:
 
     `write()` and `rotate()` are synchronous and serialized by a lock, so submission order is
     file order (a rotation never splits a record). A failed write raises to its caller only;
-    later writes proceed. Failures are also kept here (`failure`, `recording`, `lost_records`)
+    later writes proceed. Failures are also kept here (`failure`, `recording`)
     for whoever tells the user, so the sink reports its own failures (`reports_failures`) and
     the engine need not log each one. Satisfies the engine's trace sink protocol (`write(msg)`,
     `rotate()`). With a `redactor`, every configured secret in a record is replaced by its
@@ -67,7 +67,6 @@ class TraceWriter:
         self._closed = False
         self._failure: str | None = None
         self._failing = False
-        self._lost = 0
 
     @property
     def failure(self) -> str | None:
@@ -80,11 +79,6 @@ class TraceWriter:
         return not self._failing
 
     @property
-    def lost_records(self) -> int:
-        """How many records could not be written."""
-        return self._lost
-
-    @property
     def path(self) -> Path:
         """The shard currently written to."""
         return self._path
@@ -93,7 +87,7 @@ class TraceWriter:
 
     def write(self, msg: OmniMessage) -> None:
         """Append `msg` (when recordable). Any failure — the file, or a record that cannot be
-        serialized or redacted — is noted (`failure`, `recording`, `lost_records`) and raised."""
+        serialized or redacted — is noted (`failure`, `recording`) and raised."""
         if not is_recordable(msg):
             return
         try:
@@ -153,7 +147,6 @@ class TraceWriter:
                 self._fd = None
 
     def _note_failure(self, exc: Exception, what: str | None = None) -> None:
-        self._lost += 1
         self._failing = True
         if self._failure is None:
             if isinstance(exc, OSError):

@@ -252,3 +252,56 @@ def test_a_penguin_cell_runs_a_tool_call_over_each_protocol(client: Client, tmp_
         assert refusals(server) == []
         follow_up = server.calls[1].body
         assert "3 rows.txt" in json.dumps(follow_up)  # the command really ran and its output went back
+
+
+# --- a client that cannot work: one line naming the reason, in a real kernel -----------------------
+
+UNSERVED = [
+    (
+        "no client for the id",
+        "totally-unknown-model",
+        None,
+        "no agenthub client serves client type 'totally-unknown-model'",
+    ),
+    (
+        "an embedding client",
+        "any-model",
+        "text-embedding-3-small",
+        "no agenthub client serves client type 'text-embedding-3-small'",
+    ),
+]
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize(
+    ("model_id", "client_type", "says"), [u[1:] for u in UNSERVED], ids=[u[0] for u in UNSERVED]
+)
+def test_a_client_that_cannot_work_is_one_line_in_the_cell(
+    model_id: str, client_type: str | None, says: str, tmp_path: Path
+) -> None:
+    """Never a traceback, never labelled an auth failure, and no request is sent."""
+    from tests.support.kernel import KernelHarness, kernel_env
+
+    with ScriptedModelServer(["unused"], api_key=KEY) as server:
+        add_model(
+            Path(os.environ["PENGUIN_HOME"]),
+            "default_project",
+            provider="local",
+            model_id=model_id,
+            base_url=server.url,
+            api_key=KEY,
+            client_type=client_type,
+            context_window=100000,
+            default=True,
+        )
+        kernel = KernelHarness(str(tmp_path), kernel_env({"JPY_SESSION_NAME": str(tmp_path / "a.ipynb")}))
+        try:
+            assert kernel.execute("%load_ext penguin_jupyter").reply["content"]["status"] == "ok"
+            cell = kernel.execute("%%penguin\nhello", timeout=120)
+        finally:
+            kernel.close()
+        assert server.calls == []
+    lines = cell.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], cell.stderr
+    assert "Traceback" not in cell.stderr + cell.stdout and not cell.of_type("error")
+    assert "key" not in lines[0].lower()  # not an auth failure

@@ -28,13 +28,17 @@ from penguin_jupyter.omni import (
     tool_call,
     tool_call_output,
 )
+from penguin_jupyter.redaction import Redactor
 
 KEY = "sk-live-9QbX2mTz7LpW4rVc"
 LEAK = 8  # no published piece may hold this many consecutive characters of the key
 
 
+REDACTOR = Redactor([("KEY", KEY)])
+
+
 def redact(text: str) -> str:
-    return text.replace(KEY, "[redacted]")
+    return REDACTOR.text(text)
 
 
 def leaks(piece: str, secret: str = KEY) -> bool:
@@ -42,7 +46,7 @@ def leaks(piece: str, secret: str = KEY) -> bool:
 
 
 def test_hold_back_waits_for_a_tail_that_could_be_a_secret():
-    hold = SecretHoldBack([KEY])
+    hold = SecretHoldBack(REDACTOR)
     assert hold.safe_end("plain text") == len("plain text")
     assert hold.safe_end("the key sk-li") == len("the key ")
     assert hold.safe_end("the key sk-lix") == len("the key sk-lix")  # no longer a prefix
@@ -53,7 +57,7 @@ def test_hold_back_waits_for_a_tail_that_could_be_a_secret():
 
 def test_hold_back_never_ends_inside_a_complete_secret():
     periodic = "abcdefgh-abcd"  # its own prefix "abcd" is also its tail
-    hold = SecretHoldBack([periodic])
+    hold = SecretHoldBack(Redactor([periodic]))
     text = "x " + periodic
     end = hold.safe_end(text)
     assert end == 2, "an end inside the secret would show part of it unredacted"
@@ -62,14 +66,14 @@ def test_hold_back_never_ends_inside_a_complete_secret():
 
 def test_values_shorter_than_the_minimum_are_not_secrets():
     short = "s" * (MIN_SECRET_LENGTH - 1)
-    hold = SecretHoldBack([short, "", None])  # type: ignore[list-item]
+    hold = SecretHoldBack(Redactor([short, ""]))
     assert not hold
     assert hold.safe_end("ss") == 2
 
 
 async def _stream(parts: list[str], pause_after: set[int]) -> StreamTextBlock:
     block = StreamTextBlock(
-        widgets.VBox([]), redact=redact, holdback=SecretHoldBack([KEY]), min_interval_s=0.01
+        widgets.VBox([]), redactor=REDACTOR, holdback=SecretHoldBack(REDACTOR), min_interval_s=0.01
     )
     for n, part in enumerate(parts):
         block.append(part)
@@ -84,7 +88,7 @@ async def test_a_key_cut_anywhere_never_streams_in_pieces(cut):
     text_before, text_after = "Your key is ", " and that is all."
     parts = [text_before + KEY[:cut], KEY[cut:] + text_after]
     block = await _stream(parts, {0})
-    assert "".join(block.sent) == f"Your key is [redacted]{text_after}"
+    assert "".join(block.sent) == f"Your key is [redacted:KEY]{text_after}"
     assert not any(leaks(chunk) for chunk in block.sent)
 
 
@@ -124,7 +128,7 @@ async def test_replace_extends_or_resends_the_stream():
 
 async def test_live_view_streams_text_thinking_and_tool_output_without_pieces_of_the_key(monkeypatch):
     monkeypatch.setenv("PENGUIN_LIVE_TEXT", "stream")
-    view = LiveView({"session_id": "s"}, lambda: None, redact=redact, secrets=[KEY])
+    view = LiveView({"session_id": "s"}, lambda: None, redactor=REDACTOR)
     cut = 9
     view.handle(partial_thinking("delta", "thinking of " + KEY[:cut]))
     await asyncio.sleep(TEXT_INTERVAL_S + 0.05)
@@ -138,11 +142,11 @@ async def test_live_view_streams_text_thinking_and_tool_output_without_pieces_of
     view.handle(tool_call_output("echo " + KEY + "\n", "T"))
     view.finish("completed")
     thinking, text = view.scope.blocks[0], view.scope.blocks[1]
-    assert "".join(thinking.sent) == "thinking of [redacted] now"
-    assert "".join(text.sent) == "The key: [redacted]."
+    assert "".join(thinking.sent) == "thinking of [redacted:KEY] now"
+    assert "".join(text.sent) == "The key: [redacted:KEY]."
     card = view.scope.cards["T"]
     values = [w.value for w in card.output.widgets]
-    assert "".join(re.sub(r"<[^>]+>", "", v) for v in values) == "echo [redacted]\n"
+    assert "".join(re.sub(r"<[^>]+>", "", v) for v in values) == "echo [redacted:KEY]\n"
     assert not any(leaks(piece) for piece in [*thinking.sent, *text.sent, *values])
 
 
@@ -170,8 +174,8 @@ async def test_tool_output_without_line_breaks_is_split_anyway():
 
 async def test_tool_output_split_never_falls_inside_a_secret():
     box = widgets.VBox([])
-    hold = SecretHoldBack([KEY])
-    block = SplitTextBlock(box, pre_html, boundary="\n", chunk_chars=30, redact=redact, holdback=hold)
+    hold = SecretHoldBack(REDACTOR)
+    block = SplitTextBlock(box, pre_html, boundary="\n", chunk_chars=30, redactor=REDACTOR, holdback=hold)
     text = ("a" * 27 + "\n") + KEY + KEY + "\n" + "tail\n"
     for ch in text:
         block.append(ch)
@@ -207,7 +211,7 @@ def test_prewarm_imports_the_default_models_client(monkeypatch, tmp_path):
 
 async def test_a_finished_text_is_shown_rendered_once_the_task_goes_on(monkeypatch):
     monkeypatch.setenv("PENGUIN_LIVE_TEXT", "stream")
-    view = LiveView({"session_id": "s"}, lambda: None, redact=redact, secrets=[KEY])
+    view = LiveView({"session_id": "s"}, lambda: None, redactor=REDACTOR)
     view.handle(partial_text("delta", "Plan: **bold** and `code` with " + KEY[:5]))
     view.handle(partial_text("delta", KEY[5:] + "."))
     view.handle(assistant_text("Plan: **bold** and `code` with " + KEY + "."))
@@ -217,12 +221,12 @@ async def test_a_finished_text_is_shown_rendered_once_the_task_goes_on(monkeypat
     assert block.rendered is not None and block.output not in view.body.children
     assert view.body.children[0] is block.rendered
     assert "<strong>bold</strong>" in block.rendered.value and "<code>code</code>" in block.rendered.value
-    assert "[redacted]" in block.rendered.value and not leaks(block.rendered.value)
+    assert "[redacted:KEY]" in block.rendered.value and not leaks(block.rendered.value)
 
 
 async def test_a_finished_text_at_the_end_of_the_task_stays_plain(monkeypatch):
     monkeypatch.setenv("PENGUIN_LIVE_TEXT", "stream")
-    view = LiveView({"session_id": "s"}, lambda: None, redact=redact)
+    view = LiveView({"session_id": "s"}, lambda: None, redactor=REDACTOR)
     view.handle(partial_text("delta", "All **done**."))
     view.handle(assistant_text("All **done**."))
     view.finish("completed")
@@ -302,7 +306,7 @@ def test_text_streams_only_where_the_frontend_is_known_to_capture(monkeypatch):
 
 async def test_without_streaming_the_text_splits_into_widgets_even_in_one_long_paragraph(monkeypatch):
     monkeypatch.setenv("PENGUIN_LIVE_TEXT", "widgets")
-    view = LiveView({"session_id": "s"}, lambda: None, redact=redact)
+    view = LiveView({"session_id": "s"}, lambda: None, redactor=REDACTOR)
     paragraph = " ".join(f"word{n}" for n in range(3000))  # ~20 KB, no line break
     for i in range(0, len(paragraph), 700):
         view.handle(partial_text("delta", paragraph[i : i + 700]))

@@ -135,7 +135,7 @@ def _html_values(widget) -> list[str]:
 
 
 async def test_live_widgets_of_a_hostile_task_load_nothing():
-    view = LiveView({"session_id": "s"}, lambda: None, redact=lambda s: s)
+    view = LiveView({"session_id": "s"}, lambda: None)
     text = hostile_markdown(BASE) + f"\n\n<img src={BASE}/raw.png>\n\n![x]({BASE}/late.png)"
     # Streamed in small chunks: every intermediate render is audited, not just the last one.
     for start in range(0, len(text), 37):

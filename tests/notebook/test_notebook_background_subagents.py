@@ -112,7 +112,7 @@ async def test_a_message_racing_detach_goes_back_to_the_backlog():
 
 
 async def test_live_view_nests_background_messages_in_a_background_card():
-    view = LiveView({"session_id": "s"}, lambda: None, redact=lambda s: s)
+    view = LiveView({"session_id": "s"}, lambda: None)
     view.header.set_status("idle")
     view.handle_background(_bg(partial_text("delta", "streamed ")))
     view.handle_background(_bg(tool_call("read_file", {"file_path": "x"}, "C")))
@@ -126,7 +126,7 @@ async def test_live_view_nests_background_messages_in_a_background_card():
 
 
 async def test_a_foreground_card_turns_background_when_live_messages_arrive():
-    view = LiveView({"session_id": "s"}, lambda: None, redact=lambda s: s)
+    view = LiveView({"session_id": "s"}, lambda: None)
     meta = child_meta(HOP)
     view.handle(_bg(meta))  # the launch yields the child's meta through the main stream
     accordion, _ = view.scope.children[HOP].title_holder
@@ -150,7 +150,7 @@ async def test_a_flushed_backlog_costs_a_few_widget_updates_not_one_per_message(
     manager = SubagentSessionManager()
     for n in range(2000):
         manager.forward(_bg(partial_text("delta", f"w{n} ")))
-    view = LiveView({"session_id": "s"}, lambda: None, redact=lambda s: s)
+    view = LiveView({"session_id": "s"}, lambda: None)
     feed = BackgroundFeed(manager, asyncio.get_running_loop(), view.handle_background)
     feed.attach()
     await _settle()
@@ -166,7 +166,6 @@ def test_plain_view_prints_background_lines_with_the_subagent_prefix():
     out = io.StringIO()
     view = PlainView(
         {"provider": "p", "model_id": "m", "workspace": "/w", "session_id": "s", "approval_mode": "ask"},
-        redact=lambda s: s,
         stream=out,
     )
     view.handle(partial_text("delta", "Main text "))

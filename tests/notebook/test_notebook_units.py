@@ -30,6 +30,7 @@ from penguin_jupyter.omni import (
     user_text,
     with_origin,
 )
+from penguin_jupyter.redaction import Redactor
 
 # --- options ------------------------------------------------------------------------------
 
@@ -200,21 +201,21 @@ async def test_text_blocks_update_at_the_text_rate():
 
 
 async def test_outputs_route_by_tool_call_id_and_subagents_nest():
-    view = LiveView({"session_id": "s"}, lambda: None, redact=lambda s: s.replace("SECRET", "[redacted]"))
+    view = LiveView({"session_id": "s"}, lambda: None, redactor=Redactor([("K", "SECRET-VALUE")]))
     view.handle(tool_call("exec_command", {"cmd": "a"}, "A"))
     view.handle(tool_call("exec_command", {"cmd": "b"}, "B"))
-    view.handle(partial_tool_call_output("delta", "from B SECRET\n", "B"))
+    view.handle(partial_tool_call_output("delta", "from B SECRET-VALUE\n", "B"))
     view.handle(partial_tool_call_output("delta", "from A\n", "A"))
-    view.handle(tool_call_output("from B SECRET\n", "B"))
+    view.handle(tool_call_output("from B SECRET-VALUE\n", "B"))
     child = with_origin(tool_call("read_file", {"file_path": "x"}, "C"), "sub-1")
     view.handle(child)
     view.handle(partial_text("delta", "hello"))
     view.finish("completed")
     cards = view.scope.cards
     assert set(cards) == {"A", "B"}
-    assert cards["A"].output.text == "from A\n" and cards["B"].output.text == "from B SECRET\n"
+    assert cards["A"].output.text == "from A\n" and cards["B"].output.text == "from B SECRET-VALUE\n"
     assert "SECRET" not in cards["B"].output.widgets[0].value
-    assert "[redacted]" in cards["B"].output.widgets[0].value
+    assert "[redacted:K]" in cards["B"].output.widgets[0].value
     assert set(view.scope.children) == {"sub-1"} and set(view.scope.children["sub-1"].cards) == {"C"}
     assert view.header.stop_button.disabled
 
@@ -223,7 +224,6 @@ def test_plain_view_streams_text():
     out = io.StringIO()
     view = PlainView(
         {"provider": "p", "model_id": "m", "workspace": "/w", "session_id": "s", "approval_mode": "ask"},
-        redact=lambda s: s,
         stream=out,
     )
     view.handle(user_text("ignored"))
@@ -244,7 +244,7 @@ def test_plain_view_streams_text():
 async def test_retry_countdown_ticks_and_stops_on_the_next_request():
     from penguin_jupyter.omni import abort, request_begin, request_end
 
-    view = LiveView({"session_id": "s"}, lambda: None, redact=lambda s: s)
+    view = LiveView({"session_id": "s"}, lambda: None)
     view.handle(request_end("timeout", error_message="idle timeout", attempt=1, retry_in_ms=2000))
     label = view.body.children[-1]
     assert "request timeout: idle timeout — attempt 1, retrying in 2s" in label.value
@@ -261,7 +261,7 @@ def test_long_output_collapses_to_head_and_tail_with_full_text_on_expand():
 
     from penguin_jupyter.notebook.live.live_cards import ToolCardWidget
 
-    card = ToolCardWidget("c1", "exec_command", redact=lambda s: s)
+    card = ToolCardWidget("c1", "exec_command")
     text = "".join(f"row {i}\n" for i in range(100))
     card.append_output(text)
     card.finish(tool_call_output(text, "c1"))
@@ -276,7 +276,7 @@ def test_long_output_collapses_to_head_and_tail_with_full_text_on_expand():
 def test_quiet_cards_collapse_output():
     from penguin_jupyter.notebook.live.live_cards import ToolCardWidget
 
-    card = ToolCardWidget("c1", "exec_command", quiet=True, redact=lambda s: s)
+    card = ToolCardWidget("c1", "exec_command", quiet=True)
     assert card.output_accordion.selected_index is None
     assert card.output_accordion.children == (card.output_box,)
 

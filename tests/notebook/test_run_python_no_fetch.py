@@ -45,6 +45,7 @@ from penguin_jupyter.notebook.kernel_tools.output_router import (
     capture_current_thread,
     release_current_thread,
 )
+from penguin_jupyter.redaction import Redactor
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support.kernel import KernelHarness, kernel_env
 from tests.support.no_fetch import PNG_4X4, audit
@@ -287,7 +288,7 @@ def test_router_rewrites_display_and_update_then_redacts_and_the_sink_gets_the_o
             lambda text: None,
             shell,
             seen.append,
-            redact=lambda s: s.replace("SECRET-VALUE-1", "[redacted:K]"),
+            redactor=Redactor([("K", "SECRET-VALUE-1")]),
         )
         try:
             shell.display_pub.publish(data=hostile, metadata={"text/html": {"isolated": True}})
@@ -330,7 +331,7 @@ def test_threads_the_code_starts_are_rewritten_and_redacted_but_not_captured():
             lambda text: None,
             shell,
             seen.append,
-            redact=lambda s: s.replace("SECRET-VALUE-2", "[redacted:K]"),
+            redactor=Redactor([("K", "SECRET-VALUE-2")]),
         )
         try:
             spawn(show)  # a thread the code starts

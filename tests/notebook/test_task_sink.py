@@ -32,7 +32,7 @@ def test_published_content_is_redacted_in_every_string_but_base64_images():
         "metadata": {KEY: {"note": [f"in a list {KEY}"]}},
         "state": {"value": f'<img src="data:image/png;base64,{KEY}">', "url": f"data:image/png;base64,{KEY}"},
     }
-    out = task_sink.redact_published(content, REDACTOR.markup)
+    out = task_sink.redact_published(content, REDACTOR)
     assert out["data"]["text/plain"] == f"a {PLACEHOLDER}"
     assert PLACEHOLDER in out["data"]["text/html"] and KEY not in out["data"]["text/html"]
     assert out["data"]["image/png"] == png

@@ -11,7 +11,6 @@ from penguin_jupyter.notebook.transcript.transcript_bundle import (
     TRANSCRIPT_MIME,
     make_bundle,
     read_bundle,
-    redact,
     transcript_mimebundle,
 )
 from penguin_jupyter.notebook.transcript.transcript_html import render_html
@@ -25,6 +24,7 @@ from penguin_jupyter.omni import (
     tool_call,
     tool_call_output,
 )
+from penguin_jupyter.redaction import Redactor
 from tests.support.transcript import SECRET, SESSION_INFO, sample_messages
 
 USAGE = {
@@ -34,7 +34,7 @@ USAGE = {
 
 
 def sample_bundle(**kwargs):
-    options = {"session_info": SESSION_INFO, "status": "aborted", "usage": USAGE, "secrets": [SECRET]}
+    options = {"session_info": SESSION_INFO, "status": "aborted", "usage": USAGE, "redactor": Redactor([SECRET])}
     options.update(kwargs)
     return make_bundle(sample_messages(), **options)
 
@@ -71,6 +71,10 @@ def test_bad_status_is_a_one_line_error():
         make_bundle([], session_info=SESSION_INFO, status="done", usage=None)
 
 
+def redact(value: object, secrets: list) -> object:  # type: ignore[type-arg]
+    return Redactor(secrets).value(value)
+
+
 def test_redact_recurses_and_ignores_short_secrets():
     value = {"a": ["xx-abcd1234-yy", ("abcd1234",)], "abcd1234": 5, "n": None, "t": "abcd123"}
     assert redact(value, [("KEY", "abcd1234"), "abcd123", ""]) == {
@@ -90,13 +94,13 @@ def test_secrets_absent_from_every_representation():
     secret_with_html = "pa<ss>&word"
     messages = [*sample_messages(), tool_call_output(f"token {secret_with_html}", "c9")]
     bundle = make_bundle(messages, session_info=SESSION_INFO, status="completed", usage=None)
-    mime = transcript_mimebundle(bundle, secrets=[SECRET, secret_with_html])
+    mime = transcript_mimebundle(bundle, redactor=Redactor([SECRET, secret_with_html]))
     dumped = json.dumps(mime[TRANSCRIPT_MIME], ensure_ascii=False)
     for text in (dumped, mime["text/html"], mime["text/plain"]):
         assert SECRET not in text
         assert secret_with_html not in text and "pa&lt;ss&gt;&amp;word" not in text
     assert "key=[redacted:secret]" in dumped and "key=[redacted:secret]" in mime["text/html"]
-    # make_bundle(secrets=...) alone already redacts the saved bundle.
+    # make_bundle(redactor=...) alone already redacts the saved bundle.
     assert SECRET not in json.dumps(sample_bundle())
 
 

@@ -18,6 +18,7 @@ from penguin_jupyter.notebook.transcript.transcript_model import (
     split_edit_cell_output,
 )
 from penguin_jupyter.omni import approval_decision, to_dict, tool_call, tool_call_output
+from penguin_jupyter.redaction import Redactor
 
 OLD = "import pandas as pd\nvalue = 1\nprint(value)"
 NEW = "import pandas as pd\nvalue = 2\nprint(value)"
@@ -121,7 +122,7 @@ def test_secrets_in_the_old_source_are_redacted_in_the_diff():
         status="completed",
         usage=None,
     )
-    shown = transcript_mimebundle(bundle, secrets=[("API_KEY", secret)])
+    shown = transcript_mimebundle(bundle, redactor=Redactor([("API_KEY", secret)]))
     assert secret not in str(shown)
     assert re.search(
         r'<span class="pg-diff-del">-API_KEY = (&quot;|")\[redacted:API_KEY\]', shown["text/html"]

@@ -6,6 +6,7 @@ import nbformat
 from nbconvert import HTMLExporter, MarkdownExporter
 
 from penguin_jupyter.notebook.transcript.transcript_bundle import make_bundle, transcript_mimebundle
+from penguin_jupyter.redaction import Redactor
 from tests.support.transcript import SECRET, SESSION_INFO, sample_messages
 
 
@@ -13,7 +14,7 @@ def notebook_with_transcript(tmp_path):
     bundle = make_bundle(sample_messages(), session_info=SESSION_INFO, status="completed", usage=None)
     cell = nbformat.v4.new_code_cell("%%penguin\nlist the files")
     cell.outputs = [
-        nbformat.v4.new_output("display_data", data=transcript_mimebundle(bundle, secrets=[SECRET]))
+        nbformat.v4.new_output("display_data", data=transcript_mimebundle(bundle, redactor=Redactor([SECRET])))
     ]
     notebook = nbformat.v4.new_notebook(cells=[cell])
     path = tmp_path / "t.ipynb"

@@ -111,7 +111,7 @@ async def test_extra_tools_and_system_prompt_extra_and_secrets(workspace):
         )
         assert session.tool_permission("note") == "r"
         assert session.tool_permission("exec_command") == "rw"
-        assert sorted(session.secrets()) == ["sk-test-secret", "vault-value"]
+        assert sorted(session.redactor.values) == ["sk-test-secret", "vault-value"]
         out = await collect(session.run([omni.user_text("note it")], approve=allow))
         outputs = [
             m.payload.output for m in out if m.type == "model_msg" and m.payload.type == "tool_call_output"

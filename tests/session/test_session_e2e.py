@@ -51,7 +51,7 @@ async def test_run_writes_file_then_new_process_resumes(tmp_path):
         session = await agent.create_session(workspace_dir=workspace)
         assert session.provider == "openai" and session.model_id == "scripted-model"
         assert session.trace_path.name == f"{session.session_id}_001.jsonl"
-        assert "sk-test-secret" in session.secrets()
+        assert "sk-test-secret" in session.redactor.values
 
         out = await collect(session.run([user_text("make a file")], approve=allow))
         assert (workspace / "out.txt").read_text() == "hello\n"

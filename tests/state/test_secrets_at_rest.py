@@ -89,7 +89,7 @@ async def test_no_raw_secret_anywhere_under_the_data_root_and_the_model_sees_pla
     with ScriptedModelServer(_script()) as server:
         configure_model(agent.root, server)
         session = await agent.create_session(workspace_dir=secret_workspace)
-        assert sorted(session.secrets()) == sorted(SECRETS)
+        assert sorted(session.redactor.values) == sorted(SECRETS)
         out = await collect(session.run([user_text(f"Echo my key {API_KEY} and the vault")], approve=allow))
         assert out[-1].payload.type == "request_end"
         outputs = [m.payload.output for m in out if m.kind == "tool_call_output"]
@@ -175,7 +175,7 @@ async def test_short_vault_value_runs_a_task_normally(tmp_path):
     with ScriptedModelServer(script) as server:
         configure_model(agent.root, server)
         session = await agent.create_session(workspace_dir=tmp_path)
-        assert "admin" not in session.secrets()
+        assert "admin" not in session.redactor.values
         out = await collect(session.run([user_text("who?")], approve=allow))
         await session.aclose()
     assert [m.payload.output for m in out if m.kind == "tool_call_output"] == ["user=admin\n"]
@@ -291,7 +291,9 @@ def test_redactor_forms_and_leaves():
         "n": 3,
         "t": ["[redacted:bad name_]"],
     }
-    assert list(redactor) == redactor.values and len(redactor) == 2
+    assert redactor.values == [quoted, "abcdefgh-1"] and len(redactor) == 2  # longest first
+    with pytest.raises(TypeError):  # a Redactor is not a list of secret strings
+        iter(redactor)  # type: ignore[call-overload]
 
 
 def test_collected_secrets_name_their_source(tmp_path):

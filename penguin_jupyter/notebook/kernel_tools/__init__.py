@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .expand import expand_variables
     from .inspect_variables import InspectVariablesTool
+    from .kernel_shell import KernelShell
     from .propose_cell import ProposeCellTool
     from .run_python import RunPythonTool
 
@@ -41,7 +42,7 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-def kernel_tools(shell: Any, python_timeout_ms: Callable[[], int] | None = None) -> list[Any]:
+def kernel_tools(shell: KernelShell, python_timeout_ms: Callable[[], int] | None = None) -> list[Any]:
     """The three kernel tools bound to an IPython shell (its `user_ns` and `set_next_input`);
     `python_timeout_ms` gives run_python's current timeout (default: its definition's 120 s)."""
     from .inspect_variables import InspectVariablesTool

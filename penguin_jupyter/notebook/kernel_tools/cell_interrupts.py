@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from typing import Any
 
 
 class RunningCells:
@@ -20,20 +19,20 @@ class RunningCells:
         self._lock = threading.Lock()
         self._threads: dict[str, int] = {}
 
-    def attach(self, shell: Any) -> None:
+    def attach(self, shell: object) -> None:
         events = getattr(shell, "events", None)
         if events is None:
             return
         events.register("pre_run_cell", self._pre_run_cell)
         events.register("post_run_cell", self._post_run_cell)
 
-    def _pre_run_cell(self, info: Any) -> None:
+    def _pre_run_cell(self, info: object) -> None:
         cell_id = getattr(info, "cell_id", None)
         if isinstance(cell_id, str) and cell_id and threading.current_thread() is not threading.main_thread():
             with self._lock:
                 self._threads[cell_id] = threading.get_ident()
 
-    def _post_run_cell(self, result: Any) -> None:
+    def _post_run_cell(self, result: object) -> None:
         info = getattr(result, "info", None)
         cell_id = getattr(info, "cell_id", None)
         if isinstance(cell_id, str):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 TEXT_PER_CELL = 2_000
 SOURCE_PER_CELL = 6_000
@@ -31,7 +30,7 @@ class CellsText:
     images_dropped: int = 0
 
 
-def _join(value: Any) -> str:
+def _join(value: object) -> str:
     if isinstance(value, list):
         return "".join(str(part) for part in value)
     return "" if value is None else str(value)
@@ -43,10 +42,11 @@ def _cut(text: str, limit: int) -> str:
     return text[:limit] + f"… [{len(text) - limit} more chars]"
 
 
-def error_text(output: dict[str, Any]) -> str:
+def error_text(output: dict[str, object]) -> str:
     """`ename: evalue` and the last traceback lines, colours stripped."""
     head = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}".rstrip()
-    frames = [_ANSI.sub("", str(line)) for line in output.get("traceback") or []]
+    traceback = output.get("traceback")
+    frames = [_ANSI.sub("", str(line)) for line in traceback] if isinstance(traceback, list) else []
     lines = "\n".join(frames).splitlines()
     tail = lines[-TRACEBACK_LINES:]
     dropped = len(lines) - len(tail)
@@ -54,13 +54,13 @@ def error_text(output: dict[str, Any]) -> str:
     return head + ("\n" + body if body.strip() else "")
 
 
-def _transcript_line(data: dict[str, Any]) -> str:
+def _transcript_line(data: dict[str, object]) -> str:
     bundle = data.get(TRANSCRIPT_MIME)
     status = bundle.get("status", "?") if isinstance(bundle, dict) else "?"
     return f"[penguin transcript of a Task ({status})]"
 
 
-def _rich_output(data: dict[str, Any], result: CellsText) -> str:
+def _rich_output(data: dict[str, object], result: CellsText) -> str:
     if TRANSCRIPT_MIME in data:
         return _transcript_line(data)
     for mime in IMAGE_TYPES:
@@ -79,7 +79,7 @@ def _rich_output(data: dict[str, Any], result: CellsText) -> str:
     return f"[output of type {kinds}]"
 
 
-def outputs_text(outputs: list[Any], result: CellsText) -> str:
+def outputs_text(outputs: list[object], result: CellsText) -> str:
     """All outputs of one cell as one text: printed and plain text share a budget of
     TEXT_PER_CELL characters; errors, image markers and transcript lines are always kept."""
     parts: list[str] = []
@@ -109,7 +109,7 @@ def outputs_text(outputs: list[Any], result: CellsText) -> str:
     return "\n".join(part.rstrip("\n") for part in parts if part)
 
 
-def cell_text(cell: dict[str, Any], result: CellsText, running_cell_id: str | None) -> str:
+def cell_text(cell: dict[str, object], result: CellsText, running_cell_id: str | None) -> str:
     """One cell: header, fenced source, outputs."""
     cell_type = str(cell.get("cell_type", "code"))
     header = f"### cell {cell.get('index', '?')} · id {cell.get('id', '?')} · {cell_type}"
@@ -121,13 +121,15 @@ def cell_text(cell: dict[str, Any], result: CellsText, running_cell_id: str | No
     source = _cut(_join(cell.get("source")), SOURCE_PER_CELL)
     fence = "```python" if cell_type == "code" else "```markdown" if cell_type == "markdown" else "```"
     text = f"{header}\n{fence}\n{source}\n```"
-    outputs = outputs_text(cell.get("outputs") or [], result) if cell_type == "code" else ""
+    raw_outputs = cell.get("outputs")
+    listed = raw_outputs if isinstance(raw_outputs, list) else []
+    outputs = outputs_text(listed, result) if cell_type == "code" else ""
     if outputs:
         text += f"\noutputs:\n{outputs}"
     return text
 
 
-def cells_text(cells: list[dict[str, Any]], running_cell_id: str | None) -> CellsText:
+def cells_text(cells: list[dict[str, object]], running_cell_id: str | None) -> CellsText:
     result = CellsText()
     result.text = "\n\n".join(cell_text(cell, result, running_cell_id) for cell in cells)
     return result

@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import html
 import re
-from typing import Any
 
 from ..transcript.markdown_html import markdown_html
 from ..transcript.no_fetch_html import PLACEHOLDER_STYLE, is_inline_image, safe_html
@@ -51,13 +50,13 @@ _SVG_ACTIVE = re.compile(r"<\s*(?:script|foreignObject)\b|\bon[a-z]+\s*=", re.IG
 _EMPTY_REPR = re.compile(r"^<[\w.]+ object>$|^<.* at 0x[0-9a-fA-F]+>$")
 
 
-def _is_base64(value: Any) -> bool:
+def _is_base64(value: object) -> bool:
     """A raster as a frontend puts it into a `data:` URL: base64 text (or bytes, which the kernel
     encodes to base64 itself)."""
     return isinstance(value, bytes | bytearray) or (isinstance(value, str) and bool(_BASE64.match(value)))
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     if isinstance(value, list):  # nbformat-style multi-line strings
         value = "".join(str(v) for v in value)
     return value if isinstance(value, str) else None
@@ -84,7 +83,7 @@ def _note_html(note: str) -> str:
     return f'<div class="pg-remote" style="{PLACEHOLDER_STYLE}">{html.escape(note, quote=False)}</div>'
 
 
-def _rich_parts(data: dict[str, Any], out: dict[str, Any], not_shown: list[str]) -> None:
+def _rich_parts(data: dict[str, object], out: dict[str, object], not_shown: list[str]) -> None:
     """The HTML, Markdown and SVG of `data`, made safe into `out`; what goes, named in `not_shown`."""
     if HTML in data:
         markup = _text(data[HTML])
@@ -113,26 +112,26 @@ def _rich_parts(data: dict[str, Any], out: dict[str, Any], not_shown: list[str])
                 out[HTML] = safe_html(svg)  # the placeholders naming what it references
 
 
-def _add_note(out: dict[str, Any], note: str) -> None:
+def _add_note(out: dict[str, object], note: str) -> None:
     plain = _text(out.get(PLAIN))
     if plain is None or not plain.strip() or _EMPTY_REPR.match(plain.strip()):
         out[PLAIN] = note
     else:
         out[PLAIN] = plain.rstrip("\n") + "\n" + note
     if HTML in out:
-        out[HTML] = out[HTML] + _note_html(note)
+        out[HTML] = (_text(out[HTML]) or "") + _note_html(note)
 
 
 def no_fetch_bundle(
-    data: dict[str, Any], metadata: dict[str, Any] | None = None
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    data: dict[str, object], metadata: dict[str, object] | None = None
+) -> tuple[dict[str, object], dict[str, object] | None]:
     """(data, metadata) of a display made fetch-free; `metadata` loses the dropped types' entries.
 
     A bundle of kept types only comes back as it was (rasters must be base64). Anything dropped
     is named in one note, added to the `text/plain` and (when there is one) the `text/html`
     kept, so the frontend shows it whichever of the two it picks.
     """
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     not_shown: list[str] = []
     _rich_parts(data, out, not_shown)
     for mime, value in data.items():

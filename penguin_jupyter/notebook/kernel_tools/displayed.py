@@ -12,7 +12,6 @@ import base64
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from .python_runner import html_to_text
 
@@ -23,13 +22,13 @@ _IMAGE_TYPES = ("image/png", "image/jpeg")
 _EMPTY_REPR = re.compile(r"^<[\w.]+ object>$|^<.* at 0x[0-9a-fA-F]+>$")
 
 
-def _as_text(value: Any) -> str | None:
+def _as_text(value: object) -> str | None:
     if isinstance(value, list):  # nbformat-style multi-line strings
         value = "".join(str(v) for v in value)
     return value if isinstance(value, str) else None
 
 
-def bundle_text(data: dict[str, Any]) -> str | None:
+def bundle_text(data: dict[str, object]) -> str | None:
     """The text the model reads for a display bundle, or None when it has none worth sending."""
     markdown = _as_text(data.get("text/markdown"))
     if markdown and markdown.strip():
@@ -45,7 +44,7 @@ def bundle_text(data: dict[str, Any]) -> str | None:
     return plain if plain and not any(t in data for t in _IMAGE_TYPES) else None
 
 
-def bundle_image(data: dict[str, Any]) -> tuple[str | None, str | None]:
+def bundle_image(data: dict[str, object]) -> tuple[str | None, str | None]:
     """(data URL, None) for a PNG/JPEG in the bundle, or (None, note) when it is too big."""
     for mime in _IMAGE_TYPES:
         raw = data.get(mime)
@@ -69,7 +68,7 @@ class DisplayCapture:
     images: list[str] = field(default_factory=list)
     sent_images: int = 0
 
-    def __call__(self, data: dict[str, Any]) -> None:
+    def __call__(self, data: dict[str, object]) -> None:
         text = bundle_text(data)
         image, note = bundle_image(data)
         if image is not None:

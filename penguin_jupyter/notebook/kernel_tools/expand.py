@@ -6,14 +6,14 @@ braces; any other brace text is left as written.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
 
 from .summaries import summarize_variable
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def expand_variables(body: str, namespace: dict[str, Any]) -> str:
+def expand_variables(body: str, namespace: Mapping[str, object]) -> str:
     def replace(match: re.Match[str]) -> str:
         token = match.group(0)
         if token == "{{":

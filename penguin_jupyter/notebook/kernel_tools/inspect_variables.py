@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BeforeValidator, Field
 
@@ -16,10 +16,11 @@ from ...environment.tool_arguments import CallDescription, OnBad, Unusable
 from ...environment.tool_declaration import DeclaredTool, ToolArguments, ToolDeclaration
 from ...environment.types import ToolExecutionContext, ToolResult
 from ...omni import OmniMessage, partial_tool_call_output
+from .kernel_shell import KernelShell
 from .summaries import summarize_variable, user_variables, variables_table
 
 
-def _names(value: Any) -> list[str] | None:
+def _names(value: object) -> list[str] | None:
     if value is None or value == []:
         return None
     if isinstance(value, list) and all(isinstance(name, str) for name in value):
@@ -58,7 +59,7 @@ DECLARATION = ToolDeclaration(
 class InspectVariablesTool(DeclaredTool[InspectVariablesArguments]):
     declaration = DECLARATION
 
-    def __init__(self, shell: Any) -> None:
+    def __init__(self, shell: KernelShell) -> None:
         self._shell = shell
 
     async def run(self, arguments: InspectVariablesArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:

@@ -41,7 +41,7 @@ _DESCRIBE = Field(
 _CELL_ID = Field(description="The cell's id, as read_notebook lists it.")
 
 
-def _cell_index(value: Any) -> int | None:
+def _cell_index(value: object) -> int | None:
     if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
         return value
     raise Unusable

@@ -12,7 +12,6 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
 MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
@@ -22,7 +21,7 @@ class NotebookFileError(Exception):
     """The saved notebook could not be found or read; `str()` is one line."""
 
 
-def notebook_file_path(user_ns: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> str | None:
+def notebook_file_path(user_ns: Mapping[str, object] | None = None, environ: Mapping[str, str] | None = None) -> str | None:
     """The .ipynb this kernel belongs to, when the host said (jupyter_server or VS Code)."""
     ns = user_ns or {}
     env = os.environ if environ is None else environ
@@ -56,7 +55,7 @@ def locate_notebook(directory: str, cell_source: str) -> str | None:
     return None
 
 
-def read_saved_cells(path: str) -> list[dict[str, Any]]:
+def read_saved_cells(path: str) -> list[dict[str, object]]:
     """The saved cells with `index` added (nbformat 4 JSON, read without nbformat)."""
     try:
         if os.path.getsize(path) > MAX_NOTEBOOK_BYTES:
@@ -77,7 +76,7 @@ def read_saved_cells(path: str) -> list[dict[str, Any]]:
     return out
 
 
-def cell_text(value: Any) -> str:
+def cell_text(value: object) -> str:
     """A cell's `source` as one string (nbformat stores it as a string or a list of lines)."""
     return "".join(str(v) for v in value) if isinstance(value, list) else str(value or "")
 

@@ -7,12 +7,12 @@ DataFrame-like variables (pandas, polars, Dask, Spark) exist; the list comes fro
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from .summaries import frame_labels
 
 
-def notebook_prompt(namespace: dict[str, Any]) -> str:
+def notebook_prompt(namespace: Mapping[str, object]) -> str:
     frames = frame_labels(namespace)
     frame_text = ", ".join(frames) if frames else "none yet"
     return (

@@ -5,7 +5,7 @@ worker's sink; every other thread (the kernel's own output) passes through untou
 same routing for the shell's display publisher: a registered worker's `display(...)` mimebundle
 is also handed to its display sink (the publish itself still happens, so the user sees it, made
 fetch-free by display_no_fetch and with configured secrets redacted when the worker registered a
-redact function), and for the display formatter, whose sink sees the object being displayed.
+`Redactor`), and for the display formatter, whose sink sees the object being displayed.
 Threads a worker starts (and the threads they start) are remembered through a wrapper of
 `threading.Thread.start`: their displays (data and metadata) are made fetch-free and redacted
 too, though not captured, and so are their prints: such a thread may outlive the Task's cell,
@@ -16,17 +16,21 @@ write/publish/format/thread start. `kernel_stream` unwraps the proxy (the kernel
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 import weakref
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from ...redaction import Redactor
 from .display_no_fetch import no_fetch_bundle
+from .kernel_shell import KernelShell
 
+logger = logging.getLogger(__name__)
 Sink = Callable[[str], None]
-DisplaySink = Callable[[dict[str, Any]], None]
-FormatSink = Callable[[Any], None]
+DisplaySink = Callable[[dict[str, object]], None]
+FormatSink = Callable[[object], None]
 
 
 class _RoutingStream:
@@ -37,9 +41,9 @@ class _RoutingStream:
     def write(self, text: str) -> int:
         sink = self._sinks.get(threading.get_ident())
         if sink is None:
-            redact = _spawned.get(threading.current_thread()) if _spawned else None
-            if redact is not None:  # a thread the code started: its prints outlive the Task's cell
-                self._fallback.write(redact(text))
+            redactor = _spawned.get(threading.current_thread()) if _spawned else None
+            if redactor is not None:  # a thread the code started: its prints outlive the Task's cell
+                self._fallback.write(redactor.text(text))
                 return len(text)
             return self._fallback.write(text)
         sink(text)
@@ -61,9 +65,9 @@ def kernel_stream(stream: Any) -> Any:
 _sinks: dict[int, Sink] = {}
 _display_sinks: dict[int, DisplaySink] = {}
 _format_sinks: dict[int, FormatSink] = {}
-_redactors: dict[int, Callable[[str], str]] = {}
-# Threads started (directly or not) by a registered worker → that worker's redact function.
-_spawned: weakref.WeakKeyDictionary[threading.Thread, Callable[[str], str] | None] = (
+_redactors: dict[int, Redactor] = {}
+# Threads started (directly or not) by a registered worker → that worker's Redactor.
+_spawned: weakref.WeakKeyDictionary[threading.Thread, Redactor | None] = (
     weakref.WeakKeyDictionary()
 )
 _NOT_SPAWNED: Any = object()
@@ -102,7 +106,7 @@ def _route_publisher(publisher: Any) -> None:
                 try:
                     sink(data)
                 except Exception as exc:  # the user's display must still happen
-                    print(f"[penguin] display capture failed: {exc}", file=sys.__stderr__)
+                    logger.warning("display capture failed: %s", exc)
             if isinstance(data, dict):  # updates too: they redraw what the user sees
                 args, kwargs = _rewritten(args, kwargs, data, _redactors.get(ident))
             # A publisher that prints (terminal IPython) prints to the user only: the sink has it.
@@ -119,7 +123,7 @@ def _route_publisher(publisher: Any) -> None:
 
 def _track_spawned_threads() -> None:
     """Wrap `threading.Thread.start` (once) so a thread started by a registered worker, or by a
-    thread it started, is remembered with the worker's redact function: what it displays is
+    thread it started, is remembered with the worker's Redactor: what it displays is
     rewritten too, even after the worker is gone."""
     with _lock:
         if getattr(threading.Thread.start, _ROUTED, False):
@@ -141,7 +145,7 @@ def _track_spawned_threads() -> None:
 
 
 def _rewritten(
-    args: tuple[Any, ...], kwargs: dict[str, Any], data: dict[str, Any], redact: Callable[[str], str] | None
+    args: tuple[Any, ...], kwargs: dict[str, Any], data: dict[str, Any], redactor: Redactor | None
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """`publish`'s arguments with its bundle made fetch-free (display_no_fetch), then redacted."""
     in_kwargs = "metadata" in kwargs or len(args) < 2
@@ -150,10 +154,10 @@ def _rewritten(
         data, metadata = no_fetch_bundle(data, metadata if isinstance(metadata, dict) else None)
     except Exception as exc:  # never the original bundle: one line instead
         data, metadata = {"text/plain": f"penguin: a run_python display was not shown ({exc!r})"}, {}
-    if redact is not None:
-        data = redact_mimebundle(data, redact)
+    if redactor is not None:
+        data = redact_mimebundle(data, redactor)
         if isinstance(metadata, dict):
-            metadata = redact_mimebundle(metadata, redact)
+            metadata = redact_mimebundle(metadata, redactor)
     positional = list(args)
     if "data" in kwargs:
         kwargs["data"] = data
@@ -167,13 +171,13 @@ def _rewritten(
     return tuple(positional), kwargs
 
 
-def redact_mimebundle(data: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
-    """`data` with `redact` applied to every string of its text representations (binary images,
+def redact_mimebundle(data: dict[str, object], redactor: Redactor) -> dict[str, object]:
+    """`data` with `redactor.text` applied to every string of its text representations (binary images,
     base64-encoded, are left as they are)."""
 
-    def walk(value: Any) -> Any:
+    def walk(value: object) -> object:
         if isinstance(value, str):
-            return redact(value)
+            return redactor.text(value)
         if isinstance(value, list):
             return [walk(v) for v in value]
         if isinstance(value, dict):
@@ -199,7 +203,7 @@ def _route_formatter(formatter: Any) -> None:
                 try:
                     sink(obj)
                 except Exception as exc:
-                    print(f"[penguin] display capture failed: {exc}", file=sys.__stderr__)
+                    logger.warning("display capture failed: %s", exc)
             return original(obj, *args, **kwargs)
 
         formatter.format = routed_format
@@ -208,15 +212,15 @@ def _route_formatter(formatter: Any) -> None:
 
 def capture_current_thread(
     sink: Sink,
-    shell: Any = None,
+    shell: KernelShell | None = None,
     display_sink: DisplaySink | None = None,
     format_sink: FormatSink | None = None,
     *,
-    redact: Callable[[str], str] | None = None,
+    redactor: Redactor | None = None,
 ) -> None:
     """Route this thread's stdout/stderr writes to `sink`; with an IPython `shell`, also hand its
     `display()` mimebundles to `display_sink` and the displayed objects to `format_sink`, and
-    publish them with `redact` applied, until `release_current_thread`."""
+    publish them with `redactor` applied, until `release_current_thread`."""
     _ensure_installed()
     ident = threading.get_ident()
     _sinks[ident] = sink
@@ -225,8 +229,8 @@ def capture_current_thread(
         _route_publisher(publisher)
         _track_spawned_threads()
         _display_sinks[ident] = display_sink
-        if redact is not None:
-            _redactors[ident] = redact
+        if redactor:
+            _redactors[ident] = redactor
     formatter = getattr(shell, "display_formatter", None)
     if formatter is not None and format_sink is not None:
         _route_formatter(formatter)

@@ -9,7 +9,7 @@ its code to the pending proposal instead of silently replacing it.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
@@ -17,6 +17,7 @@ from ...environment.tool_arguments import CallDescription, NonBlankText, OnBad
 from ...environment.tool_declaration import DeclaredTool, ToolArguments, ToolDeclaration
 from ...environment.types import ToolExecutionContext, ToolResult
 from ...omni import OmniMessage, partial_tool_call_output
+from .kernel_shell import KernelShell
 
 # The `code` argument of the kernel tools that take code.
 NEEDS_CODE = OnBad("{tool} needs a non-empty `code` string.")
@@ -46,7 +47,7 @@ DECLARATION = ToolDeclaration(
 class ProposeCellTool(DeclaredTool[ProposeCellArguments]):
     declaration = DECLARATION
 
-    def __init__(self, shell: Any) -> None:
+    def __init__(self, shell: KernelShell) -> None:
         self._shell = shell
         self.proposed: list[str] = []
 
@@ -67,7 +68,7 @@ class ProposeCellTool(DeclaredTool[ProposeCellArguments]):
         )
 
 
-def _pending_proposal(shell: Any) -> str | None:
+def _pending_proposal(shell: KernelShell) -> str | None:
     """The code already proposed during the current execution (the kernel's payload), if any."""
     manager = getattr(shell, "payload_manager", None)
     try:

@@ -21,7 +21,9 @@ import re
 import sys
 import threading
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import Any
 
 _counter = itertools.count(1)
@@ -47,7 +49,7 @@ class RunOutcome:
     displayed_figures: set[int] = field(default_factory=set)  # already sent via display(fig)
 
 
-def _split_last_expression(code: str, filename: str) -> tuple[Any, Any]:
+def _split_last_expression(code: str, filename: str) -> tuple[CodeType, CodeType | None]:
     tree = ast.parse(code, filename=filename, mode="exec")
     last_expr = None
     last_stmt = tree.body[-1] if tree.body else None
@@ -79,7 +81,7 @@ def _figure_numbers() -> set[int]:
     return set(plt.get_fignums()) if plt is not None else set()
 
 
-def note_displayed(value: Any, outcome: RunOutcome) -> None:
+def note_displayed(value: object, outcome: RunOutcome) -> None:
     """A pyplot figure passed to display() already reached the model: don't send it again."""
     figure = sys.modules.get("matplotlib.figure")
     if figure is not None and isinstance(value, figure.Figure):
@@ -110,7 +112,7 @@ def _collect_new_figures(before: set[int], displayed: set[int] | None = None) ->
 _SHOW_CALL = re.compile(r"\bshow\s*\(")
 
 
-def _capture_show(code: str, before: set[int], outcome: RunOutcome) -> Any:
+def _capture_show(code: str, before: set[int], outcome: RunOutcome) -> Callable[[], None]:
     """While `code` runs, `plt.show()` turns the new figures into images for the model instead of
     drawing them into the notebook cell (where the model never sees them). Returns the undo."""
     if not _SHOW_CALL.search(code) or importlib.util.find_spec("matplotlib") is None:
@@ -119,7 +121,7 @@ def _capture_show(code: str, before: set[int], outcome: RunOutcome) -> Any:
 
     original = plt.show
 
-    def show(*_args: Any, **_kwargs: Any) -> None:
+    def show(*_args: object, **_kwargs: object) -> None:
         outcome.images.extend(_collect_new_figures(before, outcome.displayed_figures))
 
     plt.show = show
@@ -167,7 +169,7 @@ def describe_value(value: Any) -> tuple[str, str | None]:
     return text, None
 
 
-def run_code(code: str, namespace: dict[str, Any], outcome: RunOutcome | None = None) -> RunOutcome:
+def run_code(code: str, namespace: dict[str, object], outcome: RunOutcome | None = None) -> RunOutcome:
     """Run `code` in `namespace` on the calling thread (the worker), filling `outcome` (whose
     `images` may already be receiving displayed images). Never raises."""
     filename = f"<run_python-{next(_counter)}>"
@@ -183,7 +185,7 @@ def run_code(code: str, namespace: dict[str, Any], outcome: RunOutcome | None = 
     return outcome
 
 
-def _run_locked(code: str, namespace: dict[str, Any], filename: str, outcome: RunOutcome) -> None:
+def _run_locked(code: str, namespace: dict[str, object], filename: str, outcome: RunOutcome) -> None:
     with _exec_lock:
         before = _figure_numbers()
         restore_show = _capture_show(code, before, outcome)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Callable
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
@@ -25,6 +25,7 @@ from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, Too
 from ...omni import OmniMessage, partial_tool_call_output
 from .displayed import DisplayCapture
 from .distributed_work import DistributedWork
+from .kernel_shell import KernelShell
 from .output_router import capture_current_thread, release_current_thread
 from .propose_cell import NEEDS_CODE
 from .python_runner import (
@@ -102,7 +103,7 @@ def _resolve_once(done: asyncio.Future[None]) -> None:
 class RunPythonTool(DeclaredTool[RunPythonArguments]):
     declaration = DECLARATION
 
-    def __init__(self, shell: Any, timeout_ms: Callable[[], int] | None = None) -> None:
+    def __init__(self, shell: KernelShell, timeout_ms: Callable[[], int] | None = None) -> None:
         self._shell = shell
         self._timeout_ms = timeout_ms
         self._definition = DEFINITION
@@ -137,7 +138,7 @@ class RunPythonTool(DeclaredTool[RunPythonArguments]):
                 self._shell,
                 DisplayCapture(emit_display, outcome.images),
                 lambda value: note_displayed(value, outcome),
-                redact=ctx.redact,
+                redactor=ctx.redactor,
             )
             try:
                 run_code(code, self._shell.user_ns, outcome)

@@ -19,7 +19,6 @@ import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
 
 from .notebook_file import (
     MAX_NOTEBOOK_BYTES,
@@ -37,10 +36,10 @@ class SavedNotebookIndex:
     """One version of a saved notebook, reduced to what the cell-start checks read."""
 
     # cell id → (normalised source, its saved transcript bundle), for the cells holding a completed Task
-    completed: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
-    metadata: dict[str, Any] = field(default_factory=dict)  # the notebook's `penguin` metadata
+    completed: dict[str, tuple[str, dict[str, object]]] = field(default_factory=dict)
+    metadata: dict[str, object] = field(default_factory=dict)  # the notebook's `penguin` metadata
 
-    def completed_bundle(self, cell_id: str | None, source: str) -> dict[str, Any] | None:
+    def completed_bundle(self, cell_id: str | None, source: str) -> dict[str, object] | None:
         """The saved transcript bundle of cell `cell_id` when its outputs hold a completed Task
         and its saved source equals `source` (see `normalize_cell_source`); None otherwise.
         Read-only: shared."""
@@ -50,12 +49,12 @@ class SavedNotebookIndex:
         return entry[1]
 
 
-def index_notebook(data: Any, path: str) -> SavedNotebookIndex:
+def index_notebook(data: object, path: str) -> SavedNotebookIndex:
     """The index of a decoded nbformat-4 notebook (`path` only names it in errors)."""
     cells = data.get("cells") if isinstance(data, dict) else None
-    if not isinstance(cells, list):
+    if not isinstance(data, dict) or not isinstance(cells, list):
         raise NotebookFileError(f"{path} is not a notebook (no cells)")
-    completed: dict[str, tuple[str, dict[str, Any]]] = {}
+    completed: dict[str, tuple[str, dict[str, object]]] = {}
     seen: set[str] = set()  # a duplicated id (invalid nbformat): its first cell decides
     for cell in cells:
         cell_id = cell.get("id") if isinstance(cell, dict) else None
@@ -71,7 +70,7 @@ def index_notebook(data: Any, path: str) -> SavedNotebookIndex:
     return SavedNotebookIndex(completed, penguin if isinstance(penguin, dict) else {})
 
 
-def _completed_bundle(output: dict[str, Any]) -> dict[str, Any] | None:
+def _completed_bundle(output: dict[str, object]) -> dict[str, object] | None:
     data = output.get("data")
     bundle = data.get(TRANSCRIPT_MIME) if isinstance(data, dict) else None
     return bundle if isinstance(bundle, dict) and bundle.get("status") == "completed" else None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 import threading
 import types
+from collections.abc import Mapping
 from typing import Any
 
 from . import summary_dask, summary_polars, summary_spark, summary_torch, summary_xarray
@@ -47,18 +48,18 @@ HARD_LIMIT_S = 3.0
 _HIDDEN = {"In", "Out", "exit", "quit", "get_ipython", "open"}
 
 
-def _is_user_variable(name: str, value: Any) -> bool:
+def _is_user_variable(name: str, value: object) -> bool:
     if name.startswith("_") or name in _HIDDEN:
         return False
     return not (isinstance(value, types.ModuleType | type) or callable(value))
 
 
-def user_variables(namespace: dict[str, Any]) -> dict[str, Any]:
+def user_variables(namespace: Mapping[str, object]) -> dict[str, object]:
     """The user's data variables: no modules, classes, callables or IPython internals."""
     return {name: value for name, value in namespace.items() if _is_user_variable(name, value)}
 
 
-def is_dataframe(value: Any) -> bool:
+def is_dataframe(value: object) -> bool:
     """A pandas DataFrame (the other libraries' frames are named by `frame_labels`)."""
     return is_pandas_frame(value)
 
@@ -85,7 +86,7 @@ FAMILIES: list[Family] = [
 ]
 
 
-def _family(value: Any) -> Family | None:
+def _family(value: object) -> Family | None:
     for family in FAMILIES:
         try:
             if family.match(value):
@@ -95,7 +96,7 @@ def _family(value: Any) -> Family | None:
     return None
 
 
-def _generic_size(value: Any) -> str:
+def _generic_size(value: object) -> str:
     shape = getattr(value, "shape", None)
     if isinstance(shape, tuple) and all(isinstance(n, int) for n in shape):
         return "×".join(str(n) for n in shape) if shape else "scalar"
@@ -103,7 +104,7 @@ def _generic_size(value: Any) -> str:
     return f"len {size}" if size is not None else ""
 
 
-def _generic_memory(value: Any) -> str:
+def _generic_memory(value: object) -> str:
     nbytes = getattr(value, "nbytes", None)
     if isinstance(nbytes, int):
         return human_bytes(nbytes)
@@ -114,7 +115,7 @@ def _generic_memory(value: Any) -> str:
     )
 
 
-def _listing_row(name: str, value: Any) -> str:
+def _listing_row(name: str, value: object) -> str:
     family = _family(value)
     try:
         if family is not None:
@@ -126,7 +127,7 @@ def _listing_row(name: str, value: Any) -> str:
     return f"{name}\t{kind}\t{size}\t{memory}"
 
 
-def variables_table(namespace: dict[str, Any]) -> str:
+def variables_table(namespace: Mapping[str, object]) -> str:
     """One line per user variable: name, type, shape/len, memory; O(1) per variable (no deep
     memory walk, no len() of lazy collections)."""
     variables = sorted(user_variables(namespace).items())
@@ -138,7 +139,7 @@ def variables_table(namespace: dict[str, Any]) -> str:
     return "name\ttype\tshape/len\tmemory\n" + "\n".join(rows)
 
 
-def _summary_unguarded(name: str, value: Any) -> str:
+def _summary_unguarded(name: str, value: object) -> str:
     budget = Budget()
     family = _family(value)
     try:
@@ -154,7 +155,7 @@ def _summary_unguarded(name: str, value: Any) -> str:
     return f"{header}\n{bounded_repr(value)}"
 
 
-def summarize_variable(name: str, value: Any, hard_limit_s: float = HARD_LIMIT_S) -> str:
+def summarize_variable(name: str, value: object, hard_limit_s: float = HARD_LIMIT_S) -> str:
     """A compact summary of one variable within a fixed budget, whatever the value's size: optional
     parts are cut once `summary_text.TIME_BUDGET_S` is spent, and a summary still running after
     `hard_limit_s` is left to finish in the background while this returns a note."""
@@ -174,7 +175,7 @@ def summarize_variable(name: str, value: Any, hard_limit_s: float = HARD_LIMIT_S
     )
 
 
-def frame_labels(namespace: dict[str, Any]) -> list[str]:
+def frame_labels(namespace: Mapping[str, object]) -> list[str]:
     """The user's DataFrame-like variables for the system prompt: pandas ones by name, others
     with their library ("events (Dask, lazy)"). Nothing is computed."""
     labels = []
@@ -185,6 +186,6 @@ def frame_labels(namespace: dict[str, Any]) -> list[str]:
     return labels
 
 
-def dataframe_names(namespace: dict[str, Any]) -> list[str]:
+def dataframe_names(namespace: Mapping[str, object]) -> list[str]:
     """Names of the user's pandas DataFrames."""
     return sorted(name for name, value in user_variables(namespace).items() if is_pandas_frame(value))

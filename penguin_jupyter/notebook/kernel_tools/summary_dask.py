@@ -10,33 +10,24 @@ imported it.
 from __future__ import annotations
 
 import math
-import sys
 from typing import Any
 
 from .summary_pandas import MAX_COLUMNS
-from .summary_text import Budget, Family, bounded_repr, count, human_bytes
+from .summary_text import Budget, Family, bounded_repr, count, human_bytes, loaded
 
 
-def _dask_dataframe() -> Any:
-    return sys.modules.get("dask.dataframe")
-
-
-def _dask_array() -> Any:
-    return sys.modules.get("dask.array")
-
-
-def _is_frame(value: Any) -> bool:
-    dd = _dask_dataframe()
+def _is_frame(value: object) -> bool:
+    dd = loaded("dask.dataframe")
     return dd is not None and isinstance(value, dd.DataFrame)
 
 
-def _is_series(value: Any) -> bool:
-    dd = _dask_dataframe()
+def _is_series(value: object) -> bool:
+    dd = loaded("dask.dataframe")
     return dd is not None and isinstance(value, dd.Series)
 
 
-def _is_array(value: Any) -> bool:
-    da = _dask_array()
+def _is_array(value: object) -> bool:
+    da = loaded("dask.array")
     return da is not None and isinstance(value, da.Array)
 
 

@@ -9,10 +9,9 @@ walk every Python object. The listing/dispatch is `summaries.py`'s; text helpers
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-from .summary_text import Budget, bounded_repr, count, human_bytes
+from .summary_text import Budget, bounded_repr, count, human_bytes, loaded, matched_library
 
 MAX_COLUMNS = 60
 SAMPLE_ROWS = 5
@@ -21,26 +20,18 @@ CELL_BUDGET = 2_000_000  # ... and of at most this many cells (rows × summarize
 _SEED = 0  # a fixed sample: the same variable gives the same summary
 
 
-def pandas_module() -> Any:
-    return sys.modules.get("pandas")
-
-
-def numpy_module() -> Any:
-    return sys.modules.get("numpy")
-
-
-def is_pandas_frame(value: Any) -> bool:
-    pd = pandas_module()
+def is_pandas_frame(value: object) -> bool:
+    pd = loaded("pandas")
     return pd is not None and isinstance(value, pd.DataFrame)
 
 
-def is_pandas_series(value: Any) -> bool:
-    pd = pandas_module()
+def is_pandas_series(value: object) -> bool:
+    pd = loaded("pandas")
     return pd is not None and isinstance(value, pd.Series)
 
 
-def is_numpy_array(value: Any) -> bool:
-    np = numpy_module()
+def is_numpy_array(value: object) -> bool:
+    np = loaded("numpy")
     return np is not None and isinstance(value, np.ndarray)
 
 
@@ -48,7 +39,7 @@ def sample_positions(n: int, wanted: int) -> Any:
     """Sorted row positions of a fixed random sample of `wanted` out of `n` rows (None: all rows)."""
     if n <= wanted:
         return None
-    np = numpy_module()  # choice() without replacement uses Floyd's algorithm when wanted << n
+    np = matched_library("numpy")  # choice() without replacement uses Floyd's algorithm when wanted << n
     return np.sort(np.random.default_rng(_SEED).choice(n, wanted, replace=False))
 
 
@@ -82,7 +73,7 @@ def _sample_note(rows: int, sample: int) -> str:
 
 
 def dataframe_summary(name: str, df: Any, budget: Budget) -> str:
-    pd = pandas_module()
+    pd = matched_library("pandas")
     rows, cols = df.shape
     lines = [f"{name}: pandas DataFrame, {count(rows)} rows × {cols} columns"]
     columns = df.iloc[:, :MAX_COLUMNS] if cols > MAX_COLUMNS else df
@@ -131,7 +122,7 @@ def series_summary(name: str, series: Any, budget: Budget) -> str:
 
 
 def array_summary(name: str, array: Any, budget: Budget) -> str:
-    np = numpy_module()
+    np = matched_library("numpy")
     lines = [f"{name}: numpy ndarray, shape {array.shape}, dtype {array.dtype}, {human_bytes(array.nbytes)}"]
     positions = sample_positions(array.size, ROW_BUDGET)
     if array.size and array.dtype.kind in "iuf" and budget.allows("statistics"):

@@ -8,19 +8,14 @@ says how to get rows and statistics. polars is used only if the user already imp
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from .summary_pandas import MAX_COLUMNS, ROW_BUDGET, SAMPLE_ROWS, sample_positions
-from .summary_text import Budget, Family, bounded_repr, count, human_bytes
+from .summary_text import Budget, Family, bounded_repr, count, human_bytes, loaded, matched_library
 
 
-def _polars() -> Any:
-    return sys.modules.get("polars")
-
-
-def _is(value: Any, attribute: str) -> bool:
-    pl = _polars()
+def _is(value: object, attribute: str) -> bool:
+    pl = loaded("polars")
     return pl is not None and isinstance(value, getattr(pl, attribute))
 
 
@@ -40,7 +35,7 @@ def _frame_listing(df: Any) -> tuple[str, str, str]:
 
 
 def _frame_summary(name: str, df: Any, budget: Budget) -> str:
-    pl = _polars()
+    pl = matched_library("polars")
     rows = df.height
     lines = [
         f"{name}: polars DataFrame, {count(rows)} rows × {df.width} columns, "

@@ -14,7 +14,7 @@ from .summary_pandas import MAX_COLUMNS
 from .summary_text import Budget, Family
 
 
-def _is_spark_frame(value: Any) -> bool:
+def _is_spark_frame(value: object) -> bool:
     classes = []
     for module_name in (
         "pyspark.sql.dataframe",

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import collections
 import itertools
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 MAX_REPR = 2000
@@ -63,7 +65,7 @@ def human_bytes(n: int | None) -> str:
     return f"{n} B"
 
 
-def builtin_len(value: Any) -> int | None:
+def builtin_len(value: object) -> int | None:
     """len() of builtin sized values only: never calls len() on a user or library object, which
     for a lazy or distributed collection could start a whole computation."""
     if isinstance(value, _SIZED):
@@ -140,7 +142,7 @@ def _value_repr(value: Any, out: _Writer, depth: int) -> None:
     out.add(text)
 
 
-def bounded_repr(value: Any, limit: int = MAX_REPR) -> str:
+def bounded_repr(value: object, limit: int = MAX_REPR) -> str:
     """repr(value) cut at `limit` characters. Builtin containers and strings are walked only as far
     as the limit needs (a 20M-element list costs the same as a short one)."""
     out = _Writer(limit)
@@ -153,11 +155,21 @@ def bounded_repr(value: Any, limit: int = MAX_REPR) -> str:
     return text
 
 
+def loaded(name: str) -> ModuleType | None:
+    """The library `name` if the user's code already imported it (a family never imports one)."""
+    return sys.modules.get(name)
+
+
+def matched_library(name: str) -> ModuleType:
+    """The library of a value its family matched (so the user's code imported it)."""
+    return sys.modules[name]
+
+
 @dataclass(frozen=True)
 class Family:
     """How one library family is listed and summarized (see `summaries.FAMILIES`)."""
 
-    match: Callable[[Any], bool]  # must not import anything: test sys.modules first
+    match: Callable[[object], bool]  # must not import anything: test sys.modules first
     listing: Callable[[Any], tuple[str, str, str]]  # (type, shape/len, memory) for variables_table
     summary: Callable[[str, Any, Budget], str]
     frame: bool = False  # a DataFrame-like object named in the notebook's system prompt

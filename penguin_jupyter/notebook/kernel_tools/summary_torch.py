@@ -14,7 +14,7 @@ from .summary_pandas import ROW_BUDGET, sample_positions
 from .summary_text import Budget, Family, bounded_repr, count, human_bytes
 
 
-def _is_tensor(value: Any) -> bool:
+def _is_tensor(value: object) -> bool:
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(value, torch.Tensor)
 

@@ -8,18 +8,13 @@ already imported it.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-from .summary_text import Budget, Family, bounded_repr, human_bytes
+from .summary_text import Budget, Family, bounded_repr, human_bytes, loaded
 
 
-def _xarray() -> Any:
-    return sys.modules.get("xarray")
-
-
-def _is(value: Any, attribute: str) -> bool:
-    xr = _xarray()
+def _is(value: object, attribute: str) -> bool:
+    xr = loaded("xarray")
     return xr is not None and isinstance(value, getattr(xr, attribute))
 
 

@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 import ipywidgets as widgets
 
+from ...redaction import EMPTY, Redactor
 from .live_holdback import SecretHoldBack
 from .live_shared import plain_html, plain_vbox
 from .live_throttle import TEXT_INTERVAL_S, ThrottledSetter
@@ -43,7 +44,7 @@ class SplitTextBlock:
         *,
         boundary: str = "\n\n",
         chunk_chars: int = 2000,
-        redact: Callable[[str], str] = lambda s: s,
+        redactor: Redactor = EMPTY,
         holdback: SecretHoldBack | None = None,
         min_interval_s: float = TEXT_INTERVAL_S,
     ) -> None:
@@ -53,7 +54,7 @@ class SplitTextBlock:
         self.render = render
         self.boundary = boundary
         self.chunk_chars = chunk_chars
-        self.redact = redact
+        self.redactor = redactor
         self.frozen: list[str] = []
         self.open_text = ""
         self.widgets: list[widgets.HTML] = []
@@ -140,11 +141,11 @@ class SplitTextBlock:
                 self._setter = None
                 if self.open_text:
                     self._new_widget(self._render_open())
-                return self.render(self.redact(head))
+                return self.render(self.redactor.text(head))
         return self._render_open()
 
     def _render_open(self) -> str:
-        return self.render(self.redact(self.open_text[: self.holdback.safe_end(self.open_text)]))
+        return self.render(self.redactor.text(self.open_text[: self.holdback.safe_end(self.open_text)]))
 
     def replace(self, text: str) -> None:
         """Make the block show exactly `text` (used when the complete message disagrees)."""
@@ -162,4 +163,4 @@ class SplitTextBlock:
             self._setter.flush()
 
     def _render_all(self) -> str:
-        return self.render(self.redact(self.open_text))
+        return self.render(self.redactor.text(self.open_text))

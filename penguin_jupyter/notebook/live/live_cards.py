@@ -14,11 +14,11 @@ collapsed at the end to head and tail lines with the full text one click away.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
 
 import ipywidgets as widgets
 
 from ...omni import OmniMessage, ToolCallOutputPayload, ToolCallPayload
+from ...redaction import EMPTY, Redactor
 from ..transcript.cell_sources import CellPreview
 from ..transcript.no_fetch_html import image_html
 from ..transcript.transcript_model import (
@@ -59,13 +59,13 @@ class ToolCardWidget:
         name: str = "",
         *,
         quiet: bool = False,
-        redact: Callable[[str], str],
+        redactor: Redactor = EMPTY,
         holdback: SecretHoldBack | None = None,
     ) -> None:
         self.tool_call_id = tool_call_id
         self.name = name
         self.quiet = quiet
-        self.redact = redact
+        self.redactor = redactor
         self.title = plain_html(self._title_html(name or "tool", ""))
         self.detail = plain_html()
         self.body_box = plain_vbox()
@@ -73,7 +73,7 @@ class ToolCardWidget:
         self.output_box = widgets.VBox([], layout=shared_layout(max_height="24em", overflow="auto"))
         self.status = plain_html()
         self.output = SplitTextBlock(
-            self.output_box, pre_html, boundary="\n", chunk_chars=4000, redact=redact, holdback=holdback
+            self.output_box, pre_html, boundary="\n", chunk_chars=4000, redactor=redactor, holdback=holdback
         )
         children = [self.title, self.detail, self.body_box, self.approval_box, self.status]
         if quiet:
@@ -89,10 +89,10 @@ class ToolCardWidget:
 
     def _shown(self, text: str) -> str:
         """Model-written text as a card shows it: redacted, invisible characters made visible."""
-        return visible_controls(self.redact(text))
+        return visible_controls(self.redactor.text(text))
 
     def _title_html(self, name: str, detail: str) -> str:
-        text = f"<b>{html.escape(visible_controls(self.redact(name)))}</b>"
+        text = f"<b>{html.escape(visible_controls(self.redactor.text(name)))}</b>"
         if detail:
             text += f' <code style="font-size:12px">{html.escape(self._shown(detail))}</code>'
         return text
@@ -169,7 +169,7 @@ class ToolCardWidget:
         self.add_images(payload.images)
         lines = len(payload.output.splitlines())
         if lines > COLLAPSE_LINES and not self.quiet:
-            short, _hidden = head_tail(self.redact(payload.output))
+            short, _hidden = head_tail(self.redactor.text(payload.output))
             full = widgets.Accordion(
                 children=[plain_vbox(self.output_box.children)], selected_index=None, layout=shared_layout()
             )

@@ -4,16 +4,14 @@ Owns `SecretHoldBack` (secrets shorter than `redaction.MIN_SECRET_LENGTH` are no
 which, given the secrets and a growing text, says where the shown part may end: before any
 tail that could still become a secret (a suffix of the text that is a prefix of one) and never
 inside a complete secret. Whatever is shown up to that end is passed through the caller's
-`redact` function, which replaces complete secrets; so no update ever carries a piece of a
+`Redactor`, which replaces complete secrets; so no update ever carries a piece of a
 secret cut by a chunk boundary. Where the secrets come from and what the placeholder looks like
 are the caller's (see docs/notebook-streaming.md). Pure string logic: no widgets, no kernel.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from ...redaction import MIN_SECRET_LENGTH
+from ...redaction import EMPTY, MIN_SECRET_LENGTH, Redactor
 
 # The shortest value treated as a secret. Below it, holding back every text tail that matches
 # the start of a value would stall ordinary words, and a redaction of it would blank common
@@ -24,10 +22,8 @@ from ...redaction import MIN_SECRET_LENGTH
 class SecretHoldBack:
     """`safe_end(text)`: the length of `text`'s prefix that may be shown now (see the module)."""
 
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self.secrets = sorted(
-            {s for s in secrets if isinstance(s, str) and len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True
-        )
+    def __init__(self, redactor: Redactor = EMPTY) -> None:
+        self.secrets = sorted({s for s in redactor.values if len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
 
     def __bool__(self) -> bool:
         return bool(self.secrets)

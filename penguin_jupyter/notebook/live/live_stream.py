@@ -24,7 +24,7 @@ length (about every 200 updates, preferably at a line break), so that upstream t
 linear in the text too.
 
 Secrets: the shown part of the text stops before any tail that could still become a secret
-(`live_holdback.SecretHoldBack`) and goes through `redact`; the rest follows when it is known.
+(`live_holdback.SecretHoldBack`) and goes through the `Redactor`; the rest follows when it is known.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ import ipywidgets as widgets
 from ipywidgets.widgets.trait_types import TypedTuple
 from traitlets import Dict
 
+from ...redaction import EMPTY, Redactor
 from .live_holdback import SecretHoldBack
 from .live_shared import plain_html, shared_layout
 from .live_throttle import TEXT_INTERVAL_S, ThrottledSetter
@@ -161,12 +162,12 @@ class StreamTextBlock:
         self,
         container: widgets.Box,
         *,
-        redact: Callable[[str], str] = lambda s: s,
+        redactor: Redactor = EMPTY,
         holdback: SecretHoldBack | None = None,
         min_interval_s: float = TEXT_INTERVAL_S,
     ) -> None:
         self.container = container
-        self.redact = redact
+        self.redactor = redactor
         self.holdback = holdback or SecretHoldBack()
         self.output = StreamOutput(layout=shared_layout())  # the current segment
         self.segments: list[StreamOutput] = [self.output]
@@ -194,7 +195,7 @@ class StreamTextBlock:
         """The redacted text from the last published point to the safe end (the end when final)."""
         end = len(self.raw) if final else self.holdback.safe_end(self.raw, self.shown)
         chunk, self.shown = self.raw[self.shown : end], end
-        return self.redact(chunk) if chunk else ""
+        return self.redactor.text(chunk) if chunk else ""
 
     def _publish(self, chunk: str) -> None:
         self.sent.append(chunk)
@@ -262,7 +263,7 @@ class StreamTextBlock:
         if len(self.raw) > max_chars or self.segments[0] not in children:
             return False
         self.flush()
-        widget = plain_html(render(self.redact(self.raw)))
+        widget = plain_html(render(self.redactor.text(self.raw)))
         first = self.segments[0]
         self.container.children = tuple(
             widget if child is first else child for child in children if child not in self.segments[1:]

@@ -11,7 +11,7 @@ Implements `cell_view.CellView`. The header, cards, blocks and throttling live i
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 
 import ipywidgets as widgets
 
@@ -33,6 +33,7 @@ from ...omni import (
     ToolCallOutputPayload,
     ToolCallPayload,
 )
+from ...redaction import EMPTY, Redactor
 from ..runtime.approval import ApprovalRow
 from ..transcript.cell_sources import CellPreview
 from ..transcript.markdown_html import markdown_html
@@ -63,12 +64,12 @@ class LiveScope:
         container: widgets.Box,
         *,
         quiet: bool,
-        redact: Callable[[str], str],
+        redactor: Redactor = EMPTY,
         holdback: SecretHoldBack | None = None,
     ) -> None:
         self.container = container
         self.quiet = quiet
-        self.redact = redact
+        self.redactor = redactor
         self.holdback = holdback or SecretHoldBack()
         self.text: TextBlock | None = None
         self.finished_text: TextBlock | None = None  # ended, still plain (see `_render_finished`)
@@ -87,7 +88,7 @@ class LiveScope:
         self.container.children = (*self.container.children, widget)
 
     def note(self, text: str, color: str = "#555") -> widgets.HTML:
-        widget = plain_html(note_html(self.redact(text), color))
+        widget = plain_html(note_html(self.redactor.text(text), color))
         self.add(widget)
         return widget
 
@@ -98,11 +99,11 @@ class LiveScope:
     def _open_text(self) -> TextBlock:
         if self.text is None:
             if self.streaming:
-                self.text = StreamTextBlock(self.container, redact=self.redact, holdback=self.holdback)
+                self.text = StreamTextBlock(self.container, redactor=self.redactor, holdback=self.holdback)
             else:
                 box = plain_vbox()
                 self.add(box)
-                self.text = SplitTextBlock(box, markdown_html, redact=self.redact, holdback=self.holdback)
+                self.text = SplitTextBlock(box, markdown_html, redactor=self.redactor, holdback=self.holdback)
             self.blocks.append(self.text)
         return self.text
 
@@ -126,10 +127,10 @@ class LiveScope:
             self.thinking_box.set_title(0, "Thinking…")
             self.add(self.thinking_box)
             if self.streaming:
-                self.thinking = StreamTextBlock(box, redact=self.redact, holdback=self.holdback)
+                self.thinking = StreamTextBlock(box, redactor=self.redactor, holdback=self.holdback)
             else:
                 self.thinking = SplitTextBlock(
-                    box, pre_html, boundary="\n", redact=self.redact, holdback=self.holdback
+                    box, pre_html, boundary="\n", redactor=self.redactor, holdback=self.holdback
                 )
             self.blocks.append(self.thinking)
         return self.thinking
@@ -143,7 +144,7 @@ class LiveScope:
         card = self.cards.get(tool_call_id)
         if card is None:
             card = ToolCardWidget(
-                tool_call_id, name, quiet=self.quiet, redact=self.redact, holdback=self.holdback
+                tool_call_id, name, quiet=self.quiet, redactor=self.redactor, holdback=self.holdback
             )
             self.cards[tool_call_id] = card
             self.blocks.append(card)
@@ -156,7 +157,7 @@ class LiveScope:
             box = plain_vbox()
             accordion = widgets.Accordion(children=[box], selected_index=0, layout=shared_layout())
             self.add(accordion)
-            scope = LiveScope(box, quiet=self.quiet, redact=self.redact, holdback=self.holdback)
+            scope = LiveScope(box, quiet=self.quiet, redactor=self.redactor, holdback=self.holdback)
             scope.title_holder = (accordion, hop)
             scope._show_title()
             self.children[hop] = scope
@@ -206,7 +207,7 @@ class LiveScope:
                 self._open_text().replace(payload.text)
                 self._end_text()
             else:
-                self.add(plain_html(muted_html(self.redact("▸ " + payload.text))))
+                self.add(plain_html(muted_html(self.redactor.text("▸ " + payload.text))))
         elif isinstance(payload, PartialThinkingPayload):
             if payload.event_type == "start":
                 self._end_thinking()
@@ -269,7 +270,7 @@ class LiveScope:
             while left > 0:
                 await asyncio.sleep(min(1.0, left))
                 left -= 1.0
-                label.value = note_html(self.redact(retry_text(payload, left)), color)
+                label.value = note_html(self.redactor.text(retry_text(payload, left)), color)
 
         try:
             self.countdown = asyncio.get_running_loop().create_task(tick())
@@ -298,12 +299,11 @@ class LiveView:
         on_stop: Callable[[], None],
         *,
         quiet: bool = False,
-        redact: Callable[[str], str],
-        secrets: Iterable[str] = (),
+        redactor: Redactor = EMPTY,
     ) -> None:
         self.header = HeaderWidget(info, on_stop)
         self.body = plain_vbox()
-        self.scope = LiveScope(self.body, quiet=quiet, redact=redact, holdback=SecretHoldBack(secrets))
+        self.scope = LiveScope(self.body, quiet=quiet, redactor=redactor, holdback=SecretHoldBack(redactor))
         self.root = plain_vbox([self.header.widget, self.body])
 
     def handle(self, msg: OmniMessage) -> None:

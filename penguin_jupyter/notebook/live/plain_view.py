@@ -10,7 +10,7 @@ notice texts come from `view_notices.py`.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TextIO
 
 from ...omni import (
@@ -23,6 +23,7 @@ from ...omni import (
     ToolCallOutputPayload,
     ToolCallPayload,
 )
+from ...redaction import EMPTY, Redactor
 from ..runtime.approval import ApprovalRow
 from ..transcript.cell_sources import CellPreview
 from ..transcript.transcript_model import approval_body, session_label, tool_card_summary
@@ -36,11 +37,11 @@ class PlainView:
         info: Mapping[str, str],
         *,
         quiet: bool = False,
-        redact: Callable[[str], str],
+        redactor: Redactor = EMPTY,
         stream: TextIO | None = None,
     ) -> None:
         self.quiet = quiet
-        self.redact = redact
+        self.redactor = redactor
         self.stream = stream or sys.stdout
         self.at_line_start = True
         self.shown_calls: set[str] = set()
@@ -55,7 +56,7 @@ class PlainView:
     def _write(self, text: str) -> None:
         if not text:
             return
-        self.stream.write(self.redact(text))
+        self.stream.write(self.redactor.text(text))
         self.stream.flush()
         self.at_line_start = text.endswith("\n")
 
@@ -129,7 +130,7 @@ class PlainView:
             return
         self.shown_calls.add(payload.tool_call_id)
         title, detail = tool_card_summary(msg)
-        self._line(visible_controls(f"{self._prefix(msg)}🔧 {title} {self.redact(detail)}".rstrip()))
+        self._line(visible_controls(f"{self._prefix(msg)}🔧 {title} {self.redactor.text(detail)}".rstrip()))
 
     def show_decision_reason(self, decision: OmniMessage, reason: str) -> None:
         self._line(f"{self._prefix(decision)}  ({reason})")
@@ -147,9 +148,9 @@ class PlainView:
             return
         self._show_call(tool_call, payload)
         if preview is not None:
-            self._line(f"    {visible_controls(self.redact(preview.label()))}")
+            self._line(f"    {visible_controls(self.redactor.text(preview.label()))}")
         body = approval_body(payload.name, payload.arguments, preview)
-        for line in visible_controls(self.redact(body)).split("\n") if body else []:
+        for line in visible_controls(self.redactor.text(body)).split("\n") if body else []:
             self._line(f"    │ {line}")
 
     def show_note(self, text: str) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import sys
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -24,13 +23,14 @@ from ..kernel_tools.notebook_cells import cell_preview
 from ..link.notebook_link import link_of
 from ..live.cell_view import CellView
 from ..transcript.cell_sources import CellPreview
-from ..transcript.transcript_bundle import redact, static_transcript
+from ..transcript.transcript_bundle import static_transcript
 from .approval import CELL_ENDED_NOTE, ApprovalRow, CellAsker, approval_channel
 from .approval_router import CellApproval
 from .background_feed import BackgroundFeed
 from .cell_record import CellRecord
 from .cell_rules import CellRules, capped_mode, save_to_project
 from .options import CellOptions
+from .user_lines import tell
 from .waits import wait_sliced
 
 if TYPE_CHECKING:
@@ -47,10 +47,6 @@ class TaskInterrupted(KeyboardInterrupt):
 
     def _render_traceback_(self) -> list[str]:
         return ["penguin: task interrupted — the next %%penguin cell continues the session"]
-
-
-def _error_line(text: str) -> None:
-    print(text, file=sys.stderr)
 
 
 class Cell:
@@ -75,7 +71,7 @@ class Cell:
         self.python_timeout_s = opts.python_timeout_s  # this cell's --python-timeout
         self.signal = AbortSignal()
         self.loop = asyncio.get_running_loop()
-        self.secrets = session.redactor  # names each secret: [redacted:NAME]
+        self.redactor = session.redactor  # names each secret: [redacted:NAME]
         self.record = CellRecord(prompt)
         self.lasting_notes: list[str] = []
         self.final: tuple[str, dict[str, Any]] | None = None  # (status, mimebundle) once shown
@@ -128,15 +124,11 @@ class Cell:
                 self.info,
                 self.stop_from_button,
                 quiet=self.opts.quiet,
-                redact=self.redact_text,
-                secrets=self.session.secrets(),
+                redactor=self.redactor,
             )
         from ..live.plain_view import PlainView
 
-        return PlainView(self.info, quiet=self.opts.quiet, redact=self.redact_text)
-
-    def redact_text(self, text: str) -> str:
-        return str(redact(text, self.secrets))
+        return PlainView(self.info, quiet=self.opts.quiet, redactor=self.redactor)
 
     # --- life: enter, run, exit ------------------------------------------------------------------
 
@@ -291,7 +283,7 @@ class Cell:
             session_info=self.info,
             status=status,
             usage=self.record.usage,
-            secrets=self.secrets,
+            redactor=self.redactor,
             decision_reasons=self.decision_reasons,
         )
         self.final = (status, mimebundle)
@@ -301,4 +293,4 @@ class Cell:
         self._display.update(mimebundle, raw=True)
         self.view.close()
         for note in self.lasting_notes:
-            _error_line(self.redact_text(note))
+            tell(self.redactor.text(note))

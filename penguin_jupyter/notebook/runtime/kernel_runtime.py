@@ -49,7 +49,7 @@ class KernelRuntime:
 
         if self._sink is not None:
             self._sink.close()
-        self._sink = open_task(getattr(self.shell, "kernel", None), cell.secrets)
+        self._sink = open_task(getattr(self.shell, "kernel", None), cell.redactor)
 
     def enter(self, cell: Cell) -> None:
         if self.current is not None and self.current is not cell:

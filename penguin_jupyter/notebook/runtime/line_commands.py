@@ -10,7 +10,6 @@ switches (all-or-nothing: a failed `new` / `resume` / `model` leaves everything 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -29,16 +28,13 @@ from .options import (
     parse_python_timeout,
     timeout_text,
 )
+from .user_lines import tell
 from .workspace import resolve_workspace
 
 if TYPE_CHECKING:
     from ...session import Session
 
 Handler = Callable[[KernelRuntime, str | None], Awaitable[None]]
-
-
-def _error(text: str) -> None:
-    print(text, file=sys.stderr)
 
 
 def help_text() -> str:
@@ -127,7 +123,7 @@ async def _new(runtime: KernelRuntime, arg: str | None) -> None:
     try:
         session = await state.start_new(_default_workspace(runtime), state.model)
     except SessionStartError as exc:
-        _error(str(exc))
+        tell(str(exc))
         return
     print(f"penguin: new session {session.session_id} — the next %%penguin cell runs in it")
 
@@ -137,7 +133,7 @@ async def _resume(runtime: KernelRuntime, arg: str | None) -> None:
     try:
         await runtime.sessions.resume(session_id)
     except SessionStartError as exc:
-        _error(str(exc))
+        tell(str(exc))
         return
     print(f"penguin: the next %%penguin cell continues session {session_id}")
 
@@ -147,7 +143,7 @@ async def _model(runtime: KernelRuntime, arg: str | None) -> None:
     try:
         switched = await runtime.sessions.choose_model((provider, model_id), _default_workspace(runtime))
     except SessionStartError as exc:
-        _error(str(exc))
+        tell(str(exc))
         return
     where = f"; session {switched.session_id} uses it" if switched is not None else " (from the next cell)"
     print(f"penguin: new sessions use {provider}/{model_id}{where}")
@@ -159,11 +155,11 @@ async def _approve(runtime: KernelRuntime, arg: str | None) -> None:
     try:
         policy = load_policy()
     except ConfigError as exc:
-        _error(f"penguin: administrator's policy: {exc}")
+        tell(f"penguin: administrator's policy: {exc}")
         return
     note = policy.capped_note(runtime.sessions.approval_mode) if policy is not None else None
     if note:
-        _error(note)
+        tell(note)
 
 
 async def _rules(runtime: KernelRuntime, arg: str | None) -> None:
@@ -171,13 +167,13 @@ async def _rules(runtime: KernelRuntime, arg: str | None) -> None:
     try:
         rules = cell_rules(_default_workspace(runtime))
     except ConfigError as exc:
-        _error(f"penguin: {exc}")
+        tell(f"penguin: {exc}")
         return
     state = runtime.sessions
     session_tools = state.allowed_for(state.session) if state.session is not None else set()
     if arg is None:
         for note in rules.notes:
-            _error(note)
+            tell(note)
         print("\n".join(listing(rules.book, session_tools)))
         return
     print(forget(rules.book, session_tools, int(arg)))
@@ -193,7 +189,7 @@ async def _sessions(runtime: KernelRuntime, arg: str | None) -> None:
         agent = await runtime.sessions.get_agent()
         listed = agent.list_sessions()
     except Exception as exc:
-        _error(f"penguin: cannot list sessions: {exc}")
+        tell(f"penguin: cannot list sessions: {exc}")
         return
     if not listed:
         print("penguin: no sessions yet")
@@ -207,7 +203,7 @@ async def _models(runtime: KernelRuntime, arg: str | None) -> None:
     try:
         cfg = load_project_config(None, paths.DEFAULT_PROJECT_ID)
     except ConfigError as exc:
-        _error(f"penguin: {exc}")
+        tell(f"penguin: {exc}")
         return
     if not cfg.models:
         print(f"penguin: no models configured in {config_path_text()}")
@@ -262,7 +258,7 @@ async def _config(runtime: KernelRuntime, arg: str | None) -> None:
     try:
         policy = load_policy()
     except ConfigError as exc:
-        _error(f"penguin: administrator's policy: {exc} (cells will not run until it is fixed)")
+        tell(f"penguin: administrator's policy: {exc} (cells will not run until it is fixed)")
         return
     dotenv = "" if policy is None or policy.read_dotenv else " (not the workspace .env: the policy turns it off)"
     print(
@@ -301,7 +297,7 @@ async def run_line(line: str) -> None:
     try:
         command = parse_line_command(line)
     except OptionError as exc:
-        _error(str(exc))
+        tell(str(exc))
         return
     runtime = kernel_runtime(current_shell())
     from .task_sink import open_task

@@ -9,7 +9,6 @@ rewrites a `%%penguin` cell into `await run_cell(line, body)`.
 from __future__ import annotations
 
 import os
-import sys
 from typing import TYPE_CHECKING
 
 from ...state.errors import ConfigError
@@ -20,6 +19,7 @@ from .kernel_runtime import ALREADY_RUNNING, KernelRuntime, kernel_runtime
 from .kernel_sessions import SessionStartError
 from .options import CellOptions, OptionError, parse_cell_options
 from .saved_transcript import penguin_cell_source, show_saved_transcript, transcript_bundle_of
+from .user_lines import tell
 from .workspace import resolve_workspace
 
 if TYPE_CHECKING:
@@ -110,16 +110,16 @@ async def run_cell(line: str, body: str) -> None:
         if link is not None and not opts.rerun:
             saved = link.saved_completed_bundle(source)
             if saved is not None:  # Run All reproduces without the model (what validates)
-                secrets = runtime.sessions.redactor_for(resolve_workspace(opts.workspace, namespace))
-                refused = show_saved_transcript(saved, secrets)
+                redactor = runtime.sessions.redactor_for(resolve_workspace(opts.workspace, namespace))
+                refused = show_saved_transcript(saved, redactor)
                 if refused is None:
                     return
-                print(refused, file=sys.stderr)
+                tell(refused)
         workspace = _workspace(opts, namespace)
         rules = _rules(workspace)
         session, note = await _session(runtime, link, opts, workspace)
     except CellNotStarted as exc:
-        print(str(exc), file=sys.stderr)
+        tell(str(exc))
         return
     from ..kernel_tools import expand_variables
 

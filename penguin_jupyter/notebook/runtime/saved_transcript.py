@@ -11,12 +11,12 @@ See docs/notebook-runtime.md "Replay".
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from ...redaction import Redactor
 from ..transcript.replay_bundle import ReplayRefused, validate_replay_bundle
 from ..transcript.transcript_bundle import TRANSCRIPT_MIME, static_transcript
+from .user_lines import tell
 
 RERUN_LINE = (
     "penguin: this cell's Task already completed and its source is unchanged, so the model was not "
@@ -33,7 +33,7 @@ def not_replayed_line(reason: str) -> str:
     return f"penguin: the saved transcript was not replayed ({reason}); asking the model."
 
 
-def rebuilt_transcript(bundle: Any, secrets: Redactor) -> dict[str, Any]:
+def rebuilt_transcript(bundle: Any, redactor: Redactor) -> dict[str, Any]:
     """The display mimebundle a replay shows for a saved `bundle`; ReplayRefused (one line) when
     the bundle does not validate."""
     checked = validate_replay_bundle(bundle)
@@ -42,20 +42,20 @@ def rebuilt_transcript(bundle: Any, secrets: Redactor) -> dict[str, Any]:
         session_info=checked.session,
         status="completed",
         usage=checked.usage,
-        secrets=secrets,
+        redactor=redactor,
     )
 
 
-def show_saved_transcript(bundle: Any, secrets: Redactor) -> str | None:
+def show_saved_transcript(bundle: Any, redactor: Redactor) -> str | None:
     """Show the rebuilt transcript of a saved `bundle` (with RERUN_LINE); when it does not
     validate show nothing and return the one line saying why."""
     from IPython.display import display
 
     try:
-        mimebundle = rebuilt_transcript(bundle, secrets)
+        mimebundle = rebuilt_transcript(bundle, redactor)
     except ReplayRefused as exc:
         return not_replayed_line(str(exc))
-    print(RERUN_LINE, file=sys.stderr)
+    tell(RERUN_LINE)
     display(mimebundle, raw=True)
     return None
 

@@ -35,7 +35,6 @@ from ...redaction import Redactor
 from ..kernel_tools.output_router import kernel_stream
 from ..live.live_holdback import SecretHoldBack
 
-Redact = Callable[[str], str]
 _INSTALLED = "_penguin_task_sink"
 _BINARY_IMAGE = "image/"
 _SVG = "image/svg+xml"
@@ -50,7 +49,7 @@ class TaskSink:
     def __init__(self, parent_id: str, redactor: Redactor) -> None:
         self.parent_id = parent_id
         self.redactor = redactor
-        self.holdback: SecretHoldBack | None = SecretHoldBack(redactor.values) if redactor else None
+        self.holdback: SecretHoldBack | None = SecretHoldBack(redactor) if redactor else None
 
     def close(self) -> None:
         """The cell ended: no tail is held back any more; what is held goes out now, redacted."""
@@ -90,22 +89,22 @@ def _msg_id(parent: Any) -> str:
     return str(header.get("msg_id", "") or "") if isinstance(header, dict) else ""
 
 
-def redact_published(value: Any, redact: Redact) -> Any:
-    """A copy of `value` (message content or metadata) with `redact` applied to every string and
-    dict key; base64 images (`image/*` entries but SVG, `data:…;base64,` URLs) are left alone."""
+def redact_published(value: Any, redactor: Redactor) -> Any:
+    """A copy of `value` (message content or metadata) with `redactor.markup` applied to every
+    string and dict key; base64 images (`image/*` entries but SVG, `data:…;base64,` URLs) are left alone."""
     if isinstance(value, str):
         if value.startswith("data:") and ";base64," in value[:100]:
             return value
-        return redact(value)
+        return redactor.markup(value)
     if isinstance(value, dict):
         return {
-            (redact(k) if isinstance(k, str) else k): (
-                v if isinstance(k, str) and k.startswith(_BINARY_IMAGE) and k != _SVG else redact_published(v, redact)
+            (redactor.markup(k) if isinstance(k, str) else k): (
+                v if isinstance(k, str) and k.startswith(_BINARY_IMAGE) and k != _SVG else redact_published(v, redactor)
             )
             for k, v in value.items()
         }
     if isinstance(value, list | tuple):
-        return [redact_published(item, redact) for item in value]
+        return [redact_published(item, redactor) for item in value]
     return value
 
 
@@ -146,15 +145,15 @@ def _redacting_send(original: Callable[..., Any]) -> Callable[..., Any]:
         shown = _shown_by_frontend(msg_or_type, content)
         task = _tasks.get(_msg_id(msg_or_type.get("parent_header") if is_msg else parent))
         if shown and task is not None and task.redactor:
-            redact = task.redactor.markup
+            redactor = task.redactor
             if is_msg:
                 msg_or_type = dict(msg_or_type)
                 for part in ("content", "metadata"):
                     if isinstance(msg_or_type.get(part), dict):
-                        msg_or_type[part] = redact_published(msg_or_type[part], redact)
+                        msg_or_type[part] = redact_published(msg_or_type[part], redactor)
             else:
-                content = redact_published(content, redact) if isinstance(content, dict) else content
-                metadata = redact_published(metadata, redact) if isinstance(metadata, dict) else metadata
+                content = redact_published(content, redactor) if isinstance(content, dict) else content
+                metadata = redact_published(metadata, redactor) if isinstance(metadata, dict) else metadata
         return original(
             stream,
             msg_or_type,

@@ -1,7 +1,7 @@
 """The static transcript bundle: what a finished `%%penguin` cell leaves in the notebook.
 
 Owns the bundle shape (`make_bundle`, version 1), the tolerant reader for older bundles
-(`read_bundle`), secret redaction over bundles (`redact`, on `penguin_jupyter.redaction`) and the
+(`read_bundle`), secret redaction over bundles (a `penguin_jupyter.redaction.Redactor`) and the
 display mimebundle (`transcript_mimebundle`: the JSON for the labextension, self-contained HTML, a plain summary)
 and `static_transcript`, the one function that turns a finished Task's messages into what its
 cell shows (a live Task's end and a replayed cell both call it).
@@ -16,9 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ...omni import STOP_REASONS, OmniMessage, to_dict
-from ...redaction import Redactor, SecretLike, as_redactor
-
-Secrets = Redactor | Iterable[SecretLike]
+from ...redaction import EMPTY, Redactor
 
 TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
 BUNDLE_VERSION = 1
@@ -108,7 +106,7 @@ def make_bundle(
     session_info: Any,
     status: str,
     usage: Any = None,
-    secrets: Secrets = (),
+    redactor: Redactor = EMPTY,
     decision_reasons: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The version-1 bundle of a Task: complete messages/events in stream order, no partials,
@@ -118,9 +116,10 @@ def make_bundle(
     `session_info`: a mapping (or object) with session_id, provider, model_id, workspace,
     approval_mode, trace_path. `status`: one of the six stop reasons. `usage`: None, a mapping
     `{"session": TokenCounts, "request": TokenCounts}`, or a `token_usage` message/payload.
-    `secrets` are replaced by `[redacted:NAME]` everywhere (see `redact`). `decision_reasons`
-    (tool_call_id → why no click was needed) become the `reason` of those `approval_decision`
-    payloads (a notebook-only addition: the omni model ignores it when a bundle is read back).
+    `redactor`'s secrets are replaced by `[redacted:NAME]` everywhere (`Redactor.value`).
+    `decision_reasons` (tool_call_id → why no click was needed) become the `reason` of those
+    `approval_decision` payloads (a notebook-only addition: the omni model ignores it when a
+    bundle is read back).
     """
     if status not in STOP_REASONS:
         raise ValueError(f"transcript status must be one of {', '.join(STOP_REASONS)}, got {status!r}")
@@ -136,7 +135,7 @@ def make_bundle(
         "usage": _usage(usage),
         "messages": wire,
     }
-    return redact(bundle, secrets)
+    return redactor.value(bundle)
 
 
 def read_bundle(data: Any) -> dict[str, Any]:
@@ -170,33 +169,18 @@ def read_bundle(data: Any) -> dict[str, Any]:
     }
 
 
-def redact(value: Any, secrets: Secrets) -> Any:
-    """A copy of `value` with every secret (at least `MIN_SECRET_LENGTH` characters) replaced by
-    its `[redacted:NAME]` placeholder in every string; `secrets` is a Redactor or a list of
-    `Secret`s / `(name, value)` pairs / bare values (named "secret").
-
-    Recurses into dicts (keys and values), lists and tuples; other values are returned as-is.
-    """
-    return as_redactor(secrets).value(value)
-
-
-def redact_markup(text: str, secrets: Secrets) -> str:
-    """Redact rendered output: the raw secret and its HTML-escaped and JSON-escaped forms."""
-    return as_redactor(secrets).markup(text)
-
-
-def transcript_mimebundle(bundle: Any, *, secrets: Secrets = ()) -> dict[str, Any]:
-    """The display data of a bundle: the JSON (labextension), `text/html` and `text/plain`."""
+def transcript_mimebundle(bundle: Any, *, redactor: Redactor = EMPTY) -> dict[str, Any]:
+    """The display data of a bundle: the JSON (labextension), `text/html` and `text/plain`, with
+    `redactor`'s secrets replaced (in the rendered markup also their HTML- and JSON-escaped forms)."""
     from .transcript_html import render_html
     from .transcript_text import render_text
 
-    secret_list = as_redactor(secrets)
-    normalized = redact(read_bundle(bundle), secret_list)
-    raw = redact(dict(bundle), secret_list) if isinstance(bundle, Mapping) else normalized
+    normalized = redactor.value(read_bundle(bundle))
+    raw = redactor.value(dict(bundle)) if isinstance(bundle, Mapping) else normalized
     return {
         TRANSCRIPT_MIME: raw,
-        "text/html": redact_markup(render_html(normalized), secret_list),
-        "text/plain": redact_markup(render_text(normalized), secret_list),
+        "text/html": redactor.markup(render_html(normalized)),
+        "text/plain": redactor.markup(render_text(normalized)),
     }
 
 
@@ -206,7 +190,7 @@ def static_transcript(
     session_info: Any,
     status: str,
     usage: Any = None,
-    secrets: Secrets = (),
+    redactor: Redactor = EMPTY,
     decision_reasons: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """What a finished Task's cell shows: the bundle of `messages` (see `make_bundle`) as its
@@ -217,7 +201,7 @@ def static_transcript(
         session_info=session_info,
         status=status,
         usage=usage,
-        secrets=secrets,
+        redactor=redactor,
         decision_reasons=decision_reasons,
     )
-    return transcript_mimebundle(bundle, secrets=secrets)
+    return transcript_mimebundle(bundle, redactor=redactor)
