@@ -189,6 +189,7 @@ LINE_COMMANDS: dict[str, str] = {
     "usage": "show the token usage of the current session",
     "trace": "show the path of the current trace file",
     "config": "show where models and credentials are read from",
+    "undo": "undo the most recent Task not yet undone: its cells, variables and files (again: the one before)",
     "help": "show this help",
 }
 
@@ -213,6 +214,8 @@ def parse_line_command(line: str) -> LineCommand:
     known = {key.split()[0] for key in LINE_COMMANDS}
     if name not in known:
         raise OptionError(f"penguin: unknown command {name!r}; try %penguin help")
+    if name == "undo":
+        return _undo_command(args)
     if name in needs_arg:
         if len(args) != 1:
             raise OptionError(f"penguin: usage: %penguin {needs_arg[name]}")
@@ -226,6 +229,17 @@ def parse_line_command(line: str) -> LineCommand:
     if args:
         raise OptionError(f"penguin: %penguin {name} takes no arguments")
     return LineCommand(name)
+
+
+def _undo_command(args: list[str]) -> LineCommand:
+    """`undo` or `undo --task ID` (what the transcript's Undo button runs)."""
+    if not args:
+        return LineCommand("undo")
+    if len(args) == 2 and args[0] == "--task" and args[1].strip():
+        return LineCommand("undo", args[1])
+    if len(args) == 1 and args[0].startswith("--task=") and args[0][7:].strip():
+        return LineCommand("undo", args[0][7:])
+    raise OptionError("penguin: usage: %penguin undo [--task ID]")
 
 
 def timeout_text(seconds: float) -> str:

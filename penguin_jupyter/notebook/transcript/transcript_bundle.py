@@ -24,6 +24,8 @@ TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
 BUNDLE_VERSION = 1
 SESSION_KEYS = ("session_id", "provider", "model_id", "workspace", "approval_mode", "trace_path")
 TOKEN_KEYS = ("cache_read", "cache_write", "output", "total")
+UNDO_STATES = ("available", "blocked", "undone")
+MAX_UNDO_TEXT = 2000
 
 
 def _message_dict(message: Any) -> dict[str, Any] | None:
@@ -94,6 +96,14 @@ def _session(info: Any) -> dict[str, Any]:
     return {key: str(value) for key, value in session.items()}
 
 
+def undo_state(value: Any) -> dict[str, str] | None:
+    """The bundle's optional `undo` entry — `{task_id, state: available|blocked|undone, note}` —
+    kept only as short strings (docs/undo.md "The Undo button")."""
+    if not isinstance(value, Mapping) or value.get("state") not in UNDO_STATES:
+        return None
+    return {key: str(value.get(key) or "")[:MAX_UNDO_TEXT] for key in ("task_id", "state", "note")}
+
+
 def make_bundle(
     messages: Iterable[Any],
     *,
@@ -101,6 +111,7 @@ def make_bundle(
     status: str,
     usage: Any = None,
     secrets: Secrets = (),
+    undo: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The version-1 bundle of a Task: complete messages/events in stream order, no partials,
     tool lists by name only, no fidelity.
@@ -109,7 +120,8 @@ def make_bundle(
     `session_info`: a mapping (or object) with session_id, provider, model_id, workspace,
     approval_mode, trace_path. `status`: one of the six stop reasons. `usage`: None, a mapping
     `{"session": TokenCounts, "request": TokenCounts}`, or a `token_usage` message/payload.
-    `secrets` are replaced by `[redacted:NAME]` everywhere (see `redact`).
+    `secrets` are replaced by `[redacted:NAME]` everywhere (see `redact`). `undo`: the Task's undo
+    state for the Undo button (see `undo_state`), absent when None.
     """
     if status not in STOP_REASONS:
         raise ValueError(f"transcript status must be one of {', '.join(STOP_REASONS)}, got {status!r}")
@@ -123,6 +135,8 @@ def make_bundle(
         "usage": _usage(usage),
         "messages": wire,
     }
+    if undo_state(undo) is not None:
+        bundle["undo"] = undo_state(undo)
     return redact(bundle, secrets)
 
 
@@ -148,13 +162,17 @@ def read_bundle(data: Any) -> dict[str, Any]:
         usage = None
     raw_messages = data.get("messages")
     messages = [m for m in (_message_dict(x) for x in raw_messages or []) if m is not None]
-    return {
+    normalized = {
         "version": version,
         "session": _session(data.get("session") if isinstance(data.get("session"), Mapping) else None),
         "status": status if status in STOP_REASONS else "completed",
         "usage": usage,
         "messages": messages,
     }
+    undo = undo_state(data.get("undo"))
+    if undo is not None:
+        normalized["undo"] = undo
+    return normalized
 
 
 def redact(value: Any, secrets: Secrets) -> Any:
@@ -194,9 +212,10 @@ def static_transcript(
     status: str,
     usage: Any = None,
     secrets: Secrets = (),
+    undo: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What a finished Task's cell shows: the bundle of `messages` (see `make_bundle`) as its
     display mimebundle, redacted and rendered through the no-fetch HTML. The one path for a live
     Task's end (runtime/cell.py) and a replayed saved transcript (runtime/saved_transcript.py)."""
-    bundle = make_bundle(messages, session_info=session_info, status=status, usage=usage, secrets=secrets)
+    bundle = make_bundle(messages, session_info=session_info, status=status, usage=usage, secrets=secrets, undo=undo)
     return transcript_mimebundle(bundle, secrets=secrets)
