@@ -20,6 +20,7 @@ SCRIPTS = [
     "bench_summaries.py",
     "bench_notebook_tools.py",
     "bench_saved_notebook.py",
+    "bench_undo.py",
 ]
 
 
