@@ -46,12 +46,31 @@ export interface TokenCounts {
   total: number;
 }
 
+export interface UndoState {
+  task_id: string;
+  state: 'available' | 'blocked' | 'undone';
+  note: string;
+}
+
 export interface Bundle {
   version: number;
   session: { [key: string]: string };
   status: string;
   usage: { session: TokenCounts; request: TokenCounts } | null;
   messages: Json[];
+  undo: UndoState | null;
+}
+
+/** The bundle's optional undo entry (docs/undo.md "The Undo button"), strings only. */
+function undoState(value: Json): UndoState | null {
+  if (!isObject(value) || !['available', 'blocked', 'undone'].includes(value.state)) {
+    return null;
+  }
+  return {
+    task_id: String(value.task_id ?? ''),
+    state: value.state,
+    note: String(value.note ?? '')
+  };
 }
 
 export interface TextBlock {
@@ -175,7 +194,8 @@ export function readBundle(data: Json): Bundle {
     session,
     status: STOP_REASONS.includes(data.status) ? data.status : 'completed',
     usage,
-    messages
+    messages,
+    undo: undoState(data.undo)
   };
 }
 

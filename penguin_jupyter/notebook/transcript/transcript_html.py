@@ -40,6 +40,7 @@ _CSS = f"""
   border: 1px solid #8884; border-radius: 6px; padding: 8px 10px; max-width: 100%;}}
 .{ROOT_CLASS} .pg-header {{font-weight: 600; margin-bottom: 6px;}}
 .{ROOT_CLASS} .pg-meta {{color: #777; font-weight: 400; font-size: 12px;}}
+.{ROOT_CLASS} .pg-undone {{color: #b26a00;}}
 .{ROOT_CLASS} pre {{white-space: pre-wrap; word-break: break-word; margin: 4px 0; padding: 6px;
   background: #8881; border-radius: 4px; font-size: 12px;}}
 .{ROOT_CLASS} details > summary {{cursor: pointer; color: #777;}}
