@@ -58,7 +58,7 @@ export interface Bundle {
   status: string;
   usage: { session: TokenCounts; request: TokenCounts } | null;
   messages: Json[];
-  undo: UndoState | null;
+  undo?: UndoState; // only when the bundle has one (as the Python reader)
 }
 
 /** The bundle's optional undo entry (docs/undo.md "The Undo button"), strings only. */
@@ -189,14 +189,18 @@ export function readBundle(data: Json): Bundle {
   const messages = (Array.isArray(data.messages) ? data.messages : [])
     .map(messageDict)
     .filter((m: Json) => m !== null);
-  return {
+  const bundle: Bundle = {
     version: typeof data.version === 'number' ? data.version : 0,
     session,
     status: STOP_REASONS.includes(data.status) ? data.status : 'completed',
     usage,
-    messages,
-    undo: undoState(data.undo)
+    messages
   };
+  const undo = undoState(data.undo);
+  if (undo) {
+    bundle.undo = undo;
+  }
+  return bundle;
 }
 
 // --- small helpers (same as the Python ones) ------------------------------------------------

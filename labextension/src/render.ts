@@ -153,7 +153,7 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
       el('span', 'pg-title', `🐧 penguin · ${model} · `),
       el('span', `pg-status pg-status-${bundle.status}`, bundle.status),
       el('div', 'pg-meta', meta),
-      undoControl(bundle.undo, this.node));
+      undoControl(bundle.undo ?? null, this.node));
     if (bundle.version > BUNDLE_VERSION) {
       header.appendChild(el('div', 'pg-meta',
         `bundle version ${bundle.version} is newer than this renderer (${BUNDLE_VERSION}); some parts may be missing`));
