@@ -54,7 +54,13 @@ def _pandas_fingerprint(obj: Any) -> str:
 
 
 def _numpy_fingerprint(obj: Any) -> str:
-    sample = obj.flat[_positions(obj.size)].tobytes() if obj.size and obj.dtype != object else b""
+    picked = obj.flat[_positions(obj.size)] if obj.size else None
+    if picked is None:
+        sample: Any = b""
+    elif obj.dtype == object:
+        sample = [id(item) for item in picked]
+    else:
+        sample = picked.tobytes()
     return _digest("numpy", obj.shape, obj.dtype.str, sample)
 
 
