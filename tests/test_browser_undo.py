@@ -1,7 +1,8 @@
 """Undo in the browser (issue 30): a real JupyterLab with the labextension, a real kernel and the
-scripted model. A Task inserts two cells, edits one, deletes one and runs one; the Undo button
-in its transcript's header brings the notebook back cell for cell (ids, sources, outputs,
-execution counts, order); after save and reload the transcript still says "undone".
+scripted model. A Task inserts two cells, edits one, deletes one and runs one; a later Task
+disables its Undo button (saying why) until that later Task is undone; then the Undo button in
+its transcript's header brings the notebook back cell for cell (ids, sources, outputs, execution
+counts, order); after save and reload the transcript still says "undone".
 Fixtures and page helpers: tests/support_browser.py.
 """
 
@@ -48,6 +49,7 @@ def _notebook(lab, name: str):
             "print('run me', 41 + 1)", id="ran", execution_count=5,
             outputs=[stream("stream", name="stdout", text="an older output\n")],
         ),
+        nbformat.v4.new_code_cell("%%penguin --approve allow-all\nSay hi", id="later"),
     ]
     path = lab.root_dir / name
     nbformat.write(nb, str(path))
@@ -55,9 +57,9 @@ def _notebook(lab, name: str):
 
 
 def _cells(notebook: dict) -> list[tuple]:
-    """(id, type, source, outputs as text, execution count) of every cell after the Task's cell."""
+    """(id, type, source, outputs as text, execution count) of the cells between the two Tasks."""
     out = []
-    for c in notebook["cells"][2:]:
+    for c in notebook["cells"][2:-1]:
         source = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
         texts = []
         for o in c.get("outputs", []):
@@ -84,6 +86,7 @@ def test_undo_button_brings_the_notebook_back_cell_for_cell(page, lab, scripted)
             },
             {"tool_calls": [_call("call_run", "run_cell", cell_id="ran", description="Run it")]},
             {"text": "Reworked."},
+            {"text": "Hi."},
         ]
     )
     path = _notebook(lab, "undo_cells.ipynb")
@@ -103,10 +106,29 @@ def test_undo_button_brings_the_notebook_back_cell_for_cell(page, lab, scripted)
     assert any("run me 42" in text for _, text in _cells(changed)[3][3])
     assert button.is_enabled()
 
+    # a later Task: the first one's button is disabled and says why
+    later = page.locator(f"{CURRENT_NOTEBOOK} .jp-CodeCell").filter(
+        has=page.locator(".jp-InputArea-editor", has_text="Say hi")
+    )
+    later.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Control+Enter")
+    later_button = later.locator(".penguin-transcript .pg-undo-button")
+    later_button.wait_for(timeout=120_000)
+    wait_kernel_idle(page)
+    blocked = cell(page, 1).locator(".penguin-transcript .pg-undo-button[disabled]")
+    blocked.wait_for(timeout=30_000)
+    assert "undo the later Task “Say hi” first" in cell(page, 1).locator(".pg-undo-note").inner_text()
+
+    # undo the later Task first (nothing to restore), then the first one is the target again
+    later_button.click()
+    later.locator(".penguin-transcript .pg-undone").wait_for(timeout=60_000)
+    wait_kernel_idle(page)
+    button = cell(page, 1).locator(".penguin-transcript .pg-undo-button:not([disabled])")
+    button.wait_for(timeout=30_000)
     button.click()
     undone = cell(page, 1).locator(".penguin-transcript .pg-undone")
     undone.wait_for(timeout=60_000)
-    page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell").nth(5).wait_for(state="detached", timeout=30_000)
+    page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell").nth(6).wait_for(state="detached", timeout=30_000)
     wait_kernel_idle(page)
     note = cell(page, 1).locator(".penguin-transcript .pg-undo-note").inner_text()
     assert note.startswith("penguin: undone — cells: ")
@@ -121,4 +143,5 @@ def test_undo_button_brings_the_notebook_back_cell_for_cell(page, lab, scripted)
     page.reload()
     cell(page, 1).locator(".penguin-transcript .pg-undone").wait_for(timeout=60_000)
     assert cell(page, 1).locator(".pg-undo-button").count() == 0
-    assert page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell").count() == 5
+    assert page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell").count() == 6
+    assert [c["id"] for c in restored["cells"]] == ["load", "task", "edited", "deleted", "ran", "later"]

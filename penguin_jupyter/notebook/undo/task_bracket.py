@@ -46,7 +46,8 @@ async def transcript_shown(shell: Any, task: TaskJournal, display: TranscriptDis
     earlier = [t for t in stack.tasks if t is not task and not t.undone and t.transcript is not None]
     if earlier:
         previous = earlier[-1]
-        await previous.transcript.mark("blocked", f"undo the later Task {summary_of(task.prompt)} first", bridge)
+        note = f"undo the later Task {summary_of(task.prompt)} first"
+        await previous.transcript.mark("blocked", note, bridge, by_display=False)
 
 
 def before_namespace_change(shell: Any) -> None:

@@ -3,9 +3,10 @@
 Owns `TranscriptDisplay`: the static transcript's display handle, its bundle and secrets, and
 `mark(state, note)`, which sets the bundle's `undo` entry (available / blocked / undone, see
 transcript_bundle.undo_state) and shows the cell's transcript again — by display id (the page
-that ran the Task) and, when the frontend bridge is connected, through its `set_transcript` op
-on the Task's cell (a reloaded page, where display ids are gone) so the saved notebook keeps
-the mark. The Undo button itself is the labextension's (render.ts); see docs/undo.md.
+that ran the Task; not for "blocked", which a later Task's end sets and which must not add an
+output update to that Task's cell) and, when the frontend bridge is connected, through its
+`set_transcript` op on the Task's cell (a reloaded page, where display ids are gone) so the saved
+notebook keeps the mark. The Undo button itself is the labextension's (render.ts); see docs/undo.md.
 """
 
 from __future__ import annotations
@@ -36,9 +37,11 @@ class TranscriptDisplay:
         self.bundle = {**self.bundle, "undo": {"task_id": self.task_id, "state": state, "note": note}}
         return transcript_mimebundle(self.bundle, secrets=self.secrets)
 
-    async def mark(self, state: str, note: str, bridge: NotebookBridge | None) -> None:
+    async def mark(self, state: str, note: str, bridge: NotebookBridge | None, *, by_display: bool = True) -> None:
+        """Show the transcript again in `state`; `by_display=False` leaves the running cell's
+        output stream alone (only the bridge marks it, as at a later Task's end)."""
         data = self.mimebundle(state, note)
-        if self.handle is not None:
+        if self.handle is not None and by_display:
             try:
                 self.handle.update(data, raw=True)
             except Exception as exc:
