@@ -14,11 +14,13 @@ import time
 import numpy as np
 import pandas as pd
 import polars as pl
+import pytest
 
 from penguin_jupyter.environment.file_journal import FileJournal, open_file_journal, prune_old_journals
 from penguin_jupyter.notebook.undo.fingerprint import COPY_LIMIT_BYTES
 from penguin_jupyter.notebook.undo.namespace_journal import NamespaceBaseline
 from penguin_jupyter.notebook.undo.notebook_journal import CellChange, restore_cells
+from penguin_jupyter.notebook.undo.undo_stack import MAX_TASKS, TaskJournal, UndoRefused, UndoStack
 
 
 def _round_trip(namespace: dict, change) -> tuple[NamespaceBaseline, object]:
@@ -145,3 +147,22 @@ def test_without_a_frontend_the_notebook_part_says_what_it_could_not_undo():
         "2 notebook changes (no notebook frontend with the penguin extension is connected: reopen the "
         "notebook and undo again)"
     ]
+
+
+def test_the_stack_forgets_tasks_beyond_its_limit_and_releases_their_objects(tmp_path):
+    stack = UndoStack()
+    files = open_file_journal(tmp_path / "undo", "session-1")
+    target = tmp_path / "kept.txt"
+    target.write_text("before")
+    for n in range(MAX_TASKS + 5):
+        stack.current = TaskJournal(f"task-{n}-000000", "session-1", None, f"Task {n}", files=files)
+        files.begin(stack.current.task_id)
+        files.before_write(str(target))
+        stack.before_namespace_change({"big": [n]})
+        stack.end({"big": [n], "new": n}, [])
+    assert len(stack.tasks) == MAX_TASKS and stack.tasks[0].task_id == "task-5-000000"
+    assert sorted(p.name for p in (tmp_path / "undo" / "session-1").iterdir()) == sorted(
+        t.task_id for t in stack.tasks
+    )
+    with pytest.raises(UndoRefused, match="older than the last 20 Tasks"):
+        stack.choose("task-0-000000")

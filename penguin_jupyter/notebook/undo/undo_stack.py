@@ -7,7 +7,8 @@ file journals (created under the data root, deleted when the session is disposed
 the most recent not-undone Task (or the one named, if it is that one) put back — notebook,
 variables, files — with one report line, a note queued for the model's next request, and the
 Task's transcript marked "undone". The stack lives in the kernel's memory: after a kernel
-restart there is nothing to undo, and `%penguin undo` says why. See docs/undo.md.
+restart there is nothing to undo, and `%penguin undo` says why; only the last `MAX_TASKS` Tasks are
+kept. See docs/undo.md.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from ..link.frontend_bridge import NotebookBridge
 
 SHELL_ATTRIBUTE = "_penguin_undo"
+MAX_TASKS = 20  # Tasks remembered; an older one is forgotten and its references released
 NOTHING_TO_UNDO = (
     "penguin: nothing to undo — no Task of this kernel is left to undo (after a kernel restart the "
     "earlier Tasks' variables cannot be restored: the kernel that held them is gone)"
@@ -105,6 +107,10 @@ class UndoStack:
             task.namespace.settle(namespace)
         task.commands = commands
         self.tasks.append(task)
+        for old in self.tasks[:-MAX_TASKS]:  # forgotten: release the objects and saved files it held
+            if old.files is not None:
+                old.files.discard(old.task_id)
+        del self.tasks[:-MAX_TASKS]
         return task
 
     # --- undo ------------------------------------------------------------------------------
@@ -132,7 +138,7 @@ class UndoStack:
         if task is None:
             raise UndoRefused(
                 f"penguin: this kernel has no record of Task {task_id} (the kernel restarted since it ran, "
-                "so its variables cannot be restored)"
+                f"so its variables cannot be restored, or it is older than the last {MAX_TASKS} Tasks)"
             )
         reason = self.blocked_reason(task)
         if reason is not None:
@@ -147,6 +153,7 @@ class UndoStack:
         names = task.namespace.restore(namespace) if task.namespace is not None else NamespaceReport()
         files = task.files.restore(task.task_id) if task.files is not None else FileRestore()
         task.undone = True
+        task.namespace = None  # the previous objects are back where they belong (or named)
         task.report = report_line(cells, names, files, task.commands)
         if session is not None and str(session.session_id) == task.session_id:
             session.add_notice(model_note(task.prompt, cells, names, files, task.commands))
