@@ -21,6 +21,7 @@ SCRIPTS = [
     "bench_notebook_tools.py",
     "bench_saved_notebook.py",
     "bench_approval_rules.py",
+    "bench_undo.py",
 ]
 
 

@@ -176,6 +176,11 @@ class Session:
             with contextlib.suppress(Exception):
                 self.on_background_notice()
 
+    def add_notice(self, text: str) -> None:
+        """A fact from the host the model gets at the start of its next request, as a harness
+        notice like a background report (redacted the same way): e.g. the user undid a Task."""
+        self._notices.push(user_text(self.redactor(text), sender="harness"))
+
     def take_background_notices(self) -> list[OmniMessage]:
         """Queued harness notices (a host that starts its own run with them takes them here)."""
         return self._notices.drain()

@@ -13,6 +13,7 @@ import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application'
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { BridgeRequest, runOperation } from './bridge_ops';
+import { notePanel } from './undo_control';
 
 export const COMM_TARGET = 'penguin-notebook';
 export const BRIDGE_VERSION = 1;
@@ -64,6 +65,7 @@ function serve(app: JupyterFrontEnd, panel: NotebookPanel, kernel: Kernel.IKerne
 }
 
 function watch(app: JupyterFrontEnd, panel: NotebookPanel): void {
+  notePanel(panel); // the transcripts' Undo buttons find their kernel through it
   const attach = (): void => {
     const kernel = panel.sessionContext.session?.kernel;
     if (kernel) {

@@ -2,7 +2,8 @@
  * The operations of the notebook bridge (bridge.ts owns the comm): read the cells, read one
  * cell's source (what an approval card shows), insert, edit (only onto the source the card showed,
  * when the request names it) and delete a cell, run a cell as a notebook cell on a kernel subshell, and keep the session id
- * in the notebook's metadata.
+ * in the notebook's metadata. For undo (docs/undo.md): read a whole cell (`cell`), put a cell
+ * back or its outputs (`restore_cell`), and replace a transcript output (`set_transcript`).
  *
  * A cell is run on its own kernel subshell so it executes while the `%%penguin` cell that asked
  * for it is still running on the main shell; its outputs and execution count land in the cell
@@ -176,6 +177,61 @@ async function runCell(panel: NotebookPanel, kernel: Kernel.IKernelConnection, r
   }
 }
 
+/** The whole cell as nbformat JSON (what undo keeps before a delete or a run). */
+function cellJson(panel: NotebookPanel, request: BridgeRequest): unknown {
+  const { cell, index } = findCell(panel, request.cell_id);
+  return { index, cell: cell.model.toJSON() };
+}
+
+/**
+ * Undo: a cell that still exists gets the saved outputs and execution count back; one that is
+ * gone is inserted again, whole (same id), at the saved index.
+ */
+function restoreCell(panel: NotebookPanel, request: BridgeRequest): unknown {
+  const saved = request.cell as { id?: unknown; cell_type?: unknown; outputs?: unknown; execution_count?: unknown };
+  if (!saved || typeof saved !== 'object' || typeof saved.id !== 'string') {
+    throw new Error('restore_cell needs the cell as nbformat JSON with its id');
+  }
+  const model = panel.content.model;
+  if (!model) {
+    throw new Error('the notebook has no model yet');
+  }
+  const index = panel.content.widgets.findIndex(cell => cell.model.id === saved.id);
+  if (index >= 0) {
+    const existing = panel.content.widgets[index];
+    if (existing.model.type === 'code') {
+      const code = (existing as CodeCell).model;
+      code.outputs.clear();
+      for (const output of Array.isArray(saved.outputs) ? saved.outputs : []) {
+        code.outputs.add(output as any);
+      }
+      code.executionCount = typeof saved.execution_count === 'number' ? saved.execution_count : null;
+    }
+    return { id: saved.id, index };
+  }
+  const count = model.sharedModel.cells.length;
+  const at = Math.max(0, Math.min(typeof request.index === 'number' ? Math.floor(request.index) : count, count));
+  model.sharedModel.insertCell(at, saved as any);
+  return { id: saved.id, index: at };
+}
+
+/** Undo marks a Task's transcript: replace the cell's output of `mime` with the new data. */
+function setTranscript(panel: NotebookPanel, request: BridgeRequest): unknown {
+  const { cell, index } = findCell(panel, request.cell_id);
+  if (cell.model.type !== 'code' || typeof request.mime !== 'string') {
+    throw new Error('set_transcript needs a code cell and a mime type');
+  }
+  const outputs = (cell as CodeCell).model.outputs;
+  for (let i = outputs.length - 1; i >= 0; i--) {
+    const output = outputs.get(i);
+    if (output.data[request.mime] !== undefined) {
+      outputs.set(i, { output_type: output.type, data: request.data as any, metadata: output.metadata as any });
+      return { index, output: i };
+    }
+  }
+  throw new Error(`cell ${cell.model.id} has no ${request.mime} output`);
+}
+
 function setMetadata(panel: NotebookPanel, request: BridgeRequest): unknown {
   panel.content.model?.setMetadata('penguin', request.value as any);
   return {};
@@ -201,6 +257,12 @@ export async function runOperation(
       return runCell(panel, kernel, request);
     case 'set_metadata':
       return setMetadata(panel, request);
+    case 'cell':
+      return cellJson(panel, request);
+    case 'restore_cell':
+      return restoreCell(panel, request);
+    case 'set_transcript':
+      return setTranscript(panel, request);
     default:
       throw new Error(`unknown bridge operation ${JSON.stringify(request.op)}`);
   }

@@ -46,12 +46,31 @@ export interface TokenCounts {
   total: number;
 }
 
+export interface UndoState {
+  task_id: string;
+  state: 'available' | 'blocked' | 'undone';
+  note: string;
+}
+
 export interface Bundle {
   version: number;
   session: { [key: string]: string };
   status: string;
   usage: { session: TokenCounts; request: TokenCounts } | null;
   messages: Json[];
+  undo?: UndoState; // only when the bundle has one (as the Python reader)
+}
+
+/** The bundle's optional undo entry (docs/undo.md "The Undo button"), strings only. */
+function undoState(value: Json): UndoState | null {
+  if (!isObject(value) || !['available', 'blocked', 'undone'].includes(value.state)) {
+    return null;
+  }
+  return {
+    task_id: String(value.task_id ?? ''),
+    state: value.state,
+    note: String(value.note ?? '')
+  };
 }
 
 export interface TextBlock {
@@ -171,13 +190,18 @@ export function readBundle(data: Json): Bundle {
   const messages = (Array.isArray(data.messages) ? data.messages : [])
     .map(messageDict)
     .filter((m: Json) => m !== null);
-  return {
+  const bundle: Bundle = {
     version: typeof data.version === 'number' ? data.version : 0,
     session,
     status: STOP_REASONS.includes(data.status) ? data.status : 'completed',
     usage,
     messages
   };
+  const undo = undoState(data.undo);
+  if (undo) {
+    bundle.undo = undo;
+  }
+  return bundle;
 }
 
 // --- small helpers (same as the Python ones) ------------------------------------------------

@@ -12,6 +12,7 @@ import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 import { Block, Bundle, buildBlocks, BUNDLE_VERSION, readBundle, ToolCard } from './model';
 import { imageNode, safeFragment, safeHtml } from './nofetch';
+import { undoControl } from './undo_control';
 
 export const OUTPUT_HEAD_LINES = 12;
 
@@ -154,7 +155,8 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
     const header = el('div', 'pg-header',
       el('span', 'pg-title', `🐧 penguin · ${model} · `),
       el('span', `pg-status pg-status-${bundle.status}`, bundle.status),
-      el('div', 'pg-meta', meta));
+      el('div', 'pg-meta', meta),
+      undoControl(bundle.undo ?? null, this.node));
     if (bundle.version > BUNDLE_VERSION) {
       header.appendChild(el('div', 'pg-meta',
         `bundle version ${bundle.version} is newer than this renderer (${BUNDLE_VERSION}); some parts may be missing`));

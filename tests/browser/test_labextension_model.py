@@ -146,6 +146,19 @@ def test_ts_reads_older_bundles_like_python(node_model):
     assert result["bundle"] == read_bundle(old)
 
 
+def test_ts_reads_the_undo_state_like_python(node_model):
+    """The Undo button's entry (docs/undo.md): kept as three strings, dropped when its state is unknown."""
+    for undo in (
+        {"task_id": "task-3-a1b2c3", "state": "undone", "note": "penguin: undone — variables removed: z", "x": 1},
+        {"task_id": "task-1-000000", "state": "blocked", "note": 5},
+        {"task_id": "task-1-000000", "state": "run-this"},
+    ):
+        bundle = {"version": 1, "status": "completed", "messages": [], "undo": undo}
+        result = run_ts(node_model, {"messages": [], "bundle": bundle, "diffs": []})
+        assert result["bundle"] == read_bundle(bundle)
+    assert read_bundle(bundle).get("undo") is None
+
+
 INVISIBLE = "x = 1  # \u202e } \u2066if admin\u2069 \u200b\u00ad\ufeff\x1b[2K\r\U000e0041"
 LONG_SOURCE = "\n".join(["## Summary", "", "fine", "", "![c](http://h.example/x?d=1)", *[f"l{n}" for n in range(6, 21)]])
 

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field
 
 from ...omni import OmniMessage
+from ..file_journal import journal_before_write
 from ..tool_arguments import AnyText, Flag, Text, Unusable
 from ..tool_declaration import ToolArguments, ToolDeclaration
 from ..types import ToolExecutionContext, ToolResult
@@ -190,6 +191,7 @@ class EditFileTool(ToolBase[EditFileArguments]):
                 "unique, or set replace_all to true to replace every occurrence."
             ), False
         updated = content.replace(old, new) if replace_all else content.replace(old, new, 1)
+        journal_before_write(self.services, abs_path, workspace_dir)  # undo (docs/undo.md)
         try:
             atomic_write(abs_path, updated.encode("utf-8", "surrogateescape"))
         except OSError as exc:

@@ -10,6 +10,7 @@ from typing import Annotated
 from pydantic import Field
 
 from ...omni import OmniMessage
+from ..file_journal import journal_before_write
 from ..tool_arguments import AnyText, Text
 from ..tool_declaration import ToolArguments, ToolDeclaration
 from ..types import ToolExecutionContext, ToolResult
@@ -86,6 +87,7 @@ class WriteFileTool(ToolBase[WriteFileArguments]):
         except OSError:
             previous = None
         data = content.encode("utf-8", "surrogatepass")
+        journal_before_write(self.services, abs_path, workspace_dir)  # undo (docs/undo.md)
         try:
             os.makedirs(os.path.dirname(abs_path), exist_ok=True)
             atomic_write(abs_path, data)

@@ -26,6 +26,8 @@ from ...omni import OmniMessage, StopReason, ToolCallPayload, partial_tool_call_
 from ..link.frontend_bridge import BridgeError
 from ..transcript.cell_sources import CellPreview
 from ..transcript.transcript_model import edit_cell_result, parse_arguments
+from ..undo.notebook_journal import CellChange, read_cell
+from ..undo.task_bracket import before_namespace_change, note_cell_change
 from .cell_outputs import cells_text, error_text
 from .notebook_file import NotebookFileError, read_saved_cells
 
@@ -215,6 +217,7 @@ class InsertCellTool(_NotebookTool[InsertCellArguments]):
             result = await self._request("insert", ctx, **request)
             cell_id = str(result.get("id", ""))
             task.inserted.append(cell_id)
+            note_cell_change(self.link.shell, CellChange("insert", cell_id))
         self.link.sources[cell_id] = source
         hint = " Run it with run_cell." if cell_type == "code" else ""
         yield partial_tool_call_output(
@@ -233,6 +236,7 @@ class EditCellTool(_NotebookTool[EditCellArguments]):
             request["expected_source"] = shown
         result = await self._request("edit", ctx, **request)
         old = str(result.get("old_source", ""))
+        note_cell_change(self.link.shell, CellChange("edit", cell_id, source=old))
         self.link.sources[cell_id] = source
         text = edit_cell_result(cell_id, result.get("index"), old, source)
         yield partial_tool_call_output("delta", text, ctx.tool_call_id)
@@ -246,6 +250,9 @@ class RunCellTool(_NotebookTool[RunCellArguments]):
         current = await _live_source(self.link, cell_id)
         if (current if current is not None else self.link.sources.get(cell_id, "")).lstrip().startswith("%%penguin"):
             raise _Refused(f"run_cell refused: cell {cell_id} is a %%penguin cell; ask the user to run it.")
+        before = await read_cell(self.link.bridge, cell_id)  # undo puts its outputs back
+        before_namespace_change(self.link.shell)
+        note_cell_change(self.link.shell, CellChange("run", cell_id, cell=before))
         try:
             result = await self._request("run", ctx, cell_id=cell_id)
         except BridgeError:
@@ -285,7 +292,9 @@ class DeleteCellTool(_NotebookTool[DeleteCellArguments]):
 
     async def _run(self, arguments: DeleteCellArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         cell_id = self._target_cell(arguments.cell_id, "deleted")
+        before = await read_cell(self.link.bridge, cell_id)  # undo puts it back whole
         result = await self._request("delete", ctx, cell_id=cell_id)
+        note_cell_change(self.link.shell, CellChange("delete", cell_id, cell=before, index=result.get("index")))
         self.link.sources.pop(cell_id, None)
         if cell_id in self.link.task.inserted:
             self.link.task.inserted.remove(cell_id)

@@ -23,6 +23,7 @@ from ...environment.tool_arguments import CallDescription, NonBlankText
 from ...environment.tool_declaration import DeclaredTool, ToolArguments, ToolDeclaration
 from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from ...omni import OmniMessage, partial_tool_call_output
+from ..undo.task_bracket import before_namespace_change
 from .displayed import DisplayCapture
 from .distributed_work import DistributedWork
 from .kernel_shell import KernelShell
@@ -151,6 +152,7 @@ class RunPythonTool(DeclaredTool[RunPythonArguments]):
                 loop.call_soon_threadsafe(_resolve_once, done)
                 loop.call_soon_threadsafe(chunks.put_nowait, "")  # wake the reader: no 50 ms poll wait
 
+        before_namespace_change(self._shell)  # undo's baseline (docs/undo.md "Kernel variables")
         distributed = DistributedWork.snapshot()
         thread = threading.Thread(target=worker, name="penguin-run-python", daemon=True)
         thread.start()

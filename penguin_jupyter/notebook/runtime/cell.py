@@ -20,10 +20,11 @@ from ...interfaces import AbortSignal
 from ...omni import ApprovalDecisionPayload, OmniMessage, SessionMetaPayload, TokenUsagePayload, user_text
 from ...state.approval_rules import RuleBook
 from ..kernel_tools.notebook_cells import cell_preview
-from ..link.notebook_link import link_of
+from ..link.notebook_link import current_cell_id, link_of
 from ..live.cell_view import CellView
 from ..transcript.cell_sources import CellPreview
-from ..transcript.transcript_bundle import static_transcript
+from ..transcript.transcript_bundle import TRANSCRIPT_MIME, static_transcript
+from ..undo import task_bracket
 from .approval import CELL_ENDED_NOTE, ApprovalRow, CellAsker, approval_channel
 from .approval_router import CellApproval
 from .background_feed import BackgroundFeed
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from IPython.display import DisplayHandle
 
     from ...session import Session
+    from ..undo.undo_stack import TaskJournal
     from .kernel_runtime import KernelRuntime
 
 INTERRUPT_GRACE_S = 15.0
@@ -115,6 +117,7 @@ class Cell:
             BackgroundFeed(registry, self.loop, self._on_background_in_cell) if registry is not None else None
         )
         self._display: DisplayHandle | None = None
+        self.undo_task: TaskJournal | None = None
 
     def _make_view(self) -> CellView:
         if getattr(self.runtime.shell, "kernel", None) is not None:
@@ -139,6 +142,14 @@ class Cell:
         if shown is not None:
             self._display = display(shown, display_id=True)
         self.runtime.enter(self)
+        agent = self.runtime.sessions.agent
+        self.undo_task = task_bracket.begin_task(  # docs/undo.md
+            self.runtime.shell,
+            self.session,
+            current_cell_id(self.runtime.shell),
+            self.prompt,
+            agent.agent_dir if agent is not None else None,
+        )
         if self.feed is not None:
             self.feed.attach()
         return self
@@ -155,7 +166,10 @@ class Cell:
             self.runtime.leave(self)
         status = self.record.status()
         self.view.finish("interrupted" if status == "aborted" else status)
-        self._show_transcript(status)
+        undo_task = task_bracket.end_task(self.runtime.shell, self.record.messages) if self.undo_task else None
+        self._show_transcript(status, undo_task)
+        if undo_task is not None:
+            await self._offer_undo(undo_task)
 
     async def run_task(self) -> None:
         """Run the Task to its end; an interrupt stops it and waits (bounded) for it to wind down."""
@@ -275,7 +289,7 @@ class Cell:
 
     # --- the static transcript ----------------------------------------------------------------------
 
-    def _show_transcript(self, status: str) -> None:
+    def _show_transcript(self, status: str, undo_task: TaskJournal | None = None) -> None:
         from IPython.display import display
 
         mimebundle = static_transcript(
@@ -285,6 +299,7 @@ class Cell:
             usage=self.record.usage,
             redactor=self.redactor,
             decision_reasons=self.decision_reasons,
+            undo={"task_id": undo_task.task_id, "state": "available"} if undo_task is not None else None,
         )
         self.final = (status, mimebundle)
         if self._display is None:
@@ -294,3 +309,15 @@ class Cell:
         self.view.close()
         for note in self.lasting_notes:
             tell(self.redactor.text(note))
+
+    async def _offer_undo(self, undo_task: TaskJournal) -> None:
+        """The transcript's Undo button now targets this Task (docs/undo.md)."""
+        from ..undo.transcript_marks import TranscriptDisplay
+
+        if self.final is None:
+            return
+        link = link_of(self.runtime.shell)
+        shown = TranscriptDisplay(
+            self._display, self.final[1][TRANSCRIPT_MIME], self.redactor, undo_task.cell_id, undo_task.task_id
+        )
+        await task_bracket.transcript_shown(self.runtime.shell, undo_task, shown, link.bridge if link else None)

@@ -158,6 +158,11 @@ class NotebookSessions:
                 self.session.dispose()
             except Exception:
                 pass
+            from ..undo.undo_stack import undo_stack
+
+            stack = undo_stack(self.shell)
+            if stack is not None:  # the session's undo journal goes with it (docs/undo.md)
+                stack.session_disposed(str(self.session.session_id))
         self.session = None
 
     # --- what a cell runs in ---------------------------------------------------------------------

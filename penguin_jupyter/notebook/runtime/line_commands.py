@@ -2,8 +2,9 @@
 
 Owns what each command prints and does: status, new, sessions, resume, model, models, approve,
 python-timeout, compact, usage, trace, config (with the administrator's policy), rules (the
-approval rules in force; `rules forget N`), help. Parsing is `options.py`'s; the session
-switches (all-or-nothing: a failed `new` / `resume` / `model` leaves everything as it was) are
+approval rules in force; `rules forget N`), undo (the journals are notebook/undo/'s), help.
+Parsing is `options.py`'s; the session switches (all-or-nothing: a failed `new` / `resume` / `model`
+leaves everything as it was) are
 `kernel_sessions.py`'s.
 """
 
@@ -272,6 +273,32 @@ async def _config(runtime: KernelRuntime, arg: str | None) -> None:
         print("\n".join(policy.describe()))
 
 
+async def _undo(runtime: KernelRuntime, arg: str | None) -> None:
+    """`%penguin undo [--task ID]`: one report line here, the transcript marked (docs/undo.md)."""
+    from ..link.notebook_link import link_of
+    from ..undo.undo_stack import NOTHING_TO_UNDO, UndoRefused, undo_stack
+
+    stack = undo_stack(runtime.shell)
+    if stack is None:
+        tell(NOTHING_TO_UNDO)
+        return
+    try:
+        task = stack.choose(arg)
+    except UndoRefused as exc:
+        tell(str(exc))
+        return
+    link = link_of(runtime.shell)
+    bridge = link.bridge if link is not None else None
+    namespace = runtime.shell.user_ns if runtime.shell is not None else {}
+    line = await stack.undo(task, namespace, bridge, runtime.sessions.session)
+    print(line)
+    if task.transcript is not None:
+        await task.transcript.mark("undone", line, bridge)
+    top = stack.top()
+    if top is not None and top.transcript is not None:
+        await top.transcript.mark("available", "", bridge)
+
+
 HANDLERS: dict[str, Handler] = {
     "help": _help,
     "status": _status,
@@ -287,6 +314,7 @@ HANDLERS: dict[str, Handler] = {
     "trace": _trace,
     "config": _config,
     "rules": _rules,
+    "undo": _undo,
 }
 
 

@@ -190,6 +190,7 @@ LINE_COMMANDS: dict[str, str] = {
     "trace": "show the path of the current trace file",
     "config": "show where models and credentials are read from, and the administrator's policy",
     "rules [forget N]": "list the approval rules in force, numbered with their file; forget N removes rule N",
+    "undo": "undo the most recent Task not yet undone: its cells, variables and files (again: the one before)",
     "help": "show this help",
 }
 
@@ -220,6 +221,8 @@ def parse_line_command(line: str) -> LineCommand:
         if len(args) != 2 or args[0] != "forget" or not args[1].isdigit():
             raise OptionError("penguin: usage: %penguin rules [forget N]")
         return LineCommand("rules", args[1])
+    if name == "undo":
+        return _undo_command(args)
     if name in needs_arg:
         if len(args) != 1:
             raise OptionError(f"penguin: usage: %penguin {needs_arg[name]}")
@@ -233,6 +236,17 @@ def parse_line_command(line: str) -> LineCommand:
     if args:
         raise OptionError(f"penguin: %penguin {name} takes no arguments")
     return LineCommand(name)
+
+
+def _undo_command(args: list[str]) -> LineCommand:
+    """`undo` or `undo --task ID` (what the transcript's Undo button runs)."""
+    if not args:
+        return LineCommand("undo")
+    if len(args) == 2 and args[0] == "--task" and args[1].strip():
+        return LineCommand("undo", args[1])
+    if len(args) == 1 and args[0].startswith("--task=") and args[0][7:].strip():
+        return LineCommand("undo", args[0][7:])
+    raise OptionError("penguin: usage: %penguin undo [--task ID]")
 
 
 def timeout_text(seconds: float) -> str:

@@ -28,7 +28,7 @@ MAX_REPLAY_CHARS = 16 * 1024 * 1024  # the bundle as compact JSON
 MAX_REPLAY_MESSAGES = 50_000
 MAX_ORIGIN_HOPS = 16
 MAX_SESSION_VALUE_CHARS = 4096
-BUNDLE_KEYS = frozenset({"version", "session", "status", "usage", "messages"})
+BUNDLE_KEYS = frozenset({"version", "session", "status", "usage", "messages", "undo"})  # undo: not replayed
 
 
 class ReplayRefused(ValueError):

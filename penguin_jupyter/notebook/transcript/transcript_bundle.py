@@ -22,6 +22,8 @@ TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
 BUNDLE_VERSION = 1
 SESSION_KEYS = ("session_id", "provider", "model_id", "workspace", "approval_mode", "trace_path")
 TOKEN_KEYS = ("cache_read", "cache_write", "output", "total")
+UNDO_STATES = ("available", "blocked", "undone")
+MAX_UNDO_TEXT = 2000
 
 
 def _message_dict(message: Any) -> dict[str, Any] | None:
@@ -100,6 +102,14 @@ def _session(info: Any) -> dict[str, Any]:
     return {key: str(value) for key, value in session.items()}
 
 
+def undo_state(value: Any) -> dict[str, str] | None:
+    """The bundle's optional `undo` entry — `{task_id, state: available|blocked|undone, note}` —
+    kept only as short strings (docs/undo.md "The Undo button")."""
+    if not isinstance(value, Mapping) or value.get("state") not in UNDO_STATES:
+        return None
+    return {key: str(value.get(key) or "")[:MAX_UNDO_TEXT] for key in ("task_id", "state", "note")}
+
+
 def make_bundle(
     messages: Iterable[Any],
     *,
@@ -108,6 +118,7 @@ def make_bundle(
     usage: Any = None,
     redactor: Redactor = EMPTY,
     decision_reasons: Mapping[str, str] | None = None,
+    undo: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The version-1 bundle of a Task: complete messages/events in stream order, no partials,
     tool lists by name only, no fidelity.
@@ -120,6 +131,7 @@ def make_bundle(
     `decision_reasons` (tool_call_id → why no click was needed) become the `reason` of those
     `approval_decision` payloads (a notebook-only addition: the omni model ignores it when a
     bundle is read back).
+    `undo`: the Task's undo state for the Undo button (see `undo_state`), absent when None.
     """
     if status not in STOP_REASONS:
         raise ValueError(f"transcript status must be one of {', '.join(STOP_REASONS)}, got {status!r}")
@@ -135,6 +147,8 @@ def make_bundle(
         "usage": _usage(usage),
         "messages": wire,
     }
+    if undo_state(undo) is not None:
+        bundle["undo"] = undo_state(undo)
     return redactor.value(bundle)
 
 
@@ -160,13 +174,17 @@ def read_bundle(data: Any) -> dict[str, Any]:
         usage = None
     raw_messages = data.get("messages")
     messages = [m for m in (_message_dict(x) for x in raw_messages or []) if m is not None]
-    return {
+    normalized = {
         "version": version,
         "session": _session(data.get("session") if isinstance(data.get("session"), Mapping) else None),
         "status": status if status in STOP_REASONS else "completed",
         "usage": usage,
         "messages": messages,
     }
+    undo = undo_state(data.get("undo"))
+    if undo is not None:
+        normalized["undo"] = undo
+    return normalized
 
 
 def transcript_mimebundle(bundle: Any, *, redactor: Redactor = EMPTY) -> dict[str, Any]:
@@ -192,6 +210,7 @@ def static_transcript(
     usage: Any = None,
     redactor: Redactor = EMPTY,
     decision_reasons: Mapping[str, str] | None = None,
+    undo: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What a finished Task's cell shows: the bundle of `messages` (see `make_bundle`) as its
     display mimebundle, redacted and rendered through the no-fetch HTML. The one path for a live
@@ -203,5 +222,6 @@ def static_transcript(
         usage=usage,
         redactor=redactor,
         decision_reasons=decision_reasons,
+        undo=undo,
     )
     return transcript_mimebundle(bundle, redactor=redactor)

@@ -40,6 +40,7 @@ _CSS = f"""
   border: 1px solid #8884; border-radius: 6px; padding: 8px 10px; max-width: 100%;}}
 .{ROOT_CLASS} .pg-header {{font-weight: 600; margin-bottom: 6px;}}
 .{ROOT_CLASS} .pg-meta {{color: #777; font-weight: 400; font-size: 12px;}}
+.{ROOT_CLASS} .pg-undone {{color: #b26a00;}}
 .{ROOT_CLASS} pre {{white-space: pre-wrap; word-break: break-word; margin: 4px 0; padding: 6px;
   background: #8881; border-radius: 4px; font-size: 12px;}}
 .{ROOT_CLASS} details > summary {{cursor: pointer; color: #777;}}
@@ -171,6 +172,13 @@ def _usage(usage: Mapping[str, Any] | None) -> str:
     )
 
 
+def _undone(undo: Any) -> str:
+    """The header's mark of a Task the user undid (docs/undo.md), with its report line."""
+    if not isinstance(undo, Mapping) or undo.get("state") != "undone":
+        return ""
+    return f" · <span class='pg-undone'>undone</span><div class='pg-meta'>{_e(str(undo.get('note') or ''))}</div>"
+
+
 def render_html(bundle: Mapping[str, Any]) -> str:
     """The whole transcript of a normalized bundle (see `transcript_bundle.read_bundle`)."""
     session = bundle.get("session") or {}
@@ -181,6 +189,7 @@ def render_html(bundle: Mapping[str, Any]) -> str:
     status = str(bundle.get("status") or "completed")
     header = (
         f"<div class='pg-header'>🐧 penguin · {_e(model)} · <span class='pg-status-{_e(status)}'>{_e(status)}</span>"
+        f"{_undone(bundle.get('undo'))}"
         f"<div class='pg-meta'>{_e(' · '.join(m for m in meta if m))}</div></div>"
     )
     body = "".join(_block(block) for block in build_blocks(bundle.get("messages") or []))

@@ -38,6 +38,10 @@ def render_text(bundle: Mapping[str, Any]) -> str:
     blocks = build_blocks(bundle.get("messages") or [])
     model = "/".join(str(session[k]) for k in ("provider", "model_id") if session.get(k)) or "unknown model"
     lines = [f"penguin transcript — {model} — {bundle.get('status') or 'completed'}"]
+    undo = bundle.get("undo")
+    if isinstance(undo, Mapping) and undo.get("state") == "undone":
+        lines[0] += " — undone"
+        lines.append(str(undo.get("note") or ""))
     where = [session_label(session["session_id"]) if session.get("session_id") else ""]
     where.append(f"workspace {session['workspace']}" if session.get("workspace") else "")
     if any(where):
