@@ -47,7 +47,7 @@ def archive_file_name(tool_name: str, tool_call_id: str) -> str:
     return f"{safe}-{digest}.log"
 
 
-def _repair_surrogates(text: str) -> str:
+def repair_surrogates(text: str) -> str:
     """Join surrogate pairs into astral characters; any lone surrogate becomes U+FFFD."""
     if not _LONE_SURROGATE.search(text):
         return text
@@ -95,7 +95,7 @@ class ArchiveCapture:
         self._pending_high = ""
         if "\ud800" <= text[-1] <= "\udbff":
             text, self._pending_high = text[:-1], text[-1]
-        self._append_bytes(_repair_surrogates(text).encode("utf-8"))
+        self._append_bytes(repair_surrogates(text).encode("utf-8"))
 
     def replace(self, text: str) -> None:
         """Compatibility path: the tool's complete output replaces what was captured."""

@@ -21,7 +21,14 @@ from ..interfaces import AbortSignal, ApproveFn, EnvironmentServices, SignalWatc
 from ..omni import OmniMessage, StopReason, partial_tool_call_output, tool_call_output
 from ..omni.models import PartialToolCallOutputPayload, ToolCallOutputPayload
 from ..redaction import EMPTY, Redactor
-from .archive import ArchiveCapture, ArchiveFailed, ArchiveSaved, archive_budget_mib, archive_directory
+from .archive import (
+    ArchiveCapture,
+    ArchiveFailed,
+    ArchiveSaved,
+    archive_budget_mib,
+    archive_directory,
+    repair_surrogates,
+)
 from .types import BuiltinTool, ToolExecutionContext, ToolResult
 
 log = logging.getLogger(__name__)
@@ -296,9 +303,11 @@ def _close_out(
 
 
 def _final_content(state: _RunState, limit: int) -> _Content:
-    streamed = state.streamed_text
+    # A tool may hand over text decoded with surrogateescape (a file's stray non-UTF-8 byte): the
+    # model's output must be valid UTF-8, so a lone surrogate becomes U+FFFD here, once for all tools.
+    streamed = repair_surrogates(state.streamed_text)
     used_complete = state.complete_output is not None
-    content = state.complete_output if state.complete_output is not None else streamed
+    content = repair_surrogates(state.complete_output) if state.complete_output is not None else streamed
     capped = content[:limit] if limit > 0 and len(content) > limit else content
     truncated = len(capped) < len(content) or state.content_len > len(streamed)
     return _Content(streamed, used_complete, capped, truncated)

@@ -165,6 +165,16 @@ async def test_read_file_crlf_and_long_lines(env, ws):
 # --- edit_file ------------------------------------------------------------------------------
 
 
+async def test_edit_file_on_bytes_that_are_not_utf8_keeps_them_and_its_output_encodes(env, ws):
+    """A file with a stray Latin-1 byte: the edit keeps the byte on disk, and the output the model
+    gets is valid UTF-8 (a lone surrogate in it made every later model request fail)."""
+    (ws / "latin.txt").write_bytes(b"caf\xe9 = 1\nvalue = 2\n")
+    result = await call(env, "edit_file", file_path="latin.txt", old_string="value = 2", new_string="value = 3")
+    assert (ws / "latin.txt").read_bytes() == b"caf\xe9 = 1\nvalue = 3\n"
+    result.output.encode("utf-8")  # raises on a lone surrogate
+    assert "caf\ufffd = 1" in result.output and "+value = 3" in result.output
+
+
 async def test_edit_file_exact_outputs(env, ws):
     (ws / "src.ts").write_text("const a = 1;\nconst b = 2;\nconst c = 3;\n")
     result = await call(
