@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 from ...omni import CompactionEndPayload, OmniMessage, TokenUsagePayload
+from ..kernel_tools.notebook_place import page_hello
 from .kernel_runtime import KernelRuntime, kernel_runtime
 from .kernel_sessions import NotebookSessions, SessionStartError, config_path_text
 from .options import (
@@ -104,7 +105,8 @@ def _default_workspace(runtime: KernelRuntime) -> str:
     current = runtime.sessions.session
     if current is not None:
         return str(current.workspace_dir)
-    return resolve_workspace(None, runtime.shell.user_ns if runtime.shell is not None else {})
+    shell = runtime.shell
+    return resolve_workspace(None, shell.user_ns if shell is not None else {}, hello=page_hello(shell))
 
 
 # --- handlers -------------------------------------------------------------------------------------
