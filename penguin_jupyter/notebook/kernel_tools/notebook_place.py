@@ -26,8 +26,8 @@ NOTEBOOK_ROOT_VARS = ("PENGUIN_NOTEBOOK_ROOT", "KERNEL_PENGUIN_NOTEBOOK_ROOT")
 WORKING_DIR_VAR = "KERNEL_WORKING_DIR"
 PAGE_HELLO_WAIT_S = 3.0
 SETTINGS_HINT = (
-    'set KERNEL_PENGUIN_NOTEBOOK_ROOT to where this kernel sees the server\'s root (README "Remote '
-    'kernels and gateways"), or pass --workspace'
+    "set KERNEL_PENGUIN_NOTEBOOK_ROOT to where this kernel sees the server's root, or pass --workspace "
+    '(README "Remote kernels and gateways")'
 )
 
 
