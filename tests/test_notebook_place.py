@@ -150,3 +150,66 @@ def test_a_gateway_kernel_that_cannot_see_the_folder_says_which_directory_it_use
     finally:
         kernel.close()
         server.stop()
+
+
+@pytest.mark.kernel
+def test_a_gateway_kernel_replays_the_saved_transcript_once_the_page_says_where_the_notebook_is(tmp_path):
+    """Restart & Run All through a gateway: the `%%penguin` cell is sent before the page's hello
+    (which names the notebook relative to `serverRoot`); the cell waits for it, finds the saved
+    file and shows its transcript without a model request."""
+    import os
+
+    import nbformat
+
+    from penguin_jupyter.notebook.link.frontend_bridge import COMM_TARGET
+    from penguin_jupyter.notebook.transcript.transcript_bundle import TRANSCRIPT_MIME, make_bundle
+    from penguin_jupyter.omni import assistant_text, user_text
+    from penguin_jupyter.testing import ScriptedModelServer
+    from tests.support_forged_notebook import write_notebook
+    from tests.support_kernel import KernelHarness, kernel_env
+    from tests.support_session import configure_model
+
+    root = tmp_path / "server"
+    (root / "project").mkdir(parents=True)
+    source = "%%penguin\nSummarize the data"
+    bundle = make_bundle(
+        [user_text("Summarize the data"), assistant_text("SAVED-ANSWER: three species.")],
+        session_info={"session_id": "session-saved", "provider": "openai", "model_id": "m", "workspace": str(root)},
+        status="completed",
+    )
+    cell = nbformat.v4.new_code_cell(source, id="agent", execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("display_data", data={TRANSCRIPT_MIME: bundle, "text/plain": "t"})]
+    write_notebook(root / "project" / "remote.ipynb", [cell])
+
+    server = ScriptedModelServer([{"text": "a new answer"}]).start()
+    configure_model(Path(os.environ["PENGUIN_HOME"]), server)
+    kernel_cwd = tmp_path / "gateway-cwd"
+    kernel_cwd.mkdir()
+    env = kernel_env()
+    for name in ("JPY_SESSION_NAME", "KERNEL_WORKING_DIR"):
+        env.pop(name, None)
+    kernel = KernelHarness(str(kernel_cwd), env)
+    try:
+        loaded = kernel.execute("%load_ext penguin_jupyter")
+        comm_id = next(
+            m["content"]["comm_id"]
+            for m in loaded.of_type("comm_open")
+            if m["content"].get("target_name") == COMM_TARGET
+        )
+        hello = {"op": "hello", "version": 1, "frontend": "jupyterlab", "path": "project/remote.ipynb",
+                 "serverRoot": str(root), "subshells": False, "metadata": None}  # fmt: skip
+        sent: list[bool] = []
+
+        def say_hello_once_the_cell_runs(msg, _result):
+            if not sent and msg["msg_type"] == "status" and msg["content"]["execution_state"] == "busy":
+                sent.append(True)
+                kernel.kc.shell_channel.send(kernel.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": hello}))
+
+        result = kernel.execute(source, cell_id="agent", on_message=say_hello_once_the_cell_runs, timeout=120)
+    finally:
+        kernel.close()
+        server.stop()
+    assert sent and result.reply["content"]["status"] == "ok", result.stderr
+    assert "the model was not called" in result.stderr, result.stderr
+    assert "SAVED-ANSWER" in str(result.final_bundles() or [m["content"] for m in result.messages])
+    assert server.requests == []
