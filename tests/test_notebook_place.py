@@ -24,23 +24,23 @@ def test_the_hosts_name_wins_over_the_page(tmp_path):
     local = _notebook(tmp_path / "local", "a.ipynb")
     page_root = tmp_path / "server"
     _notebook(page_root, "x/b.ipynb")
-    place = notebook_place({}, {"path": "x/b.ipynb", "serverRoot": str(page_root)}, {"JPY_SESSION_NAME": str(local)})
+    place = notebook_place({}, {"path": "x/b.ipynb", "server_root": str(page_root)}, {"JPY_SESSION_NAME": str(local)})
     assert (place.notebook, place.found_by) == (str(local), "host")
 
 
 def test_the_page_path_under_the_server_root_the_page_reports(tmp_path):
     notebook = _notebook(tmp_path / "server", "project/remote.ipynb")
-    place = notebook_place({}, {"path": "project/remote.ipynb", "serverRoot": str(tmp_path / "server")}, {})
+    place = notebook_place({}, {"path": "project/remote.ipynb", "server_root": str(tmp_path / "server")}, {})
     assert place.notebook == str(notebook) and place.directory == str(notebook.parent)
     assert place.found_by == "page"
-    workspace, why = choose_workspace(None, {}, {}, {"path": "project/remote.ipynb", "serverRoot": str(tmp_path / "server")})
+    workspace, why = choose_workspace(None, {}, {}, {"path": "project/remote.ipynb", "server_root": str(tmp_path / "server")})
     assert (workspace, why) == (str(notebook.parent.resolve()), None)
 
 
 def test_the_deployments_mapping_comes_before_the_pages_server_root(tmp_path):
     mounted = _notebook(tmp_path / "mnt", "project/remote.ipynb")
     _notebook(tmp_path / "server", "project/remote.ipynb")  # the same path exists on both sides
-    hello = {"path": "project/remote.ipynb", "serverRoot": str(tmp_path / "server")}
+    hello = {"path": "project/remote.ipynb", "server_root": str(tmp_path / "server")}
     place = notebook_place({}, hello, {"KERNEL_PENGUIN_NOTEBOOK_ROOT": str(tmp_path / "mnt")})
     assert place.notebook == str(mounted)
     # a mapping where the file is not falls through to the server's root
@@ -52,7 +52,7 @@ def test_a_path_leaving_the_root_is_never_joined(tmp_path):
     _notebook(tmp_path, "secret.ipynb")
     root = tmp_path / "server"
     root.mkdir()
-    place = notebook_place({}, {"path": "../secret.ipynb", "serverRoot": str(root)}, {})
+    place = notebook_place({}, {"path": "../secret.ipynb", "server_root": str(root)}, {})
     assert place.notebook is None and place.directory is None
 
 
@@ -65,7 +65,7 @@ def test_the_gateways_working_dir_gives_the_folder_and_the_page_its_file(tmp_pat
         str(notebook.parent.resolve()),
         "gateway",
     )
-    after_hello = notebook_place({}, {"path": "project/remote.ipynb"}, env)  # no serverRoot in the hello
+    after_hello = notebook_place({}, {"path": "project/remote.ipynb"}, env)  # no server_root in the hello
     assert after_hello.notebook == str(notebook.parent.resolve() / "remote.ipynb")
 
 
@@ -73,7 +73,7 @@ def test_a_notebook_the_kernel_cannot_see_falls_back_to_the_cwd_and_says_why(tmp
     kernel_cwd = tmp_path / "gateway-cwd"
     kernel_cwd.mkdir()
     monkeypatch.chdir(kernel_cwd)
-    hello = {"path": "project/remote.ipynb", "serverRoot": "/srv/elsewhere"}
+    hello = {"path": "project/remote.ipynb", "server_root": "/srv/elsewhere"}
     env = {"KERNEL_WORKING_DIR": "/srv/elsewhere/project"}
     workspace, why = choose_workspace(None, {}, env, hello)
     assert workspace == str(kernel_cwd.resolve())
@@ -155,7 +155,7 @@ def test_a_gateway_kernel_that_cannot_see_the_folder_says_which_directory_it_use
 @pytest.mark.kernel
 def test_a_gateway_kernel_replays_the_saved_transcript_once_the_page_says_where_the_notebook_is(tmp_path):
     """Restart & Run All through a gateway: the `%%penguin` cell is sent before the page's hello
-    (which names the notebook relative to `serverRoot`); the cell waits for it, finds the saved
+    (which names the notebook relative to `server_root`); the cell waits for it, finds the saved
     file and shows its transcript without a model request."""
     import os
 
@@ -197,7 +197,7 @@ def test_a_gateway_kernel_replays_the_saved_transcript_once_the_page_says_where_
             if m["content"].get("target_name") == COMM_TARGET
         )
         hello = {"op": "hello", "version": 1, "frontend": "jupyterlab", "path": "project/remote.ipynb",
-                 "serverRoot": str(root), "subshells": False, "metadata": None}  # fmt: skip
+                 "server_root": str(root), "subshells": False, "metadata": None}  # fmt: skip
         sent: list[bool] = []
 
         def say_hello_once_the_cell_runs(msg, _result):

@@ -5,7 +5,7 @@ says why it could not: the host's name for it (`JPY_SESSION_NAME`, `__session__`
 `__vsc_ipynb_file__` — a local jupyter_server or VS Code); else the page's hello (the notebook's
 path relative to the server's root) resolved against `PENGUIN_NOTEBOOK_ROOT` /
 `KERNEL_PENGUIN_NOTEBOOK_ROOT` (where this kernel sees the server's root), then against the
-hello's `serverRoot`; else `KERNEL_WORKING_DIR` (the notebook's folder, which jupyter_server's
+hello's `server_root`; else `KERNEL_WORKING_DIR` (the notebook's folder, which jupyter_server's
 gateway client sends with every remote kernel start). A candidate counts only when the kernel can
 see it. The workspace rule built on this is runtime/workspace.py's; the saved-file reads are
 notebook_file.py's; the hello itself is link/frontend_bridge.py's (read here through
@@ -83,7 +83,7 @@ def _roots(hello: Mapping[str, Any] | None, env: Mapping[str, str]) -> list[str]
     """The folders the page's relative path is tried against: the deployment's mapping first
     (it was set on purpose), then the server's root as the page reports it."""
     roots = [env.get(name, "").strip() for name in NOTEBOOK_ROOT_VARS]
-    server_root = hello.get("serverRoot") if hello else None
+    server_root = hello.get("server_root") if hello else None
     if isinstance(server_root, str):
         roots.append(server_root.strip())
     return [root for root in dict.fromkeys(roots) if root]
@@ -101,7 +101,8 @@ def _under(root: str, relative: str) -> str | None:
 
 
 def page_hello(shell: Any) -> Mapping[str, Any] | None:
-    """The hello of the notebook page connected to this kernel (None when none is)."""
+    """The hello of the notebook page connected to this kernel (None when none is): its `path`
+    (relative to the server's root) and `server_root` are what `notebook_place` reads."""
     from ..link.notebook_link import link_of
 
     link = link_of(shell)
@@ -120,5 +121,5 @@ async def wait_page_hello(shell: Any, timeout_s: float = PAGE_HELLO_WAIT_S) -> M
     if bridge is None:
         return None
     if not bridge.connected and current_cell_id(shell) is not None:
-        await bridge.wait_connected(timeout_s)
+        await bridge.wait_connected(timeout_s=timeout_s)
     return page_hello(shell)
