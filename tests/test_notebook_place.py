@@ -158,6 +158,7 @@ def test_a_gateway_kernel_replays_the_saved_transcript_once_the_page_says_where_
     (which names the notebook relative to `server_root`); the cell waits for it, finds the saved
     file and shows its transcript without a model request."""
     import os
+    import uuid
 
     import nbformat
 
@@ -172,6 +173,7 @@ def test_a_gateway_kernel_replays_the_saved_transcript_once_the_page_says_where_
     root = tmp_path / "server"
     (root / "project").mkdir(parents=True)
     source = "%%penguin\nSummarize the data"
+    page_target = "penguin-notebook-page"  # the page-opened bridge's kernel target
     bundle = make_bundle(
         [user_text("Summarize the data"), assistant_text("SAVED-ANSWER: three species.")],
         session_info={"session_id": "session-saved", "provider": "openai", "model_id": "m", "workspace": str(root)},
@@ -201,9 +203,15 @@ def test_a_gateway_kernel_replays_the_saved_transcript_once_the_page_says_where_
         sent: list[bool] = []
 
         def say_hello_once_the_cell_runs(msg, _result):
+            """What the page sends: its hello on the kernel's comm (bridge version 1) and on a comm
+            of its own to the page target (the page-opened bridge: a kernel without that target
+            closes it and logs one line)."""
             if not sent and msg["msg_type"] == "status" and msg["content"]["execution_state"] == "busy":
                 sent.append(True)
-                kernel.kc.shell_channel.send(kernel.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": hello}))
+                session = kernel.kc.session
+                kernel.kc.shell_channel.send(session.msg("comm_msg", {"comm_id": comm_id, "data": hello}))
+                page_comm = {"comm_id": uuid.uuid4().hex, "target_name": page_target, "data": {**hello, "page_id": "p1"}}
+                kernel.kc.shell_channel.send(session.msg("comm_open", page_comm))
 
         result = kernel.execute(source, cell_id="agent", on_message=say_hello_once_the_cell_runs, timeout=120)
     finally:
