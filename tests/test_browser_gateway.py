@@ -60,16 +60,18 @@ def _tool_texts(request: dict) -> str:
     return "\n".join(content for role, content in request_messages(request) if role == "tool")
 
 
-def _restart_then_run_all(page, lab: JupyterLab) -> None:
-    """Restart the notebook's kernel on the gateway, then Run All from a freshly loaded page.
+def _fresh_kernel_then_run_all(page, lab: JupyterLab) -> None:
+    """Shut the notebook's kernel down on the gateway, reload the page (JupyterLab starts a new
+    kernel there) and Run All: the kernel sees what Restart & Run All gives it — a fresh kernel,
+    then `%load_ext` and the `%%penguin` cell sent at once, before the page's hello.
 
-    Not the "Restart Kernel and Run All Cells…" menu item: through a gateway that sometimes
-    loses the execute requests sent right after a restart (JupyterLab shows every cell `[*]`
-    while the kernel is idle) — also for a notebook without penguin; see docs/notebook-runtime.md
-    "Remote kernels". The kernel sees the same thing either way: a fresh kernel, then
-    `%load_ext` and the `%%penguin` cell sent at once."""
-    kernel = next(s["kernel"]["id"] for s in lab.api("GET", "/api/sessions") if s.get("path") == NOTEBOOK)
-    lab.api("POST", f"/api/kernels/{kernel}/restart")
+    Not the "Restart Kernel and Run All Cells…" menu item, nor a restart through the REST API
+    followed by a reload: through a gateway those sometimes lose the execute requests (JupyterLab
+    shows the cells `[*]`, or clears them, while the kernel is idle) — also for a notebook without
+    penguin; see docs/notebook-runtime.md "Remote kernels"."""
+    sessions = [s for s in lab.api("GET", "/api/sessions") if s.get("path") == NOTEBOOK]
+    for session in sessions:
+        lab.api("DELETE", f"/api/sessions/{session['id']}")
     page.reload()
     page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell").first.wait_for()
     lab.wait_kernel_connected(NOTEBOOK)
@@ -126,7 +128,7 @@ def test_remote_kernel_uses_the_notebooks_folder_and_run_all_reproduces_without_
     notebook = save(page, path)
     assert notebook["metadata"]["penguin"]["session_id"].startswith("session-")
 
-    _restart_then_run_all(page, lab)
+    _fresh_kernel_then_run_all(page, lab)
     wait_cell_done(page, 2, timeout_ms=120_000)
     replayed = output_text(page, 1)
     assert "the model was not called" in replayed, replayed
