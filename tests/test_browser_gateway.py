@@ -3,7 +3,8 @@ started from another directory (tests/support_gateway.py), so the kernel gets no
 `JPY_SESSION_NAME` and its working directory is the gateway's. The notebook sits in a sub-folder
 of the server's root with a data file next to it: the Task's workspace is that folder (the
 header says so and a command finds the data file), the notebook tools insert and run a cell, and
-Restart & Run All — through the gateway — shows the saved transcript without a model request.
+a fresh kernel's Run All — what Restart & Run All gives the kernel: `%load_ext` and the
+`%%penguin` cell before the page's hello — shows the saved transcript without a model request.
 Fixtures and page helpers: tests/support_browser.py.
 """
 
