@@ -93,8 +93,9 @@ def _free_port() -> int:
 class JupyterLab:
     """`jupyter lab` in its own process group, on a random loopback port with a token."""
 
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, extra_args: tuple[str, ...] = ()) -> None:
         self.base = base
+        self.extra_args = list(extra_args)  # e.g. --gateway-url (tests/support/gateway.py)
         self.root_dir = base / "root"
         self.home = base / "home"
         self.penguin_home = self.home / ".penguin" / "data"
@@ -156,6 +157,7 @@ class JupyterLab:
             f"--ServerApp.root_dir={self.root_dir}",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             "--LabApp.news_url=",
+            *self.extra_args,
         ]
         if os.geteuid() == 0:
             cmd.append("--allow-root")

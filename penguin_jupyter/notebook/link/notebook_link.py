@@ -22,8 +22,8 @@ from ..kernel_tools.notebook_file import (
     NotebookFileError,
     locate_notebook,
     normalize_cell_source,
-    notebook_file_path,
 )
+from ..kernel_tools.notebook_place import notebook_place, page_hello
 from ..kernel_tools.saved_notebook_cache import SAVED_NOTEBOOKS, SavedNotebookCache, SavedNotebookIndex
 from ..transcript.cell_sources import set_cell_source_lookup
 from .frontend_bridge import BridgeError, NotebookBridge, open_bridge
@@ -67,8 +67,9 @@ class NotebookLink:
         return self.bridge is not None and self.bridge.can_run_cells
 
     def file_path(self) -> str | None:
-        """The saved notebook: named by the host, else found by the running cell's source."""
-        named = notebook_file_path(getattr(self.shell, "user_ns", None))
+        """The saved notebook: named by the host or placed by the page's hello (a remote kernel),
+        else found by the running cell's source."""
+        named = notebook_place(getattr(self.shell, "user_ns", None), page_hello(self.shell)).notebook
         if named or not self.task.cell_source:
             return named
         for directory in dict.fromkeys((self.task.workspace, os.getcwd())):

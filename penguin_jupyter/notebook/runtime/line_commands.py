@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from ...omni import CompactionEndPayload, OmniMessage, TokenUsagePayload
 from ...state.admin_policy import POLICY_ENV, load_policy, policy_path
 from ...state.errors import ConfigError
+from ..kernel_tools.notebook_place import page_hello
 from .cell_rules import cell_rules, forget, listing
 from .kernel_runtime import KernelRuntime, kernel_runtime
 from .kernel_sessions import NotebookSessions, SessionStartError, config_path_text
@@ -105,7 +106,8 @@ def _default_workspace(runtime: KernelRuntime) -> str:
     current = runtime.sessions.session
     if current is not None:
         return str(current.workspace_dir)
-    return resolve_workspace(None, runtime.shell.user_ns if runtime.shell is not None else {})
+    shell = runtime.shell
+    return resolve_workspace(None, shell.user_ns if shell is not None else {}, hello=page_hello(shell))
 
 
 # --- handlers -------------------------------------------------------------------------------------

@@ -9,9 +9,12 @@ rewrites a `%%penguin` cell into `await run_cell(line, body)`.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ...state.errors import ConfigError
+from ..kernel_tools.notebook_file import notebook_file_path
+from ..kernel_tools.notebook_place import wait_page_hello
 from ..link.notebook_link import NotebookLink, link_of
 from .cell import Cell, TaskInterrupted
 from .cell_rules import CellRules, cell_rules
@@ -20,7 +23,7 @@ from .kernel_sessions import SessionStartError
 from .options import CellOptions, OptionError, parse_cell_options
 from .saved_transcript import penguin_cell_source, show_saved_transcript, transcript_bundle_of
 from .user_lines import tell
-from .workspace import resolve_workspace
+from .workspace import choose_workspace, resolve_workspace
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -59,11 +62,22 @@ def _options(line: str, body: str) -> CellOptions:
     return opts
 
 
-def _workspace(opts: CellOptions, namespace: dict[str, object]) -> str:
-    workspace = resolve_workspace(opts.workspace, namespace)
+def _workspace(
+    opts: CellOptions, namespace: dict[str, object], hello: Mapping[str, Any] | None
+) -> tuple[str, str | None]:
+    workspace, why = choose_workspace(opts.workspace, namespace, hello=hello)
     if opts.workspace and not os.path.isdir(workspace):
         raise CellNotStarted(f"penguin: --workspace directory does not exist: {workspace}")
-    return workspace
+    return workspace, why
+
+
+async def _page_hello(shell: InteractiveShell | None, namespace: dict[str, object]) -> Mapping[str, Any] | None:
+    """The notebook page's hello, waited for (bounded) only when the host did not name the
+    notebook: a remote kernel learns its notebook from the page (docs/notebook-runtime.md
+    "Remote kernels")."""
+    if notebook_file_path(namespace):
+        return None
+    return await wait_page_hello(shell)
 
 
 def _rules(workspace: str) -> CellRules:
@@ -107,15 +121,16 @@ async def run_cell(line: str, body: str) -> None:
     source = penguin_cell_source(line, body)
     try:
         opts = _options(line, body)
+        hello = await _page_hello(shell, namespace) if link is not None else None
         if link is not None and not opts.rerun:
             saved = link.saved_completed_bundle(source)
             if saved is not None:  # Run All reproduces without the model (what validates)
-                redactor = runtime.sessions.redactor_for(resolve_workspace(opts.workspace, namespace))
+                redactor = runtime.sessions.redactor_for(resolve_workspace(opts.workspace, namespace, hello=hello))
                 refused = show_saved_transcript(saved, redactor)
                 if refused is None:
                     return
                 tell(refused)
-        workspace = _workspace(opts, namespace)
+        workspace, why = _workspace(opts, namespace, hello)
         rules = _rules(workspace)
         session, note = await _session(runtime, link, opts, workspace)
     except CellNotStarted as exc:
@@ -126,8 +141,9 @@ async def run_cell(line: str, body: str) -> None:
     cell = Cell(runtime, session, opts, expand_variables(body.strip(), namespace), rules)
     for notice in runtime.sessions.take_dotenv_notices():  # the first use of a folder's .env
         cell.show_note(notice)
-    if note:
-        cell.show_note(note)
+    for line_shown in (why if str(session.workspace_dir) == workspace else None, note):
+        if line_shown:
+            cell.show_note(line_shown)
     if link is not None:
         link.begin_task(str(session.session_id), source, workspace)
         await link.remember_session(str(session.session_id))

@@ -1,0 +1,137 @@
+"""Browser test of a remote kernel: JupyterLab runs its kernels on a real Jupyter Kernel Gateway
+started from another directory (tests/support/gateway.py), so the kernel gets no
+`JPY_SESSION_NAME` and its working directory is the gateway's. The notebook sits in a sub-folder
+of the server's root with a data file next to it: the Task's workspace is that folder (the
+header says so and a command finds the data file), the notebook tools insert and run a cell, and
+a fresh kernel's Run All — what Restart & Run All gives the kernel: `%load_ext` and the
+`%%penguin` cell before the page's hello — shows the saved transcript without a model request.
+Fixtures and page helpers: tests/support_browser.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+pytest.register_assert_rewrite("tests.support.browser")
+
+from tests.support.browser import (  # noqa: E402  (after register_assert_rewrite)
+    CURRENT_NOTEBOOK,
+    JupyterLab,
+    cell,
+    open_notebook,
+    output_text,
+    require_chromium,
+    run_all,
+    save,
+    wait_cell_done,
+    wait_kernel_idle,
+)
+from tests.support.gateway import KernelGateway  # noqa: E402
+from tests.support.session import request_messages  # noqa: E402
+
+pytest_plugins = ["tests.support.browser"]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(420)]
+
+FOLDER = "project"
+NOTEBOOK = f"{FOLDER}/remote.ipynb"
+CODE = "import os\nprint('kernel cwd', os.getcwd())\nrows = 3\nprint('rows', rows)"
+CODE_CELL_ID = "{{match:code cell with id (\\S+) at}}"
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterLab]:
+    """This module's JupyterLab: its kernels run on a kernel gateway (overrides the plugin's)."""
+    require_chromium()
+    base = tmp_path_factory.mktemp("gateway-lab")
+    server = JupyterLab(base / "lab")
+    gateway = KernelGateway(base, server.penguin_home, server.home).start()  # shares the data root
+    server.extra_args = list(gateway.lab_args())
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        gateway.stop()
+        print(f"kernel gateway log (tail):\n{gateway.log_tail()}")
+
+
+def _tool_texts(request: dict) -> str:
+    return "\n".join(content for role, content in request_messages(request) if role == "tool")
+
+
+def _fresh_kernel_then_run_all(page, lab: JupyterLab) -> None:
+    """Shut the notebook's kernel down on the gateway, reload the page (JupyterLab starts a new
+    kernel there) and Run All: the kernel sees what Restart & Run All gives it — a fresh kernel,
+    then `%load_ext` and the `%%penguin` cell sent at once, before the page's hello.
+
+    Not the "Restart Kernel and Run All Cells…" menu item, nor a restart through the REST API
+    followed by a reload: through a gateway those sometimes lose the execute requests (JupyterLab
+    shows the cells `[*]`, or clears them, while the kernel is idle) — also for a notebook without
+    penguin; see docs/notebook-runtime.md "Remote kernels"."""
+    sessions = [s for s in lab.api("GET", "/api/sessions") if s.get("path") == NOTEBOOK]
+    for session in sessions:
+        lab.api("DELETE", f"/api/sessions/{session['id']}")
+    page.reload()
+    page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell").first.wait_for()
+    lab.wait_kernel_connected(NOTEBOOK)
+    wait_kernel_idle(page)
+    run_all(page)
+
+
+def test_remote_kernel_uses_the_notebooks_folder_and_run_all_reproduces_without_the_model(page, lab, scripted):
+    folder = lab.root_dir / FOLDER
+    (folder / "data").mkdir(parents=True)
+    (folder / "data" / "penguins.csv").write_text("species,bill\nAdelie,39.1\n")
+    server = scripted(
+        [
+            {
+                "tool_calls": [
+                    {"name": "exec_command", "id": "call_ls", "arguments": {"cmd": "pwd; ls data"}},
+                    {
+                        "name": "insert_cell",
+                        "id": "call_code",
+                        "arguments": {"cell_type": "code", "source": CODE, "description": "Count"},
+                    },
+                ]
+            },
+            {
+                "tool_calls": [
+                    {
+                        "name": "run_cell",
+                        "id": "call_run",
+                        "arguments": {"cell_id": CODE_CELL_ID, "description": "Run the count"},
+                    }
+                ]
+            },
+            {"text": "Done: 3 rows.", "delay_ms": 200},
+        ]
+    )
+    (lab.root_dir / FOLDER).mkdir(exist_ok=True)
+    path = lab.write_notebook(NOTEBOOK, "%%penguin --approve allow-all\nCount the rows")
+    open_notebook(page, lab, NOTEBOOK)
+    run_all(page)
+
+    transcript = cell(page, 1).locator(".penguin-transcript")
+    transcript.wait_for(timeout=120_000)
+    assert "Done: 3 rows." in transcript.inner_text()
+    assert len(server.requests) == 3
+    first_tools = _tool_texts(server.requests[1])
+    assert str(folder) in first_tools and "penguins.csv" in first_tools, first_tools
+    assert "rows 3" in _tool_texts(server.requests[2]), "run_cell's outputs did not reach the model"
+    inserted = page.locator(f"{CURRENT_NOTEBOOK} .jp-CodeCell").nth(2)
+    assert "rows 3" in inserted.locator(".jp-OutputArea").inner_text()
+    # The kernel really is remote-like: its own working directory is the gateway's, not the folder.
+    assert f"kernel cwd {folder}" not in inserted.locator(".jp-OutputArea").inner_text()
+    assert str(folder) in output_text(page, 1), "the header does not name the notebook's folder"
+
+    notebook = save(page, path)
+    assert notebook["metadata"]["penguin"]["session_id"].startswith("session-")
+
+    _fresh_kernel_then_run_all(page, lab)
+    wait_cell_done(page, 2, timeout_ms=120_000)
+    replayed = output_text(page, 1)
+    assert "the model was not called" in replayed, replayed
+    assert "Done: 3 rows." in replayed
+    assert len(server.requests) == 3, "Restart & Run All through the gateway called the model again"
