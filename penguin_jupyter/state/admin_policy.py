@@ -11,8 +11,8 @@ named by `PENGUIN_POLICY`, else `/etc/penguin/policy.toml` (`DEFAULT_POLICY_PATH
 
 No file at the default path means no policy. A file `PENGUIN_POLICY` names that is missing, or a
 bad file, is a `ConfigError` (one line naming the file and field): callers refuse to run rather
-than run without the policy. Applying it is left to the Agent (models, tools), the approval
-router (mode, deny rules) and the notebook (`.env`).
+than run without the policy. Applying it is left to the Agent (models), the Environment (tools:
+the toolset it builds), the approval router (mode, deny rules) and the notebook (`.env`).
 """
 
 from __future__ import annotations
