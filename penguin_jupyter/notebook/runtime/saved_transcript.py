@@ -43,6 +43,7 @@ def rebuilt_transcript(bundle: Any, secrets: Redactor) -> dict[str, Any]:
         status="completed",
         usage=checked.usage,
         secrets=secrets,
+        decision_reasons=checked.decision_reasons,
     )
 
 

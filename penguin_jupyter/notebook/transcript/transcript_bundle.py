@@ -17,6 +17,7 @@ from typing import Any
 
 from ...omni import STOP_REASONS, OmniMessage, to_dict
 from ...redaction import Redactor, SecretLike, as_redactor
+from .visible_text import visible_controls
 
 Secrets = Redactor | Iterable[SecretLike]
 
@@ -24,6 +25,8 @@ TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
 BUNDLE_VERSION = 1
 SESSION_KEYS = ("session_id", "provider", "model_id", "workspace", "approval_mode", "trace_path")
 TOKEN_KEYS = ("cache_read", "cache_write", "output", "total")
+# An `approval_decision` payload's `reason` (why no click was needed): one line, this long at most.
+MAX_DECISION_REASON_CHARS = 500
 
 
 def _message_dict(message: Any) -> dict[str, Any] | None:
@@ -65,11 +68,22 @@ def _without_fidelity(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "payload": {key: value for key, value in payload.items() if key != "fidelity"}}
 
 
+def decision_reason_text(reason: str) -> str:
+    """A decision's reason as a bundle keeps it: one line of at most MAX_DECISION_REASON_CHARS,
+    tabs and newlines as spaces, other invisible characters shown as `⟨U+…⟩` (`visible_controls`).
+    A replay accepts a saved reason only in this form."""
+    line = visible_controls(reason.replace("\t", " ").replace("\n", " ")).strip()
+    if len(line) > MAX_DECISION_REASON_CHARS:
+        line = line[: MAX_DECISION_REASON_CHARS - 1] + "…"
+    return line
+
+
 def _with_reason(data: dict[str, Any], reasons: Mapping[str, str]) -> dict[str, Any]:
     payload = data.get("payload")
     if not reasons or not isinstance(payload, Mapping) or payload.get("type") != "approval_decision":
         return data
     reason = reasons.get(str(payload.get("tool_call_id", "")))
+    reason = decision_reason_text(reason) if isinstance(reason, str) else None
     return {**data, "payload": {**payload, "reason": reason}} if reason else data
 
 
@@ -120,7 +134,8 @@ def make_bundle(
     `{"session": TokenCounts, "request": TokenCounts}`, or a `token_usage` message/payload.
     `secrets` are replaced by `[redacted:NAME]` everywhere (see `redact`). `decision_reasons`
     (tool_call_id → why no click was needed) become the `reason` of those `approval_decision`
-    payloads (a notebook-only addition: the omni model ignores it when a bundle is read back).
+    payloads, as `decision_reason_text` (a notebook-only addition: the omni model ignores it,
+    so a replay reads it back separately, replay_bundle.py).
     """
     if status not in STOP_REASONS:
         raise ValueError(f"transcript status must be one of {', '.join(STOP_REASONS)}, got {status!r}")
