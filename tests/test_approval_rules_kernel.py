@@ -153,3 +153,4 @@ def test_the_policy_caps_the_mode_and_refuses_a_model(tmp_path):
     assert dotenv.stdout.strip() == "None", "read_dotenv = false: the workspace .env is not loaded"
     assert f"administrator's policy: {policy}" in config.stdout
     assert "highest approval mode: ask" in config.stdout and "allowed models: openai/scripted-model" in config.stdout
+    assert "not the workspace's .env (the administrator's policy turns it off)" in config.stdout
