@@ -24,7 +24,7 @@ from ..kernel_tools.notebook_cells import cell_preview
 from ..link.notebook_link import link_of
 from ..live.cell_view import CellView
 from ..transcript.cell_sources import CellPreview
-from ..transcript.transcript_bundle import redact, static_transcript
+from ..transcript.transcript_bundle import decision_reason_text, redact, static_transcript
 from .approval import CELL_ENDED_NOTE, ApprovalRow, CellAsker, approval_channel
 from .approval_router import CellApproval
 from .background_feed import BackgroundFeed
@@ -214,6 +214,7 @@ class Cell:
             return
         reason = self.runtime.router.take_reason(payload.tool_call_id)
         if reason is not None:
+            reason = decision_reason_text(reason)  # the live card says what the saved one will
             self.decision_reasons[payload.tool_call_id] = reason
             self.view.show_decision_reason(msg, reason)
 
