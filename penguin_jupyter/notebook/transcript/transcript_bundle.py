@@ -71,7 +71,7 @@ def _without_fidelity(data: dict[str, Any]) -> dict[str, Any]:
 def decision_reason_text(reason: str) -> str:
     """A decision's reason as a bundle keeps it: one line of at most MAX_DECISION_REASON_CHARS,
     tabs and newlines as spaces, other invisible characters shown as `⟨U+…⟩` (`visible_controls`).
-    A replay accepts a saved reason only in this form."""
+    What a live card, a saved bundle and a replay show, whatever the reason's source."""
     line = visible_controls(reason.replace("\t", " ").replace("\n", " ")).strip()
     if len(line) > MAX_DECISION_REASON_CHARS:
         line = line[: MAX_DECISION_REASON_CHARS - 1] + "…"
