@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import cast
 
 from .engine import CompactionSettings, effective_context_threshold
-from .environment import Environment, default_tool_config
+from .environment import Environment
 from .environment.secret_files import register_data_root
 from .environment.types import BuiltinTool, EnvironmentConfig, ToolConfig
 from .interfaces import EnvironmentServices, ThinkingLevelName, VisionDescriberService
@@ -480,10 +480,6 @@ class Agent:
         disabled = policy.disabled_tools if policy is not None else frozenset()
         if depth >= MAX_SUBAGENT_DEPTH:
             disabled = disabled | frozenset(SUBAGENT_TOOL_NAMES)
-        if disabled:  # the administrator's disabled tools are never offered to the model
-            entries = builtin if builtin is not None else list(default_tool_config().builtin or [])
-            builtin = [t for t in entries if t.name not in disabled]
-            extra_tools = [t for t in extra_tools or [] if t.name not in disabled]
         if depth < MAX_SUBAGENT_DEPTH:
             runner = AgentSubagentRunner(
                 ParentContext(self, entry.provider, entry.model_id, workspace, level, depth, credentials)
@@ -507,6 +503,7 @@ class Agent:
                 extra_tools=list(extra_tools or []),
                 model_class="vision" if entry.is_vision else "text-only",
                 redactor=redactor,
+                disabled_tools=disabled,  # never offered to the model (builtin, kernel, MCP alike)
             )
         )
         compaction = CompactionSettings(

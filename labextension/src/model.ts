@@ -600,7 +600,7 @@ function addEvent(scope: Scope, payload: Json): void {
   if (kind === 'approval_decision') {
     const card = scope.cardFor(String(payload.tool_call_id ?? ''), 'decision');
     card.decision = String(payload.decision);
-    card.decision_reason = typeof payload.reason === 'string' && payload.reason ? payload.reason : null;
+    card.decision_reason = typeof payload.reason === 'string' && payload.reason ? visibleControls(payload.reason) : null;
   } else if (kind === 'request_end') {
     if (payload.status === 'completed') {
       return;

@@ -1,4 +1,5 @@
-"""The Environment (docs/environment.md): assembles the toolset, dispatches calls through the
+"""The Environment (docs/environment.md): assembles the toolset (the one place a disabled tool —
+builtin, extra or MCP — is left out of what the model is offered), dispatches calls through the
 uniform close-out, owns the command-session registry, the background-report hub and the MCP
 manager, and releases all of them on dispose.
 
@@ -75,16 +76,23 @@ class Environment:
 
     def _assemble(self) -> None:
         model_class = self.config.model_class
+        disabled = self.config.disabled_tools
         for entry in self._entries():
             if model_class is not None and entry.for_model is not None and entry.for_model != model_class:
                 continue
             factory = BUILTIN_TOOL_FACTORIES.get(entry.name)
-            if factory is None or entry.name in self._tools:
+            if factory is None or entry.name in self._tools or entry.name in disabled:
                 continue
             self._tools[entry.name] = factory(entry, self.services)
         for tool in self.config.extra_tools:
-            if tool.name not in self._tools:
+            if tool.name not in self._tools and tool.name not in disabled:
                 self._tools[tool.name] = tool
+
+    def _mcp_tools(self) -> list[BuiltinTool]:
+        """The connected MCP servers' tools, less the disabled ones."""
+        if self._mcp is None:
+            return []
+        return [t for t in self._mcp.tools if t.name not in self.config.disabled_tools]
 
     # --- EnvironmentInterface ----------------------------------------------------------------
 
@@ -97,7 +105,7 @@ class Environment:
             await self.connect_mcp()
             tools += [
                 ToolDefinition(t.name, t.definition.description, t.definition.parameters)
-                for t in self._mcp.tools
+                for t in self._mcp_tools()
             ]
         return tools
 
@@ -105,7 +113,7 @@ class Environment:
         tool = self._tools.get(name)
         if tool is not None:
             return tool.definition.permission
-        if self._mcp is not None:
+        if self._mcp is not None and name not in self.config.disabled_tools:
             return self._mcp.tool_permission(name)
         return None
 
@@ -145,7 +153,7 @@ class Environment:
         if self._mcp is None or not name.startswith(MCP_PREFIX):
             return None
         await self._mcp.connect(signal)
-        for mcp_tool in self._mcp.tools:
+        for mcp_tool in self._mcp_tools():
             if mcp_tool.name == name:
                 return mcp_tool
         return None

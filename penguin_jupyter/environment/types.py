@@ -112,6 +112,10 @@ class EnvironmentConfig:
     # Configured secrets become `[redacted:NAME]` in complete tool outputs (what the model sees)
     # and in truncation archives (penguin_jupyter.redaction.Redactor; docs/security.md).
     redactor: Redactor | None = None
+    # Names never offered to the model nor run, whatever offers them — builtin, extra (kernel,
+    # notebook) or MCP `mcp__<server>__<tool>` (the administrator's `disabled_tools`,
+    # docs/security.md "Approval rules and policy").
+    disabled_tools: frozenset[str] = frozenset()
 
 
 @dataclass

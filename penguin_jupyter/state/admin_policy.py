@@ -11,8 +11,8 @@ named by `PENGUIN_POLICY`, else `/etc/penguin/policy.toml` (`DEFAULT_POLICY_PATH
 
 No file at the default path means no policy. A file `PENGUIN_POLICY` names that is missing, or a
 bad file, is a `ConfigError` (one line naming the file and field): callers refuse to run rather
-than run without the policy. Applying it is left to the Agent (models, tools), the approval
-router (mode, deny rules) and the notebook (`.env`).
+than run without the policy. Applying it is left to the Agent (models), the Environment (tools:
+the toolset it builds), the approval router (mode, deny rules) and the notebook (`.env`).
 """
 
 from __future__ import annotations
@@ -74,14 +74,16 @@ class Policy:
         """What `%penguin config` prints."""
         models = ", ".join(self.allowed_models) if self.allowed_models else "all"
         tools = ", ".join(sorted(self.disabled_tools)) if self.disabled_tools else "none"
+        cap = "" if self.max_approve == "allow-all" else f" (a cell asking for more runs under {self.max_approve})"
         lines = [
             f"administrator's policy: {self.path}",
-            f"  highest approval mode: {self.max_approve}",
-            f"  disabled tools: {tools}",
+            f"  highest approval mode: {self.max_approve}{cap}",
+            f"  disabled tools (never offered to the model): {tools}",
             f"  allowed models: {models}",
             f"  workspace .env files read: {'yes' if self.read_dotenv else 'no'}",
         ]
-        lines += [f"  deny: {rule.text().removeprefix('deny ')}" for rule in self.deny] or ["  deny rules: none"]
+        denied = [rule.text().removeprefix("deny ") for rule in self.deny]
+        lines += [f"  always denied: {text}" for text in denied] or ["  always denied: nothing"]
         return lines
 
 

@@ -121,3 +121,37 @@ async def test_abort_mid_connect_is_recorded_carried_and_the_next_run_reconnects
             assert user_parts == ["go", "again"]
         finally:
             await close(session)
+
+
+async def test_a_tool_the_policy_disables_is_never_offered_mcp_tools_included(tmp_path, monkeypatch):
+    """The administrator's `disabled_tools` is applied where the toolset is built: the model's
+    request carries neither the disabled builtin nor the disabled MCP tool (the server's other
+    tools still are), and a call the model makes to one anyway never reaches the server."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    policy = tmp_path / "policy.toml"
+    policy.write_text('disabled_tools = ["exec_command", "mcp__fx__echo"]\n')
+    monkeypatch.setenv("PENGUIN_POLICY", str(policy))
+    script = [{"tool_calls": [{"name": "mcp__fx__echo", "arguments": {"text": "leaked"}, "id": "e1"}]}, "done"]
+    with ScriptedModelServer(script) as server:
+        agent = await create_agent()
+        configure_model(agent.root, server)
+        add_mcp_server(agent, fixture_entry())
+        session = await agent.create_session(workspace_dir=workspace)
+        try:
+
+            async def approve(_call):
+                return "allow"
+
+            out = await collect(session.run([user_text("go")], approve=approve))
+            listed = [t.name for m in out if m.payload.type == "tool_list_ready" for t in m.payload.tools]
+            offered = [t["function"]["name"] for t in server.requests[0].get("tools", [])]
+            for names in (listed, offered):
+                assert "mcp__fx__pic" in names and "read_file" in names
+                assert "mcp__fx__echo" not in names and "exec_command" not in names
+            outputs = [m.payload for m in out if m.payload.type == "tool_call_output"]
+            assert len(outputs) == 1 and outputs[0].stop_reason == "failed"
+            assert "echo: leaked" not in str(outputs[0])
+            assert session.tool_permission("mcp__fx__echo") is None
+        finally:
+            await close(session)

@@ -40,3 +40,18 @@ def test_the_labextension_model_reads_the_reason_like_python(node_model) -> None
     result = run_ts(node_model, {"messages": messages, "bundle": _bundle()[TRANSCRIPT_MIME], "diffs": []})
     assert result["blocks"] == py_blocks(messages)
     assert [b.get("decision_reason") for b in result["blocks"] if b.get("kind") == "tool"] == [WHY, None]
+
+
+def test_a_saved_reason_a_stranger_wrote_shows_its_invisible_characters_in_both_models(node_model) -> None:  # noqa: F811
+    """A saved notebook is rendered from its own JSON before any replay: a reason with a bidi
+    override reads as what it is in the Python and the TypeScript card model alike."""
+    messages = [
+        {**m, "payload": {**m["payload"], "reason": "allowed by rule 1\u202e (cat *)"}}
+        if m["payload"]["type"] == "approval_decision" and m["payload"]["tool_call_id"] == "c1"
+        else m
+        for m in _bundle()[TRANSCRIPT_MIME]["messages"]
+    ]
+    result = run_ts(node_model, {"messages": messages, "bundle": {"messages": messages}, "diffs": []})
+    assert result["blocks"] == py_blocks(messages)
+    reasons = [b.get("decision_reason") for b in result["blocks"] if b.get("kind") == "tool"]
+    assert reasons == ["allowed by rule 1⟨U+202E⟩ (cat *)", None]

@@ -153,3 +153,30 @@ def test_the_policy_caps_the_mode_and_refuses_a_model(tmp_path):
     assert dotenv.stdout.strip() == "None", "read_dotenv = false: the workspace .env is not loaded"
     assert f"administrator's policy: {policy}" in config.stdout
     assert "highest approval mode: ask" in config.stdout and "allowed models: openai/scripted-model" in config.stdout
+    assert "not the workspace's .env (the administrator's policy turns it off)" in config.stdout
+
+
+def test_a_reason_naming_a_strangers_folder_shows_its_invisible_characters_live_and_saved(tmp_path):
+    """The workspace's rule file lives in a folder a stranger named: a bidi override in that name
+    reaches the reason ("denied by rule 1 (curl*) in …"), and the live card and the saved card
+    both show it as ⟨U+202E⟩, the same one line."""
+    notebook_dir = tmp_path / "nb\u202etxt.py"
+    (notebook_dir / ".penguin").mkdir(parents=True)
+    rules = notebook_dir / ".penguin" / "approvals.toml"
+    rules.write_text('[[rule]]\naction = "deny"\ntool = "exec_command"\ncommand = "curl*"\n')
+    script = [
+        {"tool_calls": [{"name": "exec_command", "id": "call_1", "arguments": {"cmd": "curl http://127.0.0.1:9/"}}]},
+        {"text": "Denied."},
+    ]
+    with ScriptedModelServer(script) as server:
+        configure_model(Path(os.environ["PENGUIN_HOME"]), server)
+        kernel = _kernel(notebook_dir)
+        try:
+            result = kernel.execute("%%penguin\nFetch it", timeout=180)
+        finally:
+            kernel.close()
+    assert result.reply["content"]["status"] == "ok", result.stderr
+    why = f"denied by rule 1 (curl*) in {str(rules).replace(chr(0x202E), '⟨U+202E⟩')}"
+    lines = [line for line in _shown(result.messages).splitlines() if "Approval: denied —" in line]
+    assert lines and all(f"Approval: denied — {why}" in line and "\u202e" not in line for line in lines), lines
+    assert [d.get("reason") for d in _decisions(result)] == [why]

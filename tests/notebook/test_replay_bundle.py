@@ -4,17 +4,21 @@ What `make_bundle` writes for a completed Task (tool lists by name, subagent mes
 validates and comes back as the same messages; everything else is refused with one line: another
 version or status, unknown keys, a session header that is not short strings, usage that is not
 token counts, a message no model accepts, a partial, too many messages, too deep an origin, too
-large a bundle.
+large a bundle, an approval decision's reason that is not a short string. A decision's reason
+(why no click was needed) survives the replay as plain text: escaped, one line, invisible
+characters shown, nothing fetched.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from penguin_jupyter.notebook.runtime.saved_transcript import rebuilt_transcript
 from penguin_jupyter.notebook.transcript import replay_bundle
 from penguin_jupyter.notebook.transcript.replay_bundle import ReplayRefused, validate_replay_bundle
-from penguin_jupyter.notebook.transcript.transcript_bundle import make_bundle
+from penguin_jupyter.notebook.transcript.transcript_bundle import TRANSCRIPT_MIME, make_bundle
 from penguin_jupyter.omni import (
+    approval_decision,
     assistant_text,
     empty_token_counts,
     to_dict,
@@ -25,25 +29,43 @@ from penguin_jupyter.omni import (
     user_text,
     with_origin,
 )
+from penguin_jupyter.redaction import Redactor
+from tests.support.no_fetch import audit
+
+RULE_REASON = "allowed by rule 1 (ls*) in /home/u/.penguin/data/default_project/approval_rules.toml"
 
 
-def _bundle() -> dict:
+def _bundle(reasons: dict[str, str] | None = None) -> dict:
     messages = [
         user_text("go"),
         tool_list_ready([{"name": "exec_command", "description": "run", "parameters": {"type": "object"}}]),
         tool_call("exec_command", {"cmd": "ls"}, "c1"),
+        approval_decision("allow", "c1"),
         tool_call_output("a\nb", "c1"),
         with_origin(assistant_text("child says hi"), "session-child"),
         assistant_text("done"),
     ]
     usage = token_usage(empty_token_counts(), empty_token_counts())
-    return make_bundle(messages, session_info={"session_id": "s-1", "provider": "p"}, status="completed", usage=usage)
+    return make_bundle(
+        messages,
+        session_info={"session_id": "s-1", "provider": "p"},
+        status="completed",
+        usage=usage,
+        decision_reasons=reasons,
+    )
 
 
 def test_what_make_bundle_writes_validates_and_comes_back_as_the_same_messages():
-    bundle = _bundle()
+    bundle = _bundle({"c1": RULE_REASON})
     checked = validate_replay_bundle(bundle)
-    again = make_bundle(checked.messages, session_info=checked.session, status="completed", usage=checked.usage)
+    assert checked.decision_reasons == {"c1": RULE_REASON}
+    again = make_bundle(
+        checked.messages,
+        session_info=checked.session,
+        status="completed",
+        usage=checked.usage,
+        decision_reasons=checked.decision_reasons,
+    )
     assert again == bundle
     assert [to_dict(m) for m in checked.messages][-2]["origin"] == ["session-child"]
 
@@ -64,6 +86,8 @@ def test_what_make_bundle_writes_validates_and_comes_back_as_the_same_messages()
         (lambda b: {**b, "messages": "x"}, "messages are not a list"),
         (lambda b: {**b, "messages": [{"type": "model_msg", "payload": {"type": "text"}}]}, "message 0 of the transcript is invalid"),
         (lambda b: {**b, "messages": [to_dict(with_origin(user_text("x"), "h")) | {"origin": ["h"] * 17}]}, "nested deeper"),
+        (lambda b: _with_saved_reason(b, ["allowed"]), "reason that is not a short text"),
+        (lambda b: _with_saved_reason(b, "x" * 5000), "reason that is not a short text"),
     ],
 )
 def test_anything_else_is_refused_with_one_line(spoil, reason):
@@ -80,3 +104,30 @@ def test_the_size_limits_refuse_a_bundle_too_large_or_too_long(monkeypatch):
     monkeypatch.setattr(replay_bundle, "MAX_REPLAY_CHARS", 1000)
     with pytest.raises(ReplayRefused, match="larger than"):
         validate_replay_bundle(_bundle())
+
+
+def _with_saved_reason(bundle: dict, reason: object) -> dict:
+    """`bundle` with its approval decision's `reason` set to `reason`, as a forger would."""
+    messages = [
+        {**m, "payload": {**m["payload"], "reason": reason}} if m["payload"]["type"] == "approval_decision" else m
+        for m in bundle["messages"]
+    ]
+    return {**bundle, "messages": messages}
+
+
+def test_a_decision_reason_survives_the_replay_as_the_card_showed_it():
+    shown = rebuilt_transcript(_bundle({"c1": RULE_REASON}), Redactor([]))
+    assert f"approval: allow — {RULE_REASON}" in shown["text/html"]
+    decisions = [m["payload"] for m in shown[TRANSCRIPT_MIME]["messages"] if m["payload"]["type"] == "approval_decision"]
+    assert decisions == [{"type": "approval_decision", "decision": "allow", "tool_call_id": "c1", "reason": RULE_REASON}]
+
+
+def test_a_forged_reason_is_shown_as_one_line_of_text_and_fetches_nothing():
+    forged = "allowed by rule 1 <img src=http://127.0.0.2:9/x>\n<script>alert(1)</script>\u202edaer"
+    shown = rebuilt_transcript(_with_saved_reason(_bundle(), forged), Redactor([]))
+    markup = shown["text/html"]
+    assert audit(markup).loads == [] and "<img" not in markup and "<script" not in markup
+    assert "&lt;img src=http://127.0.0.2:9/x&gt; &lt;script&gt;" in markup  # one line, escaped
+    assert "⟨U+202E⟩daer" in markup
+    (decision,) = [m["payload"] for m in shown[TRANSCRIPT_MIME]["messages"] if m["payload"]["type"] == "approval_decision"]
+    assert decision["reason"] == "allowed by rule 1 <img src=http://127.0.0.2:9/x> <script>alert(1)</script>⟨U+202E⟩daer"

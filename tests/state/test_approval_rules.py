@@ -188,9 +188,11 @@ def test_saved_rules_are_private_and_listed_and_forgotten(tmp_path: Path) -> Non
     assert 'command = "git status*"' in path.read_text()
     book = cell_rules(str(tmp_path)).book
     assert book.project == [saved]
-    lines = listing(book, {"run_python"})
-    assert lines[0].split()[:4] == ["1", "allow", "exec_command", "command"] and str(path) in lines[0]
-    assert "this session" in lines[1] and "run_python" in lines[1]
+    header, first, second, footer = listing(book, {"run_python"})
+    assert "deny beats ask beats allow" in header and "--approve mode" in header
+    assert first.split()[:4] == ["1", "allow", "exec_command", "command"] and f"project: {path}" in first
+    assert 'this session ("Always allow" on a card)' in second and "run_python" in second
+    assert footer.startswith("%penguin rules forget N removes rule N")
     session = {"run_python"}
     assert "forgot rule 2" in forget(book, session, 2) and session == set()
     assert "forgot rule 1" in forget(book, session, 1)
@@ -222,6 +224,14 @@ def test_policy_file() -> None:
     mode, note = capped_mode("allow-all", policy)
     assert mode == "ask" and note is not None and "allows at most --approve ask" in note and "\n" not in note
     assert policy.deny[0].from_policy and policy.read_dotenv is False
+    assert policy.describe() == [  # what %penguin config prints
+        "administrator's policy: /etc/penguin/policy.toml",
+        "  highest approval mode: ask (a cell asking for more runs under ask)",
+        "  disabled tools (never offered to the model): run_subagent",
+        "  allowed models: openai/gpt-5.5",
+        "  workspace .env files read: no",
+        '  always denied: exec_command command "curl*"',
+    ]
     policy.check_model("openai", "gpt-5.5")
     with pytest.raises(ValueError, match="model openai/gpt-4 is not allowed by the administrator's policy"):
         policy.check_model("openai", "gpt-4")

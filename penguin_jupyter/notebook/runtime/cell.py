@@ -23,7 +23,7 @@ from ..kernel_tools.notebook_cells import cell_preview
 from ..link.notebook_link import current_cell_id, link_of
 from ..live.cell_view import CellView
 from ..transcript.cell_sources import CellPreview
-from ..transcript.transcript_bundle import TRANSCRIPT_MIME, static_transcript
+from ..transcript.transcript_bundle import TRANSCRIPT_MIME, decision_reason_text, static_transcript
 from ..undo import task_bracket
 from .approval import CELL_ENDED_NOTE, ApprovalRow, CellAsker, approval_channel
 from .approval_router import CellApproval
@@ -220,6 +220,7 @@ class Cell:
             return
         reason = self.runtime.router.take_reason(payload.tool_call_id)
         if reason is not None:
+            reason = decision_reason_text(reason)  # the live card says what the saved one will
             self.decision_reasons[payload.tool_call_id] = reason
             self.view.show_decision_reason(msg, reason)
 

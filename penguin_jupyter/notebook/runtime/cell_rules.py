@@ -65,17 +65,39 @@ def rules_in_force(book: RuleBook, session_tools: set[str]) -> list[Rule]:
     return [*book.rules(), *session]
 
 
+LISTING_HEADER = (
+    "penguin: approval rules in force (deny beats ask beats allow; a call no rule matches is left "
+    "to the cell's --approve mode):"
+)
+LISTING_FOOTER = (
+    "%penguin rules forget N removes rule N (project and this-session rules; workspace and policy "
+    "rules are edited in their files)"
+)
+
+
+def _where(book: RuleBook, rule: Rule) -> str:
+    """Which file a listed rule comes from, said the way a user thinks of it."""
+    if rule.source == SESSION_SOURCE:
+        return 'this session ("Always allow" on a card)'
+    if rule.from_policy:
+        return f"administrator's policy: {rule.source}"
+    if rule in book.workspace:
+        return f"workspace: {rule.source}"
+    return f"project: {rule.source}"
+
+
 def listing(book: RuleBook, session_tools: set[str]) -> list[str]:
     rules = rules_in_force(book, session_tools)
     if not rules:
         return [
-            "penguin: no approval rules in force (project rules: "
-            f"{project_rules_path(*_project())}; workspace rules: .penguin/approvals.toml)"
+            "penguin: no approval rules in force: the cell's --approve mode decides every call. Rules are "
+            f"read from {project_rules_path(*_project())} (yours: allow, ask, deny) and "
+            ".penguin/approvals.toml in the notebook's folder (ask and deny only)"
         ]
-    lines = []
+    lines = [LISTING_HEADER]
     for number, rule in enumerate(rules, start=1):
-        where = "the administrator's policy " + rule.source if rule.from_policy else rule.source
-        lines.append(f"{number:>3}  {rule.text():<48}  {where}")
+        lines.append(f"{number:>3}  {rule.text():<44}  {_where(book, rule)}")
+    lines.append(LISTING_FOOTER)
     return lines
 
 

@@ -263,12 +263,14 @@ async def _config(runtime: KernelRuntime, arg: str | None) -> None:
     except ConfigError as exc:
         tell(f"penguin: administrator's policy: {exc} (cells will not run until it is fixed)")
         return
-    dotenv = "" if policy is None or policy.read_dotenv else " (not the workspace .env: the policy turns it off)"
-    print(
-        "also read: provider environment variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, "
-        "DEEPSEEK_API_KEY, …) and, for keys not exported, the *_API_KEY names of the workspace's .env "
-        f"(nothing else from it; it never changes the kernel's environment){dotenv}"
-    )
+    variables = "provider environment variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, DEEPSEEK_API_KEY, …)"
+    if policy is None or policy.read_dotenv:
+        print(
+            f"also read: {variables} and, for keys not exported, the *_API_KEY names of the workspace's "
+            ".env (nothing else from it; it never changes the kernel's environment)"
+        )
+    else:
+        print(f"also read: {variables}; not the workspace's .env (the administrator's policy turns it off)")
     if policy is None:
         print(f"administrator's policy: none ({POLICY_ENV} unset and no {policy_path()[0]})")
     else:

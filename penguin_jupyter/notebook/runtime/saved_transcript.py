@@ -43,6 +43,7 @@ def rebuilt_transcript(bundle: Any, redactor: Redactor) -> dict[str, Any]:
         status="completed",
         usage=checked.usage,
         redactor=redactor,
+        decision_reasons=checked.decision_reasons,
     )
 
 

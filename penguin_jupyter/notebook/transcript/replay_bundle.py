@@ -3,9 +3,11 @@
 Owns `validate_replay_bundle`: a bundle found in a saved .ipynb was written by whoever wrote the
 file, so it is data. It is accepted only when it is exactly what `make_bundle` writes for a
 completed Task — version 1, status `completed`, a session header of short strings, token counts,
-and messages that each validate as an OmniMessage (partials are not part of a bundle) — and when
-it fits the size limits below. What comes out is the validated messages (OmniMessage objects, so
-what is shown again is their re-serialization, never the saved bytes), the session header and
+and messages that each validate as an OmniMessage (partials are not part of a bundle), an
+`approval_decision`'s `reason` being a short string (shown again as `decision_reason_text`: one
+line, invisible characters made visible) — and when it fits the size limits below. What comes out is the validated messages (OmniMessage objects, so
+what is shown again is their re-serialization, never the saved bytes), the decisions' reasons
+(tool_call_id → text: data a card shows as escaped text, never markup), the session header and
 the usage; anything else raises `ReplayRefused` with one line saying why. Showing it is
 runtime/saved_transcript.py's job, through the same function as a live Task's end
 (`transcript_bundle.static_transcript`). See docs/notebook-runtime.md "Replay".
@@ -20,9 +22,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ...omni import OmniMessage, TokenCounts
+from ...omni import ApprovalDecisionPayload, OmniMessage, TokenCounts
 from ...omni.wire import from_dict
-from .transcript_bundle import BUNDLE_VERSION, SESSION_KEYS
+from .transcript_bundle import BUNDLE_VERSION, MAX_DECISION_REASON_CHARS, SESSION_KEYS
 
 MAX_REPLAY_CHARS = 16 * 1024 * 1024  # the bundle as compact JSON
 MAX_REPLAY_MESSAGES = 50_000
@@ -42,6 +44,7 @@ class ReplayBundle:
     messages: list[OmniMessage]
     session: dict[str, str] = field(default_factory=dict)
     usage: dict[str, dict[str, int]] | None = None
+    decision_reasons: dict[str, str] = field(default_factory=dict)  # tool_call_id -> reason
 
 
 def validate_replay_bundle(data: Any) -> ReplayBundle:
@@ -63,10 +66,12 @@ def validate_replay_bundle(data: Any) -> ReplayBundle:
         raise ReplayRefused(f"the transcript is not plain JSON: {exc}") from None
     if size > MAX_REPLAY_CHARS:
         raise ReplayRefused(f"the transcript is larger than {MAX_REPLAY_CHARS >> 20} MB")
+    reasons: dict[str, str] = {}
     return ReplayBundle(
-        messages=_messages(data.get("messages")),
+        messages=_messages(data.get("messages"), reasons),
         session=_session(data.get("session")),
         usage=_usage(data.get("usage")),
+        decision_reasons=reasons,
     )
 
 
@@ -94,7 +99,8 @@ def _usage(value: Any) -> dict[str, dict[str, int]] | None:
         raise ReplayRefused(f"the transcript's usage is invalid: {exc.errors()[0].get('msg')}") from None
 
 
-def _messages(value: Any) -> list[OmniMessage]:
+def _messages(value: Any, reasons: dict[str, str]) -> list[OmniMessage]:
+    """The validated messages; each approval decision's saved reason goes into `reasons`."""
     if not isinstance(value, list):
         raise ReplayRefused("the transcript's messages are not a list")
     if len(value) > MAX_REPLAY_MESSAGES:
@@ -109,8 +115,22 @@ def _messages(value: Any) -> list[OmniMessage]:
             raise ReplayRefused(f"message {index} of the transcript is a partial (a bundle holds none)")
         if message.origin is not None and len(message.origin) > MAX_ORIGIN_HOPS:
             raise ReplayRefused(f"message {index} of the transcript is nested deeper than {MAX_ORIGIN_HOPS} subagents")
+        if isinstance(message.payload, ApprovalDecisionPayload):
+            _take_reason(item.get("payload") or {}, message.payload.tool_call_id, index, reasons)
         messages.append(message)
     return messages
+
+
+def _take_reason(payload: Mapping[str, Any], tool_call_id: str, index: int, reasons: dict[str, str]) -> None:
+    """An approval decision's `reason`, when it has one: plain text of bounded length."""
+    if "reason" not in payload:
+        return
+    reason = payload["reason"]
+    # make_bundle writes at most MAX_DECISION_REASON_CHARS; redaction may lengthen it a little
+    if not isinstance(reason, str) or len(reason) > 2 * MAX_DECISION_REASON_CHARS:
+        raise ReplayRefused(f"message {index} of the transcript has a reason that is not a short text")
+    if reason:
+        reasons[tool_call_id] = reason  # shown again as `decision_reason_text`, by `make_bundle`
 
 
 def _with_tool_names(item: Any) -> Any:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ...omni import STOP_REASONS, OmniMessage, to_dict
 from ...redaction import EMPTY, Redactor
+from .visible_text import visible_controls
 
 TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
 BUNDLE_VERSION = 1
@@ -24,6 +25,8 @@ SESSION_KEYS = ("session_id", "provider", "model_id", "workspace", "approval_mod
 TOKEN_KEYS = ("cache_read", "cache_write", "output", "total")
 UNDO_STATES = ("available", "blocked", "undone")
 MAX_UNDO_TEXT = 2000
+# An `approval_decision` payload's `reason` (why no click was needed): one line, this long at most.
+MAX_DECISION_REASON_CHARS = 500
 
 
 def _message_dict(message: Any) -> dict[str, Any] | None:
@@ -65,11 +68,22 @@ def _without_fidelity(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "payload": {key: value for key, value in payload.items() if key != "fidelity"}}
 
 
+def decision_reason_text(reason: str) -> str:
+    """A decision's reason as a bundle keeps it: one line of at most MAX_DECISION_REASON_CHARS,
+    tabs and newlines as spaces, other invisible characters shown as `⟨U+…⟩` (`visible_controls`).
+    What a live card, a saved bundle and a replay show, whatever the reason's source."""
+    line = visible_controls(reason.replace("\t", " ").replace("\n", " ")).strip()
+    if len(line) > MAX_DECISION_REASON_CHARS:
+        line = line[: MAX_DECISION_REASON_CHARS - 1] + "…"
+    return line
+
+
 def _with_reason(data: dict[str, Any], reasons: Mapping[str, str]) -> dict[str, Any]:
     payload = data.get("payload")
     if not reasons or not isinstance(payload, Mapping) or payload.get("type") != "approval_decision":
         return data
     reason = reasons.get(str(payload.get("tool_call_id", "")))
+    reason = decision_reason_text(reason) if isinstance(reason, str) else None
     return {**data, "payload": {**payload, "reason": reason}} if reason else data
 
 
@@ -129,8 +143,8 @@ def make_bundle(
     `{"session": TokenCounts, "request": TokenCounts}`, or a `token_usage` message/payload.
     `redactor`'s secrets are replaced by `[redacted:NAME]` everywhere (`Redactor.value`).
     `decision_reasons` (tool_call_id → why no click was needed) become the `reason` of those
-    `approval_decision` payloads (a notebook-only addition: the omni model ignores it when a
-    bundle is read back).
+    `approval_decision` payloads, as `decision_reason_text` (a notebook-only addition: the omni
+    model ignores it, so a replay reads it back separately, replay_bundle.py).
     `undo`: the Task's undo state for the Undo button (see `undo_state`), absent when None.
     """
     if status not in STOP_REASONS:

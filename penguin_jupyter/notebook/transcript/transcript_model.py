@@ -375,7 +375,7 @@ def _add_event(scope: _Scope, payload: Mapping[str, Any]) -> None:
         card = scope.card_for(str(payload.get("tool_call_id", "")), wants="decision")
         card.decision = str(payload.get("decision"))
         reason = payload.get("reason")
-        card.decision_reason = str(reason) if isinstance(reason, str) and reason else None
+        card.decision_reason = visible_controls(reason) if isinstance(reason, str) and reason else None
     elif kind == "request_end":
         if payload.get("status") == "completed":
             return
