@@ -1,6 +1,6 @@
 """Browser test: a saved approval rule says why on the card, live, saved and replayed.
 
-A real JupyterLab (tests/support_browser.py) with a project rule `allow exec_command command
+A real JupyterLab (tests/support/browser.py) with a project rule `allow exec_command command
 "echo*"` in the data root: the scripted model's `echo` runs without a click and its live card
 says `Approval: approved — allowed by rule 1 (echo*) in …/approval_rules.toml` (a second command
 no rule covers keeps the Task waiting for a click, so the live card can be read); the static

@@ -5,7 +5,7 @@ of the server's root with a data file next to it: the Task's workspace is that f
 header says so and a command finds the data file), the notebook tools insert and run a cell, and
 a fresh kernel's Run All — what Restart & Run All gives the kernel: `%load_ext` and the
 `%%penguin` cell before the page's hello — shows the saved transcript without a model request.
-Fixtures and page helpers: tests/support_browser.py.
+Fixtures and page helpers: tests/support/browser.py.
 """
 
 from __future__ import annotations

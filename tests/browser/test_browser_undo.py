@@ -3,7 +3,7 @@ scripted model. A Task inserts two cells, edits one, deletes one and runs one; a
 disables its Undo button (saying why) until that later Task is undone; then the Undo button in
 its transcript's header brings the notebook back cell for cell (ids, sources, outputs, execution
 counts, order); after save and reload the transcript still says "undone".
-Fixtures and page helpers: tests/support_browser.py.
+Fixtures and page helpers: tests/support/browser.py.
 """
 
 from __future__ import annotations

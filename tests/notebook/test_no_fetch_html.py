@@ -2,7 +2,7 @@
 vector, Markdown (`markdown_html`), the live widgets, the saved `text/html` and a real
 `jupyter nbconvert --to html` of a notebook holding a hostile transcript.
 
-Each check audits the produced HTML with an independent parser (`support_no_fetch.audit`): every
+Each check audits the produced HTML with an independent parser (`support.no_fetch.audit`): every
 attribute or CSS that would make a browser load something without a click must be absent,
 the remote resource must be a placeholder naming its host with a click-to-open link, and a
 `data:` PNG must still be an inline <img>.
