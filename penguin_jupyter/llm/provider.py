@@ -3,8 +3,8 @@
 
 Owns building agenthub's protocol client for a `GenerativeModelConfig` (routing as agenthub
 routes, the credential check up front, the SDK's own retries off — the engine owns retrying —
-and the long-session shortcuts of `sdk_passthrough.py`, `body_encoding.py` and
-`history_conversion.py`), every call made on it (the stateful stream, its history), and what a
+and the long-session shortcuts of `sdk_passthrough.py`, `body_encoding.py`, `gemini_request.py`
+and `history_conversion.py`), every call made on it (the stateful stream, its history), and what a
 request reports when no client can be built. Failed requests are classified in `classify.py`; the
 third-party internals this needs are all in `sdk_internals.py`. Provider protocols stay inside
 agenthub; a key not configured falls back to the provider environment variable agenthub reads, then
@@ -25,11 +25,14 @@ from ..interfaces import LLMOutcome
 from .body_encoding import PreEncodedBody, install_pre_encoded_body
 from .classify import describe_error
 from .config import GenerativeModelConfig, InvalidBaseUrl, check_base_url
+from .gemini_request import install_pre_converted_contents
 from .history_conversion import install_incremental_conversion
 from .sdk_internals import (
     build_ant_messages_client,
+    gemini_api_client,
     protocol_client_class,
     restore_conversion,
+    restore_gemini_request_path,
     sdk_object,
     set_sdk_object,
 )
@@ -101,6 +104,8 @@ class ProviderClient:
             install_pre_encoded_body(sdk)
             set_sdk_object(routed, SdkBodyPassthrough(sdk, on_response=on_response))
             self.reports_responses = True
+        else:  # google-genai: its request path keeps the history's wire form
+            install_pre_converted_contents(sdk)
         install_incremental_conversion(routed)
 
     @property
@@ -132,6 +137,8 @@ class ProviderClient:
             if isinstance(inner.__dict__.get("_prepare_options"), PreEncodedBody):
                 del inner.__dict__["_prepare_options"]
             set_sdk_object(self._routed, inner)
+        elif gemini_api_client(sdk) is not None:
+            restore_gemini_request_path(sdk)
         restore_conversion(self._routed)
         return self
 
