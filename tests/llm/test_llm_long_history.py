@@ -294,6 +294,12 @@ async def test_other_protocols_send_the_bytes_the_sdk_would_build(client_type: s
     assert len(shipped) > 20_000
 
 
+def counting_nonces() -> Any:
+    """An `os` for the signatures module whose `urandom` counts 0, 1, 2, …"""
+    nonces = itertools.count()
+    return types.SimpleNamespace(urandom=lambda size: next(nonces).to_bytes(size, "big"))
+
+
 async def test_gemini_4000_message_history_sends_the_bytes_the_sdk_would_build(
     raw_bodies: list[bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -308,9 +314,7 @@ async def test_gemini_4000_message_history_sends_the_bytes_the_sdk_would_build(
     history = long_history(2000, with_thinking=False)  # no thinking without its signature
     for shortcuts in (True, False):
         # both runs get the same signatures from their server (the nonces are random otherwise)
-        nonces = itertools.count()
-        fixed_os = types.SimpleNamespace(urandom=lambda size: next(nonces).to_bytes(size, "big"))
-        monkeypatch.setattr(signatures, "os", fixed_os)
+        monkeypatch.setattr(signatures, "os", counting_nonces())
         with ScriptedModelServer(SCRIPT) as server:
             model = scripted_model(
                 server,
