@@ -25,6 +25,9 @@ shape against the installed versions and fails loudly, naming the item, when one
    `HttpRequest.data` the SDK sends as given when it is bytes, else as `json.dumps(data)`; and
    agenthub calling `client.aio.models.generate_content_stream` (replaced on that one
    `AsyncModels` object).
+7. anthropic's per-request `AsyncAnthropic._copy_and_prepare` (merges `extra_body` into the body,
+   then copies the whole tree with `copy_tree`, reading file inputs; replaced on one SDK object by
+   `anthropic_prepare.KeptListsUnwalked`) and `anthropic._compat.model_copy`.
 
 Nothing process-wide is patched: every replacement is on objects one model owns.
 """
@@ -43,11 +46,13 @@ from openai._utils._json import openapi_dumps
 
 __all__ = [
     "Omit",
+    "anthropic_options_copy",
     "build_ant_messages_client",
     "gemini_wire_contents",
     "openapi_dumps",
     "protocol_client_class",
     "replace_conversion",
+    "replace_copy_and_prepare",
     "replace_gemini_build_request",
     "replace_gemini_stream",
     "replace_prepare_options",
@@ -179,3 +184,29 @@ def restore_gemini_request_path(sdk: Any) -> None:
     """Take both replacements out again (tests and benchmarks: the "before" path)."""
     sdk.aio.models.__dict__.pop("generate_content_stream", None)
     sdk._api_client.__dict__.pop("_build_request", None)
+
+
+# --- 7. anthropic's per-request body preparation ----------------------------------------------------
+
+
+def replace_copy_and_prepare(sdk: Any, make: Callable[[Any], Any], hook_type: type) -> bool:
+    """Give one anthropic SDK client object `make(its _copy_and_prepare)`; False when `sdk` is not
+    an anthropic client or already has the hook."""
+    from anthropic import AsyncAnthropic
+
+    prepare = getattr(sdk, "_copy_and_prepare", None)
+    if not isinstance(sdk, AsyncAnthropic) or prepare is None or isinstance(prepare, hook_type):
+        return False
+    sdk._copy_and_prepare = make(prepare)  # type: ignore[method-assign]
+    return True
+
+
+def restore_copy_and_prepare(sdk: Any) -> None:
+    vars(sdk).pop("_copy_and_prepare", None)
+
+
+def anthropic_options_copy(options: Any) -> Any:
+    """A shallow copy of anthropic's `FinalRequestOptions`, as the SDK makes its own."""
+    from anthropic._compat import model_copy
+
+    return model_copy(options)

@@ -170,6 +170,30 @@ async def test_the_sdk_walk_sees_no_history(monkeypatch: pytest.MonkeyPatch) -> 
     assert walked == [(0, 0)]
 
 
+@pytest.mark.parametrize("client_type", ["claude-sonnet-4-6", "ant-messages"])
+async def test_the_anthropic_sdk_copies_no_history(monkeypatch: pytest.MonkeyPatch, client_type: str) -> None:
+    """anthropic merges `extra_body` before its per-request copy of the body: the copy still sees
+    empty lists (`llm/anthropic_prepare.py`), and the history still reaches the server."""
+    import anthropic._base_client as anthropic_client
+
+    copied: list[tuple[int, int]] = []
+    sdk_copy = anthropic_client.async_prepare_request_data
+
+    async def counting_copy(data: Any, **kwargs: Any) -> Any:
+        if kwargs.get("location") == "body" and isinstance(data, dict):
+            copied.append((len(data.get("messages", [])), len(data.get("tools", []))))
+        return await sdk_copy(data, **kwargs)
+
+    monkeypatch.setattr(anthropic_client, "async_prepare_request_data", counting_copy)
+    with ScriptedModelServer(["ok"]) as server:
+        model = scripted_model(server, client_type=client_type, base_url=server.root_url, tools=TOOLS)
+        model.set_history(long_history(52, with_thinking=False))
+        _, outcome = await collect(model, [user_text("next")])
+        assert outcome == LLMOutcome("completed")
+        assert len(server.requests[0]["messages"]) > 50 and len(server.requests[0]["tools"]) == 1
+    assert copied == [(0, 0)]
+
+
 async def test_passthrough_leaves_an_explicit_extra_body_field_alone() -> None:
     seen: list[dict[str, Any]] = []
 

@@ -37,7 +37,7 @@ ROUTES = {
 
 def test_the_module_lists_exactly_the_internals_tested_here() -> None:
     items = re.findall(r"^(\d)\. ", inspect.getdoc(sdk_internals) or "", re.M)
-    assert items == ["1", "2", "3", "4", "5", "6"], "a new internal needs its shape test in this file"
+    assert items == ["1", "2", "3", "4", "5", "6", "7"], "a new internal needs its shape test in this file"
 
 
 def test_item_1_agenthub_routes_client_types_to_the_classes_the_adapter_knows() -> None:
@@ -165,6 +165,42 @@ def test_item_6_google_genai_builds_generate_content_bodies_as_read() -> None:
     )
     other = genai.Client(api_key="k")
     assert "generate_content_stream" not in vars(other.aio.models), "item 6: a hook leaked to another client"
+
+
+async def test_item_7_anthropic_merges_then_copies_the_body_once_per_request() -> None:
+    from anthropic import AsyncAnthropic
+    from anthropic._models import FinalRequestOptions as AnthropicOptions
+
+    from penguin_jupyter.llm.anthropic_prepare import KeptListsUnwalked
+
+    request = inspect.getsource(AsyncAnthropic.request)
+    assert "await self._copy_and_prepare(options)" in request, "item 7: request() no longer calls it"
+    sdk = AsyncAnthropic(api_key="k", base_url="http://127.0.0.1:9")
+    messages = [{"role": "user", "content": "hi"}]
+    options = AnthropicOptions.construct(
+        method="post", url="/v1/messages", json_data={"model": "m", "messages": []}
+    )
+    options.extra_json = {"messages": messages, "top_k": 3}
+    prepared = await sdk._copy_and_prepare(options)
+    assert prepared is not options and options.extra_json is not None, (
+        "item 7: it no longer copies the options"
+    )
+    assert prepared.json_data == {"model": "m", "messages": messages, "top_k": 3}, "item 7: merge changed"
+    assert prepared.extra_json is None and prepared.json_data["messages"] is not messages, "item 7: no copy"
+    copied = sdk_internals.anthropic_options_copy(options)
+    assert copied is not options and copied.json_data is options.json_data
+    assert sdk_internals.replace_copy_and_prepare(sdk, KeptListsUnwalked, KeptListsUnwalked)
+    assert not sdk_internals.replace_copy_and_prepare(sdk, KeptListsUnwalked, KeptListsUnwalked)
+    assert not sdk_internals.replace_copy_and_prepare(
+        AsyncOpenAI(api_key="k"), KeptListsUnwalked, KeptListsUnwalked
+    )
+    ours = await sdk._copy_and_prepare(options)
+    assert (
+        list(ours.json_data.items()) == list(prepared.json_data.items())
+        and ours.json_data["messages"] is messages
+    )
+    sdk_internals.restore_copy_and_prepare(sdk)
+    assert inspect.ismethod(sdk._copy_and_prepare)
 
 
 def test_a_missing_key_is_named_before_any_sdk_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
