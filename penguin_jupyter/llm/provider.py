@@ -3,8 +3,8 @@
 
 Owns building agenthub's protocol client for a `GenerativeModelConfig` (routing as agenthub
 routes, the credential check up front, the SDK's own retries off — the engine owns retrying —
-and the long-session shortcuts of `sdk_passthrough.py`, `body_encoding.py` and
-`history_conversion.py`), every call made on it (the stateful stream, its history), and what a
+and the long-session shortcuts of `sdk_passthrough.py`, `anthropic_prepare.py`, `body_encoding.py`,
+`gemini_request.py` and `history_conversion.py`), every call made on it (the stateful stream, its history), and what a
 request reports when no client can be built. Failed requests are classified in `classify.py`; the
 third-party internals this needs are all in `sdk_internals.py`. Provider protocols stay inside
 agenthub; a key not configured falls back to the provider environment variable agenthub reads, then
@@ -22,14 +22,19 @@ from agenthub.base_client import LLMClient
 from agenthub.types import UniConfig, UniEvent, UniMessage
 
 from ..interfaces import LLMOutcome
+from .anthropic_prepare import install_kept_lists_unwalked
 from .body_encoding import PreEncodedBody, install_pre_encoded_body
 from .classify import describe_error
 from .config import GenerativeModelConfig, InvalidBaseUrl, check_base_url
+from .gemini_request import install_pre_converted_contents
 from .history_conversion import install_incremental_conversion
 from .sdk_internals import (
     build_ant_messages_client,
+    gemini_api_client,
     protocol_client_class,
     restore_conversion,
+    restore_copy_and_prepare,
+    restore_gemini_request_path,
     sdk_object,
     set_sdk_object,
 )
@@ -99,8 +104,11 @@ class ProviderClient:
         if with_options is not None:  # openai, anthropic: the engine retries, not the SDK
             sdk = with_options(max_retries=0)
             install_pre_encoded_body(sdk)
+            install_kept_lists_unwalked(sdk)
             set_sdk_object(routed, SdkBodyPassthrough(sdk, on_response=on_response))
             self.reports_responses = True
+        else:  # google-genai: its request path keeps the history's wire form
+            install_pre_converted_contents(sdk)
         install_incremental_conversion(routed)
 
     @property
@@ -131,7 +139,10 @@ class ProviderClient:
             inner = sdk.wrapped
             if isinstance(inner.__dict__.get("_prepare_options"), PreEncodedBody):
                 del inner.__dict__["_prepare_options"]
+            restore_copy_and_prepare(inner)
             set_sdk_object(self._routed, inner)
+        elif gemini_api_client(sdk) is not None:
+            restore_gemini_request_path(sdk)
         restore_conversion(self._routed)
         return self
 

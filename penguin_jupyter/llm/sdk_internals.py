@@ -17,6 +17,17 @@ shape against the installed versions and fails loudly, naming the item, when one
 5. `AntMessagesClient.__init__` — rebuilt so the anthropic SDK gets one credential argument
    (agenthub passes the key as both `api_key` and `auth_token`, which anthropic ≥ 2 rejects
    before any request), setting the three attributes agenthub's `__init__` sets.
+6. google-genai's request path for `generateContent`: the conversion of a Content list to its wire
+   form (`types._GenerateContentParameters`, `models._GenerateContentParameters_to_mldev` /
+   `_to_vertex`, `_common.convert_to_dict`, `_common.encode_unserializable_types`, the steps
+   `AsyncModels._generate_content_stream` runs), the `genai.Client`'s `_api_client` and its
+   `_build_request` (replaced on that one object by `gemini_request.PreConvertedContents`), whose
+   `HttpRequest.data` the SDK sends as given when it is bytes, else as `json.dumps(data)`; and
+   agenthub calling `client.aio.models.generate_content_stream` (replaced on that one
+   `AsyncModels` object).
+7. anthropic's per-request `AsyncAnthropic._copy_and_prepare` (merges `extra_body` into the body,
+   then copies the whole tree with `copy_tree`, reading file inputs; replaced on one SDK object by
+   `anthropic_prepare.KeptListsUnwalked`) and `anthropic._compat.model_copy`.
 
 Nothing process-wide is patched: every replacement is on objects one model owns.
 """
@@ -35,10 +46,15 @@ from openai._utils._json import openapi_dumps
 
 __all__ = [
     "Omit",
+    "anthropic_options_copy",
     "build_ant_messages_client",
+    "gemini_wire_contents",
     "openapi_dumps",
     "protocol_client_class",
     "replace_conversion",
+    "replace_copy_and_prepare",
+    "replace_gemini_build_request",
+    "replace_gemini_stream",
     "replace_prepare_options",
     "sdk_object",
     "set_sdk_object",
@@ -124,3 +140,73 @@ def build_ant_messages_client(
     client._client = AsyncAnthropic(api_key=key, base_url=url, default_headers=headers or None)
     client._history = []
     return client
+
+
+# --- 6. google-genai's generateContent request path ------------------------------------------------
+
+
+def gemini_api_client(sdk: Any) -> Any:
+    """The `BaseApiClient` of a `genai.Client` (None for anything else)."""
+    from google import genai
+
+    return sdk._api_client if isinstance(sdk, genai.Client) else None
+
+
+def gemini_wire_contents(api_client: Any, contents: list[Any]) -> list[Any]:
+    """The wire form of `contents` (non-empty `types.Content` list) exactly as the SDK puts it in a
+    `generateContent` request body: its own validation, conversion and JSON preparation."""
+    from google.genai import _common, models, types
+
+    parameters = types._GenerateContentParameters(model="m", contents=contents)
+    to_wire = (
+        models._GenerateContentParameters_to_vertex
+        if api_client.vertexai
+        else models._GenerateContentParameters_to_mldev
+    )
+    request = to_wire(api_client, parameters, None, parameters)
+    request = _common.encode_unserializable_types(_common.convert_to_dict(request))
+    wire: list[Any] = request["contents"]  # type: ignore[assignment]
+    return wire
+
+
+def replace_gemini_build_request(api_client: Any, make: Callable[[Any], Any]) -> None:
+    """Replace `_build_request` on this one `BaseApiClient` by `make(its bound method)`."""
+    api_client._build_request = make(api_client._build_request)
+
+
+def replace_gemini_stream(sdk: Any, make: Callable[[Any], Any]) -> None:
+    """Replace `generate_content_stream` on this one client's `aio.models` by `make(bound method)`."""
+    models = sdk.aio.models
+    models.generate_content_stream = make(models.generate_content_stream)
+
+
+def restore_gemini_request_path(sdk: Any) -> None:
+    """Take both replacements out again (tests and benchmarks: the "before" path)."""
+    sdk.aio.models.__dict__.pop("generate_content_stream", None)
+    sdk._api_client.__dict__.pop("_build_request", None)
+
+
+# --- 7. anthropic's per-request body preparation ----------------------------------------------------
+
+
+def replace_copy_and_prepare(sdk: Any, make: Callable[[Any], Any], hook_type: type) -> bool:
+    """Give one anthropic SDK client object `make(its _copy_and_prepare)`; False when `sdk` is not
+    an anthropic client or already has the hook."""
+    from anthropic import AsyncAnthropic
+
+    prepare = getattr(sdk, "_copy_and_prepare", None)
+    if not isinstance(sdk, AsyncAnthropic) or prepare is None or isinstance(prepare, hook_type):
+        return False
+    sdk._copy_and_prepare = make(prepare)  # type: ignore[method-assign]
+    return True
+
+
+def restore_copy_and_prepare(sdk: Any) -> None:
+    vars(sdk).pop("_copy_and_prepare", None)
+
+
+def anthropic_options_copy(options: Any) -> Any:
+    """A shallow copy of anthropic's `FinalRequestOptions`, as the SDK makes its own."""
+    from anthropic._compat import model_copy
+
+    return model_copy(options)

@@ -14,7 +14,9 @@ body as given, after the walk) and leaves an empty list in its place for the wal
 byte for byte what the SDK would have built (tests/llm/test_llm_long_history.py captures both at the
 server). Everything else — the other fields, headers, retries, streaming, errors — is the SDK's.
 
-Only plain lists are moved; an `extra_body` that already names the field wins. The same wrapper
+(The anthropic SDK merges `extra_body` before its own per-request copy of the body;
+`anthropic_prepare.py` keeps the lists out of that copy.) Only plain lists are moved; an
+`extra_body` that already names the field wins. The same wrapper
 reports when `create` returns (the response headers arrived) or fails, for the model's
 first-response budget (`answer_budget.py`). See docs/model-requests.md ("Long sessions").
 """

@@ -1,15 +1,21 @@
 """`llm/history_conversion.py`: converting only the new messages gives exactly agenthub's own
 openai-chat conversion of the whole history, request after request, whatever reasoning fields
-the history carries; a history that is not an extension of the last one is converted whole."""
+the history carries (and agenthub's Gemini conversion, whatever tool calls earlier messages
+named); a history that is not an extension of the last one is converted whole."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from agenthub import AutoLLMClient
+from agenthub.gemini3_8.client import Gemini3_8Client
 from agenthub.openai_chat.client import OpenaiChatClient
 
-from penguin_jupyter.llm.history_conversion import IncrementalConversion, install_incremental_conversion
+from penguin_jupyter.llm.history_conversion import (
+    CallNameContext,
+    IncrementalConversion,
+    install_incremental_conversion,
+)
 
 PNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
@@ -112,11 +118,54 @@ async def test_the_list_returned_is_the_callers_to_change() -> None:
     assert (await incremental(history[:5]))[0] != {"role": "system", "content": "sys"}
 
 
-def test_installed_for_openai_chat_and_its_vllm_adapter_only() -> None:
+def gemini_conversation() -> list[dict[str, Any]]:
+    """Gemini's own cases on top: a tool result answering a call several messages back (its
+    function name comes from that call), a call whose id is its name (an id-less history), a
+    message mixing tool results with text (split into runs), signatures in fidelity."""
+    named = {"type": "tool_call", "name": "ls", "arguments": {}, "tool_call_id": "ls"}
+    signed = {**call(7), "fidelity": {"signature": b"\x8fsig"}}
+    turns = [user("start"), assistant(call(0), signed), result(0)]
+    turns += [
+        {"role": "user", "content_items": [result(7)["content_items"][0], {"type": "text", "text": "also"}]}
+    ]
+    turns += [assistant({"type": "text", "text": "ok", "fidelity": {"signature": b"\x01"}}), user("more")]
+    turns += [
+        assistant(named),
+        {"role": "user", "content_items": [{"type": "tool_result", "text": "a", "tool_call_id": "ls"}]},
+    ]
+    turns += [
+        assistant(call(8), call(9)),
+        result(8),
+        result(9),
+        user("look"),
+        assistant({"type": "text", "text": "x"}),
+    ]
+    turns += [result(0), {"role": "user", "content_items": [{"type": "image_url", "image_url": PNG}]}]
+    return turns
+
+
+async def test_gemini_every_prefix_and_rollback_converts_as_agenthub_does() -> None:
+    client = Gemini3_8Client(model="gemini-3-flash", api_key="k", base_url="http://127.0.0.1:9")
+    incremental = IncrementalConversion(client.transform_uni_message_to_model_input, CallNameContext)
+    history = gemini_conversation()
+    for n in [*range(1, len(history) + 1), 4, len(history), 2, 9, len(history)]:
+        expected = await client.transform_uni_message_to_model_input(history[:n])
+        assert await incremental(history[:n]) == expected, f"prefix of {n} messages"
+    assert incremental.converted_last == len(history) - 9
+    # a tool result answering a call converted by an earlier request names that call's function
+    wire = await incremental(history)
+    assert [p.function_response.name for c in wire for p in c.parts or [] if p.function_response] == [
+        "exec_command", "exec_command", "ls", "exec_command", "exec_command", "exec_command",
+    ]  # fmt: skip
+
+
+def test_installed_for_openai_chat_its_vllm_adapter_and_gemini_only() -> None:
     for client_type, expected in [
         ("openai-chat", True),
         ("openai-chat-vllm-adapter", True),
+        ("gemini-3-flash", True),
         ("openai-responses", False),
+        ("claude-sonnet-4-6", False),
     ]:
         client = AutoLLMClient(
             model="m", api_key="k", base_url="http://127.0.0.1:9/v1", client_type=client_type

@@ -1,16 +1,21 @@
 """Long histories: the conversation list reaches the wire around the SDK's body walk
-(`llm/sdk_passthrough.py`) and nothing is lost — the bytes the scripted server receives for a
-4,000-message history are exactly the bytes the SDK builds on its own."""
+(`llm/sdk_passthrough.py`), or from the wire form kept per message (`llm/gemini_request.py`), and
+nothing is lost — the bytes the scripted server receives for a 4,000-message history are exactly
+the bytes the SDK builds on its own."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import types
 from typing import Any
 
 import openai.resources.chat.completions.completions as openai_completions
 import pytest
+from google import genai
 
 from penguin_jupyter.interfaces import LLMOutcome
+from penguin_jupyter.llm import gemini_request
 from penguin_jupyter.llm.body_encoding import PreEncodedBody
 from penguin_jupyter.llm.sdk_passthrough import SdkBodyPassthrough, passthrough_create
 from penguin_jupyter.omni import (
@@ -22,7 +27,7 @@ from penguin_jupyter.omni import (
     tool_call_output,
     user_text,
 )
-from penguin_jupyter.testing import ScriptedModelServer
+from penguin_jupyter.testing import ScriptedModelServer, signatures
 from penguin_jupyter.testing import server as scripted_server
 from tests.support.llm import collect, scripted_model
 
@@ -95,6 +100,14 @@ def as_the_sdk_builds_it(model: Any) -> Any:
     """The same model with every shortcut taken out: the SDK client agenthub holds unwrapped (the
     SDK's own walk), its own body encoding, and agenthub's whole-history conversion."""
     routed = model._client.protocol_client
+    if isinstance(routed._client, genai.Client):  # Gemini: the SDK's own request path again
+        sdk = routed._client
+        assert "generate_content_stream" in sdk.aio.models.__dict__
+        model._client.without_shortcuts()
+        assert "generate_content_stream" not in sdk.aio.models.__dict__
+        assert "_build_request" not in sdk._api_client.__dict__
+        assert "transform_uni_message_to_model_input" not in routed.__dict__
+        return model
     assert isinstance(routed._client, SdkBodyPassthrough)
     model._client.without_shortcuts()
     assert not isinstance(routed._client, SdkBodyPassthrough)
@@ -110,9 +123,9 @@ SCRIPT = [
 ]
 
 
-async def converse(model: Any) -> None:
+async def converse(model: Any, history: list[OmniMessage] | None = None) -> None:
     """Three requests: a question, a tool call answered with its output, a last question."""
-    model.set_history(long_history(2000))
+    model.set_history(long_history(2000) if history is None else history)
     replies, outcome = await collect(model, [user_text("What was item 0?")])
     assert outcome == LLMOutcome("completed")
     replies, outcome = await collect(model, [user_text("List the folder.")])
@@ -155,6 +168,30 @@ async def test_the_sdk_walk_sees_no_history(monkeypatch: pytest.MonkeyPatch) -> 
         assert outcome == LLMOutcome("completed")
         assert len(server.requests[0]["messages"]) > 100 and len(server.requests[0]["tools"]) == 1
     assert walked == [(0, 0)]
+
+
+@pytest.mark.parametrize("client_type", ["claude-sonnet-4-6", "ant-messages"])
+async def test_the_anthropic_sdk_copies_no_history(monkeypatch: pytest.MonkeyPatch, client_type: str) -> None:
+    """anthropic merges `extra_body` before its per-request copy of the body: the copy still sees
+    empty lists (`llm/anthropic_prepare.py`), and the history still reaches the server."""
+    import anthropic._base_client as anthropic_client
+
+    copied: list[tuple[int, int]] = []
+    sdk_copy = anthropic_client.async_prepare_request_data
+
+    async def counting_copy(data: Any, **kwargs: Any) -> Any:
+        if kwargs.get("location") == "body" and isinstance(data, dict):
+            copied.append((len(data.get("messages", [])), len(data.get("tools", []))))
+        return await sdk_copy(data, **kwargs)
+
+    monkeypatch.setattr(anthropic_client, "async_prepare_request_data", counting_copy)
+    with ScriptedModelServer(["ok"]) as server:
+        model = scripted_model(server, client_type=client_type, base_url=server.root_url, tools=TOOLS)
+        model.set_history(long_history(52, with_thinking=False))
+        _, outcome = await collect(model, [user_text("next")])
+        assert outcome == LLMOutcome("completed")
+        assert len(server.requests[0]["messages"]) > 50 and len(server.requests[0]["tools"]) == 1
+    assert copied == [(0, 0)]
 
 
 async def test_passthrough_leaves_an_explicit_extra_body_field_alone() -> None:
@@ -279,3 +316,49 @@ async def test_other_protocols_send_the_bytes_the_sdk_would_build(client_type: s
     shipped, sdk_built = server.bodies
     assert shipped == sdk_built
     assert len(shipped) > 20_000
+
+
+def counting_nonces() -> Any:
+    """An `os` for the signatures module whose `urandom` counts 0, 1, 2, …"""
+    nonces = itertools.count()
+    return types.SimpleNamespace(urandom=lambda size: next(nonces).to_bytes(size, "big"))
+
+
+async def test_gemini_4000_message_history_sends_the_bytes_the_sdk_would_build(
+    raw_bodies: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    converted: list[int] = []  # Contents run through the SDK's conversion, per request
+    sdk_conversion = gemini_request.gemini_wire_contents
+
+    def counting_conversion(api_client: Any, contents: list[Any]) -> list[Any]:
+        converted.append(len(contents))
+        return sdk_conversion(api_client, contents)
+
+    monkeypatch.setattr(gemini_request, "gemini_wire_contents", counting_conversion)
+    history = long_history(2000, with_thinking=False)  # no thinking without its signature
+    for shortcuts in (True, False):
+        # both runs get the same signatures from their server (the nonces are random otherwise)
+        monkeypatch.setattr(signatures, "os", counting_nonces())
+        with ScriptedModelServer(SCRIPT) as server:
+            model = scripted_model(
+                server,
+                model_id="gemini-3-flash",
+                client_type=None,
+                base_url=server.root_url,
+                tools=TOOLS,
+                system_prompt="You are terse.",
+            )
+            await converse(model if shortcuts else as_the_sdk_builds_it(model), history)
+    assert len(raw_bodies) == 6
+    shipped, sdk_built = raw_bodies[:3], raw_bodies[3:]
+    for n, (ours, theirs) in enumerate(zip(shipped, sdk_built, strict=True)):
+        assert ours == theirs, f"request {n + 1}"
+    # the resume's first request converts the whole history; later ones only what is new
+    assert converted[0] >= len(history) and all(count <= 3 for count in converted[1:]), converted
+    sent = [json.loads(body) for body in shipped]
+    assert [len(body["contents"]) for body in sent] == [len(sent[0]["contents"]) + n for n in (0, 2, 4)]
+    assert sent[0]["systemInstruction"]["parts"] == [{"text": "You are terse."}]
+    assert any("inlineData" in part for content in sent[0]["contents"] for part in content["parts"])
+    assert "functionResponse" in sent[2]["contents"][-1]["parts"][0]
+    assert sent[2]["contents"][-2]["parts"][0]["functionCall"]["name"] == "exec_command"
+    assert "\ue000penguin" not in shipped[2].decode()

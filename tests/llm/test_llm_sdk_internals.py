@@ -37,7 +37,7 @@ ROUTES = {
 
 def test_the_module_lists_exactly_the_internals_tested_here() -> None:
     items = re.findall(r"^(\d)\. ", inspect.getdoc(sdk_internals) or "", re.M)
-    assert items == ["1", "2", "3", "4", "5"], "a new internal needs its shape test in this file"
+    assert items == ["1", "2", "3", "4", "5", "6", "7"], "a new internal needs its shape test in this file"
 
 
 def test_item_1_agenthub_routes_client_types_to_the_classes_the_adapter_knows() -> None:
@@ -106,6 +106,101 @@ def test_item_5_agenthubs_ant_messages_client_still_cannot_be_built_as_is() -> N
     sdk = built._client  # type: ignore[attr-defined]
     headers = {**sdk.default_headers, **sdk.auth_headers}
     assert headers["X-Api-Key"] == "sk-ant" and headers["Authorization"] == "Bearer sk-ant"
+
+
+def test_item_6_google_genai_builds_generate_content_bodies_as_read() -> None:
+    import json
+
+    from google import genai
+    from google.genai import _api_client, models, types
+
+    stream = inspect.getsource(models.AsyncModels._generate_content_stream)
+    steps = [
+        "types._GenerateContentParameters(",
+        "_GenerateContentParameters_to_mldev(",
+        "_GenerateContentParameters_to_vertex(",
+        "_common.convert_to_dict(request_dict)",
+        "_common.encode_unserializable_types(request_dict)",
+        "self._api_client.async_request_streamed(",
+    ]
+    for step in steps:
+        assert step in stream, f"item 6: _generate_content_stream no longer runs {step}"
+    streamed = inspect.getsource(_api_client.BaseApiClient.async_request_streamed)
+    assert "self._build_request(" in streamed, "item 6: async_request_streamed no longer calls _build_request"
+    send = inspect.getsource(_api_client.BaseApiClient._async_request_once)
+    assert "if not isinstance(http_request.data, bytes):" in send, (
+        "item 6: bytes bodies are no longer sent as is"
+    )
+    assert "json.dumps(http_request.data)" in send, "item 6: the SDK encodes bodies differently"
+    agenthub_call = inspect.getsource(sdk_internals.protocol_client_class("gemini-3-flash"))
+    assert "self._client.aio.models.generate_content_stream(" in agenthub_call, (
+        "item 6: agenthub's call moved"
+    )
+
+    sdk = genai.Client(api_key="k", http_options={"base_url": "http://127.0.0.1:9"})
+    api_client = sdk_internals.gemini_api_client(sdk)
+    assert (
+        isinstance(api_client, _api_client.BaseApiClient)
+        and sdk_internals.gemini_api_client(object()) is None
+    )
+    contents = [
+        types.Content(role="model", parts=[types.Part(text="a", thought_signature=b"\x8f\x00")]),
+        types.Content(role="user", parts=[types.Part.from_bytes(data=b"\x89PNG", mime_type="image/png")]),
+    ]
+    assert sdk_internals.gemini_wire_contents(api_client, contents) == [
+        {"parts": [{"text": "a", "thoughtSignature": "jwA="}], "role": "model"},
+        {"parts": [{"inlineData": {"data": "iVBORw==", "mime_type": "image/png"}}], "role": "user"},
+    ]
+    request = api_client._build_request("post", "models/m:streamGenerateContent", {"contents": []}, None)
+    assert request.data == {"contents": []}, "item 6: HttpRequest.data is no longer the request dict"
+    json.dumps(request.data)
+    sdk_internals.replace_gemini_stream(sdk, lambda bound: "stream hook")
+    sdk_internals.replace_gemini_build_request(api_client, lambda bound: "build hook")
+    assert (
+        sdk.aio.models.generate_content_stream == "stream hook" and api_client._build_request == "build hook"
+    )
+    sdk_internals.restore_gemini_request_path(sdk)
+    assert inspect.ismethod(sdk.aio.models.generate_content_stream) and inspect.ismethod(
+        api_client._build_request
+    )
+    other = genai.Client(api_key="k")
+    assert "generate_content_stream" not in vars(other.aio.models), "item 6: a hook leaked to another client"
+
+
+async def test_item_7_anthropic_merges_then_copies_the_body_once_per_request() -> None:
+    from anthropic import AsyncAnthropic
+    from anthropic._models import FinalRequestOptions as AnthropicOptions
+
+    from penguin_jupyter.llm.anthropic_prepare import KeptListsUnwalked
+
+    request = inspect.getsource(AsyncAnthropic.request)
+    assert "await self._copy_and_prepare(options)" in request, "item 7: request() no longer calls it"
+    sdk = AsyncAnthropic(api_key="k", base_url="http://127.0.0.1:9")
+    messages = [{"role": "user", "content": "hi"}]
+    options = AnthropicOptions.construct(
+        method="post", url="/v1/messages", json_data={"model": "m", "messages": []}
+    )
+    options.extra_json = {"messages": messages, "top_k": 3}
+    prepared = await sdk._copy_and_prepare(options)
+    assert prepared is not options and options.extra_json is not None, (
+        "item 7: it no longer copies the options"
+    )
+    assert prepared.json_data == {"model": "m", "messages": messages, "top_k": 3}, "item 7: merge changed"
+    assert prepared.extra_json is None and prepared.json_data["messages"] is not messages, "item 7: no copy"
+    copied = sdk_internals.anthropic_options_copy(options)
+    assert copied is not options and copied.json_data is options.json_data
+    assert sdk_internals.replace_copy_and_prepare(sdk, KeptListsUnwalked, KeptListsUnwalked)
+    assert not sdk_internals.replace_copy_and_prepare(sdk, KeptListsUnwalked, KeptListsUnwalked)
+    assert not sdk_internals.replace_copy_and_prepare(
+        AsyncOpenAI(api_key="k"), KeptListsUnwalked, KeptListsUnwalked
+    )
+    ours = await sdk._copy_and_prepare(options)
+    assert (
+        list(ours.json_data.items()) == list(prepared.json_data.items())
+        and ours.json_data["messages"] is messages
+    )
+    sdk_internals.restore_copy_and_prepare(sdk)
+    assert inspect.ismethod(sdk._copy_and_prepare)
 
 
 def test_a_missing_key_is_named_before_any_sdk_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
