@@ -527,8 +527,9 @@ function retryText(payload: Json): [string, string] {
   if (Number.isInteger(attempt) && Number.isInteger(waitMs)) {
     return ['retry', `${head} — retry ${attempt} in ${pyFixed1(waitMs)} s`];
   }
-  if (Number.isInteger(attempt)) {
-    return ['retry', `${head} — retry ${attempt}`];
+  // No wait: nothing is retried (an interrupt, the last attempt), as the live notice says.
+  if (Number.isInteger(attempt) && (attempt as number) > 1) {
+    return ['request_error', `${head} (attempt ${attempt})`];
   }
   return ['request_error', head];
 }

@@ -326,8 +326,9 @@ def _retry_text(payload: Mapping[str, Any]) -> tuple[str, str]:
     head = f"Request {status}" + (f": {error}" if error else "")
     if isinstance(attempt, int) and isinstance(wait_ms, int):
         return "retry", f"{head} — retry {attempt} in {wait_ms / 1000:.1f} s"
-    if isinstance(attempt, int):
-        return "retry", f"{head} — retry {attempt}"
+    # No wait: nothing is retried (an interrupt, the last attempt), as the live notice says.
+    if isinstance(attempt, int) and attempt > 1:
+        return "request_error", f"{head} (attempt {attempt})"
     return "request_error", head
 
 
