@@ -106,6 +106,7 @@ def test_ts_blocks_equal_python_blocks(node_model):
         to_dict(child(assistant_text("deep"), "s1", "s2")),
         to_dict(tool_call("custom", '{"a":[1,2],"description":"d"}', "q1")),
         to_dict(tool_call("broken", "{not json", "q2")),
+        to_dict(tool_call("run_cell", {"cell_id": "a49", "description": "Run it"}, "q3")),
     ]
     bundle = make_bundle(messages + extra, session_info={"session_id": "s"}, status="completed", usage=None)
     result = run_ts(node_model, {"messages": bundle["messages"], "bundle": bundle, "diffs": []})

@@ -250,6 +250,11 @@ export function toolCardSummary(payload: Json): [string, string] {
   if (prompt) {
     return [name, shorten(prompt)];
   }
+  // run_cell, delete_cell: `cell 3f2a…`, not `{"cell_id":…}`
+  const cellId = stringArg(args, 'cell_id');
+  if (cellId) {
+    return [name, shorten(`cell ${cellId}`)];
+  }
   const shown: { [key: string]: Json } = {};
   for (const [key, value] of Object.entries(args)) {
     if (key !== 'description') {

@@ -192,6 +192,9 @@ def tool_card_summary(tool_call: Any) -> tuple[str, str]:
     prompt = _string_arg(args, "prompt")
     if prompt:
         return name, _shorten(prompt)
+    cell_id = _string_arg(args, "cell_id")  # run_cell, delete_cell: `cell 3f2a…`, not `{"cell_id":…}`
+    if cell_id:
+        return name, _shorten(f"cell {cell_id}")
     shown = {key: value for key, value in args.items() if key != "description"}
     return name, _shorten(json.dumps(shown, ensure_ascii=False, separators=(",", ":"))) if shown else ""
 
