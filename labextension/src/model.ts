@@ -274,6 +274,11 @@ export function toolCardSummary(payload: Json): [string, string] {
   if (prompt) {
     return [name, shorten(prompt)];
   }
+  // run_cell, delete_cell: `cell 3f2a…`, not `{"cell_id":…}`
+  const cellId = stringArg(args, 'cell_id');
+  if (cellId) {
+    return [name, shorten(`cell ${cellId}`)];
+  }
   const shown: { [key: string]: Json } = {};
   for (const [key, value] of Object.entries(args)) {
     if (key !== 'description') {
@@ -551,8 +556,9 @@ function retryText(payload: Json): [string, string] {
   if (Number.isInteger(attempt) && Number.isInteger(waitMs)) {
     return ['retry', `${head} — retry ${attempt} in ${pyFixed1(waitMs)} s`];
   }
-  if (Number.isInteger(attempt)) {
-    return ['retry', `${head} — retry ${attempt}`];
+  // No wait: nothing is retried (an interrupt, the last attempt), as the live notice says.
+  if (Number.isInteger(attempt) && (attempt as number) > 1) {
+    return ['request_error', `${head} (attempt ${attempt})`];
   }
   return ['request_error', head];
 }

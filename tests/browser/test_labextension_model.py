@@ -17,7 +17,15 @@ import pytest
 
 from penguin_jupyter.notebook.transcript.transcript_bundle import make_bundle, read_bundle
 from penguin_jupyter.notebook.transcript.transcript_model import build_blocks, diff_preview, edit_cell_result
-from penguin_jupyter.omni import approval_decision, assistant_text, to_dict, tool_call, tool_call_output
+from penguin_jupyter.omni import (
+    abort,
+    approval_decision,
+    assistant_text,
+    request_end,
+    to_dict,
+    tool_call,
+    tool_call_output,
+)
 from tests.support.transcript import REPO, child, sample_messages
 
 LABEXT = REPO / "labextension"
@@ -98,10 +106,33 @@ def test_ts_blocks_equal_python_blocks(node_model):
         to_dict(child(assistant_text("deep"), "s1", "s2")),
         to_dict(tool_call("custom", '{"a":[1,2],"description":"d"}', "q1")),
         to_dict(tool_call("broken", "{not json", "q2")),
+        to_dict(tool_call("run_cell", {"cell_id": "a49", "description": "Run it"}, "q3")),
     ]
     bundle = make_bundle(messages + extra, session_info={"session_id": "s"}, status="completed", usage=None)
     result = run_ts(node_model, {"messages": bundle["messages"], "bundle": bundle, "diffs": []})
     assert result["blocks"] == py_blocks(bundle["messages"])
+
+
+def test_a_request_that_is_not_retried_never_reads_retry_in_either_renderer(node_model):
+    """An interrupt while a card waited recorded `request_end(aborted, attempt=1)`; both static
+    renderers showed it as "Request aborted — retry 1" though nothing was retried (the live
+    notice said "request aborted"). Only an end with a wait (`retry_in_ms`) is a retry."""
+    messages = [
+        to_dict(request_end("aborted", attempt=1)),
+        abort("aborted by user"),
+        to_dict(request_end("failed", error_message="503", attempt=3)),
+        to_dict(request_end("timeout", error_message="idle", attempt=2, retry_in_ms=4000)),
+    ]
+    messages[1] = to_dict(messages[1])
+    result = run_ts(node_model, {"messages": messages, "bundle": {}, "diffs": []})
+    expected = py_blocks(messages)
+    assert result["blocks"] == expected
+    assert [(b["event"], b["text"]) for b in expected] == [
+        ("request_error", "Request aborted"),
+        ("abort", "Aborted: aborted by user"),
+        ("request_error", "Request failed: 503 (attempt 3)"),
+        ("retry", "Request timeout: idle — retry 2 in 4.0 s"),
+    ]
 
 
 def test_ts_edit_cell_cards_take_the_diff_from_the_output_like_python(node_model):

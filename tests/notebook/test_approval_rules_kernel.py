@@ -5,6 +5,9 @@ scripted model server.
   `git status` in a later session of another kernel without a click; the card and the saved
   transcript say which rule; `git status; touch x` still asks (denied here: `x` never appears);
   `%penguin rules` lists the rule with its file and `%penguin rules forget 1` removes it.
+* The click itself is named: a card approved by "Save to project" says `saved as rule 1 (ls*) in
+  <file>` and one approved by "Always allow exec_command" says so, on the card and in the saved
+  transcript (before, both read a bare "Approval: approved").
 * A bad rule file stops a cell with one line naming the file, the rule and the field.
 * An administrator's policy (`PENGUIN_POLICY`) with `max_approve = "ask"` turns
   `%%penguin --approve allow-all` into ask with one line; a model outside `allowed_models` is
@@ -110,6 +113,54 @@ def test_a_saved_rule_approves_git_status_in_a_later_session_and_a_compound_stil
     assert "git status" not in rules_file.read_text()
     saved_html = second.final_bundles()[-1]["text/html"]
     assert html.escape(why, quote=False) in saved_html or why in html.unescape(saved_html)
+
+
+def test_a_save_or_always_click_is_named_on_the_card_and_in_the_transcript(tmp_path):
+    notebook_dir = tmp_path / "nb"
+    notebook_dir.mkdir()
+    script = [
+        {"tool_calls": [{"name": "exec_command", "id": "call_1", "arguments": {"cmd": "ls -la"}}]},
+        {"tool_calls": [{"name": "exec_command", "id": "call_2", "arguments": {"cmd": "pwd"}}]},
+        {"tool_calls": [{"name": "exec_command", "id": "call_3", "arguments": {"cmd": "echo once"}}]},
+        {"text": "Done."},
+    ]
+    rules_file = Path(os.environ["PENGUIN_HOME"]) / "default_project" / "approval_rules.toml"
+    save_button = 'Save to project: allow exec_command command "ls*"'
+    clicked: list[str] = []
+    with ScriptedModelServer(script) as server:
+        configure_model(Path(os.environ["PENGUIN_HOME"]), server)
+        harness = _kernel(notebook_dir)
+
+        def on_message(msg, result):
+            # card 1: Save to project; card 2: Always allow (a new card's button, not card 1's)
+            if msg["msg_type"] != "comm_open":
+                return
+            saves = result.buttons(save_button)
+            always = result.buttons("Always allow exec_command")
+            if saves and saves[0] not in clicked:
+                clicked.append(saves[0])
+                harness.click(saves[0])
+            elif len(always) >= 2 and always[1] not in clicked:
+                clicked.append(always[1])
+                harness.click(always[1])
+
+        try:
+            result = harness.execute("%%penguin\nLook around", on_message=on_message, timeout=180)
+        finally:
+            harness.close()
+    assert result.reply["content"]["status"] == "ok", result.stderr
+    assert len(clicked) == 2, clicked
+    saved = f"saved as rule 1 (ls*) in {rules_file}"
+    always = "exec_command always allowed for this session"
+    shown = _shown(result.messages)
+    assert f"Approval: approved — {saved}" in shown, shown
+    assert f"Approval: approved — {always}" in shown, shown
+    decisions = _decisions(result)
+    assert [(d["decision"], d.get("reason")) for d in decisions] == [
+        ("allow", saved),
+        ("allow", always),
+        ("allow", "allowed for this session (always allow exec_command)"),
+    ]
 
 
 def test_the_policy_caps_the_mode_and_refuses_a_model(tmp_path):

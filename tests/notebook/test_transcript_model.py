@@ -191,6 +191,12 @@ def test_tool_card_summary_and_description():
         "proc-1: y",
     )
     assert tool_card_summary(tool_call("custom", {"a": 1, "description": "d"}, "c4")) == ("custom", '{"a":1}')
+    # a notebook tool's header names its cell (it read `run_cell {"cell_id":"a49…"}`)
+    assert tool_card_summary(tool_call("run_cell", {"cell_id": "a49", "description": "d"}, "c6")) == (
+        "run_cell",
+        "cell a49",
+    )
+    assert tool_card_summary(tool_call("delete_cell", {"cell_id": "b7"}, "c7")) == ("delete_cell", "cell b7")
     assert tool_card_summary(tool_call("broken", "{not json", "c5")) == ("broken", "{not json")
     assert tool_description('{"description":"  Say hi  "}') == "Say hi"
     assert tool_description("{}") is None

@@ -114,7 +114,7 @@ class ToolCardWidget:
             parts.append(muted_html(self._shown(preview.label())))
         if payload.stop_reason != "completed":
             parts.append(muted_html(f"(call {payload.stop_reason}; not executed)"))
-        self.detail.value = "".join(parts)
+        self.detail.value = "<br>".join(parts)  # one line each: never "Run itcell a1 as …"
         self._show_body(self._shown(body) if body else "")
 
     def _show_body(self, text: str) -> None:

@@ -46,13 +46,16 @@ def plain_vbox(children: Sequence[widgets.Widget] = ()) -> widgets.VBox:
     return widgets.VBox(list(children), layout=shared_layout())
 
 
-def plain_hbox(children: Sequence[widgets.Widget] = ()) -> widgets.HBox:
-    return widgets.HBox(list(children), layout=shared_layout())
+def plain_hbox(children: Sequence[widgets.Widget] = (), *, wrap: bool = False) -> widgets.HBox:
+    """A row; `wrap=True` lets children that do not fit go to the next line instead of shrinking."""
+    return widgets.HBox(list(children), layout=shared_layout(flex_flow="row wrap") if wrap else shared_layout())
 
 
 def plain_button(description: str, *, button_style: str = "", icon: str = "", width: str = "") -> widgets.Button:
-    """A Button on the shared default style and a shared layout (`width="auto"` fits a long label)."""
-    layout = shared_layout(width=width) if width else shared_layout()
+    """A Button on the shared default style and a shared layout. `width="auto"` fits a long label:
+    the button never shrinks below it in a row (flex `0 0 auto`), so its text is not cut with an
+    ellipsis; only a label wider than the whole row is."""
+    layout = shared_layout(width=width, flex="0 0 auto", max_width="100%") if width else shared_layout()
     return widgets.Button(
         description=description,
         button_style=button_style,

@@ -81,11 +81,11 @@ class ApprovalRow:
         buttons = [self.approve_button, self.deny_button, self.always_button]
         if offer is not None:
             self.save_button = plain_button(f"{SAVE_PREFIX}{offer.rule.text()}", width="auto")
-            self.save_button.tooltip = "Approve, and add this rule to the project's approval_rules.toml"
+            self.save_button.tooltip = f"Approve, and add this rule to the project's approval_rules.toml: {offer.rule.text()}"
             self.save_button.on_click(lambda _b: self._clicked("save"))
             buttons.append(self.save_button)
         self.status = plain_html(f"<b>{html.escape(reason)}</b>" if reason else "")
-        self.widget = plain_hbox([*buttons, self.status])
+        self.widget = plain_hbox([*buttons, self.status], wrap=True)  # a long rule wraps, never cut
         self.approve_button.on_click(lambda _b: self._clicked("allow"))
         self.deny_button.on_click(lambda _b: self._clicked("deny"))
         self.always_button.on_click(lambda _b: self._clicked("always"))

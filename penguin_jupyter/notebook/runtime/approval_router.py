@@ -15,8 +15,9 @@ bound to it). In order (the command policy's refusals come before all of this, i
    running cell (inside the subagent's background card); with no cell running, denied.
 
 Every decision not made by a click gets its reason (`allowed by rule 3 (git status*) in …`,
-`denied by the administrator's policy (…)`), kept by tool call id (`reasons`) for the card and
-the saved transcript. A later cell's automatic modes never decide for an earlier cell's agents:
+`denied by the administrator's policy (…)`), and so does a click that did more than approve once
+(`saved as rule 1 (ls*) in …`, `exec_command always allowed for this session`), kept by tool
+call id (`reasons`) for the card and the saved transcript. A later cell's automatic modes never decide for an earlier cell's agents:
 the running cell only lends its buttons. How a cell asks is `approval.CellAsker`'s job; which
 cell runs is the kernel runtime's (`running` below).
 """
@@ -161,6 +162,9 @@ class ApprovalRouter:
         def saved(rule: Rule = rule) -> Rule:
             written = save(rule)
             launcher.rules.project.append(written)
+            where = f" in {written.source}" if written.source else ""
+            number = launcher.rules.number_of(written)
+            self._remember(tool_call, f"saved as rule {number} ({written.pattern()}){where}")
             return written
 
         return RuleOffer(rule, saved)
@@ -171,6 +175,24 @@ class ApprovalRouter:
             self.reasons[payload.tool_call_id] = reason
             while len(self.reasons) > MAX_REASONS:
                 self.reasons.pop(next(iter(self.reasons)))
+
+    def _clicked(
+        self, tool_call: OmniMessage, launcher: CellApproval, already_always: bool, decision: ApprovalDecision
+    ) -> ApprovalDecision:
+        """A click that does more than approve once says so on the card and in the transcript:
+        "Always allow" (the click added the tool to the session's set; "Save to project" says so
+        in `_offer`)."""
+        payload = tool_call.payload
+        name = tool_name_of(tool_call)
+        if (
+            decision == "allow"
+            and not already_always
+            and name in launcher.always_allowed
+            and isinstance(payload, ToolCallPayload)
+            and payload.tool_call_id not in self.reasons
+        ):
+            self._remember(tool_call, f"{name} always allowed for this session")
+        return decision
 
     def take_reason(self, tool_call_id: str) -> str | None:
         """Why the call with this id was decided without a click (once), or None."""
@@ -204,10 +226,21 @@ class ApprovalRouter:
         where = route(auto, launching_cell_running, running is not None)
         # a saved allow rule could not change what a matching rule already says: no offer then
         offer = self._offer(launcher, tool_call) if where.startswith("ask") and verdict is None else None
+        already_always = tool_name_of(tool_call) in launcher.always_allowed
         if where == "ask-launching-cell":
-            return await launcher.asker.ask(tool_call, launcher.always_allowed, reason=reason, offer=offer)
+            return self._clicked(
+                tool_call,
+                launcher,
+                already_always,
+                await launcher.asker.ask(tool_call, launcher.always_allowed, reason=reason, offer=offer),
+            )
         if where == "ask-running-cell" and running is not None:
-            return await running.asker.ask_here(tool_call, launcher.always_allowed, reason, offer=offer)
+            return self._clicked(
+                tool_call,
+                launcher,
+                already_always,
+                await running.asker.ask_here(tool_call, launcher.always_allowed, reason, offer=offer),
+            )
         if where == "deny" and auto is None:
             self._remember(tool_call, "denied: no cell is running to ask")
         return "allow" if where == "allow" else "deny"

@@ -192,6 +192,9 @@ def tool_card_summary(tool_call: Any) -> tuple[str, str]:
     prompt = _string_arg(args, "prompt")
     if prompt:
         return name, _shorten(prompt)
+    cell_id = _string_arg(args, "cell_id")  # run_cell, delete_cell: `cell 3f2a…`, not `{"cell_id":…}`
+    if cell_id:
+        return name, _shorten(f"cell {cell_id}")
     shown = {key: value for key, value in args.items() if key != "description"}
     return name, _shorten(json.dumps(shown, ensure_ascii=False, separators=(",", ":"))) if shown else ""
 
@@ -326,8 +329,9 @@ def _retry_text(payload: Mapping[str, Any]) -> tuple[str, str]:
     head = f"Request {status}" + (f": {error}" if error else "")
     if isinstance(attempt, int) and isinstance(wait_ms, int):
         return "retry", f"{head} — retry {attempt} in {wait_ms / 1000:.1f} s"
-    if isinstance(attempt, int):
-        return "retry", f"{head} — retry {attempt}"
+    # No wait: nothing is retried (an interrupt, the last attempt), as the live notice says.
+    if isinstance(attempt, int) and attempt > 1:
+        return "request_error", f"{head} (attempt {attempt})"
     return "request_error", head
 
 
