@@ -26,7 +26,7 @@ from ..kernel_tools.notebook_file import (
 )
 from ..kernel_tools.saved_notebook_cache import SAVED_NOTEBOOKS, SavedNotebookCache, SavedNotebookIndex
 from ..transcript.cell_sources import set_cell_source_lookup
-from .frontend_bridge import BridgeError, NotebookBridge, open_bridge
+from .frontend_bridge import BridgeError, NotebookBridge, open_bridge, parent_session
 
 
 @dataclass
@@ -94,6 +94,8 @@ class NotebookLink:
             cell_source=cell_source,
             workspace=workspace,
         )
+        if self.bridge is not None:  # requests go to the page that ran this cell
+            self.bridge.follow_task(parent_session(self.shell))
 
     def remember_sources(self, cells: list[dict[str, Any]]) -> None:
         for cell in cells:
