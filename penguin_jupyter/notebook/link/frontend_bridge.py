@@ -75,7 +75,6 @@ class NotebookBridge:
     def __init__(self) -> None:
         self._announce: Any = None
         self._pages: dict[str, Page] = {}  # comm id → page, in connection order
-        self._hello_seen = threading.Event()
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._pending: dict[int, tuple[asyncio.Future[Any], Page]] = {}
@@ -83,7 +82,7 @@ class NotebookBridge:
         self.task_session = ""  # the jupyter session id of the page that ran the Task's cell
         self.task_path = ""  # that page's notebook path (another page of it may take over)
         self.closed = False
-        self._gave_up = False
+        self._gave_up_on: set[str] = set()  # sessions whose page never said hello
 
     # --- lifecycle -----------------------------------------------------------------------
     def open(self) -> None:
@@ -121,8 +120,7 @@ class NotebookBridge:
             self._pages[comm.comm_id] = page
         comm.on_msg(lambda m: self._on_msg(page, m))
         comm.on_close(lambda _m: self._page_gone(page))
-        self._gave_up = False
-        self._hello_seen.set()
+        self._gave_up_on.discard(hello["session"])
         log.debug("notebook page %s connected (%s)", hello.get("page_id"), hello.get("path"))
 
     def _page_gone(self, page: Page) -> None:
@@ -133,8 +131,6 @@ class NotebookBridge:
                 del self._pages[page.comm.comm_id]
             failed = [rid for rid, (_f, p) in self._pending.items() if p is page]
             futures = [self._pending.pop(rid)[0] for rid in failed]
-            if not self._pages:
-                self._hello_seen.clear()
         for future in futures:
             _settle(future, PageGone("the notebook page went away (closed or reloaded) before it answered"))
 
@@ -198,17 +194,21 @@ class NotebookBridge:
     def can_run_cells(self) -> bool:
         return self.connected and bool(self.hello.get("subshells"))
 
-    async def wait_connected(self, timeout_s: float = HELLO_WAIT_S) -> bool:
-        """Wait (interruptibly) for a page's hello; False when none came in time.
+    async def wait_connected(self, session: str = "", timeout_s: float = HELLO_WAIT_S) -> bool:
+        """Wait (interruptibly) for the hello of the page whose kernel connection is `session`
+        (any page when empty); whether a page is connected afterwards.
 
-        A kernel client that ignores comms (nbclient, jupyter_client) is waited for once only."""
-        if self.closed or self._gave_up or self.connected:
+        A page that just opened or reloaded connects a moment after it attached; a kernel client
+        that ignores comms (nbclient, jupyter_client) is waited for once per session only."""
+        if self.closed or session in self._gave_up_on:
             return self.connected
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
-        while not self._hello_seen.is_set() and not self.closed and loop.time() < deadline:
+        while not self.closed and loop.time() < deadline:
+            if any(page.session == session for page in self.pages()) or (not session and self.connected):
+                return True
             await asyncio.sleep(0.02)
-        self._gave_up = not self.connected
+        self._gave_up_on.add(session)
         return self.connected
 
     # --- requests ------------------------------------------------------------------------

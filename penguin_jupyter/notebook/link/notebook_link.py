@@ -78,13 +78,14 @@ class NotebookLink:
         return None
 
     async def wait_for_frontend(self) -> bool:
-        """Before a session is created: give a notebook frontend (it sends cell ids) a moment to
-        say hello after `%load_ext` (Run All sends the next cell at once); others are not waited for."""
+        """Before a session is created: give the page that sent this cell (a frontend that sends
+        cell ids) a moment to say hello — after `%load_ext` (Run All sends the next cell at once),
+        or when it just opened or reloaded; other clients are not waited for."""
         if self.bridge is None:
             return False
-        if self.bridge.connected or current_cell_id(self.shell) is None:
+        if current_cell_id(self.shell) is None:
             return self.bridge.connected
-        return await self.bridge.wait_connected()
+        return await self.bridge.wait_connected(parent_session(self.shell))
 
     # --- per Task -----------------------------------------------------------------------
     def begin_task(self, session_id: str, cell_source: str, workspace: str) -> None:
