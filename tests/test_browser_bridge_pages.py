@@ -95,8 +95,8 @@ def test_two_windows_without_collaboration_one_insert_and_one_run(page, lab, scr
     server = scripted(_insert_and_run_script())
     path = lab.write_notebook("two_windows.ipynb", "%%penguin --approve allow-all\nCount")
     open_notebook(page, lab, "two_windows.ipynb")
-    _wait_load_ext(page)
     other = _open_second(windows, lab, "two_windows.ipynb")
+    _wait_load_ext(page)  # both windows are open when %load_ext announces the bridge
     before = cell_sources(other)
 
     run_cell_at(page, 1)
@@ -122,8 +122,8 @@ def test_two_collaborators_with_rtc_see_one_insert_and_one_run(lab_rtc, windows)
         lab_rtc.use_model_server(server)
         path = lab_rtc.write_notebook("rtc.ipynb", "%%penguin --approve allow-all\nCount")
         alice = _open_second(windows, lab_rtc, "rtc.ipynb")
-        _wait_load_ext(alice)
         bob = _open_second(windows, lab_rtc, "rtc.ipynb")
+        _wait_load_ext(alice)  # both collaborators are there when %load_ext announces the bridge
 
         run_cell_at(alice, 1)
         cell(alice, 1).locator(".penguin-transcript").wait_for(timeout=120_000)
@@ -194,3 +194,33 @@ def test_closing_the_only_page_mid_task_fails_the_next_tool_call_at_once(page, l
     failure = [line for line in tool_text.splitlines() if line.startswith("insert_cell failed:")]
     assert failure and "page" in failure[0], tool_text
     assert took < 15, f"the next tool call waited {took:.1f}s for a page that was gone"
+
+
+def test_a_collaborator_on_an_untrusted_notebook_sees_a_readable_line(lab_rtc, windows):
+    from penguin_jupyter.testing import ScriptedModelServer
+
+    server = ScriptedModelServer(
+        [
+            {"tool_calls": [{"name": "insert_cell", "id": "call_md", "arguments": {"cell_type": "markdown", "source": "## Approved once", "description": "Title"}}]},
+            {"text": "Inserted."},
+        ]
+    ).start()
+    try:
+        lab_rtc.use_model_server(server)
+        lab_rtc.write_notebook("untrusted.ipynb", "%%penguin --approve read-only\nAdd a title")
+        alice = _open_second(windows, lab_rtc, "untrusted.ipynb")
+        _wait_load_ext(alice)
+        bob = _open_second(windows, lab_rtc, "untrusted.ipynb")
+        run_cell_at(alice, 1)
+        approve = cell(alice, 1).get_by_role("button", name="Approve")
+        approve.wait_for(timeout=120_000)
+        # Bob's page does not render the (untrusted) widget output: it shows the live view's text.
+        bob_out = cell(bob, 1).locator(".jp-OutputArea", has_text="trust this notebook to see")
+        bob_out.wait_for(timeout=30_000)
+        assert "VBox(" not in bob_out.inner_text()
+        approve.click()
+        cell(alice, 1).locator(".penguin-transcript").wait_for(timeout=120_000)
+        bob.locator(f"{CURRENT_NOTEBOOK} .jp-Cell", has_text="Approved once").first.wait_for()
+        assert cell_sources(bob).count("## Approved once") == 1
+    finally:
+        server.stop()

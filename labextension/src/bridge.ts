@@ -167,8 +167,9 @@ function serve(app: JupyterFrontEnd, panel: NotebookPanel, kernel: Kernel.IKerne
   links.set(kernel, link);
   kernel.registerCommTarget(COMM_TARGET, () => connect(app, kernel));
   kernel.statusChanged.connect((_sender, status) => {
-    if (status === 'restarting' || status === 'dead') {
-      link.comm = null; // the kernel's comms are gone with it; its %load_ext announces again
+    if ((status === 'restarting' || status === 'autorestarting' || status === 'dead') && link.comm) {
+      openComms.delete(link.comm); // the kernel's comms are gone with it; its %load_ext announces again
+      link.comm = null;
     }
   });
   panel.context.pathChanged.connect(() => {
