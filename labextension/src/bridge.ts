@@ -22,7 +22,7 @@ import { BridgeRequest, runOperation } from './bridge_ops';
 export const COMM_TARGET = 'penguin-notebook';
 export const PAGE_TARGET = 'penguin-notebook-page';
 export const BRIDGE_VERSION = 2;
-const COMM_INFO_WAIT_MS = 2000;
+const COMM_INFO_WAIT_MS = 500;
 
 /** One panel's link to one kernel connection. */
 interface PageLink {
@@ -130,8 +130,10 @@ function connect(app: JupyterFrontEnd, kernel: Kernel.IKernelConnection): void {
 
 /**
  * Connect when the kernel has the extension loaded (its announcement comm, or another page's).
- * `comm_info` waits while the main shell is busy (a running %%penguin cell): then the page opens
- * its comm directly (comms travel on their own subshell); a kernel without the extension closes it.
+ * `comm_info` waits while the main shell is busy (a running %%penguin cell, or a cell the page
+ * sent before this answer): without an answer in COMM_INFO_WAIT_MS the page opens its comm
+ * directly (comms travel on their own subshell); a kernel without the extension closes it again
+ * (and logs "No such comm target registered").
  */
 async function connectIfLoaded(app: JupyterFrontEnd, kernel: Kernel.IKernelConnection): Promise<void> {
   const ask = async (): Promise<boolean> => {
@@ -147,7 +149,7 @@ async function connectIfLoaded(app: JupyterFrontEnd, kernel: Kernel.IKernelConne
   const busy = new Promise<'busy'>(resolve => setTimeout(() => resolve('busy'), COMM_INFO_WAIT_MS));
   try {
     const answer = await Promise.race([ask(), busy]);
-    if (answer === true || (answer === 'busy' && kernel.status === 'busy')) {
+    if (answer === true || answer === 'busy') {
       connect(app, kernel);
     }
   } catch {

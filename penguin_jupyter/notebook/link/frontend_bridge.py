@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 COMM_TARGET = "penguin-notebook"  # kernel → pages: "the extension is loaded, connect"
 PAGE_TARGET = "penguin-notebook-page"  # page → kernel: one comm per connected page
 BRIDGE_VERSION = 2
-HELLO_WAIT_S = 1.0
+HELLO_WAIT_S = 2.0  # a page that just opened or reloaded connects within this (once per page)
 REQUEST_TIMEOUT_S = 30.0
 ACK_TIMEOUT_S = 4.0  # a page acknowledges a request as soon as it receives it
 PING_EVERY_S = 2.0  # during a long operation (run) the kernel pings the page …
@@ -49,6 +49,10 @@ class BridgeError(Exception):
 
 class PageGone(BridgeError):
     """No page (or not the page asked) can carry out the request: it was closed or reloaded."""
+
+
+class _NotTaken(PageGone):
+    """The page went away before it acknowledged the request: nothing of it was carried out."""
 
 
 @dataclass
@@ -129,10 +133,13 @@ class NotebookBridge:
         with self._lock:
             if self._pages.get(page.comm.comm_id) is page:
                 del self._pages[page.comm.comm_id]
-            failed = [rid for rid, (_f, p) in self._pending.items() if p is page]
-            futures = [self._pending.pop(rid)[0] for rid in failed]
-        for future in futures:
-            _settle(future, PageGone("the notebook page went away (closed or reloaded) before it answered"))
+            failed = [(rid, self._pending[rid][0]) for rid, (_f, p) in list(self._pending.items()) if p is page]
+            for rid, _future in failed:
+                del self._pending[rid]
+            taken = {rid for rid, _future in failed if rid in self._acked}
+        for rid, future in failed:
+            gone = PageGone if rid in taken else _NotTaken
+            _settle(future, gone("the notebook page went away (closed or reloaded) before it answered"))
 
     # --- incoming ------------------------------------------------------------------------
     def _on_msg(self, page: Page, msg: dict[str, Any]) -> None:
@@ -216,10 +223,23 @@ class NotebookBridge:
         self, op: str, signal: AbortSignal | None = None, timeout_s: float | None = REQUEST_TIMEOUT_S, **args: Any
     ) -> Any:
         """Send `{id, op, **args}` to the Task's page and wait for its result (BridgeError on
-        failure, PageGone at once when no page is left or the page stopped answering)."""
-        page = self.task_page()
-        if page is None or self.closed:
-            raise PageGone("no notebook page is connected (the page was closed or reloaded; reopen the notebook)")
+        failure, PageGone at once when no page is left or the page stopped answering). A request
+        the page never took (closed or stale before its acknowledgement) goes once to the next
+        page of the notebook, if there is one."""
+        for attempt in range(2):
+            page = self.task_page()
+            if page is None or self.closed:
+                raise PageGone("no notebook page is connected (the page was closed or reloaded; reopen the notebook)")
+            try:
+                return await self._send(page, op, signal, timeout_s, args)
+            except _NotTaken:
+                if attempt or self.task_page() is None:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _send(
+        self, page: Page, op: str, signal: AbortSignal | None, timeout_s: float | None, args: dict[str, Any]
+    ) -> Any:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         request_id = next(self._ids)
@@ -255,7 +275,7 @@ class NotebookBridge:
             if request_id not in self._acked:
                 if now - started > ACK_TIMEOUT_S:
                     self._drop(page)
-                    raise PageGone(f"the notebook page did not take {op!r} within {ACK_TIMEOUT_S:.0f} s (closed or reloaded)")
+                    raise _NotTaken(f"the notebook page did not take {op!r} within {ACK_TIMEOUT_S:.0f} s (closed or reloaded)")
                 continue
             if now - page.last_seen > GONE_AFTER_S:
                 self._drop(page)
