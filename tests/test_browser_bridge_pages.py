@@ -33,6 +33,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 # Counts its own runs in the kernel: a request carried out twice prints "runs 2".
 COUNTING = "runs = globals().get('runs', 0) + 1\nprint('runs', runs)"
 CODE_CELL_ID = "{{match:code cell with id (\\S+) at}}"
+HELLO_CELL = (
+    "from penguin_jupyter.notebook.link.frontend_bridge import current_hello\n"
+    "h = current_hello()\n"
+    "print('keys', *sorted(h))\n"
+    "print('where', h['path'], h['server_root'])\n"
+    "print('session', h['session'])"
+)
 
 
 def _tool_texts(request: dict) -> str:
@@ -74,7 +81,7 @@ def test_a_page_reloaded_after_load_ext_serves_the_task(page, lab, scripted):
             {"text": "Inserted."},
         ]
     )
-    lab.write_notebook("reloaded.ipynb", "%%penguin --approve allow-all\nAdd a title")
+    lab.write_notebook("reloaded.ipynb", "%%penguin --approve allow-all\nAdd a title", HELLO_CELL)
     open_notebook(page, lab, "reloaded.ipynb")
     _wait_load_ext(page)
     page.reload()
@@ -89,6 +96,14 @@ def test_a_page_reloaded_after_load_ext_serves_the_task(page, lab, scripted):
     assert "Inserted a markdown cell" in _tool_texts(server.requests[1])
     assert cell_sources(page).count("## After reload") == 1
     assert took < 30, "the reloaded page never answered (the old 30 s timeout)"
+    # The hello contract (docs/notebook-tools.md): what the reloaded page told the kernel.
+    run_cell_at(page, 2)
+    wait_cell_done(page, 2)
+    hello = output_text(page, 2)
+    assert "keys frontend metadata page_id path server_root session subshells" in hello, hello
+    assert f"where reloaded.ipynb {lab.root_dir}" in hello, hello
+    client_id = page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.clientId")
+    assert f"session {client_id}" in hello, hello
 
 
 def test_two_windows_without_collaboration_one_insert_and_one_run(page, lab, scripted, windows):
