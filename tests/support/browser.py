@@ -93,9 +93,10 @@ def _free_port() -> int:
 class JupyterLab:
     """`jupyter lab` in its own process group, on a random loopback port with a token."""
 
-    def __init__(self, base: Path, extra_args: tuple[str, ...] = ()) -> None:
+    def __init__(self, base: Path, extra_args: tuple[str, ...] = (), rtc: bool = False) -> None:
         self.base = base
         self.extra_args = list(extra_args)  # e.g. --gateway-url (tests/support/gateway.py)
+        self.rtc = rtc  # real-time collaboration (jupyter-collaboration), off unless asked for
         self.root_dir = base / "root"
         self.home = base / "home"
         self.penguin_home = self.home / ".penguin" / "data"
@@ -158,6 +159,8 @@ class JupyterLab:
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             "--LabApp.news_url=",
             *self.extra_args,
+            f"--YDocExtension.disable_rtc={not self.rtc}",
+            "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: tests read the notebook model
         ]
         if os.geteuid() == 0:
             cmd.append("--allow-root")
@@ -273,6 +276,18 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterLab]:
 
 
 @pytest.fixture(scope="session")
+def lab_rtc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterLab]:
+    """A second server with real-time collaboration on (skips without jupyter-collaboration)."""
+    require_chromium()
+    pytest.importorskip("jupyter_collaboration", reason="jupyter-collaboration is not installed")
+    server = JupyterLab(tmp_path_factory.mktemp("jupyterlab-rtc"), rtc=True).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     require_chromium()
     from playwright.sync_api import sync_playwright
@@ -300,6 +315,33 @@ def page(browser: Any, lab: JupyterLab, request: pytest.FixtureRequest) -> Itera
             print(f"jupyter lab log (tail):\n{lab.log_tail()}")
         context.close()
         lab.shutdown_kernels()
+
+
+@pytest.fixture
+def windows(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """`windows(lab)` → a fresh page in its own browser context (another window, or another
+    collaborator); all are closed (and the server's kernels shut down) after the test."""
+    opened: list[tuple[Any, Any, JupyterLab]] = []
+
+    def new(server: JupyterLab) -> Any:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.set_default_timeout(PAGE_TIMEOUT_MS)
+        window = context.new_page()
+        opened.append((context, window, server))
+        return window
+
+    try:
+        yield new
+    finally:
+        for number, (context, window, server) in enumerate(opened):
+            if node_failed(request):
+                with contextlib.suppress(Exception):
+                    print(f"screenshot of window {number}: {screenshot(window, f'{request.node.name}-{number}')}")
+                print(f"jupyter lab log (tail):\n{server.log_tail()}")
+            with contextlib.suppress(Exception):
+                context.close()
+        for server in dict.fromkeys(server for _c, _w, server in opened):
+            server.shutdown_kernels()
 
 
 @pytest.fixture
@@ -372,6 +414,19 @@ def save(page: Any, path: Path, expect: str = TRANSCRIPT_MIME, timeout: float = 
                 return json.loads(text)
         time.sleep(0.2)
     raise AssertionError(f"{path.name} was not saved with {expect} within {timeout:.0f}s")
+
+
+def run_cell_at(page: Any, index: int) -> None:
+    """Click into code cell `index` and run it (Shift+Enter)."""
+    cell(page, index).locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+
+
+def cell_sources(page: Any) -> list[str]:
+    """Every cell's source in the current notebook's model (what the page holds, unsaved too)."""
+    return page.evaluate(
+        "() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells.map(c => c.getSource())"
+    )
 
 
 def cell(page: Any, index: int) -> Any:

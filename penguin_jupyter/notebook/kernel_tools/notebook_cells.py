@@ -23,7 +23,7 @@ from ...environment.tool_arguments import AnyText, CallDescription, NonBlankText
 from ...environment.tool_declaration import ArgumentsT, DeclaredTool, ToolArguments, ToolDeclaration
 from ...environment.types import ToolExecutionContext, ToolResult
 from ...omni import OmniMessage, StopReason, ToolCallPayload, partial_tool_call_output
-from ..link.frontend_bridge import BridgeError
+from ..link.frontend_bridge import BridgeError, PageGone
 from ..transcript.cell_sources import CellPreview
 from ..transcript.transcript_model import edit_cell_result, parse_arguments
 from ..undo.notebook_journal import CellChange, read_cell
@@ -180,8 +180,13 @@ class ReadNotebookTool(_NotebookTool[ReadNotebookArguments]):
     async def _run(self, arguments: ReadNotebookArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         start, end = arguments.start, arguments.end
         note = ""
+        result: dict[str, Any] | None = None
         if self.link.live:
-            result = await self._request("read", ctx)
+            try:
+                result = await self._request("read", ctx)
+            except PageGone:  # the page went away: the saved file still answers
+                result = None
+        if result is not None:
             cells = [c for c in result.get("cells") or [] if isinstance(c, dict)]
             self.link.remember_sources(cells)
             if result.get("dirty"):

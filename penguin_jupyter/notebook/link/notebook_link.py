@@ -26,7 +26,7 @@ from ..kernel_tools.notebook_file import (
 from ..kernel_tools.notebook_place import notebook_place, page_hello
 from ..kernel_tools.saved_notebook_cache import SAVED_NOTEBOOKS, SavedNotebookCache, SavedNotebookIndex
 from ..transcript.cell_sources import set_cell_source_lookup
-from .frontend_bridge import BridgeError, NotebookBridge, open_bridge
+from .frontend_bridge import BridgeError, NotebookBridge, open_bridge, parent_session
 
 
 @dataclass
@@ -79,13 +79,14 @@ class NotebookLink:
         return None
 
     async def wait_for_frontend(self) -> bool:
-        """Before a session is created: give a notebook frontend (it sends cell ids) a moment to
-        say hello after `%load_ext` (Run All sends the next cell at once); others are not waited for."""
+        """Before a session is created: give the page that sent this cell (a frontend that sends
+        cell ids) a moment to say hello — after `%load_ext` (Run All sends the next cell at once),
+        or when it just opened or reloaded; other clients are not waited for."""
         if self.bridge is None:
             return False
-        if self.bridge.connected or current_cell_id(self.shell) is None:
+        if current_cell_id(self.shell) is None:
             return self.bridge.connected
-        return await self.bridge.wait_connected()
+        return await self.bridge.wait_connected(parent_session(self.shell))
 
     # --- per Task -----------------------------------------------------------------------
     def begin_task(self, session_id: str, cell_source: str, workspace: str) -> None:
@@ -95,6 +96,8 @@ class NotebookLink:
             cell_source=cell_source,
             workspace=workspace,
         )
+        if self.bridge is not None:  # requests go to the page that ran this cell
+            self.bridge.follow_task(parent_session(self.shell))
 
     def remember_sources(self, cells: list[dict[str, Any]]) -> None:
         for cell in cells:

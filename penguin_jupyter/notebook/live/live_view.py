@@ -290,6 +290,18 @@ class LiveScope:
             child.flush()
 
 
+UNTRUSTED_LINE = "penguin: trust this notebook to see the live view and its approval buttons"
+
+
+class LiveRoot(widgets.VBox):
+    """The view's outer box. Its text/plain form is what a page that does not render widgets
+    shows instead — a collaborator's page on an untrusted notebook (docs/notebook-tools.md,
+    "Several windows, collaborators, reloads") — so it says what to do, not `VBox(children=…`."""
+
+    def __repr__(self) -> str:
+        return UNTRUSTED_LINE
+
+
 class LiveView:
     """Header + body for one Task (a `CellView`)."""
 
@@ -304,7 +316,7 @@ class LiveView:
         self.header = HeaderWidget(info, on_stop)
         self.body = plain_vbox()
         self.scope = LiveScope(self.body, quiet=quiet, redactor=redactor, holdback=SecretHoldBack(redactor))
-        self.root = plain_vbox([self.header.widget, self.body])
+        self.root = LiveRoot([self.header.widget, self.body], layout=shared_layout())
 
     def handle(self, msg: OmniMessage) -> None:
         if not msg.origin and not self._header_status(msg.payload):
