@@ -28,6 +28,7 @@ from ..transcript.cell_sources import CellPreview
 from ..transcript.transcript_model import edit_cell_result, parse_arguments
 from .cell_outputs import cells_text, error_text
 from .notebook_file import NotebookFileError, read_saved_cells
+from .notebook_outline import notebook_answer, resolve_cell_id
 
 if TYPE_CHECKING:
     from ..link.notebook_link import NotebookLink
@@ -55,6 +56,11 @@ class ReadNotebookArguments(ToolArguments):
     end: Annotated[
         int | None, Field(ge=0), BeforeValidator(_cell_index),
         OnBad("Invalid '{name}': expected a cell index ≥ 0 (got {got_repr})."),
+    ] = None
+    cell_ids: Annotated[
+        list[NonBlankText] | None,
+        Field(description="Ids of cells to read in full (the outline's short ids work too)."),
+        OnBad("Invalid '{name}': expected a list of cell ids (got {got_repr})."),
     ] = None
 
 
@@ -91,9 +97,11 @@ def _declaration(name: str, description: str, arguments: type[ToolArguments], pe
 
 READ_NOTEBOOK = _declaration(
     "read_notebook",
-    "Read this notebook's cells as the user sees them now (unsaved edits included): index, id, type, "
-    "source and outputs (text cut to a budget, errors as short tracebacks, plots as images). The "
-    "running %%penguin cell is marked. Use `start`/`end` (cell indexes, end exclusive) for a range.",
+    "Read this notebook's cells as the user sees them now (unsaved edits included). A small notebook "
+    "comes whole; a large one as an outline, one line per cell (index, id, type, first line, outputs). "
+    "`start`/`end` (cell indexes, end exclusive) or `cell_ids` give those cells in full: source and "
+    "outputs (text cut to a budget, errors as short tracebacks, plots as images). The running "
+    "%%penguin cell is marked. Every answer is bounded and says what it left out.",
     ReadNotebookArguments,
     "r",
     30_000,
@@ -164,7 +172,9 @@ class _NotebookTool(DeclaredTool[ArgumentsT]):
         return result if isinstance(result, dict) else {}
 
     def _target_cell(self, cell_id: str, verb: str) -> str:
-        """The `cell_id` argument; refused when naming the running %%penguin cell."""
+        """The `cell_id` argument (an outline's short id made whole); refused when naming the
+        running %%penguin cell."""
+        cell_id = resolve_cell_id(cell_id, self.link.sources)
         if cell_id == self.link.task.running_cell_id:
             raise _Refused(
                 f"{self.name} refused: cell {cell_id} is the running %%penguin cell (this Task); it cannot be {verb}."
@@ -190,13 +200,12 @@ class ReadNotebookTool(_NotebookTool[ReadNotebookArguments]):
                 raise NotebookFileError("no notebook frontend is connected and the notebook's file is unknown")
             cells = read_saved_cells(path)
             note = f"(read from the saved file {path}: no notebook frontend is connected, so unsaved edits are missing and it may be stale)"
-        total = len(cells)
-        chosen = cells[start or 0 : end if end is not None else total]
-        rendered = cells_text(chosen, self.link.task.running_cell_id)
-        head = f"{len(chosen)} of {total} cells {note}".rstrip()
-        yield partial_tool_call_output("delta", head + "\n\n" + rendered.text if chosen else head, ctx.tool_call_id)
-        if rendered.images:
-            yield ToolResult(images=rendered.images)
+        answer = notebook_answer(
+            cells, self.link.task.running_cell_id, note=note, start=start, end=end, cell_ids=arguments.cell_ids
+        )
+        yield partial_tool_call_output("delta", answer.text, ctx.tool_call_id)
+        if answer.images:
+            yield ToolResult(images=answer.images)
 
 
 class InsertCellTool(_NotebookTool[InsertCellArguments]):
@@ -336,6 +345,7 @@ async def cell_preview(link: NotebookLink | None, tool_call: OmniMessage) -> Cel
     cell_id = (parse_arguments(payload.arguments) or {}).get("cell_id")
     if not isinstance(cell_id, str) or not cell_id:
         return None
+    cell_id = resolve_cell_id(cell_id, link.sources)
     source = await _live_source(link, cell_id)
     if source is not None:
         preview = CellPreview(cell_id, source, live=True)

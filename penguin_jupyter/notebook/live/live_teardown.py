@@ -1,6 +1,7 @@
 """Paced teardown of a finished live view (docs/notebook.md "Rendering" cost limits).
 
-Owns `close_widgets_paced`. When a Task ends, the display update that puts the static transcript
+Owns `close_widgets_paced`, `close_widgets_now` and `widget_tree`, the one way live widgets are
+closed (every widget a Task made is closed when it ends, docs/notebook.md "Rendering"). When a Task ends, the display update that puts the static transcript
 in place of the live view already removes its widgets from the page; what is left is to close
 their comms, so the kernel and the frontend free the models. Each close is one `comm_close`
 iopub message, and a long Task has a few hundred models (its widgets, their layouts and styles):
@@ -45,6 +46,14 @@ def widget_tree(roots: Iterable[widgets.Widget]) -> list[widgets.Widget]:
             if isinstance(part, widgets.Widget):
                 pending.append(part)
     return list(found.values())
+
+
+def close_widgets_now(roots: Iterable[widgets.Widget]) -> None:
+    """Close `roots` and everything under them at once: for the few widgets a live view replaces
+    while the Task runs (an approval row once decided, a rewritten text block). Off the page, the
+    paced teardown at the end would no longer find them."""
+    for widget in widget_tree(roots):
+        widget.close()
 
 
 def close_widgets_paced(roots: Iterable[widgets.Widget]) -> None:

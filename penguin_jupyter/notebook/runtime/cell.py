@@ -5,7 +5,7 @@ cell (so the approval router can lend its buttons to earlier cells' background s
 attaches the background feed. `run_task()` consumes `session.run(...)` in ≤0.25 s slices so a
 kernel interrupt lands. Exiting it is the only place its state is torn down: the feed detached,
 questions still open denied, the cell no longer running, the live view replaced by the static
-transcript. Settings that belong to the cell (approval mode, run_python timeout, view) live here
+transcript and every widget the Task made closed. Settings that belong to the cell (approval mode, run_python timeout, view) live here
 and end with it. The threading model is in docs/notebook-runtime.md.
 """
 
@@ -143,8 +143,11 @@ class Cell:
             self.approval.ended = True
             self.runtime.leave(self)
         status = self.record.status()
-        self.view.finish("interrupted" if status == "aborted" else status)
-        self._show_transcript(status)
+        try:
+            self.view.finish("interrupted" if status == "aborted" else status)
+            self._show_transcript(status)
+        finally:
+            self.view.close()  # every widget of the Task, even when showing the transcript failed
 
     async def run_task(self) -> None:
         """Run the Task to its end; an interrupt stops it and waits (bounded) for it to wind down."""
@@ -267,6 +270,5 @@ class Cell:
             display(mimebundle, raw=True)
             return
         self._display.update(mimebundle, raw=True)
-        self.view.close()
         for note in self.lasting_notes:
             _error_line(self.redact_text(note))
