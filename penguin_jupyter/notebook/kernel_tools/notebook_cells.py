@@ -14,6 +14,7 @@ docs/notebook-tools.md.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -33,7 +34,9 @@ from .notebook_outline import notebook_answer, resolve_cell_id
 if TYPE_CHECKING:
     from ..link.notebook_link import NotebookLink
 
+log = logging.getLogger(__name__)
 RUN_GRACE_S = 2.0
+EXPANDED_CELL_MAX = 3_000  # characters of one `{cell:ID}` expansion
 PREVIEW_TIMEOUT_S = 5.0
 PREVIEW_TOOLS = frozenset({"edit_cell", "delete_cell", "run_cell"})
 _DESCRIBE = Field(
@@ -355,6 +358,32 @@ async def cell_preview(link: NotebookLink | None, tool_call: OmniMessage) -> Cel
     if payload.name == "edit_cell" and preview.source is not None:
         link.approved_sources[payload.tool_call_id] = preview.source
     return preview
+
+
+async def cells_by_id(link: NotebookLink | None, cell_ids: list[str]) -> dict[str, str]:
+    """Each named cell (full or short id) as `{cell:ID}` expands it: source and outputs, bounded;
+    through the bridge, else the saved file. Cells that cannot be found are left out (one logged line why)."""
+    if link is None or not cell_ids:
+        return {}
+    try:
+        if link.live and link.bridge is not None:
+            result = await link.bridge.request("read", timeout_s=PREVIEW_TIMEOUT_S)
+            cells = [c for c in (result.get("cells") or []) if isinstance(c, dict)] if isinstance(result, dict) else []
+        else:
+            path = link.file_path()
+            cells = read_saved_cells(path) if path else []
+    except (BridgeError, NotebookFileError) as exc:
+        log.warning("penguin: {cell:…} could not read the notebook: %s", exc)
+        return {}
+    known = [str(c.get("id") or "") for c in cells]
+    out: dict[str, str] = {}
+    for cell_id in cell_ids:
+        full = resolve_cell_id(cell_id, known)
+        cell = next((c for c in cells if c.get("id") == full), None)
+        if cell is not None:
+            text = cells_text([cell], None).text
+            out[cell_id] = text if len(text) <= EXPANDED_CELL_MAX else text[:EXPANDED_CELL_MAX] + "… [cell cut]"
+    return out
 
 
 def notebook_tools(link: NotebookLink | None) -> list[Any]:

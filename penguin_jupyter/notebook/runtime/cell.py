@@ -54,11 +54,14 @@ def _error_line(text: str) -> None:
 class Cell:
     """One `%%penguin` execution of `prompt` against `session`; use `async with`."""
 
-    def __init__(self, runtime: KernelRuntime, session: Session, opts: CellOptions, prompt: str) -> None:
+    def __init__(
+        self, runtime: KernelRuntime, session: Session, opts: CellOptions, prompt: str, *, context: str = ""
+    ) -> None:
         self.runtime = runtime
         self.session = session
         self.opts = opts
         self.prompt = prompt
+        self.task_context = context  # what the model gets after the prompt: which cell runs, what ran before
         self.mode = opts.approve or runtime.sessions.approval_mode
         self.python_timeout_s = opts.python_timeout_s  # this cell's --python-timeout
         self.signal = AbortSignal()
@@ -166,8 +169,9 @@ class Cell:
 
     async def _consume(self) -> None:
         try:
+            sent = self.prompt + ("\n\n" + self.redact_text(self.task_context) if self.task_context else "")
             messages = self.session.run(
-                [user_text(self.prompt)],
+                [user_text(sent)],
                 approve=self.runtime.router.approve_fn(self.approval),
                 signal=self.signal,
                 thinking_level=self.opts.thinking,
