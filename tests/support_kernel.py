@@ -76,8 +76,13 @@ def _penguin_open_widgets():
     import ipywidgets
     from comm import get_comm_manager
     teardown = sys.modules.get("penguin_jupyter.notebook.live.live_teardown")
+    shared = sys.modules.get("penguin_jupyter.notebook.live.live_shared")
+    kept = [m for m in (shared._shared.values() if shared is not None else ()) if m.comm is not None]
     models = ipywidgets.Widget.widgets
-    print(json.dumps({"models": len(models), "comms": len(get_comm_manager().comms), "ids": sorted(models),
+    kinds = {}
+    for model in models.values():
+        kinds[type(model).__name__] = kinds.get(type(model).__name__, 0) + 1
+    print(json.dumps({"models": len(models), "comms": len(get_comm_manager().comms), "kinds": kinds, "shared": len(kept),
                       "queued": len(teardown._queue) if teardown is not None else 0}))
 _penguin_open_widgets()
 del _penguin_open_widgets"""
@@ -168,7 +173,8 @@ class KernelHarness:
 
     def open_widgets(self, timeout: float = 300.0) -> dict[str, Any]:
         """The widget models and comms the kernel holds once the paced teardown has closed what
-        it queued (polled, bounded by `timeout`): {"models": n, "comms": n, "ids": [comm ids]}."""
+        it queued (polled, bounded by `timeout`): {"models": n, "comms": n, "kinds": {class name: n},
+        "shared": the live views' shared layout/style models among them (live_shared.py)}."""
         deadline = time.monotonic() + timeout
         while True:
             out = self.execute(OPEN_WIDGETS).stdout.strip().splitlines()

@@ -1,5 +1,5 @@
-"""Nothing outlives the live view: a real kernel that ran 50 `%%penguin` Tasks holds as many
-widget models and comms as after the first one (only the views' shared layout/style models stay),
+"""Nothing outlives the live view: a real kernel that ran 50 `%%penguin` Tasks holds no widget
+model of any of them, as after the first one (only the views' shared layout/style models stay),
 whether a Task completed, was interrupted or failed, and approval rows included.
 
 A real ipykernel (jupyter_client) against the ScriptedModelServer; the kernel's own
@@ -11,6 +11,8 @@ test_notebook_background_subagents.py.
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -22,14 +24,14 @@ from tests.support_kernel import KernelHarness, kernel_env
 pytestmark = pytest.mark.kernel
 TASKS = 50
 APPROVED_TASK = 1  # this one asks (ask mode) and the test clicks Approve
-FAILING_TASK = 2  # its model answers HTTP 400: the Task ends on the error
+FAILING_TASK = 2  # its model answers HTTP 401: the Task ends on the error (no retry)
 INTERRUPTED_TASK = 3  # its command sleeps and the kernel is interrupted
 STARTED = "sleeping.flag"
 
 
 def _turns(index: int) -> list[dict]:
     if index == FAILING_TASK:
-        return [{"fault": {"kind": "http", "status": 400, "message": "bad request"}}]
+        return [{"fault": {"kind": "http", "status": 401, "message": "invalid api key"}}]
     command = f"touch {STARTED}; sleep 30" if index == INTERRUPTED_TASK else f"echo task {index}"
     call = {"name": "exec_command", "id": f"call_{index}", "arguments": {"cmd": command}}
     turns = [{"reasoning": ["Let me ", "check."], "text": ["Running ", "it."], "tool_calls": [call]}]
@@ -62,9 +64,12 @@ def test_fifty_tasks_leave_as_many_widget_models_as_one(tmp_path):
     assert statuses[APPROVED_TASK] == "ok" and statuses[INTERRUPTED_TASK] == "error", statuses
     after_one, after_all = counts
     assert after_one["queued"] == 0 and after_all["queued"] == 0, "the paced teardown drained"
-    assert after_all["models"] == after_one["models"], (after_one, after_all)
-    assert after_all["comms"] == after_one["comms"], (after_one, after_all)
-    assert after_one["models"] <= 8, after_one  # the shared layout/style models, nothing of a Task
+    # Only the views' shared layout/style models stay (one more for a layout first used by a
+    # later Task, e.g. the "Always allow" button's width): nothing of any Task.
+    assert after_one["models"] == after_one["shared"] and after_all["models"] == after_all["shared"], counts
+    assert after_all["shared"] - after_one["shared"] <= 2, counts
+    extension_comms = after_one["comms"] - after_one["models"]  # the bridge's, the kernel's own
+    assert after_all["comms"] - after_all["models"] == extension_comms, counts
 
 
 def _run_task(kernel: KernelHarness, index: int, started: Path) -> str:
@@ -75,10 +80,14 @@ def _run_task(kernel: KernelHarness, index: int, started: Path) -> str:
             if comm_id not in clicked:
                 clicked.append(comm_id)
                 kernel.click(comm_id)
-        if index == INTERRUPTED_TASK and not clicked and started.exists():
-            clicked.append("interrupt")
-            kernel.interrupt()
 
+    def interrupt_once_sleeping() -> None:
+        while not started.exists():
+            time.sleep(0.05)
+        kernel.interrupt()
+
+    if index == INTERRUPTED_TASK:
+        threading.Thread(target=interrupt_once_sleeping, daemon=True).start()
     mode = "ask" if index == APPROVED_TASK else "allow-all"
     result = kernel.execute(f"%%penguin --approve {mode}\nTask {index}.", on_message=on_message, timeout=180)
     assert result.final_bundles(), f"task {index} showed no transcript: {result.stderr[-500:]}"
