@@ -13,7 +13,8 @@ idle and the kernel's widget count stopped falling (the paced teardown drained),
   through a renderer of the widget mime type) and the kernel connection's open comms;
 * the kernel's own `ipywidgets.Widget.widgets` (run in the kernel through the page's session).
 
-Prints a table: each figure after cell 10 and after cell CELLS and their ratio (goal: the heap
+`--plain` runs the same number of plain cells (a print and a dict) instead, for the heap a
+notebook's cells cost anyway. Prints a table: each figure after cell 10 and after cell CELLS and their ratio (goal: the heap
 and the model count within 10%). Asserts nothing. Needs /usr/bin/chromium and the built labextension.
 """
 
@@ -47,6 +48,7 @@ CHECKPOINT = 10
 DRAIN_S = 2.0  # the paced teardown closes 20–100 models a second; a Task here makes about 25
 DRAIN_MAX_S = 120.0
 NOTEBOOK = "bench_browser_soak.ipynb"
+PLAIN_CELL = "print('Step done; the numbers look fine. ' * 20)\n{'rows': 48213, 'mean': 1234.5}"
 
 PROBE = """async () => {
   const app = window.jupyterapp;
@@ -128,6 +130,7 @@ def measure(page: Any, cdp: Any) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cells", type=int, default=CELLS)
+    parser.add_argument("--plain", action="store_true", help="baseline: plain cells printing a short text instead of %%penguin cells")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -135,7 +138,8 @@ def main() -> None:
         lab = SoakLab(Path(base)).start()
         try:
             lab.use_model_server(server)
-            lab.write_notebook(NOTEBOOK, *["%%penguin --approve allow-all\nNext step." for _ in range(args.cells)])
+            source = PLAIN_CELL if args.plain else "%%penguin --approve allow-all\nNext step."
+            lab.write_notebook(NOTEBOOK, *[source for _ in range(args.cells)])
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
@@ -160,7 +164,7 @@ def main() -> None:
         goal = key in ("heap_mb", "models")
         rows.append([label, f"{early[key]:.1f}", f"{late[key]:.1f}", f"{ratio:.3f}", verdict(ratio <= 1.10) if goal else "—"])
     print_table(
-        f"Browser soak: {args.cells} %%penguin cells in JupyterLab (after cell {CHECKPOINT} vs after cell {args.cells})",
+        f"Browser soak: {args.cells} {'plain' if args.plain else '%%penguin'} cells in JupyterLab (after cell {CHECKPOINT} vs after cell {args.cells})",
         ["figure", f"after {CHECKPOINT}", f"after {args.cells}", "ratio", "≤ 1.10"],
         rows,
         [f"Running the {args.cells} cells took {elapsed:.0f} s; each figure read once the kernel was idle and its widget count stable for {DRAIN_S:.0f} s."],

@@ -20,6 +20,8 @@ SCRIPTS = [
     "bench_summaries.py",
     "bench_notebook_tools.py",
     "bench_saved_notebook.py",
+    "bench_notebook_context.py",
+    "bench_browser_soak.py",
 ]
 
 
