@@ -21,7 +21,7 @@ TEXT_UPDATES_PER_SECOND = 10
 TEXT_INTERVAL_S = 1.0 / TEXT_UPDATES_PER_SECOND
 # A long streamed text updates when what is new is a share of what is shown (or a second passed):
 # the number of updates, and so their envelopes, then depends on the text's length, not on how
-# long it streams (docs/notebook-streaming.md "Rate").
+# long it streams (docs/notebook-streaming.md "Two kinds of streamed block", its Rate paragraph).
 TEXT_MAX_INTERVAL_S = 1.0
 
 
