@@ -61,10 +61,12 @@ def close_widgets_now(roots: Iterable[widgets.Widget]) -> None:
         widget.close()
 
 
-def close_widgets_paced(roots: Iterable[widgets.Widget]) -> None:
-    """Close `roots` and everything under them, a batch at a time (see the module docstring)."""
+def close_widgets_paced(roots: Iterable[widgets.Widget], last: Iterable[widgets.Widget] = ()) -> None:
+    """Close `roots` and everything under them, a batch at a time (see the module docstring),
+    then the models in `last` (the retired shared layouts and styles those widgets used)."""
     global _timer, _timer_loop
-    tree = widget_tree(roots)
+    final = list(last)
+    tree = [w for w in widget_tree(roots) if not any(w is model for model in final)] + final
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
