@@ -568,7 +568,7 @@ def test_kernel_background_childs_approval_with_no_cell_running_is_denied(tmp_pa
 @pytest.mark.kernel
 def test_kernel_a_background_childs_card_is_closed_once_its_cell_ended(tmp_path):
     """The card that showed a background child's work (in the cell after the one that launched
-    it) is closed with that cell: the kernel holds no model of it, only the shared ones."""
+    it) is closed with that cell: the kernel holds no widget model at all after it."""
     notebook_dir = tmp_path / "project" / "notebooks"
     notebook_dir.mkdir(parents=True)
     parent, _ = _scripts()
@@ -593,4 +593,4 @@ def test_kernel_a_background_childs_card_is_closed_once_its_cell_ended(tmp_path)
         assert result.reply["content"]["status"] == "ok", result.stderr
     cards = _background_cards(_widget_states(second))
     assert len(cards) == 1 and CHILD_TEXT in descendant_text(second.messages, cards[0])
-    assert held["queued"] == 0 and held["models"] == held["shared"], held  # the card is gone too
+    assert held["queued"] == 0 and held["models"] == 0, held  # the card is gone too
