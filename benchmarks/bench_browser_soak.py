@@ -160,7 +160,7 @@ def main() -> None:
     rows = []
     for key, label in (("heap_mb", "page JS heap after GC (MB)"), ("models", "widget manager models"),
                        ("comms", "kernel connection comms (page)"), ("kernel_models", "kernel Widget.widgets")):  # fmt: skip
-        ratio = late[key] / early[key] if early[key] else float("nan")
+        ratio = late[key] / early[key] if early[key] else (1.0 if late[key] == early[key] else float("inf"))
         goal = key in ("heap_mb", "models")
         rows.append([label, f"{early[key]:.1f}", f"{late[key]:.1f}", f"{ratio:.3f}", verdict(ratio <= 1.10) if goal else "—"])
     print_table(
