@@ -9,6 +9,9 @@ serialized size. Reported per shape: iopub bytes ÷ answer bytes, the most iopub
 1 s window, and whether the live view's final text (the stream text its `Output` widgets
 captured, replayed as a frontend does) and the static bundle hold the answer exactly.
 
+Durations: three of the shapes paced over 10 s and over 20 s (the live bytes must not grow with
+how long an answer streams).
+
 Mixed: 200 KB of paragraphs, unpaced, then `exec_command` printing 5 MB, then "Done."
 (`--naive` adds the baseline: one `ipywidgets.HTML` whose value is the whole text so far, set on
 every delta; its traffic grows quadratically, so it runs for a fixed time budget and the
@@ -47,6 +50,8 @@ from tests.support.live_text import captured_text  # noqa: E402  (the capture re
 TEXT_BYTES = 200_000
 SHAPE_BYTES = 100_000
 SHAPE_SECONDS = 10.0
+DURATION_SECONDS = (10.0, 20.0)
+DURATION_SHAPES = ("one long paragraph", "one code block", "paragraphs")
 DELTA_CHARS = 5
 OUTPUT_LINE = "out %07g " + "x" * 54  # 67 bytes with the newline
 OUTPUT_LINES = 5_000_000 // 67
@@ -307,12 +312,12 @@ def penguin_row(text: str) -> tuple[list, dict]:
     return row, facts
 
 
-def shape_row(shape: str) -> tuple[list, Traffic]:
-    """One paced 100 KB answer of `shape` (no tools) through a `%%penguin` cell."""
+def shape_row(shape: str, seconds: float = SHAPE_SECONDS) -> tuple[list, Traffic]:
+    """One 100 KB answer of `shape` (no tools) paced over `seconds` through a `%%penguin` cell."""
     text = shape_text(shape, SHAPE_BYTES)
     deltas = [text[i : i + DELTA_CHARS] for i in range(0, len(text), DELTA_CHARS)]
     with (
-        server_process([{"text": deltas}], events_per_s=len(deltas) / SHAPE_SECONDS) as url,
+        server_process([{"text": deltas}], events_per_s=len(deltas) / seconds) as url,
         data_root(url) as root,
     ):
         kernel = kernel_for(root)
@@ -409,6 +414,26 @@ def naive_row(text: str, output_chars: int) -> tuple[list, dict]:
     return row, {"deltas": deltas, "shown": shown, "projected_ratio": projected / full}
 
 
+def durations() -> None:
+    """The same answers paced over 10 s and 20 s: the live bytes must not grow with the duration."""
+    rows = []
+    for shape in DURATION_SHAPES:
+        ratios = []
+        for seconds in DURATION_SECONDS:
+            row, _traffic = shape_row(shape, seconds)
+            ratios.append(row[6])
+            rows.append([shape, f"{seconds:.0f}", row[2], row[3], row[4], row[6], row[7]])
+        rows[-1].append(f"{ratios[-1] / ratios[0]:.3f}")
+        rows[-2].append("")
+    worst = max(r[5] for r in rows)
+    print_table(
+        f"Live text by duration: {SHAPE_BYTES // 1000} KB answers paced over {' s and '.join(f'{s:.0f}' for s in DURATION_SECONDS)} s",
+        ["shape", "paced s", "iopub msgs", "wall s", "max msgs/1s", "bytes ÷ answer", "final == answer", "20 s ÷ 10 s"],
+        rows,
+        [f"goal bytes ÷ answer <= 4 at every duration: {worst:.2f} -> {verdict(worst <= 4)}"],
+    )
+
+
 def main(detail: bool, naive: bool, only: str | None) -> None:
     if only in (None, "shapes"):
         rows, worst = [], {}
@@ -439,6 +464,8 @@ def main(detail: bool, naive: bool, only: str | None) -> None:
                 "static bundle's text both equal the answer",
             ],
         )  # fmt: skip
+    if only in (None, "durations"):
+        durations()
     if only in (None, "mixed"):
         mixed(detail, naive)
     if only in (None, "first-cell"):
@@ -500,6 +527,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--detail", action="store_true", help="also print the iopub traffic by kind")
     parser.add_argument("--naive", action="store_true", help="also run the naive one-widget baseline")
-    parser.add_argument("--only", choices=["shapes", "mixed", "first-cell"], help="run one part")
+    parser.add_argument("--only", choices=["shapes", "durations", "mixed", "first-cell"], help="run one part")
     args = parser.parse_args()
     main(args.detail, args.naive, args.only)

@@ -22,6 +22,8 @@ SCRIPTS = [
     "bench_saved_notebook.py",
     "bench_approval_rules.py",
     "bench_undo.py",
+    "bench_notebook_context.py",
+    "bench_browser_soak.py",
 ]
 
 

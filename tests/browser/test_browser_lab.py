@@ -33,7 +33,7 @@ from tests.support.browser import (  # noqa: E402  (after register_assert_rewrit
     wait_cell_done,
     wait_kernel_idle,
 )
-from tests.support.session import request_messages  # noqa: E402
+from tests.support.session import request_messages, typed_messages  # noqa: E402
 
 pytest_plugins = ["tests.support.browser"]
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
@@ -206,7 +206,7 @@ def test_always_allow_carries_to_the_next_cell_of_the_same_session(page, lab, sc
     assert "Wrote b.txt." in second.inner_text()
     assert (lab.root_dir / "a.txt").read_text() == "a" and (lab.root_dir / "b.txt").read_text() == "b"
     assert len(server.requests) == 4
-    sent = request_messages(server.requests[2])
+    sent = typed_messages(server.requests[2])
     assert ("user", "Write a.txt") in sent and ("assistant", "Wrote a.txt.") in sent
     assert sent[-1] == ("user", "Now write b.txt")
     first_session = cell(page, 1).locator(".penguin-transcript .pg-header .pg-meta").first.inner_text()

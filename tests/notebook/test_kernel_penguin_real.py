@@ -16,7 +16,7 @@ from penguin_jupyter.notebook.runtime.approval import NO_STDIN_NOTE, STDIN_NOTE
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support.kernel import KernelHarness, kernel_env
 from tests.support.live_text import captured_text
-from tests.support.session import configure_model, request_messages
+from tests.support.session import configure_model, request_messages, typed_messages
 
 pytestmark = pytest.mark.kernel
 API_KEY = "sk-test-secret"
@@ -170,7 +170,7 @@ def test_interrupt_during_exec_command_kills_the_command_and_carries_over(tmp_pa
             kernel.close()
         assert follow.reply["content"]["status"] == "ok", follow.stderr
         assert len(server.requests) == 2
-        sent = request_messages(server.requests[1])
+        sent = typed_messages(server.requests[1])
         assert ("tool", "[interrupted: tool aborted by user]") in sent
         assert sent[-1] == ("user", "Continue")
 
@@ -261,9 +261,9 @@ def test_line_commands_new_and_resume(tmp_path, notebook_dir):
         third_data = _final_bundle(third)[TRANSCRIPT_MIME]
         assert third_data["session"]["session_id"] == sid
         assert third_data["session"]["approval_mode"] == "read-only"
-        assert request_messages(server.requests[1])[-1] == ("user", "second question")
-        assert ("user", "first question") not in request_messages(server.requests[1])
-        resumed = request_messages(server.requests[2])
+        assert typed_messages(server.requests[1])[-1] == ("user", "second question")
+        assert ("user", "first question") not in typed_messages(server.requests[1])
+        resumed = typed_messages(server.requests[2])
         assert ("user", "first question") in resumed and ("assistant", "first answer") in resumed
         assert ("user", "second question") not in resumed
 
@@ -348,7 +348,7 @@ def test_interrupt_while_waiting_for_approval(tmp_path, notebook_dir):
         assert disabled, "the pending Approve button was not disabled"
         assert not (notebook_dir / "never.txt").exists()
         assert follow.reply["content"]["status"] == "ok"
-        sent = request_messages(server.requests[1])
+        sent = typed_messages(server.requests[1])
         # The approval was pending while the model's response was still open, so the turn is
         # carried over as a [turn_aborted] transcript (docs/engine.md "Carry-over after an interrupt" case B).
         carried = sent[-1][1]

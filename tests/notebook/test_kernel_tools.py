@@ -15,7 +15,7 @@ from penguin_jupyter.notebook.kernel_tools.python_runner import BUSY_MESSAGE
 from penguin_jupyter.notebook.kernel_tools.summaries import summarize_variable
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support.kernel import KernelHarness, kernel_env
-from tests.support.session import configure_model, request_messages
+from tests.support.session import configure_model, request_messages, typed_messages
 
 pytestmark = pytest.mark.kernel
 TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
@@ -131,8 +131,8 @@ def test_model_inspects_and_changes_the_notebook_dataframe(tmp_path):
     assert "DataFrames defined when this session started: none yet." in _text(early["messages"][0])
 
     # 6. `{sales}` became the summary; `{{` stayed a literal brace; unknown names stay as written
-    user = [m for m in first if m["role"] == "user"][-1]
-    assert _text(user) == (
+    user = [content for role, content in typed_messages(requests[0]) if role == "user"][-1]
+    assert user == (
         f"Look at \n{summary}\n and add revenue; keep {{braces}} and {{undefined}} as written."
     )
 

@@ -279,6 +279,7 @@ async def test_a_long_stream_moves_on_to_fresh_outputs_preferably_at_line_breaks
 
     factor = 25  # (a smaller factor than the default, so a short test sees several segments)
     monkeypatch.setattr(live_stream, "SEGMENT_SYNC_FACTOR", factor)
+    monkeypatch.setattr(live_stream, "GROWTH_FREE_CHARS", 10**9)  # every paced update goes out
     box = widgets.VBox([])
     block = StreamTextBlock(box, min_interval_s=0.01)
     lines = [f"line {n:04d} " + "word " * 30 + "\n" for n in range(400)]
@@ -341,3 +342,4 @@ def test_load_ext_imports_nothing_heavy():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]", done.stdout
+

@@ -562,3 +562,34 @@ def test_kernel_background_childs_approval_with_no_cell_running_is_denied(tmp_pa
     assert by_call["k1"]["output"] == "released\n"  # approved in cell 1, ran after it
     assert (by_call["k2"]["stop_reason"], by_call["k2"]["output"]) == ("aborted", DENIED)
     assert CHILD_TEXT in json.dumps(messages)  # the child went on after the denial
+
+
+@pytest.mark.kernel
+def test_kernel_a_background_childs_card_is_closed_once_its_cell_ended(tmp_path):
+    """The card that showed a background child's work (in the cell after the one that launched
+    it) is closed with that cell: the kernel holds no widget model at all after it."""
+    notebook_dir = tmp_path / "project" / "notebooks"
+    notebook_dir.mkdir(parents=True)
+    parent, _ = _scripts()
+    parent = [parent[0], {"text": "Started it."}, {"text": "Noted the report."}]
+    child = [
+        {"tool_calls": [{"name": "exec_command", "id": "k1", "arguments": {"cmd": WAIT_FOR_RELEASE}}]},
+        {"text": CHILD_TEXT},
+    ]
+    with ScriptedModelServer(parent) as parent_server, ScriptedModelServer(child) as child_server:
+        _configure(parent_server, child_server)
+        kernel = _start_kernel(tmp_path, notebook_dir)
+        try:
+            first = kernel.execute("%%penguin --approve allow-all\nStart research.", timeout=120)
+            (notebook_dir / RELEASE).write_text("go")
+            kernel.execute(WAIT_FOR_CHILD, timeout=120)
+            second = kernel.execute("%%penguin --approve allow-all\nAnything new?", timeout=120)
+            held = kernel.open_widgets()
+        finally:
+            (notebook_dir / RELEASE).write_text("go")
+            kernel.close()
+    for result in (first, second):
+        assert result.reply["content"]["status"] == "ok", result.stderr
+    cards = _background_cards(_widget_states(second))
+    assert len(cards) == 1 and CHILD_TEXT in descendant_text(second.messages, cards[0])
+    assert held["queued"] == 0 and held["models"] == 0, held  # the card is gone too

@@ -22,7 +22,7 @@ from tests.support.session import (
     collect,
     configure_child_model,
     configure_model,
-    request_messages,
+    typed_messages,
 )
 
 
@@ -168,6 +168,6 @@ def test_kernel_cells_go_on_after_a_failed_resume(tmp_path):
     error = failed.stderr.strip().splitlines()
     assert len(error) == 1 and error[0].startswith("penguin: cannot resume session no-such-id: ")
     assert second.reply["content"]["status"] == "ok" and second.stderr == "", second.stderr
-    sent = request_messages(server.requests[1])
+    sent = typed_messages(server.requests[1])
     assert ("user", "first question") in sent and sent[-1] == ("user", "second question")
     assert error[0].endswith("; still on session " + status.stdout.split("session: ")[1].split()[0])

@@ -184,3 +184,25 @@ def test_torch_tensor_summary():
     text = summarize_variable("big", big)
     assert "min 1, max 1, mean 1, std 0, nan 0 (from a 100,000-element sample)" in text
     assert "device meta, 48 B" in summarize_variable("m", torch.empty(3, 4, device="meta"))
+
+
+@pytest.mark.parametrize("udf", ["map_batches", "map_elements"])
+def test_polars_lazyframe_with_an_undeclared_udf_runs_no_user_function(udf):
+    """polars resolves a UDF's output type by calling it on dummy data (no return_dtype): the
+    summary and the listing do not resolve such a plan, and say the schema is unknown past it."""
+    calls = []
+
+    def counted(value):
+        calls.append(value)
+        return value
+
+    column = getattr(pl.col("n"), udf)(counted).alias("m")
+    lazy = pl.LazyFrame({"city": ["a", "b", "c"], "n": [1, 2, 3]}).with_columns(column).filter(pl.col("n") > 1)
+    text = summarize_variable("lazy", lazy)
+    table = variables_table({"lazy": lazy})
+    assert calls == [], "no user function ran"
+    assert "unknown past a Python UDF" in text and "`lazy.collect_schema()`" in text
+    assert "lazy\tpolars.LazyFrame\t?×? (lazy, UDF)\tnot computed" in table
+    declared = pl.LazyFrame({"n": [1, 2]}).with_columns(pl.col("n").map_batches(counted, return_dtype=pl.Int64))
+    assert "n: Int64" in summarize_variable("declared", declared) and calls == []
+    assert lazy.collect()["m"].to_list() == [2, 3] and calls  # positive control: the query still runs

@@ -1,12 +1,13 @@
 """Kernel-level test support: a real ipykernel driven through jupyter_client.
 
 Owns `KernelHarness`: start a kernel (IPC transport) in a directory with a given environment,
-execute code, collect iopub traffic, answer stdin prompts, and click ipywidgets Buttons the way
-a frontend does.
+execute code, collect iopub traffic, answer stdin prompts, click ipywidgets Buttons the way
+a frontend does, and count the widget models the kernel still holds (`open_widgets`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -68,6 +69,24 @@ class ExecResult:
             for m in self.of_type("display_data", "update_display_data")
             if "application/vnd.penguin.transcript+json" in m["content"].get("data", {})
         ]
+
+
+OPEN_WIDGETS = """\
+def _penguin_open_widgets():
+    import json, sys
+    import ipywidgets
+    from comm import get_comm_manager
+    teardown = sys.modules.get("penguin_jupyter.notebook.live.live_teardown")
+    shared = sys.modules.get("penguin_jupyter.notebook.live.live_shared")
+    kept = [m for m in (shared._shared.values() if shared is not None else ()) if m.comm is not None]
+    models = ipywidgets.Widget.widgets
+    kinds = {}
+    for model in models.values():
+        kinds[type(model).__name__] = kinds.get(type(model).__name__, 0) + 1
+    print(json.dumps({"models": len(models), "comms": len(get_comm_manager().comms), "kinds": kinds, "shared": len(kept),
+                      "queued": len(teardown._queue) if teardown is not None else 0}))
+_penguin_open_widgets()
+del _penguin_open_widgets"""
 
 
 class KernelHarness:
@@ -152,6 +171,18 @@ class KernelHarness:
         msg = self.kc.session.msg("execute_request", content, metadata={"cellId": cell_id})
         self.kc.shell_channel.send(msg)
         return str(msg["header"]["msg_id"])
+
+    def open_widgets(self, timeout: float = 300.0) -> dict[str, Any]:
+        """The widget models and comms the kernel holds once the paced teardown has closed what
+        it queued (polled, bounded by `timeout`): {"models": n, "comms": n, "kinds": {class name: n},
+        "shared": the live views' shared layout/style models among them (live_shared.py)}."""
+        deadline = time.monotonic() + timeout
+        while True:
+            out = self.execute(OPEN_WIDGETS).stdout.strip().splitlines()
+            found: dict[str, Any] = json.loads(out[-1]) if out else {}
+            if found.get("queued") == 0 or time.monotonic() > deadline:
+                return found
+            time.sleep(0.5)
 
     def close(self) -> None:
         try:

@@ -4,6 +4,7 @@ ScriptedModelServer, a workspace, approval callbacks and small readers."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,15 @@ def request_messages(request: dict[str, Any]) -> list[tuple[str, str]]:
             content = json.dumps([c["function"]["name"] for c in message["tool_calls"]])
         out.append((message["role"], content or ""))
     return out
+
+
+_NOTEBOOK_CONTEXT = re.compile(r"\n*\[notebook_context\]\n[\s\S]*?\n\[/notebook_context\]")
+
+
+def typed_messages(request: dict[str, Any]) -> list[tuple[str, str]]:
+    """`request_messages` with the `[notebook_context]` block a `%%penguin` cell adds to its
+    prompt removed (docs/notebook-tools.md "The cell you mean"): what the user typed."""
+    return [(role, _NOTEBOOK_CONTEXT.sub("", content)) for role, content in request_messages(request)]
 
 
 async def crafted_session(agent: Any, workspace: Path, records: list[OmniMessage]) -> tuple[str, Path]:

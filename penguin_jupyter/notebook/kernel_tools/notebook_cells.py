@@ -14,6 +14,7 @@ docs/notebook-tools.md.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -30,11 +31,14 @@ from ..undo.notebook_journal import CellChange, read_cell
 from ..undo.task_bracket import before_namespace_change, note_cell_change
 from .cell_outputs import cells_text, error_text
 from .notebook_file import NotebookFileError, read_saved_cells
+from .notebook_outline import notebook_answer, resolve_cell_id
 
 if TYPE_CHECKING:
     from ..link.notebook_link import NotebookLink
 
+log = logging.getLogger(__name__)
 RUN_GRACE_S = 2.0
+EXPANDED_CELL_MAX = 3_000  # characters of one `{cell:ID}` expansion
 PREVIEW_TIMEOUT_S = 5.0
 PREVIEW_TOOLS = frozenset({"edit_cell", "delete_cell", "run_cell"})
 _DESCRIBE = Field(
@@ -57,6 +61,11 @@ class ReadNotebookArguments(ToolArguments):
     end: Annotated[
         int | None, Field(ge=0), BeforeValidator(_cell_index),
         OnBad("Invalid '{name}': expected a cell index ≥ 0 (got {got_repr})."),
+    ] = None
+    cell_ids: Annotated[
+        list[NonBlankText] | None,
+        Field(description="Ids of cells to read in full (the outline's short ids work too)."),
+        OnBad("Invalid '{name}': expected a list of cell ids (got {got_repr})."),
     ] = None
 
 
@@ -93,9 +102,11 @@ def _declaration(name: str, description: str, arguments: type[ToolArguments], pe
 
 READ_NOTEBOOK = _declaration(
     "read_notebook",
-    "Read this notebook's cells as the user sees them now (unsaved edits included): index, id, type, "
-    "source and outputs (text cut to a budget, errors as short tracebacks, plots as images). The "
-    "running %%penguin cell is marked. Use `start`/`end` (cell indexes, end exclusive) for a range.",
+    "Read this notebook's cells as the user sees them now (unsaved edits included). A small notebook "
+    "comes whole; a large one as an outline, one line per cell (index, id, type, first line, outputs). "
+    "`start`/`end` (cell indexes, end exclusive) or `cell_ids` give those cells in full: source and "
+    "outputs (text cut to a budget, errors as short tracebacks, plots as images). The running "
+    "%%penguin cell is marked. Every answer is bounded and says what it left out.",
     ReadNotebookArguments,
     "r",
     30_000,
@@ -166,7 +177,9 @@ class _NotebookTool(DeclaredTool[ArgumentsT]):
         return result if isinstance(result, dict) else {}
 
     def _target_cell(self, cell_id: str, verb: str) -> str:
-        """The `cell_id` argument; refused when naming the running %%penguin cell."""
+        """The `cell_id` argument (an outline's short id made whole); refused when naming the
+        running %%penguin cell."""
+        cell_id = resolve_cell_id(cell_id, self.link.sources)
         if cell_id == self.link.task.running_cell_id:
             raise _Refused(
                 f"{self.name} refused: cell {cell_id} is the running %%penguin cell (this Task); it cannot be {verb}."
@@ -197,13 +210,12 @@ class ReadNotebookTool(_NotebookTool[ReadNotebookArguments]):
                 raise NotebookFileError("no notebook frontend is connected and the notebook's file is unknown")
             cells = read_saved_cells(path)
             note = f"(read from the saved file {path}: no notebook frontend is connected, so unsaved edits are missing and it may be stale)"
-        total = len(cells)
-        chosen = cells[start or 0 : end if end is not None else total]
-        rendered = cells_text(chosen, self.link.task.running_cell_id)
-        head = f"{len(chosen)} of {total} cells {note}".rstrip()
-        yield partial_tool_call_output("delta", head + "\n\n" + rendered.text if chosen else head, ctx.tool_call_id)
-        if rendered.images:
-            yield ToolResult(images=rendered.images)
+        answer = notebook_answer(
+            cells, self.link.task.running_cell_id, note=note, start=start, end=end, cell_ids=arguments.cell_ids
+        )
+        yield partial_tool_call_output("delta", answer.text, ctx.tool_call_id)
+        if answer.images:
+            yield ToolResult(images=answer.images)
 
 
 class InsertCellTool(_NotebookTool[InsertCellArguments]):
@@ -350,6 +362,7 @@ async def cell_preview(link: NotebookLink | None, tool_call: OmniMessage) -> Cel
     cell_id = (parse_arguments(payload.arguments) or {}).get("cell_id")
     if not isinstance(cell_id, str) or not cell_id:
         return None
+    cell_id = resolve_cell_id(cell_id, link.sources)
     source = await _live_source(link, cell_id)
     if source is not None:
         preview = CellPreview(cell_id, source, live=True)
@@ -359,6 +372,32 @@ async def cell_preview(link: NotebookLink | None, tool_call: OmniMessage) -> Cel
     if payload.name == "edit_cell" and preview.source is not None:
         link.approved_sources[payload.tool_call_id] = preview.source
     return preview
+
+
+async def cells_by_id(link: NotebookLink | None, cell_ids: list[str]) -> dict[str, str]:
+    """Each named cell (full or short id) as `{cell:ID}` expands it: source and outputs, bounded;
+    through the bridge, else the saved file. Cells that cannot be found are left out (one logged line why)."""
+    if link is None or not cell_ids:
+        return {}
+    try:
+        if link.live and link.bridge is not None:
+            result = await link.bridge.request("read", timeout_s=PREVIEW_TIMEOUT_S)
+            cells = [c for c in (result.get("cells") or []) if isinstance(c, dict)] if isinstance(result, dict) else []
+        else:
+            path = link.file_path()
+            cells = read_saved_cells(path) if path else []
+    except (BridgeError, NotebookFileError) as exc:
+        log.warning("penguin: {cell:…} could not read the notebook: %s", exc)
+        return {}
+    known = [str(c.get("id") or "") for c in cells]
+    out: dict[str, str] = {}
+    for cell_id in cell_ids:
+        full = resolve_cell_id(cell_id, known)
+        cell = next((c for c in cells if c.get("id") == full), None)
+        if cell is not None:
+            text = cells_text([cell], None).text
+            out[cell_id] = text if len(text) <= EXPANDED_CELL_MAX else text[:EXPANDED_CELL_MAX] + "… [cell cut]"
+    return out
 
 
 def notebook_tools(link: NotebookLink | None) -> list[Any]:

@@ -28,6 +28,7 @@ import ipywidgets as widgets
 from ...redaction import EMPTY, Redactor
 from .live_holdback import SecretHoldBack
 from .live_shared import plain_html, plain_vbox
+from .live_teardown import close_widgets_now
 from .live_throttle import TEXT_INTERVAL_S, ThrottledSetter
 
 Render = Callable[[str], str]
@@ -152,6 +153,7 @@ class SplitTextBlock:
         if text == self.text:
             return
         self.container.children = tuple(c for c in self.container.children if c not in self.groups)
+        close_widgets_now(self.groups)  # off the page: the paced teardown would not find them
         self.frozen, self.open_text, self.widgets, self.groups, self._setter = [], "", [], [], None
         self.append(text)
 

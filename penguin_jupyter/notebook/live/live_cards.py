@@ -32,6 +32,7 @@ from .live_blocks import SplitTextBlock
 from .live_holdback import SecretHoldBack
 from .live_render import PRE_STYLE, head_tail, muted_html, pre_html
 from .live_shared import plain_hbox, plain_html, plain_vbox, shared_layout
+from .live_teardown import close_widgets_now
 
 COLLAPSE_LINES = 40
 CARD_HEAD_LINES = 12
@@ -39,15 +40,6 @@ BODY_STYLE = PRE_STYLE + ";max-height:24em;overflow:auto;padding:4px;background:
 STATUS_COLORS = {"completed": "#2e7d32", "failed": "#c62828", "aborted": "#b26a00", "timeout": "#b26a00"}
 DECISION_TEXT = {"allow": "approved", "deny": "denied", "forbidden": "forbidden by policy"}
 CARD_STYLE = {"border": "1px solid #d0d7de", "padding": "4px 8px", "margin": "4px 0"}
-
-
-def close_widget_tree(roots: tuple[widgets.Widget, ...] | list[widgets.Widget]) -> None:
-    """Close widgets and all their descendants (they are no longer displayed)."""
-    pending = list(roots)
-    while pending:
-        widget = pending.pop()
-        pending.extend(getattr(widget, "children", ()) or ())
-        widget.close()
 
 
 class ToolCardWidget:
@@ -135,12 +127,14 @@ class ToolCardWidget:
             more.set_title(0, f"{len(rest)} more line{'s' if len(rest) != 1 else ''}")
             children.append(more)
         self.body_box.children = tuple(children)
-        close_widget_tree(list(replaced))
+        close_widgets_now(replaced)
 
     def show_approval_row(self, row_widget: widgets.Widget | None, note: str = "") -> None:
+        replaced = [w for w in self.approval_box.children if w is not row_widget]
         self.approval_box.children = (
             (row_widget,) if row_widget is not None else (plain_html(muted_html(note)),)
         )
+        close_widgets_now(replaced)
 
     def set_decision(self, decision: str, reason: str | None = None) -> None:
         """The row becomes "Approval: approved", plus why when no click decided (a rule, the
@@ -148,7 +142,7 @@ class ToolCardWidget:
         text = DECISION_TEXT.get(decision, decision) + (f" — {reason}" if reason else "")
         replaced = self.approval_box.children
         self.approval_box.children = (plain_html(muted_html(f"Approval: {text}")),)
-        close_widget_tree(replaced)
+        close_widgets_now(replaced)
 
     def append_output(self, delta: str) -> None:
         self.output.append(delta)

@@ -5,9 +5,13 @@ Every ipywidgets widget made without a `layout=` (and an HTML or Button without 
 its own LayoutModel (and HTMLStyleModel / ButtonStyleModel): two extra `comm_open` iopub messages
 per widget, about a kilobyte each, and a `comm_close` each at teardown, for models that hold
 nothing but defaults. The live views' plain widgets share one default Layout, one default HTML
-style and one default button style instead, created once per kernel and never closed (the paced teardown
-skips them); fixed layouts used by every card (`shared_layout(**settings)`) are shared the same
-way. Nothing may mutate them: a widget whose layout changes gets its own.
+style and one default button style instead; fixed layouts used by every card
+(`shared_layout(**settings)`) are shared the same way. Nothing may mutate them: a widget whose
+layout changes gets its own. They are shared by the widgets of one Task (and what renders into
+its view) and closed after them (`retire_shared`): in the browser every view of a widget
+listens to its layout and style models, and a view's listeners on a model that stays open are
+never dropped, so a model shared by every Task of a kernel held ~1,000 listeners — and the
+views they keep — per finished cell in the page.
 """
 
 from __future__ import annotations
@@ -36,6 +40,14 @@ def shared_layout(**settings: str) -> widgets.Layout:
 
 def is_shared(widget: widgets.Widget) -> bool:
     return any(widget is model for model in _shared.values())
+
+
+def retire_shared() -> list[widgets.Widget]:
+    """Hand over the current shared models (to be closed after the widgets that use them); the
+    next widget made gets fresh ones."""
+    retired = list(_shared.values())
+    _shared.clear()
+    return retired
 
 
 def plain_html(value: str = "") -> widgets.HTML:

@@ -50,6 +50,10 @@ MODE_VARIABLE = "PENGUIN_LIVE_TEXT"
 # flight and coalesces the rest, so the real upstream is far below this bound; each new segment
 # costs ~3 KB of iopub: its open, the capture moving, the container's children, its close.)
 SEGMENT_SYNC_FACTOR = 100
+# Streamed text updates at 10 a second while short; beyond GROWTH_FREE_CHARS an update waits
+# until the new text is GROWTH_SHARE of the whole (or TEXT_MAX_INTERVAL_S passed).
+GROWTH_FREE_CHARS = 2_000
+GROWTH_SHARE = 0.05
 
 
 class StreamOutput(widgets.Output):
@@ -179,7 +183,7 @@ class StreamTextBlock:
         self.sent: list[str] = []  # the published (redacted) chunks, in order
         self.rendered: widgets.HTML | None = None  # the finished text, rendered (`show_rendered`)
         self._kernel = _KernelStream.find()
-        self._setter = ThrottledSetter(_Sink(self._publish), min_interval_s=min_interval_s)
+        self._setter = ThrottledSetter(_Sink(self._publish), min_interval_s=min_interval_s, ready=self._worth_sending)
 
     @property
     def text(self) -> str:
@@ -190,6 +194,12 @@ class StreamTextBlock:
             return
         self.raw += delta
         self._setter.set_lazy(self._next_chunk)
+
+    def _worth_sending(self) -> bool:
+        """A short text updates at the full rate; a long one once what is new is a GROWTH_SHARE of
+        it (else at the throttle's longest interval): the count of updates grows with the log of
+        the text's length, not with how long it streams."""
+        return len(self.raw) <= GROWTH_FREE_CHARS or len(self.raw) - self.shown >= len(self.raw) * GROWTH_SHARE
 
     def _next_chunk(self, final: bool = False) -> str:
         """The redacted text from the last published point to the safe end (the end when final)."""

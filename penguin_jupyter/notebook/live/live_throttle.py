@@ -19,11 +19,17 @@ MIN_INTERVAL_S = 1.0 / MAX_UPDATES_PER_SECOND
 # bytes and their share of iopub messages while 10 frames a second still reads as live.
 TEXT_UPDATES_PER_SECOND = 10
 TEXT_INTERVAL_S = 1.0 / TEXT_UPDATES_PER_SECOND
+# A long streamed text updates when what is new is a share of what is shown (or a second passed):
+# the number of updates, and so their envelopes, then depends on the text's length, not on how
+# long it streams (docs/notebook-streaming.md "Two kinds of streamed block", its Rate paragraph).
+TEXT_MAX_INTERVAL_S = 1.0
 
 
 class ThrottledSetter:
     """`set(value)` → the widget's `attr` gets it now, or at most `min_interval_s` later
-    (coalesced; 50 ms unless the caller asks for a slower rate)."""
+    (coalesced; 50 ms unless the caller asks for a slower rate). With `ready`, a value is sent
+    `min_interval_s` after the last one only once `ready()` says it is worth sending, and at the
+    latest `max_interval_s` after it."""
 
     def __init__(
         self,
@@ -32,10 +38,15 @@ class ThrottledSetter:
         loop: asyncio.AbstractEventLoop | None = None,
         *,
         min_interval_s: float = MIN_INTERVAL_S,
+        ready: Callable[[], bool] | None = None,
+        max_interval_s: float = TEXT_MAX_INTERVAL_S,
     ) -> None:
         self.widget = widget
         self.attr = attr
         self.min_interval_s = max(min_interval_s, MIN_INTERVAL_S)
+        self.max_interval_s = max(max_interval_s, self.min_interval_s)
+        self.ready = ready
+        self._timer_at = 0.0
         self.sent_count = 0
         self._pending: Any = None
         self._has_pending = False
@@ -54,11 +65,16 @@ class ThrottledSetter:
         """Like `set`, but the value is computed only when it is actually sent."""
         self._pending = make_value
         self._has_pending = True
-        wait = self._last_sent + self.min_interval_s - time.monotonic()
+        interval = self.min_interval_s if self.ready is None or self.ready() else self.max_interval_s
+        now = time.monotonic()
+        wait = self._last_sent + interval - now
         if wait <= 0 or self._loop is None:
             self.flush()
-        elif self._timer is None:
+        elif self._timer is None or self._timer_at > now + wait + 0.001:  # none yet, or a later one
+            if self._timer is not None:
+                self._timer.cancel()
             self._timer = self._loop.call_later(wait, self.flush)
+            self._timer_at = now + wait
 
     def mark_sent(self) -> None:
         """Count the widget's current value as sent now (it went with the widget's `comm_open`)."""

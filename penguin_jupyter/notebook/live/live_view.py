@@ -42,7 +42,7 @@ from .live_cards import ToolCardWidget
 from .live_header import HeaderWidget, usage_text
 from .live_holdback import SecretHoldBack
 from .live_render import muted_html, note_html, pre_html
-from .live_shared import plain_html, plain_vbox, shared_layout
+from .live_shared import plain_html, plain_vbox, retire_shared, shared_layout
 from .live_stream import StreamTextBlock, streaming_available
 from .live_teardown import close_widgets_paced
 from .view_notices import Notice, notice_for, retry_text
@@ -391,5 +391,6 @@ class LiveView:
         return self.root
 
     def close(self) -> None:
-        """Close every widget of the view (after the static transcript replaced it), paced."""
-        close_widgets_paced([self.root])
+        """Close every widget of the view (after the static transcript replaced it), paced, and
+        then the shared layout and style models they used (live_shared.py)."""
+        close_widgets_paced([self.root], last=retire_shared())

@@ -5,7 +5,7 @@ cell (so the approval router can lend its buttons to earlier cells' background s
 attaches the background feed. `run_task()` consumes `session.run(...)` in ≤0.25 s slices so a
 kernel interrupt lands. Exiting it is the only place its state is torn down: the feed detached,
 questions still open denied, the cell no longer running, the live view replaced by the static
-transcript. Settings that belong to the cell (approval mode, run_python timeout, view) live here
+transcript and every widget the Task made closed. Settings that belong to the cell (approval mode, run_python timeout, view) live here
 and end with it. The threading model is in docs/notebook-runtime.md.
 """
 
@@ -61,11 +61,14 @@ class Cell:
         opts: CellOptions,
         prompt: str,
         rules: CellRules | None = None,
+        *,
+        context: str = "",
     ) -> None:
         self.runtime = runtime
         self.session = session
         self.opts = opts
         self.prompt = prompt
+        self.task_context = context  # what the model gets after the prompt: which cell runs, what ran before
         rules = rules if rules is not None else CellRules(RuleBook(), None)
         # the administrator's policy caps the mode; the one line saying so is shown when it does
         self.mode, capped_note = capped_mode(opts.approve or runtime.sessions.approval_mode, rules.policy)
@@ -165,9 +168,12 @@ class Cell:
             self.approval.ended = True
             self.runtime.leave(self)
         status = self.record.status()
-        self.view.finish("interrupted" if status == "aborted" else status)
-        undo_task = task_bracket.end_task(self.runtime.shell, self.record.messages) if self.undo_task else None
-        self._show_transcript(status, undo_task)
+        try:
+            self.view.finish("interrupted" if status == "aborted" else status)
+            undo_task = task_bracket.end_task(self.runtime.shell, self.record.messages) if self.undo_task else None
+            self._show_transcript(status, undo_task)
+        finally:
+            self.view.close()  # every widget of the Task, even when showing the transcript failed
         if undo_task is not None:
             await self._offer_undo(undo_task)
 
@@ -188,8 +194,9 @@ class Cell:
 
     async def _consume(self) -> None:
         try:
+            sent = self.prompt + ("\n\n" + self.redactor.text(self.task_context) if self.task_context else "")
             messages = self.session.run(
-                [user_text(self.prompt)],
+                [user_text(sent)],
                 approve=self.runtime.router.approve_fn(self.approval),
                 signal=self.signal,
                 thinking_level=self.opts.thinking,
@@ -307,7 +314,6 @@ class Cell:
             display(mimebundle, raw=True)
             return
         self._display.update(mimebundle, raw=True)
-        self.view.close()
         for note in self.lasting_notes:
             tell(self.redactor.text(note))
 

@@ -136,9 +136,19 @@ async def run_cell(line: str, body: str) -> None:
     except CellNotStarted as exc:
         tell(str(exc))
         return
-    from ..kernel_tools import expand_variables
+    from ..kernel_tools.cell_history import previous_cell_text, task_context
+    from ..kernel_tools.expand import PREVIOUS_CELL, cell_references, expand_variables
+    from ..kernel_tools.notebook_cells import cells_by_id
+    from ..link.notebook_link import current_cell_id
 
-    cell = Cell(runtime, session, opts, expand_variables(body.strip(), namespace), rules)
+    references = cell_references(body)
+    cells = await cells_by_id(link, [ref for ref in references if ref != PREVIOUS_CELL])
+    if PREVIOUS_CELL in references:
+        previous = previous_cell_text(shell)
+        if previous is not None:
+            cells[PREVIOUS_CELL] = previous
+    prompt = expand_variables(body.strip(), namespace, cells)
+    cell = Cell(runtime, session, opts, prompt, rules, context=task_context(shell, current_cell_id(shell)))
     for notice in runtime.sessions.take_dotenv_notices():  # the first use of a folder's .env
         cell.show_note(notice)
     for line_shown in (why if str(session.workspace_dir) == workspace else None, note):

@@ -1,0 +1,111 @@
+"""The cell you mean: which cell is running and what the cell before it did, from the kernel's own
+history (docs/notebook-tools.md "The cell you mean").
+
+Owns `previous_cell_text` (the cell executed just before the running one: its source as typed,
+its result's repr or its error's type, message and last traceback lines — IPython's
+`input_hist_raw`, `Out` and stored exceptions, so no frontend is needed) and
+`task_context` (the block added to the model's first request of a Task: the running cell's
+execution count and id, and that previous cell). Both are bounded. The cells of the notebook by
+id come from the bridge or the saved file (notebook_cells.py / notebook_file.py).
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from typing import Any
+
+from ...omni.markers import marker_block
+
+PREVIOUS_CELL_MAX = 3_000  # characters of one expanded cell
+SOURCE_MAX = 1_500
+RESULT_MAX = 800
+TRACEBACK_LINES = 8
+NOTEBOOK_CONTEXT = "notebook_context"
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit} more chars]"
+
+
+def running_count(shell: Any) -> int | None:
+    """The execution count of the cell running now (IPython counted it when it started)."""
+    count = getattr(shell, "execution_count", None)
+    return count - 1 if isinstance(count, int) and count > 1 else None
+
+
+def _raw_source(shell: Any, count: int) -> str | None:
+    history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    if isinstance(history, list) and 0 < count < len(history):
+        return str(history[count])
+    inputs = getattr(shell, "user_ns", {}).get("In")
+    return str(inputs[count]) if isinstance(inputs, list) and 0 < count < len(inputs) else None
+
+
+def _error(shell: Any, count: int) -> str | None:
+    """`Type: message` and the last traceback lines of the error cell `count` raised, if it did."""
+    stored = getattr(getattr(shell, "history_manager", None), "exceptions", None)
+    found = stored.get(count) if isinstance(stored, dict) else None
+    if isinstance(found, dict):
+        head = f"{found.get('ename', 'Error')}: {found.get('evalue', '')}".rstrip()
+        frames = [_ANSI.sub("", str(line)) for line in found.get("traceback") or []]
+    else:
+        last = getattr(shell, "last_execution_result", None)
+        exc = getattr(last, "error_in_exec", None) or getattr(last, "error_before_exec", None)
+        if exc is None or getattr(last, "execution_count", None) != count:
+            return None
+        head = f"{type(exc).__name__}: {exc}".rstrip()
+        frames = traceback.format_exception(exc)
+    lines = "\n".join(frames).splitlines()
+    tail = [line for line in lines if line.strip()][-TRACEBACK_LINES:]
+    return head + ("\ntraceback (last lines):\n" + "\n".join(tail) if tail else "")
+
+
+def _cell_id(shell: Any, count: int) -> str | None:
+    last = getattr(shell, "last_execution_result", None)
+    if getattr(last, "execution_count", None) != count:
+        return None
+    value = getattr(getattr(last, "info", None), "cell_id", None)
+    return value if isinstance(value, str) and value else None
+
+
+def previous_cell_text(shell: Any) -> str | None:
+    """The cell executed just before the running one, bounded; None when there is none."""
+    running = running_count(shell)
+    if running is None or running < 2:
+        return None
+    count = running - 1
+    source = _raw_source(shell, count)
+    if source is None:
+        return None
+    cell_id = _cell_id(shell, count)
+    head = f"cell [{count}]" + (f" · id {cell_id}" if cell_id else "")
+    parts = [f"{head}\n```python\n{_cut(source.strip(), SOURCE_MAX)}\n```"]
+    error = _error(shell, count)
+    outputs = getattr(shell, "user_ns", {}).get("Out")
+    if error:
+        parts.append("raised " + error)
+    elif isinstance(outputs, dict) and count in outputs:
+        try:
+            shown = repr(outputs[count])
+        except Exception as exc:  # a broken __repr__ says so, it does not stop the cell
+            shown = f"<repr failed: {type(exc).__name__}>"
+        parts.append("result: " + _cut(shown, RESULT_MAX))
+    else:
+        parts.append("it ran without error and returned no value (what it printed is not kept by the kernel)")
+    return _cut("\n".join(parts), PREVIOUS_CELL_MAX)
+
+
+def task_context(shell: Any, running_cell_id: str | None) -> str:
+    """The block the model gets with a Task's prompt: which cell runs, which ran before it."""
+    running = running_count(shell)
+    lines = [
+        "The user wrote this in the running %%penguin cell"
+        + (f" [{running}]" if running else "")
+        + (f" (id {running_cell_id})" if running_cell_id else "")
+        + ". \"This\", \"above\" or \"the error\" most likely mean the cell executed just before it:"
+    ]
+    previous = previous_cell_text(shell)
+    lines.append(previous if previous else "(no cell ran before it in this kernel)")
+    return marker_block(NOTEBOOK_CONTEXT, "\n".join(lines))
