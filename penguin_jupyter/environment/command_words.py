@@ -1,6 +1,6 @@
 """Shell commands as words, for approval rules (docs/security.md "Approval rules and policy").
 
-Owns how a command rule's pattern (`git status`, `pytest*`) is matched against a shell command:
+Owns how a command rule's pattern (`git status`, `py*`) is matched against a shell command:
 the command is split with `shlex` into simple commands at `;`, `&&`, `||`, `|`, `&` and
 newlines, each a list of words, and a rule is judged against each part separately.
 
@@ -9,7 +9,7 @@ Two readings, for the two directions a rule can go:
 * `strict_parts` — what an **allow** rule may match: `None` whenever the shell would do more than
   run the words as written: a command substitution (`$(…)`, backticks, `<(…)`), a redirection
   (`>`, `>>`, `<`, `2>&1`…), a subshell or group, unbalanced quotes. Leading `X=…` assignments
-  and wrappers (`env`, `bash -c '…'`) are words like any other, so `git status*` does not match
+  and wrappers (`env`, `bash -c '…'`) are words like any other, so `git status` does not match
   `env GIT_DIR=x git status` or `bash -c 'git status'`.
 * `loose_parts` — what a **deny** or **ask** rule is checked against: substitutions are opened
   up and judged as parts of their own, `X=…` assignments and wrappers (`env`, `sudo`, `nohup`,
@@ -18,8 +18,8 @@ Two readings, for the two directions a rule can go:
   be parsed (the caller then asks).
 
 Which tools have a command argument is the tool declarations' business (`command=`); what a
-decision is, the approval router's. The command policy (`command_policy.py`) is separate and
-always runs first.
+decision is, the approval router's; which rule a card offers to save, `saved_rule_offer.py`'s.
+The command policy (`command_policy.py`) is separate and always runs first.
 """
 
 from __future__ import annotations
@@ -138,18 +138,3 @@ def pattern_matches(pattern: str, words: list[str]) -> bool:
         return False
     return words[: len(wanted)] == wanted
 
-
-def suggested_pattern(cmd: str) -> str | None:
-    """The command pattern "Save to project" offers for `cmd`: its program and subcommand (`git
-    status*`), or the program alone (`pytest*`); None for anything but one plain command."""
-    parts = strict_parts(cmd)
-    if parts is None or len(parts) != 1:
-        return None
-    words = parts[0]
-    program = words[0].rsplit("/", 1)[-1]
-    if _ASSIGNMENT.match(words[0]) or _GLOB.search(words[0]) or program in _WRAPPERS | _SHELLS:
-        return None
-    head = [words[0]]
-    if len(words) > 1 and re.fullmatch(r"[A-Za-z][A-Za-z0-9_.:-]*", words[1]):
-        head.append(words[1])
-    return shlex.join(head) + "*"

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..environment.command_words import loose_parts, pattern_matches, strict_parts, suggested_pattern
+from ..environment.command_words import loose_parts, pattern_matches, strict_parts
 from ..environment.registry import BUILTIN_DECLARATIONS
+from ..environment.saved_rule_offer import offered_command_pattern
 from . import file_lock, paths
 from .errors import ConfigError
 from .toml_writer import dumps_toml, write_private_file
@@ -40,6 +41,9 @@ PROJECT_RULES_FILE = "approval_rules.toml"
 WORKSPACE_RULES_FILE = os.path.join(".penguin", "approvals.toml")
 SESSION_SOURCE = "this session"
 RULE_KEYS = frozenset({"action", "tool", "command", "path"})
+# Tools that run code or change the notebook as a whole: a card offers "Always allow (this
+# session)" for them, never a saved rule (docs/security.md "What Save to project offers").
+NO_SAVED_RULE_TOOLS = frozenset({"run_python", "run_cell", "insert_cell", "edit_cell", "delete_cell", "input_command"})
 
 
 def project_rules_path(root: Path, project_id: str) -> Path:
@@ -307,17 +311,25 @@ class RuleBook:
 
 
 def suggested_rule(tool: str, arguments: Mapping[str, Any], workspace: str) -> Rule | None:
-    """The allow rule "Save to project" offers for a call: its command's program and subcommand
-    (`git status*`), its file's path relative to the workspace, or the tool; None for a
-    command that is not one plain command or a file outside the workspace."""
+    """The allow rule "Save to project" offers for a call: its command's leading words
+    (`saved_rule_offer.offered_command_pattern`: `git status`, `ls`), its file's path relative to
+    the workspace, or the tool; None for a tool in `NO_SAVED_RULE_TOOLS`, a command no rule is
+    offered for, a file outside the workspace or one under `.penguin/`."""
+    if tool in NO_SAVED_RULE_TOOLS:
+        return None
     if command_argument(tool) is not None:
         command = _command_of(tool, arguments)
-        pattern = suggested_pattern(command) if command is not None else None
+        pattern = offered_command_pattern(command) if command is not None else None
         return Rule("allow", tool, command=pattern) if pattern else None
     if path_arguments(tool):
         values = _paths_of(tool, arguments)
         relative = [_relative(value, workspace, real=True) for value in values]
-        if len(relative) != 1 or relative[0] is None:
+        if len(relative) != 1 or relative[0] is None or _is_penguin_folder(relative[0]):
             return None
         return Rule("allow", tool, path=relative[0])
     return Rule("allow", tool)
+
+
+def _is_penguin_folder(relative: str) -> bool:
+    """The workspace's own `.penguin/` folder (its rules file among others) gets no saved rule."""
+    return relative.split(os.sep, 1)[0] == ".penguin"

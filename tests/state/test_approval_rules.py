@@ -17,7 +17,7 @@ from penguin_jupyter.environment.command_words import loose_parts, pattern_match
 from penguin_jupyter.interfaces import AbortSignal
 from penguin_jupyter.notebook.runtime.approval import CellAsker
 from penguin_jupyter.notebook.runtime.approval_router import ApprovalRouter, CellApproval
-from penguin_jupyter.notebook.runtime.cell_rules import capped_mode, cell_rules, forget, listing
+from penguin_jupyter.notebook.runtime.cell_rules import ForgetError, capped_mode, cell_rules, forget, listing
 from penguin_jupyter.omni import OmniMessage, tool_call
 from penguin_jupyter.state.admin_policy import parse_policy
 from penguin_jupyter.state.approval_rules import (
@@ -197,17 +197,84 @@ def test_saved_rules_are_private_and_listed_and_forgotten(tmp_path: Path) -> Non
     assert "forgot rule 2" in forget(book, session, 2) and session == set()
     assert "forgot rule 1" in forget(book, session, 1)
     assert cell_rules(str(tmp_path)).book.project == []
-    assert "there is no rule 5" in forget(book, session, 5)
+    with pytest.raises(ForgetError, match="there is no rule 5"):
+        forget(book, session, 5)
 
 
-def test_the_rule_a_card_offers() -> None:
-    assert suggested_rule("exec_command", {"cmd": "git status -s"}, "/w") == Rule("allow", "exec_command", command="git status*")
-    assert suggested_rule("exec_command", {"cmd": "pytest -x tests"}, "/w") == Rule("allow", "exec_command", command="pytest*")
-    assert suggested_rule("exec_command", {"cmd": "git status; rm x"}, "/w") is None
-    assert suggested_rule("exec_command", {"cmd": "env A=1 ls"}, "/w") is None
-    assert suggested_rule("read_file", {"file_path": "data/a.csv"}, "/w") == Rule("allow", "read_file", path="data/a.csv")
-    assert suggested_rule("read_file", {"file_path": "/etc/passwd"}, "/w") is None
-    assert suggested_rule("run_python", {"code": "1"}, "/w") == Rule("allow", "run_python")
+# (command, the command rule "Save to project" offers or None, neighbours it must not allow)
+OFFER_TABLE = [
+    ("ls -la", "ls", ["lsof", "lsblk", "ls; rm -r ~"]),
+    ("ls", "ls", ["lsof -i"]),
+    ("git status -s", "git status", ["git statusx", "git push", "git status; rm -r ~"]),
+    ("git log --oneline", "git log", ["git logx", "git reset --hard"]),
+    ("pip list", "pip list", ["pip install evil"]),
+    ("pip3 show numpy", "pip3 show", ["pip3 install x"]),
+    ("kubectl get pods", "kubectl get", ["kubectl delete pods --all", "kubectl exec -it p -- sh"]),
+    ("nvidia-smi", "nvidia-smi", ["nvidia-smix"]),
+    ("wc -l data.csv", "wc", ["wcx"]),
+    ("python -m pip install x", None, ["python -c 'import os'"]),
+    ("python3.11 script.py", None, []),
+    ("pip install x", None, []),
+    ("git push origin main", None, []),
+    ("git -C /tmp status", None, []),
+    ("git config alias.x '!sh'", None, []),
+    ("docker run -it ubuntu", None, []),
+    ("npm run build", None, []),
+    ("rm -r data", None, ["rm -r ~"]),
+    ("rmdir out", None, []),
+    ("mv a b", None, []),
+    ("cp a b", None, []),
+    ("dd if=/dev/zero of=x", None, []),
+    ("chmod 600 x", None, []),
+    ("chown me x", None, []),
+    ("sudo ls", None, []),
+    ("bash run.sh", None, []),
+    ("sh -c 'ls'", None, []),
+    ("zsh", None, []),
+    ("node app.js", None, []),
+    ("perl -e 1", None, []),
+    ("ruby x.rb", None, []),
+    ("Rscript x.R", None, []),
+    ("julia x.jl", None, []),
+    ("pytest -x tests", None, []),
+    ("make all", None, []),
+    ("find . -name '*.csv'", None, []),
+    ("xargs rm", None, []),
+    ("curl https://x.example", None, []),
+    ("./run.sh", None, []),
+    ("/bin/ls", None, []),
+    ("env A=1 ls", None, []),
+    ("A=1 ls", None, []),
+    ("git status; rm x", None, []),
+    ("git status && ls", None, []),
+    ("ls > out.txt", None, []),
+    ("ls $(pwd)", None, []),
+    ("ls 'unbalanced", None, []),
+]
+
+
+@pytest.mark.parametrize(("cmd", "offered", "neighbours"), OFFER_TABLE)
+def test_the_command_rule_a_card_offers(cmd: str, offered: str | None, neighbours: list[str]) -> None:
+    rule = suggested_rule("exec_command", {"cmd": cmd}, "/w")
+    assert (rule.command if rule else None) == offered
+    if rule is None:
+        return
+    assert rule == Rule("allow", "exec_command", command=offered) and "*" not in offered
+    book = RuleBook(project=[rule])
+    assert book.judge("exec_command", {"cmd": cmd}, "/w") is not None  # the approved command itself
+    for neighbour in neighbours:
+        assert book.judge("exec_command", {"cmd": neighbour}, "/w") is None, neighbour
+
+
+def test_the_rule_a_card_offers_for_other_tools(tmp_path: Path) -> None:
+    workspace = str(tmp_path)
+    assert suggested_rule("read_file", {"file_path": "data/a.csv"}, workspace) == Rule("allow", "read_file", path="data/a.csv")
+    assert suggested_rule("write_file", {"file_path": "out/b.csv"}, workspace) == Rule("allow", "write_file", path="out/b.csv")
+    assert suggested_rule("read_file", {"file_path": "/etc/passwd"}, workspace) is None
+    assert suggested_rule("write_file", {"file_path": ".penguin/approvals.toml"}, workspace) is None
+    for tool in ("run_python", "run_cell", "insert_cell", "edit_cell", "delete_cell", "input_command"):
+        assert suggested_rule(tool, {"code": "1", "cell": 1}, workspace) is None, tool
+    assert suggested_rule("run_subagent", {"prompt": "x"}, workspace) == Rule("allow", "run_subagent")
 
 
 # --- the policy -------------------------------------------------------------------------------
@@ -334,8 +401,10 @@ async def test_allow_rule_beats_the_ask_mode_but_not_a_compound_command() -> Non
     assert router.take_reason("r1") == "allowed by rule 1 (git status*) in rules.toml"
     assert await approve(_exec("git status; touch x", "r2")) == "deny"  # asked; the human said n
     assert len(prompts) == 1 and "[s]ave rule" not in prompts[0]  # nothing to save for a compound
-    assert await approve(_exec("pytest -x", "r3")) == "deny"
-    assert 'allow exec_command command "pytest*"' in prompts[1]
+    assert await approve(_exec("wc -l a.csv", "r3")) == "deny"
+    assert 'allow exec_command command "wc"' in prompts[1]
+    assert await approve(_exec("pytest -x", "r4")) == "deny"
+    assert "[s]ave rule" not in prompts[2]  # pytest runs the folder's code: no saved rule offered
 
 
 async def test_deny_all_mode_beats_allow_rules_and_an_allowed_credential_read_still_asks(tmp_path: Path) -> None:
@@ -357,9 +426,9 @@ async def test_save_to_project_answer_writes_the_offered_rule(tmp_path: Path) ->
     cell.save_rule = lambda rule: saved.append(rule) or Rule(rule.action, rule.tool, rule.command, rule.path, "p.toml")  # type: ignore[func-returns-value]
     router = ApprovalRouter(lambda: cell)
     assert await router.approve_fn(cell)(_exec("git status -s", "s1")) == "allow"
-    assert saved == [Rule("allow", "exec_command", command="git status*")]
+    assert saved == [Rule("allow", "exec_command", command="git status")]
     assert await router.approve_fn(cell)(_exec("git status", "s2")) == "allow"  # now by the rule
-    assert router.take_reason("s2") == "allowed by rule 1 (git status*) in p.toml"
+    assert router.take_reason("s2") == "allowed by rule 1 (git status) in p.toml"
     assert len(prompts) == 1
 
 

@@ -101,19 +101,24 @@ def listing(book: RuleBook, session_tools: set[str]) -> list[str]:
     return lines
 
 
+class ForgetError(Exception):
+    """`%penguin rules forget N` removed nothing; the message is the one line to tell."""
+
+
 def forget(book: RuleBook, session_tools: set[str], number: int) -> str:
-    """Remove rule `number` of the listing; the one line saying what happened."""
+    """Remove rule `number` of the listing; the one line saying what was forgotten.
+    Raises `ForgetError` (one line) when nothing was."""
     rules = rules_in_force(book, session_tools)
     if not 1 <= number <= len(rules):
-        return f"penguin: there is no rule {number} (%penguin rules lists {len(rules)})"
+        raise ForgetError(f"penguin: there is no rule {number} (%penguin rules lists {len(rules)})")
     rule = rules[number - 1]
     if rule.source == SESSION_SOURCE:
         session_tools.discard(rule.tool)
         return f"penguin: forgot rule {number} ({rule.text()}, this session)"
     if rule.from_policy:
-        return f"penguin: rule {number} is the administrator's policy ({rule.source}); it cannot be forgotten here"
+        raise ForgetError(f"penguin: rule {number} is the administrator's policy ({rule.source}); it cannot be forgotten here")
     if rule in book.workspace:
-        return f"penguin: rule {number} is in the workspace's {rule.source}; edit that file to remove it"
+        raise ForgetError(f"penguin: rule {number} is in the workspace's {rule.source}; edit that file to remove it")
     if not forget_project_rule(Path(rule.source), rule):
-        return f"penguin: rule {number} is no longer in {rule.source}"
+        raise ForgetError(f"penguin: rule {number} is no longer in {rule.source}")
     return f"penguin: forgot rule {number} ({rule.text()}) from {rule.source}"

@@ -18,7 +18,7 @@ from ...omni import CompactionEndPayload, OmniMessage, TokenUsagePayload
 from ...state.admin_policy import POLICY_ENV, load_policy, policy_path
 from ...state.errors import ConfigError
 from ..kernel_tools.notebook_place import page_hello
-from .cell_rules import cell_rules, forget, listing
+from .cell_rules import ForgetError, cell_rules, forget, listing
 from .kernel_runtime import KernelRuntime, kernel_runtime
 from .kernel_sessions import NotebookSessions, SessionStartError, config_path_text
 from .options import (
@@ -179,7 +179,10 @@ async def _rules(runtime: KernelRuntime, arg: str | None) -> None:
             tell(note)
         print("\n".join(listing(rules.book, session_tools)))
         return
-    print(forget(rules.book, session_tools, int(arg)))
+    try:
+        print(forget(rules.book, session_tools, int(arg)))
+    except ForgetError as exc:
+        tell(str(exc))
 
 
 async def _python_timeout(runtime: KernelRuntime, arg: str | None) -> None:
