@@ -48,7 +48,13 @@ NEVER_OFFERED = frozenset(
         "go", "cargo", "gradle", "mvn", "apt", "apt-get", "dpkg", "brew", "snap",
         # network transfers and remote shells
         "curl", "wget", "ssh", "scp", "sftp", "ftp", "rsync", "nc", "ncat", "netcat", "socat",
-        "telnet",
+        "telnet", "open", "xdg-open",
+        # write or replace the files they are given (`sort -o`, `tar x`, `gzip` removes its input)
+        "sort", "uniq", "split", "csplit", "patch", "tar", "zip", "unzip", "gzip", "gunzip", "bzip2",
+        "xz", "7z", "openssl", "pandoc",
+        # editors, databases and terminals: they run what they are told
+        "ed", "ex", "vi", "vim", "nvim", "nano", "emacs", "sqlite3", "duckdb", "psql", "mysql",
+        "screen", "tmux", "expect",
     }
 )
 _NEVER_NAMED = re.compile(r"(python|pypy|ipython|ruby|perl|node|php|lua|julia)[0-9.]*[a-z]?|mkfs\..+")
@@ -56,7 +62,8 @@ _NEVER_NAMED = re.compile(r"(python|pypy|ipython|ruby|perl|node|php|lua|julia)[0
 # Multi-command tools: the subcommands a saved rule may be offered for (the ones that read).
 READING_SUBCOMMANDS: dict[str, frozenset[str]] = {
     "git": frozenset(
-        {"status", "log", "diff", "show", "blame", "ls-files", "ls-tree", "rev-parse", "describe", "shortlog"}
+        # not log / diff / show: their `--output=<file>` overwrites any file
+        {"status", "blame", "ls-files", "ls-tree", "rev-parse", "describe", "shortlog"}
     ),
     "pip": frozenset({"list", "show", "freeze", "check"}),
     "conda": frozenset({"list", "info", "search"}),
@@ -69,7 +76,6 @@ READING_SUBCOMMANDS: dict[str, frozenset[str]] = {
     "npm": frozenset({"ls", "list", "outdated", "view"}),
     "yarn": frozenset({"list", "outdated", "info"}),
     "pnpm": frozenset({"ls", "list", "outdated"}),
-    "uv": frozenset({"tree"}),
     "poetry": frozenset({"show", "check"}),
     "dvc": frozenset({"status", "diff"}),
     "gh": frozenset(),

@@ -78,11 +78,11 @@ class Rule:
     from_policy: bool = False
 
     def pattern(self) -> str:
-        """What the rule is about, as shown: `git status*`, `data/*.csv`, or the tool name."""
+        """What the rule is about, as shown: `git status`, `data/*.csv`, or the tool name."""
         return self.command or self.path or self.tool
 
     def text(self) -> str:
-        """`allow exec_command "git status*"` — the rule as the card and `%penguin rules` show it."""
+        """`allow exec_command "git status"` — the rule as the card and `%penguin rules` show it."""
         detail = f' command "{self.command}"' if self.command else f' path "{self.path}"' if self.path else ""
         return f"{self.action} {self.tool}{detail}"
 
@@ -288,7 +288,7 @@ class RuleBook:
         return self.rules().index(rule) + 1
 
     def label(self, verdict: Verdict) -> str:
-        """`allowed by rule 3 (git status*) in <file>`, `denied by the administrator's policy`."""
+        """`allowed by rule 3 (git status) in <file>`, `denied by the administrator's policy`."""
         verb = {"allow": "allowed", "ask": "asked", "deny": "denied"}[verdict.action]
         rule = verdict.rule
         if rule.from_policy:

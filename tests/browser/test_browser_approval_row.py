@@ -1,6 +1,6 @@
 """Browser test: the approval row's buttons show their whole label (real JupyterLab, chromium).
 
-"Save to project: allow exec_command command "git status*"" is the exact rule a click writes, so
+"Save to project: allow exec_command command "git status"" is the exact rule a click writes, so
 the card must show all of it. Before the row wrapped and its buttons kept their width, the flex
 row shrank the "Always allow" and "Save to project" buttons and JupyterLab cut both labels with an
 ellipsis ("Save to project: allow exec_command comma…"), hiding the rule (found by QA at 1280×900
@@ -23,7 +23,7 @@ from tests.support.browser import cell, open_notebook  # noqa: E402
 pytest_plugins = ["tests.support.browser"]
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
-SAVE_LABEL = 'Save to project: allow exec_command command "git status*"'
+SAVE_LABEL = 'Save to project: allow exec_command command "git status"'
 
 # Every button of the row, and whether its label is cut (wider than the button shows).
 CUT_BUTTONS = """row => [...row.querySelectorAll('button')].map(b => ({

@@ -1,11 +1,12 @@
 """Approval rules and the administrator's policy in real kernels (jupyter_client), against the
 scripted model server.
 
-* A rule saved from a card ("Save to project: allow exec_command command "git status*"") approves
+* A rule saved from a card ("Save to project: allow exec_command command "git status"") approves
   `git status` in a later session of another kernel without a click; the card and the saved
   transcript say which rule; `git status; touch x` still asks (denied here: `x` never appears);
-  `%penguin rules` lists the rule with its file and `%penguin rules forget 1` removes it.
-* The click itself is named: a card approved by "Save to project" says `saved as rule 1 (ls*) in
+  `%penguin rules` lists the rule with its file and `%penguin rules forget 1` removes it;
+  `%penguin rules forget 7` (no such rule) is one line on stderr, like every other error.
+* The click itself is named: a card approved by "Save to project" says `saved as rule 1 (ls) in
   <file>` and one approved by "Always allow exec_command" says so, on the card and in the saved
   transcript (before, both read a bare "Approval: approved").
 * A bad rule file stops a cell with one line naming the file, the rule and the field.
@@ -33,7 +34,7 @@ from tests.support.session import configure_child_model, configure_model
 pytestmark = pytest.mark.kernel
 
 TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
-SAVE_BUTTON = 'Save to project: allow exec_command command "git status*"'
+SAVE_BUTTON = 'Save to project: allow exec_command command "git status"'
 
 
 def _kernel(notebook_dir: Path, extra: dict[str, str] | None = None) -> KernelHarness:
@@ -89,7 +90,7 @@ def test_a_saved_rule_approves_git_status_in_a_later_session_and_a_compound_stil
             first.close()
         assert result.reply["content"]["status"] == "ok", result.stderr
         assert len(saved) == 1, "the card did not offer the exact rule"
-        assert 'command = "git status*"' in rules_file.read_text()
+        assert 'command = "git status"' in rules_file.read_text()
         assert (rules_file.stat().st_mode & 0o777) == 0o600
 
         later = _kernel(notebook_dir)
@@ -98,18 +99,20 @@ def test_a_saved_rule_approves_git_status_in_a_later_session_and_a_compound_stil
             on_message, denied = _clicker(later, "Deny")
             second = later.execute("%%penguin --new\nCheck again", on_message=on_message, timeout=180)
             forgot = later.execute("%penguin rules forget 1").stdout
+            no_such = later.execute("%penguin rules forget 7")
         finally:
             later.close()
-    assert "1  allow exec_command command \"git status*\"" in listed and str(rules_file) in listed
+    assert "1  allow exec_command command \"git status\"" in listed and str(rules_file) in listed
     assert second.reply["content"]["status"] == "ok", second.stderr
     assert len(denied) == 1, "git status --short must not ask and the compound command must"
     assert not (notebook_dir / "x").exists()
-    why = f"allowed by rule 1 (git status*) in {rules_file}"
+    why = f"allowed by rule 1 (git status) in {rules_file}"
     assert f"Approval: approved — {why}" in _shown(second.messages)
     decisions = _decisions(second)
     assert [d["decision"] for d in decisions] == ["allow", "deny"]
     assert decisions[0]["reason"] == why and "reason" not in decisions[1]  # the second was a click
-    assert f"forgot rule 1 (allow exec_command command \"git status*\") from {rules_file}" in forgot
+    assert f"forgot rule 1 (allow exec_command command \"git status\") from {rules_file}" in forgot
+    assert no_such.stdout == "" and no_such.stderr.strip() == "penguin: there is no rule 7 (%penguin rules lists 0)"
     assert "git status" not in rules_file.read_text()
     saved_html = second.final_bundles()[-1]["text/html"]
     assert html.escape(why, quote=False) in saved_html or why in html.unescape(saved_html)
@@ -125,7 +128,7 @@ def test_a_save_or_always_click_is_named_on_the_card_and_in_the_transcript(tmp_p
         {"text": "Done."},
     ]
     rules_file = Path(os.environ["PENGUIN_HOME"]) / "default_project" / "approval_rules.toml"
-    save_button = 'Save to project: allow exec_command command "ls*"'
+    save_button = 'Save to project: allow exec_command command "ls"'
     clicked: list[str] = []
     with ScriptedModelServer(script) as server:
         configure_model(Path(os.environ["PENGUIN_HOME"]), server)
@@ -150,7 +153,7 @@ def test_a_save_or_always_click_is_named_on_the_card_and_in_the_transcript(tmp_p
             harness.close()
     assert result.reply["content"]["status"] == "ok", result.stderr
     assert len(clicked) == 2, clicked
-    saved = f"saved as rule 1 (ls*) in {rules_file}"
+    saved = f"saved as rule 1 (ls) in {rules_file}"
     always = "exec_command always allowed for this session"
     shown = _shown(result.messages)
     assert f"Approval: approved — {saved}" in shown, shown

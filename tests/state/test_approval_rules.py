@@ -206,7 +206,9 @@ OFFER_TABLE = [
     ("ls -la", "ls", ["lsof", "lsblk", "ls; rm -r ~"]),
     ("ls", "ls", ["lsof -i"]),
     ("git status -s", "git status", ["git statusx", "git push", "git status; rm -r ~"]),
-    ("git log --oneline", "git log", ["git logx", "git reset --hard"]),
+    ("git ls-files", "git ls-files", ["git ls-filesx", "git reset --hard"]),
+    ("git log --oneline", None, []),  # `git log --output=<file>` overwrites a file
+    ("sort -o data.csv data.csv", None, []),
     ("pip list", "pip list", ["pip install evil"]),
     ("pip3 show numpy", "pip3 show", ["pip3 install x"]),
     ("kubectl get pods", "kubectl get", ["kubectl delete pods --all", "kubectl exec -it p -- sh"]),
@@ -430,6 +432,16 @@ async def test_save_to_project_answer_writes_the_offered_rule(tmp_path: Path) ->
     assert await router.approve_fn(cell)(_exec("git status", "s2")) == "allow"  # now by the rule
     assert router.take_reason("s2") == "allowed by rule 1 (git status) in p.toml"
     assert len(prompts) == 1
+
+
+async def test_code_running_tools_offer_always_allow_but_never_a_saved_rule() -> None:
+    cell, prompts = _cell("ask", RuleBook(), answer="n")
+    cell.save_rule = lambda rule: rule
+    approve = ApprovalRouter(lambda: cell).approve_fn(cell)
+    assert await approve(tool_call("run_python", {"code": "1"}, "p1")) == "deny"
+    assert await approve(tool_call("run_subagent", {"prompt": "x"}, "p2")) == "deny"
+    assert "[a]lways" in prompts[0] and "[s]ave rule" not in prompts[0]
+    assert "[s]ave rule" in prompts[1] and 'allow run_subagent' in prompts[1]
 
 
 async def test_background_subagents_follow_the_rules_of_the_cell_that_launched_them() -> None:

@@ -14,9 +14,9 @@ bound to it). In order (the command policy's refusals come before all of this, i
 4. Otherwise a human is asked: in the launching cell while it runs; after it ended, in the
    running cell (inside the subagent's background card); with no cell running, denied.
 
-Every decision not made by a click gets its reason (`allowed by rule 3 (git status*) in …`,
+Every decision not made by a click gets its reason (`allowed by rule 3 (git status) in …`,
 `denied by the administrator's policy (…)`), and so does a click that did more than approve once
-(`saved as rule 1 (ls*) in …`, `exec_command always allowed for this session`), kept by tool
+(`saved as rule 1 (ls) in …`, `exec_command always allowed for this session`), kept by tool
 call id (`reasons`) for the card and the saved transcript. A later cell's automatic modes never decide for an earlier cell's agents:
 the running cell only lends its buttons. How a cell asks is `approval.CellAsker`'s job; which
 cell runs is the kernel runtime's (`running` below).
