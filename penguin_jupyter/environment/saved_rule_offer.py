@@ -51,7 +51,8 @@ NEVER_OFFERED = frozenset(
         "telnet", "open", "xdg-open",
         # write or replace the files they are given (`sort -o`, `tar x`, `gzip` removes its input)
         "sort", "uniq", "split", "csplit", "patch", "tar", "zip", "unzip", "gzip", "gunzip", "bzip2",
-        "xz", "7z", "openssl", "pandoc",
+        "xz", "7z", "openssl", "pandoc", "gcc", "g++", "cc", "c++", "clang", "clang++", "rustc",
+        "javac", "nvcc", "gfortran", "ld",
         # editors, databases and terminals: they run what they are told
         "ed", "ex", "vi", "vim", "nvim", "nano", "emacs", "sqlite3", "duckdb", "psql", "mysql",
         "screen", "tmux", "expect",
