@@ -210,6 +210,7 @@ OFFER_TABLE = [
     ("git log --oneline", None, []),  # `git log --output=<file>` overwrites a file
     ("sort -o data.csv data.csv", None, []),
     ("gcc -o out main.c", None, []),
+    ("uv run script.py", None, []),
     ("pip list", "pip list", ["pip install evil"]),
     ("pip3 show numpy", "pip3 show", ["pip3 install x"]),
     ("kubectl get pods", "kubectl get", ["kubectl delete pods --all", "kubectl exec -it p -- sh"]),
