@@ -291,10 +291,15 @@ class Cell:
     def show_info(self, text: str) -> None:
         """A line that is information, not a problem (a `.env` read, a resumed session): an output
         of its own above the live view, so it stays above the transcript, never on stderr
-        (docs/notebook-runtime.md "Lines for the user"). Given before the cell is entered; a
-        view without a display (no kernel) shows it as one of its lines."""
-        if self.view.display_object() is None or self._display is not None:
+        (docs/notebook-runtime.md "Lines for the user"). Given after the cell was entered it is
+        shown below the live view instead; a view without a display (no kernel) shows it as one
+        of its lines."""
+        if self.view.display_object() is None:
             self.view.show_note(text)
+        elif self._display is not None:
+            from IPython.display import display
+
+            display({"text/plain": text}, raw=True)
         elif text not in self.info_notes:
             self.info_notes.append(text)
 
