@@ -63,7 +63,10 @@ class Environment:
             from .mcp import McpManager
 
             self._mcp = McpManager(
-                list(config.tool_config.mcp_servers), workspace_dir=config.workspace_dir, vault=config.vault
+                list(config.tool_config.mcp_servers),
+                workspace_dir=config.workspace_dir,
+                vault=config.vault,
+                disabled=config.disabled_tools,
             )
         self._disposed = False
 

@@ -83,7 +83,16 @@ def test_after_a_kernel_restart_the_next_cell_resumes_the_notebooks_session(page
     resumed = _texts(server.requests[1])
     assert TASK_A in resumed and ANSWER_A in resumed, "the request after the restart lacks Task A"
     assert TASK_B in resumed
-    assert f"resumed session {session_id}, which this notebook used last" in output_text(page, 2)
+    resumed_line = f"resumed session {session_id}, which this notebook used last"
+    assert resumed_line in output_text(page, 2)
+    # information, not an error: no red stderr box, and it stands above the transcript
+    outputs = cell(page, 2).locator(".jp-OutputArea-output")
+    stderr = outputs.and_(page.locator('[data-mime-type="application/vnd.jupyter.stderr"]'))
+    assert all(resumed_line not in text for text in stderr.all_inner_texts())
+    texts = outputs.all_inner_texts()
+    line_at = next(i for i, text in enumerate(texts) if resumed_line in text)
+    transcript_at = next(i for i, text in enumerate(texts) if ANSWER_B in text)
+    assert line_at < transcript_at, texts
 
     _restart_kernel(page)
     _run_cell(page, 0)

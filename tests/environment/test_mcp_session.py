@@ -126,7 +126,8 @@ async def test_abort_mid_connect_is_recorded_carried_and_the_next_run_reconnects
 async def test_a_tool_the_policy_disables_is_never_offered_mcp_tools_included(tmp_path, monkeypatch):
     """The administrator's `disabled_tools` is applied where the toolset is built: the model's
     request carries neither the disabled builtin nor the disabled MCP tool (the server's other
-    tools still are), and a call the model makes to one anyway never reaches the server."""
+    tools still are, and the connect summary counts only those), and a call the model makes to one
+    anyway never reaches the server."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     policy = tmp_path / "policy.toml"
@@ -146,6 +147,10 @@ async def test_a_tool_the_policy_disables_is_never_offered_mcp_tools_included(tm
             out = await collect(session.run([user_text("go")], approve=approve))
             listed = [t.name for m in out if m.payload.type == "tool_list_ready" for t in m.payload.tools]
             offered = [t["function"]["name"] for t in server.requests[0].get("tools", [])]
+            ends = [m.payload for m in out if m.payload.type == "mcp_connect_end"]
+            mcp_offered = [name for name in offered if name.startswith("mcp__fx__")]
+            # the connect summary counts the tools offered (5), not the server's whole list (6)
+            assert [r.tools for r in ends[0].results] == [len(mcp_offered)] == [5]
             for names in (listed, offered):
                 assert "mcp__fx__pic" in names and "read_file" in names
                 assert "mcp__fx__echo" not in names and "exec_command" not in names

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from penguin_jupyter.notebook.runtime.approval import NO_STDIN_NOTE, STDIN_NOTE
+from penguin_jupyter.notebook.runtime.cell import INTERRUPTED_LINE, TaskInterrupted
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support.kernel import KernelHarness, kernel_env
 from tests.support.live_text import captured_text
@@ -221,6 +222,9 @@ def test_stop_button_aborts_the_task_and_kills_the_command(tmp_path, notebook_di
             m["payload"] for m in data["messages"] if m["payload"].get("type") == "tool_call_output"
         )
         assert output["stop_reason"] == "aborted"
+        # the same line a kernel interrupt shows (TaskInterrupted), told after the transcript
+        assert TaskInterrupted()._render_traceback_() == [INTERRUPTED_LINE]
+        assert result.stderr.strip().splitlines()[-1:] == [INTERRUPTED_LINE], result.stderr
 
 
 def test_line_commands_new_and_resume(tmp_path, notebook_dir):

@@ -146,8 +146,15 @@ def test_a_cloned_folders_dotenv_neither_redirects_the_model_nor_reaches_command
         f"penguin: {dotenv}: read no model key; used the exported OPENAI_API_KEY instead of the file's; "
         f"ignored OPENAI_BASE_URL, BASH_ENV, TOKEN: {KEYS_ONLY}"
     )
-    assert first.stderr.splitlines().count(notice) == 1, first.stderr
-    assert ".env" not in second.stderr, "the notice is shown the first time only"
+    # information, not an error: an output of its own above the live view, never on stderr
+    assert first.notes.splitlines().count(notice) == 1, first.notes
+    assert ".env" not in first.stderr, first.stderr
+    note_at = first.index_of(lambda m: m["msg_type"] == "display_data" and notice in str(m["content"]["data"]))
+    view_at = first.index_of(
+        lambda m: m["msg_type"] == "display_data" and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
+    )
+    assert 0 <= note_at < view_at, (note_at, view_at)
+    assert ".env" not in second.stderr + second.notes, "the notice is shown the first time only"
     assert counting.total() == 0, f"the .env's endpoint received {dict(counting.hits)}"
     assert environ.stdout.strip() == "[]"
 

@@ -53,6 +53,19 @@ class ExecResult:
             m["content"]["text"] for m in self.of_type("stream") if m["content"]["name"] == "stderr"
         )
 
+    @property
+    def notes(self) -> str:
+        """The plain-text outputs of their own (a cell's information lines above its live view)."""
+        return "".join(
+            m["content"]["data"]["text/plain"]
+            for m in self.of_type("display_data")
+            if set(m["content"].get("data", {})) == {"text/plain"}
+        )
+
+    def index_of(self, predicate: Callable[[dict[str, Any]], bool]) -> int:
+        """Position of the first message `predicate` accepts (-1: none)."""
+        return next((i for i, m in enumerate(self.messages) if predicate(m)), -1)
+
     def buttons(self, description: str) -> list[str]:
         """comm ids of Button models opened with this description."""
         found = []

@@ -57,12 +57,14 @@ class McpManager:
         workspace_dir: str,
         vault: dict[str, str] | None = None,
         warn: WarnFn | None = None,
+        disabled: frozenset[str] = frozenset(),
     ) -> None:
         # `vault` is accepted so callers can pass their Environment config through, and is
         # deliberately never used: MCP server processes do not receive vault variables.
         del vault
         self._workspace_dir = workspace_dir
         self._warn = warn or log_warning
+        self._disabled = disabled  # the administrator's `disabled_tools`: registered, never counted as offered
         self._entries: list[ResolvedServer | _Rejected] = []
         seen: set[str] = set()
         for entry in servers:
@@ -256,7 +258,8 @@ class McpManager:
                 self._warn(f'MCP server "{server}" tool "{remote.name}" skipped: listed more than once')
                 continue
             into[tool.name] = tool
-            count += 1
+            if tool.name not in self._disabled:  # the summary counts the tools the model is offered
+                count += 1
         return count
 
 

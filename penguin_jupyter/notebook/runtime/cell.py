@@ -44,11 +44,15 @@ if TYPE_CHECKING:
 INTERRUPT_GRACE_S = 15.0
 
 
+# What a stopped Task's cell says, whether a kernel interrupt or the live view's Stop button stopped it.
+INTERRUPTED_LINE = "penguin: task interrupted — the next %%penguin cell continues the session"
+
+
 class TaskInterrupted(KeyboardInterrupt):
     """Raised after an interrupted Task is cleaned up; IPython shows one line, not a traceback."""
 
     def _render_traceback_(self) -> list[str]:
-        return ["penguin: task interrupted — the next %%penguin cell continues the session"]
+        return [INTERRUPTED_LINE]
 
 
 class Cell:
@@ -79,6 +83,8 @@ class Cell:
         self.redactor = session.redactor  # names each secret: [redacted:NAME]
         self.record = CellRecord(prompt)
         self.lasting_notes: list[str] = []
+        self.info_notes: list[str] = []  # shown above the live view once it is displayed
+        self.stopped_by_button = False
         self.final: tuple[str, dict[str, Any]] | None = None  # (status, mimebundle) once shown
         self.info = {
             "session_id": str(session.session_id),
@@ -143,6 +149,8 @@ class Cell:
 
         shown = self.view.display_object()
         if shown is not None:
+            if self.info_notes:  # above the live view, where the static transcript will stand
+                display({"text/plain": "\n".join(self.info_notes)}, raw=True)
             self._display = display(shown, display_id=True)
         self.runtime.enter(self)
         agent = self.runtime.sessions.agent
@@ -280,11 +288,31 @@ class Cell:
         if text not in self.lasting_notes:
             self.lasting_notes.append(text)
 
+    def show_info(self, text: str) -> None:
+        """A line that is information, not a problem (a `.env` read, a resumed session): an output
+        of its own above the live view, so it stays above the transcript, never on stderr
+        (docs/notebook-runtime.md "Lines for the user"). Given after the cell was entered it is
+        shown below the live view instead; a view without a display (no kernel) shows it as one
+        of its lines."""
+        if self.view.display_object() is None:
+            self.view.show_note(text)
+        elif self._display is not None:
+            from IPython.display import display
+
+            display({"text/plain": text}, raw=True)
+        elif text not in self.info_notes:
+            self.info_notes.append(text)
+
     # --- stopping ---------------------------------------------------------------------------------
 
     def stop_from_button(self) -> None:
         """Stop button: may be called on a comm thread; hop onto the loop."""
-        self.loop.call_soon_threadsafe(self.stop)
+        self.loop.call_soon_threadsafe(self._stop_from_button)
+
+    def _stop_from_button(self) -> None:
+        if not self.signal.aborted and self.runtime.current is self:
+            self.stopped_by_button = True  # the cell ends with INTERRUPTED_LINE, as an interrupt does
+        self.stop()
 
     def stop(self) -> None:
         """Abort the Task: signal, deny open questions, kill running commands (on the loop)."""

@@ -95,7 +95,8 @@ class NotebookSessions:
     python_timeout_s: float | None = None  # `%penguin python-timeout`; None = the tool's default
     subagent_metas: dict[str, OmniMessage] = field(default_factory=dict)
     dotenv_announced: set[str] = field(default_factory=set)  # `.env` files a cell has named
-    dotenv_notices: dict[str, str] = field(default_factory=dict)  # path → line not shown yet
+    # path → (line not shown yet, whether it is a problem: the file could not be read)
+    dotenv_notices: dict[str, tuple[str, bool]] = field(default_factory=dict)
 
     def model_credentials(self, workspace: str) -> Mapping[str, str]:
         """The model keys of the workspace's `.env` for the model client (never the kernel's
@@ -107,11 +108,12 @@ class NotebookSessions:
         found = workspace_credentials(workspace)
         notice = found.notice()
         if notice is not None and found.path is not None and str(found.path) not in self.dotenv_announced:
-            self.dotenv_notices[str(found.path)] = notice
+            self.dotenv_notices[str(found.path)] = (notice, found.error is not None)
         return found.keys
 
-    def take_dotenv_notices(self) -> list[str]:
-        """The notices queued since the last call; each `.env` is announced once per kernel."""
+    def take_dotenv_notices(self) -> list[tuple[str, bool]]:
+        """The notices queued since the last call, each with whether it is a problem (the file
+        could not be read) rather than information; each `.env` is announced once per kernel."""
         notices = list(self.dotenv_notices.values())
         self.dotenv_announced.update(self.dotenv_notices)
         self.dotenv_notices.clear()

@@ -16,7 +16,7 @@ from ...state.errors import ConfigError
 from ..kernel_tools.notebook_file import notebook_file_path
 from ..kernel_tools.notebook_place import wait_page_hello
 from ..link.notebook_link import NotebookLink, link_of
-from .cell import Cell, TaskInterrupted
+from .cell import INTERRUPTED_LINE, Cell, TaskInterrupted
 from .cell_rules import CellRules, cell_rules
 from .kernel_runtime import ALREADY_RUNNING, KernelRuntime, kernel_runtime
 from .kernel_sessions import SessionStartError
@@ -90,9 +90,10 @@ def _rules(workspace: str) -> CellRules:
 
 async def _session(
     runtime: KernelRuntime, link: NotebookLink | None, opts: CellOptions, workspace: str
-) -> tuple[Session, str | None]:
-    """The cell's Session and a note; in a fresh kernel it continues the session the notebook
-    used last (its metadata says which), unless the cell asks for `--new` or `--session`."""
+) -> tuple[Session, str | None, str | None]:
+    """The cell's Session, the line saying it resumed one (information) and a note (a problem);
+    in a fresh kernel it continues the session the notebook used last (its metadata says which),
+    unless the cell asks for `--new` or `--session`."""
     if runtime.current is not None:
         raise CellNotStarted(ALREADY_RUNNING)
     sessions = runtime.sessions
@@ -101,13 +102,14 @@ async def _session(
     if remembered:
         try:
             session = await sessions.resume(remembered)
-            return session, f"penguin: resumed session {remembered}, which this notebook used last (--new starts fresh)"
+            resumed = f"penguin: resumed session {remembered}, which this notebook used last (--new starts fresh)"
+            return session, resumed, None
         except SessionStartError as exc:
             note: str | None = f"{exc} — starting a new session instead"
     else:
         note = None
     try:
-        return await sessions.session_for(opts, workspace), note
+        return await sessions.session_for(opts, workspace), None, note
     except SessionStartError as exc:
         raise CellNotStarted(str(exc)) from None
 
@@ -132,7 +134,7 @@ async def run_cell(line: str, body: str) -> None:
                 tell(refused)
         workspace, why = _workspace(opts, namespace, hello)
         rules = _rules(workspace)
-        session, note = await _session(runtime, link, opts, workspace)
+        session, resumed, note = await _session(runtime, link, opts, workspace)
     except CellNotStarted as exc:
         tell(str(exc))
         return
@@ -149,8 +151,10 @@ async def run_cell(line: str, body: str) -> None:
             cells[PREVIOUS_CELL] = previous
     prompt = expand_variables(body.strip(), namespace, cells)
     cell = Cell(runtime, session, opts, prompt, rules, context=task_context(shell, current_cell_id(shell)))
-    for notice in runtime.sessions.take_dotenv_notices():  # the first use of a folder's .env
-        cell.show_note(notice)
+    for notice, problem in runtime.sessions.take_dotenv_notices():  # the first use of a folder's .env
+        (cell.show_note if problem else cell.show_info)(notice)
+    if resumed is not None:
+        cell.show_info(resumed)
     for line_shown in (why if str(session.workspace_dir) == workspace else None, note):
         if line_shown:
             cell.show_note(line_shown)
@@ -164,3 +168,5 @@ async def run_cell(line: str, body: str) -> None:
         link.remember_completed(source, bundle)
     if cell.record.interrupted:
         raise TaskInterrupted()
+    if cell.stopped_by_button:
+        tell(INTERRUPTED_LINE)
