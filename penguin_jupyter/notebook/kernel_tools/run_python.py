@@ -13,6 +13,7 @@ since the Environment takes it from `definition` when the call starts.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated
@@ -149,8 +150,10 @@ class RunPythonTool(DeclaredTool[RunPythonArguments]):
                 finished.append(True)
             finally:
                 release_current_thread()
-                loop.call_soon_threadsafe(_resolve_once, done)
-                loop.call_soon_threadsafe(chunks.put_nowait, "")  # wake the reader: no 50 ms poll wait
+                # the loop may be gone (a timed-out call whose code ran on after its Task ended)
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(_resolve_once, done)
+                    loop.call_soon_threadsafe(chunks.put_nowait, "")  # wake the reader: no 50 ms poll wait
 
         before_namespace_change(self._shell)  # undo's baseline (docs/undo.md "Kernel variables")
         distributed = DistributedWork.snapshot()
