@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 INTERRUPT_GRACE_S = 15.0
 
 
-# What a stopped Task's cell says, whether a kernel interrupt or the live view's Stop button stopped it.
+# What a kernel interrupt's cell says (the Stop button's cell ends cleanly: its transcript says aborted).
 INTERRUPTED_LINE = "penguin: task interrupted — the next %%penguin cell continues the session"
 
 
@@ -84,7 +84,6 @@ class Cell:
         self.record = CellRecord(prompt)
         self.lasting_notes: list[str] = []
         self.info_notes: list[str] = []  # shown above the live view once it is displayed
-        self.stopped_by_button = False
         self.final: tuple[str, dict[str, Any]] | None = None  # (status, mimebundle) once shown
         self.info = {
             "session_id": str(session.session_id),
@@ -307,12 +306,7 @@ class Cell:
 
     def stop_from_button(self) -> None:
         """Stop button: may be called on a comm thread; hop onto the loop."""
-        self.loop.call_soon_threadsafe(self._stop_from_button)
-
-    def _stop_from_button(self) -> None:
-        if not self.signal.aborted and self.runtime.current is self:
-            self.stopped_by_button = True  # the cell ends with INTERRUPTED_LINE, as an interrupt does
-        self.stop()
+        self.loop.call_soon_threadsafe(self.stop)
 
     def stop(self) -> None:
         """Abort the Task: signal, deny open questions, kill running commands (on the loop)."""

@@ -16,7 +16,7 @@ from ...state.errors import ConfigError
 from ..kernel_tools.notebook_file import notebook_file_path
 from ..kernel_tools.notebook_place import wait_page_hello
 from ..link.notebook_link import NotebookLink, link_of
-from .cell import INTERRUPTED_LINE, Cell, TaskInterrupted
+from .cell import Cell, TaskInterrupted
 from .cell_rules import CellRules, cell_rules
 from .kernel_runtime import ALREADY_RUNNING, KernelRuntime, kernel_runtime
 from .kernel_sessions import SessionStartError
@@ -168,5 +168,3 @@ async def run_cell(line: str, body: str) -> None:
         link.remember_completed(source, bundle)
     if cell.record.interrupted:
         raise TaskInterrupted()
-    if cell.stopped_by_button:
-        tell(INTERRUPTED_LINE)
