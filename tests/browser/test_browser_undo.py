@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import nbformat
 import pytest
+from playwright.sync_api import expect
 
 pytest.register_assert_rewrite("tests.support.browser")
 
@@ -143,5 +144,5 @@ def test_undo_button_brings_the_notebook_back_cell_for_cell(page, lab, scripted)
     page.reload()
     cell(page, 1).locator(".penguin-transcript .pg-undone").wait_for(timeout=60_000)
     assert cell(page, 1).locator(".pg-undo-button").count() == 0
-    assert page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell").count() == 6
+    expect(page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell")).to_have_count(6)  # a reloaded notebook renders its cells in turn
     assert [c["id"] for c in restored["cells"]] == ["load", "task", "edited", "deleted", "ran", "later"]
