@@ -48,15 +48,19 @@ def _message_dict(message: Any) -> dict[str, Any] | None:
     return data
 
 
-def _without_tool_schemas(data: dict[str, Any]) -> dict[str, Any]:
-    """A `tool_list_ready` event keeps only the tool names: the descriptions and schemas (~12 KB
-    for the builtin tools, again for every subagent) are in the trace, and no renderer shows
-    them, so a saved notebook does not carry them in every cell."""
+# Events no renderer shows whose content the bundle carries elsewhere or not at all: a request's
+# start, a completed request's end (a failed or retried one is shown), token counts (the bundle's
+# `usage` is the last of them) and the tool list (its schemas are in the trace). Leaving them out
+# keeps the fixed bytes of a saved Task small (docs/notebook-runtime.md "Saved size").
+UNSHOWN_EVENTS = frozenset({"request_begin", "token_usage", "tool_list_ready"})
+
+
+def _shown(data: dict[str, Any]) -> bool:
     payload = data["payload"]
-    if payload.get("type") != "tool_list_ready" or not isinstance(payload.get("tools"), list):
-        return data
-    names = [{"name": t.get("name")} for t in payload["tools"] if isinstance(t, Mapping)]
-    return {**data, "payload": {**payload, "tools": names}}
+    kind = payload.get("type")
+    if kind == "request_end":
+        return payload.get("status") != "completed"
+    return kind not in UNSHOWN_EVENTS
 
 
 def _without_fidelity(data: dict[str, Any]) -> dict[str, Any]:
@@ -135,7 +139,7 @@ def make_bundle(
     undo: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The version-1 bundle of a Task: complete messages/events in stream order, no partials,
-    tool lists by name only, no fidelity.
+    none of the `UNSHOWN_EVENTS` nor completed `request_end`s, no fidelity.
 
     `messages`: OmniMessages or wire dicts (origin-tagged child messages included).
     `session_info`: a mapping (or object) with session_id, provider, model_id, workspace,
@@ -150,9 +154,9 @@ def make_bundle(
     if status not in STOP_REASONS:
         raise ValueError(f"transcript status must be one of {', '.join(STOP_REASONS)}, got {status!r}")
     wire = [
-        _with_reason(_without_fidelity(_without_tool_schemas(data)), decision_reasons or {})
+        _with_reason(_without_fidelity(data), decision_reasons or {})
         for data in map(_message_dict, messages)
-        if data is not None
+        if data is not None and _shown(data)
     ]
     bundle = {
         "version": BUNDLE_VERSION,
