@@ -22,6 +22,9 @@ from tests.support.session import configure_model
 pytestmark = pytest.mark.kernel
 TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
 MAX_RATIO = 2.5
+# A small Task cannot reach MAX_RATIO: its fixed bytes (docs/notebook-runtime.md "Saved size")
+# outweigh its text. Before the bundle left out unshown events it saved 9,962 bytes.
+MAX_SMALL_TASK_BYTES = 7_500
 PLOT = (
     "import matplotlib\nmatplotlib.use('agg')\nimport matplotlib.pyplot as plt\n"
     "fig, ax = plt.subplots()\nax.plot(range(50), [i * i % 17 for i in range(50)])\nplt.show()\n"
@@ -71,7 +74,7 @@ def figures(data: dict) -> tuple[int, int, int]:
 
 
 @pytest.mark.parametrize("name", list(TASKS))
-def test_a_saved_task_is_at_most_2_5x_what_it_said(tmp_path, name):
+def test_a_saved_task_stays_proportional_to_what_it_said(tmp_path, name):
     data = _run(tmp_path, name)
     if os.environ.get("PENGUIN_SAVED_SIZE_DUMP"):
         import json
@@ -85,5 +88,8 @@ def test_a_saved_task_is_at_most_2_5x_what_it_said(tmp_path, name):
     if name.startswith("plot"):
         assert images > 5_000, "the plot did not reach the transcript"
         png = data["text/html"].count("data:image/png;base64,")
-        assert png == 1, f"the HTML must show the plot once, found {png}"
-    assert ratio <= MAX_RATIO, f"{name}: the saved output is {ratio:.2f}x what the Task said"
+        assert png == 1, f"the HTML (what GitHub shows) must show the plot once, found {png}"
+    if name == "small":
+        assert saved <= MAX_SMALL_TASK_BYTES, f"a small Task saved {saved} bytes"
+    else:
+        assert ratio <= MAX_RATIO, f"{name}: the saved output is {ratio:.2f}x what the Task said"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from penguin_jupyter.notebook.transcript.markdown_html import compact_tables, markdown_html
 from penguin_jupyter.notebook.transcript.no_fetch_html import safe_html
-from penguin_jupyter.notebook.transcript.transcript_bundle import make_bundle, transcript_mimebundle
 from penguin_jupyter.notebook.transcript.replay_bundle import validate_replay_bundle
+from penguin_jupyter.notebook.transcript.transcript_bundle import make_bundle, transcript_mimebundle
 from penguin_jupyter.omni import assistant_text, to_dict, tool_list_ready, user_text
 
 ALIGNED = "| name | n |\n|:--|--:|\n| `a\\|b` *x* | 1 |\n| c | |\n\nafter"
