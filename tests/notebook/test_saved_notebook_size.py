@@ -4,16 +4,18 @@ Real Tasks in a real kernel (ScriptedModelServer, jupyter_client): a small one (
 short answer), one with a 20 KB answer, and one whose run_python call draws a matplotlib plot
 followed by a 2 KB answer. For each, the bytes its final display output adds to the .ipynb (as
 nbformat writes it) are compared with the Task's text plus images (tests.support.saved_size);
-the plot is stored once.
+the plot is stored once (in the HTML; the JSON names it).
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
+from penguin_jupyter.notebook.transcript.transcript_bundle import with_saved_images
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support.kernel import KernelHarness, kernel_env
 from tests.support.saved_size import saved_output_bytes, transcript_bytes
@@ -69,19 +71,13 @@ def _run(tmp_path: Path, name: str) -> dict:
 
 
 def figures(data: dict) -> tuple[int, int, int]:
-    text, images = transcript_bytes(data[TRANSCRIPT_MIME])
+    text, images = transcript_bytes(with_saved_images(data[TRANSCRIPT_MIME], data["text/html"]))
     return saved_output_bytes(data), text, images
 
 
 @pytest.mark.parametrize("name", list(TASKS))
 def test_a_saved_task_stays_proportional_to_what_it_said(tmp_path, name):
     data = _run(tmp_path, name)
-    if os.environ.get("PENGUIN_SAVED_SIZE_DUMP"):
-        import json
-
-        Path(os.environ["PENGUIN_SAVED_SIZE_DUMP"], name.replace(" ", "_") + ".json").write_text(
-            json.dumps(data)
-        )
     saved, text, images = figures(data)
     ratio = saved / (text + images)
     print(f"{name}: saved {saved} B, text {text} B, images {images} B, ratio {ratio:.2f}")
@@ -89,6 +85,7 @@ def test_a_saved_task_stays_proportional_to_what_it_said(tmp_path, name):
         assert images > 5_000, "the plot did not reach the transcript"
         png = data["text/html"].count("data:image/png;base64,")
         assert png == 1, f"the HTML (what GitHub shows) must show the plot once, found {png}"
+        assert "data:image" not in json.dumps(data[TRANSCRIPT_MIME]), "the JSON must name the plot, not hold it again"
     if name == "small":
         assert saved <= MAX_SMALL_TASK_BYTES, f"a small Task saved {saved} bytes"
     else:
