@@ -167,6 +167,48 @@ function tokenCounts(value: Json): TokenCounts {
   };
 }
 
+// A tool output's image is saved once, in the text/html fallback; the JSON names it
+// `penguin:html-image:N`, the N-th inline raster of that HTML (transcript_bundle.py
+// `with_saved_images`, docs/notebook-runtime.md "Saved size").
+export const SAVED_IMAGE_REF = 'penguin:html-image:';
+const HTML_IMAGE = /<img src="(data:image\/(?:png|jpeg|jpg|gif|webp);base64,[A-Za-z0-9+/=]+)"/gi;
+
+/** The inline rasters of a transcript's text/html (a string or nbformat's lines), in order. */
+export function htmlImages(markup: Json): string[] {
+  const text = Array.isArray(markup) ? markup.filter(p => typeof p === 'string').join('') : markup;
+  if (typeof text !== 'string') {
+    return [];
+  }
+  // base64 and `data:image/…;base64,` hold nothing HTML-escaped, so the match is the source
+  return Array.from(text.matchAll(HTML_IMAGE), m => m[1]);
+}
+
+/** A saved bundle with its image references replaced by the rasters of its text/html (data);
+ * a reference without its image is left out. Anything else comes back as it is. */
+export function withSavedImages(bundle: Json, markup: Json): Json {
+  if (!bundle || typeof bundle !== 'object' || !Array.isArray(bundle.messages)) {
+    return bundle;
+  }
+  const images = htmlImages(markup);
+  const messages = bundle.messages.map((message: Json) => {
+    const payload = message && typeof message === 'object' ? message.payload : null;
+    if (!payload || payload.type !== 'tool_call_output' || !Array.isArray(payload.images) || !payload.images.length) {
+      return message;
+    }
+    const kept = payload.images
+      .map((value: Json) => {
+        if (typeof value !== 'string' || !value.startsWith(SAVED_IMAGE_REF)) {
+          return value;
+        }
+        const number = value.slice(SAVED_IMAGE_REF.length);
+        return /^[0-9]+$/.test(number) && Number(number) < images.length ? images[Number(number)] : null;
+      })
+      .filter((value: Json) => value !== null);
+    return { ...message, payload: { ...payload, images: kept } };
+  });
+  return { ...bundle, messages };
+}
+
 /** Any bundle of version <= current (and best effort newer ones) in the v1 shape. */
 export function readBundle(data: Json): Bundle {
   if (typeof data === 'string') {

@@ -10,7 +10,7 @@
 
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
-import { Block, Bundle, buildBlocks, BUNDLE_VERSION, readBundle, ToolCard } from './model';
+import { Block, Bundle, buildBlocks, BUNDLE_VERSION, readBundle, ToolCard, withSavedImages } from './model';
 import { imageNode, safeFragment, safeHtml } from './nofetch';
 import { undoControl } from './undo_control';
 
@@ -120,7 +120,9 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
     // Everything is built detached and shown at once: the page (and a test reading it) never sees
     // a header without its body while the Markdown parser is still working.
-    this.node.replaceChildren(...(await this.parts(model.data[this.options.mimeType])));
+    // a tool output's images are saved in the text/html only (withSavedImages)
+    const data = withSavedImages(model.data[this.options.mimeType], model.data['text/html']);
+    this.node.replaceChildren(...(await this.parts(data)));
   }
 
   private async parts(data: unknown): Promise<HTMLElement[]> {

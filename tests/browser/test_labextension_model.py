@@ -15,7 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from penguin_jupyter.notebook.transcript.transcript_bundle import make_bundle, read_bundle
+from penguin_jupyter.notebook.transcript.transcript_bundle import (
+    TRANSCRIPT_MIME,
+    make_bundle,
+    read_bundle,
+    transcript_mimebundle,
+    with_saved_images,
+)
 from penguin_jupyter.notebook.transcript.transcript_model import build_blocks, diff_preview, edit_cell_result
 from penguin_jupyter.omni import (
     abort,
@@ -30,7 +36,7 @@ from tests.support.transcript import REPO, child, sample_messages
 
 LABEXT = REPO / "labextension"
 RUNNER = """
-import { buildBlocks, diffPreview, readBundle } from './model.mjs';
+import { buildBlocks, diffPreview, readBundle, withSavedImages } from './model.mjs';
 let input = '';
 process.stdin.on('data', chunk => (input += chunk));
 process.stdin.on('end', () => {
@@ -39,6 +45,7 @@ process.stdin.on('end', () => {
     blocks: buildBlocks(request.messages),
     bundle: readBundle(request.bundle),
     diffs: request.diffs.map(([name, args]) => diffPreview(name, args)),
+    saved: request.saved ? withSavedImages(request.saved.bundle, request.saved.html) : null,
   };
   process.stdout.write(JSON.stringify(result));
 });
@@ -215,3 +222,24 @@ def test_ts_cards_show_the_whole_body_and_invisible_characters_like_python(node_
     )
     assert command["command"] == "echo ⟨U+202E⟩evil⟨U+202C⟩\nrm -rf data" and command["workdir"] == "w⟨U+200B⟩"
     assert "⟨U+202E⟩" in edit["diff"] and "\u202e" not in json.dumps(python, ensure_ascii=False)
+
+
+PNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def test_ts_puts_back_the_images_saved_in_the_html_like_python(node_model):
+    messages = [
+        tool_call("run_python", {"code": "plot()"}, "p1"),
+        tool_call_output("[no output]", "p1", images=[PNG, PNG]),
+        tool_call("run_python", {"code": "plot()"}, "p2"),
+        tool_call_output("", "p2", images=["penguin:html-image:7", "penguin:html-image:x"]),  # forged
+    ]
+    saved = transcript_mimebundle(make_bundle(messages, session_info=None, status="completed"))
+    payloads = [m["payload"] for m in saved[TRANSCRIPT_MIME]["messages"]]
+    assert PNG not in json.dumps(payloads) and saved["text/html"].count(PNG) == 2
+    html_lines = saved["text/html"].splitlines(keepends=True)  # as nbformat saves it
+    request = {"messages": [], "bundle": {}, "diffs": [], "saved": {"bundle": saved[TRANSCRIPT_MIME], "html": html_lines}}
+    python = with_saved_images(saved[TRANSCRIPT_MIME], html_lines)
+    assert run_ts(node_model, request)["saved"] == python
+    images = [m["payload"].get("images") for m in python["messages"] if m["payload"]["type"] == "tool_call_output"]
+    assert images == [[PNG, PNG], []]  # a reference without its image is left out

@@ -197,3 +197,46 @@ def test_a_file_over_the_limit_is_not_read(link, tmp_path):
         link.saved_notebooks.index(str(path))
     assert link.saved_completed_bundle(SOURCE) is None
     assert link.saved_notebooks.parses == 0
+
+
+PLOT = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def test_a_plot_saved_once_in_the_html_comes_back_for_replay(tmp_path):
+    from penguin_jupyter.notebook.transcript.replay_bundle import validate_replay_bundle
+    from penguin_jupyter.notebook.transcript.transcript_bundle import (
+        TRANSCRIPT_MIME,
+        make_bundle,
+        static_transcript,
+        transcript_mimebundle,
+    )
+    from penguin_jupyter.omni import tool_call, tool_call_output
+
+    messages = [tool_call("run_python", {"code": "plot()"}, "p"), tool_call_output("[no output]", "p", images=[PLOT])]
+    data = transcript_mimebundle(make_bundle(messages, session_info=None, status="completed"))
+    assert PLOT not in str(data[TRANSCRIPT_MIME]) and data["text/html"].count(PLOT) == 1  # saved once
+    cell = nbformat.v4.new_code_cell(SOURCE)
+    cell.id = "p1"
+    cell.outputs = [nbformat.v4.new_output("display_data", data=data)]
+    path = tmp_path / "plot.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), str(path))  # text/html saved as lines
+
+    bundle = SavedNotebookCache().index(str(path)).completed_bundle("p1", SOURCE)
+    checked = validate_replay_bundle(bundle)
+    assert checked.messages[-1].payload.images == [PLOT]
+    again = static_transcript(checked.messages, session_info=checked.session, status="completed")
+    assert again == data  # the replayed cell shows (and saves) exactly what the Task left
+
+
+def test_a_forged_html_gives_a_reference_no_image(tmp_path):
+    from penguin_jupyter.notebook.transcript.transcript_bundle import with_saved_images
+
+    bundle = {
+        "messages": [
+            {"payload": {"type": "tool_call_output", "images": ["penguin:html-image:0", "penguin:html-image:1"]}}
+        ]
+    }
+    html = '<img src="javascript:alert(1)"><img src="http://example.com/x.png"><img src="' + PLOT + '">'
+    assert with_saved_images(bundle, html)["messages"][0]["payload"]["images"] == [PLOT]
+    assert with_saved_images(bundle, None)["messages"][0]["payload"]["images"] == []
+    assert with_saved_images("not a bundle", html) == "not a bundle"

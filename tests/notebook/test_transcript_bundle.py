@@ -39,6 +39,16 @@ def sample_bundle(**kwargs):
     return make_bundle(sample_messages(), **options)
 
 
+def _unshown(payload: dict) -> bool:
+    """What a bundle leaves out: partials and the events no renderer shows."""
+    kind = payload.get("type", "")
+    return (
+        kind.startswith("partial_")
+        or kind in ("request_begin", "token_usage", "tool_list_ready")
+        or (kind == "request_end" and payload.get("status") == "completed")
+    )
+
+
 def test_bundle_shape_and_partials_dropped():
     bundle = make_bundle(sample_messages(), session_info=SESSION_INFO, status="completed", usage=None)
     assert list(bundle) == ["version", "session", "status", "usage", "messages"]
@@ -46,9 +56,9 @@ def test_bundle_shape_and_partials_dropped():
     assert bundle["session"] == SESSION_INFO
     assert bundle["usage"] is None
     wire = [to_dict(m) for m in sample_messages()]
-    expected = [m for m in wire if not m["payload"].get("type", "").startswith("partial_")]
+    expected = [m for m in wire if not _unshown(m["payload"])]
     assert [m["payload"] for m in bundle["messages"]] == [m["payload"] for m in expected]
-    assert len(bundle["messages"]) == len(wire) - 3
+    assert len(bundle["messages"]) == len(wire) - 7  # 3 partials, 2 request_begin, 1 completed end, 1 token_usage
     assert [m.get("origin") for m in bundle["messages"]].count(["child-1"]) == 5
     json.dumps(bundle)  # plain JSON all the way down
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from penguin_jupyter.notebook.transcript.markdown_html import compact_tables, markdown_html
 from penguin_jupyter.notebook.transcript.no_fetch_html import safe_html
+from penguin_jupyter.notebook.transcript.replay_bundle import validate_replay_bundle
 from penguin_jupyter.notebook.transcript.transcript_bundle import make_bundle, transcript_mimebundle
-from penguin_jupyter.omni import assistant_text, tool_list_ready, user_text
+from penguin_jupyter.omni import assistant_text, to_dict, tool_list_ready, user_text
 
 ALIGNED = "| name | n |\n|:--|--:|\n| `a\\|b` *x* | 1 |\n| c | |\n\nafter"
 
@@ -65,13 +66,26 @@ def test_a_long_tables_saved_html_is_close_to_its_markdown():
     assert table.count("<tr>") == 2_001 and "</td>" not in table
 
 
-def test_the_bundle_keeps_tool_names_only():
+def test_the_bundle_keeps_no_tool_list_and_an_older_one_still_replays():
     tools = [
         {"name": "read_file", "description": "Read a file. " * 50, "input_schema": {"type": "object"}},
         {"name": "exec_command", "description": "Run a command.", "input_schema": {"type": "object"}},
     ]
     event = tool_list_ready(tools)
     bundle = make_bundle([user_text("hi"), event], session_info=None, status="completed")
-    payloads = [m["payload"] for m in bundle["messages"]]
-    assert payloads[1] == {"type": "tool_list_ready", "tools": [{"name": "read_file"}, {"name": "exec_command"}]}
+    assert [m["payload"]["type"] for m in bundle["messages"]] == ["text"]
     assert "description" in str(event.payload.model_dump())  # the message itself is not changed
+    older = {
+        **bundle,
+        "messages": [
+            *bundle["messages"],
+            {
+                **to_dict(event),
+                "payload": {
+                    "type": "tool_list_ready",
+                    "tools": [{"name": "read_file"}, {"name": "exec_command"}],
+                },
+            },
+        ],
+    }
+    assert len(validate_replay_bundle(older).messages) == 2  # saved before tool lists were left out

@@ -20,6 +20,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from ..transcript.transcript_bundle import with_saved_images
 from .notebook_file import (
     MAX_NOTEBOOK_BYTES,
     TRANSCRIPT_MIME,
@@ -72,7 +73,9 @@ def index_notebook(data: object, path: str) -> SavedNotebookIndex:
 
 def _completed_bundle(output: dict[str, object]) -> dict[str, object] | None:
     data = output.get("data")
-    bundle = data.get(TRANSCRIPT_MIME) if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    bundle = with_saved_images(data.get(TRANSCRIPT_MIME), data.get("text/html"))  # images saved in the HTML
     return bundle if isinstance(bundle, dict) and bundle.get("status") == "completed" else None
 
 

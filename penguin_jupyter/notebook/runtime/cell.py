@@ -23,7 +23,12 @@ from ..kernel_tools.notebook_cells import cell_preview
 from ..link.notebook_link import current_cell_id, link_of
 from ..live.cell_view import CellView
 from ..transcript.cell_sources import CellPreview
-from ..transcript.transcript_bundle import TRANSCRIPT_MIME, decision_reason_text, static_transcript
+from ..transcript.transcript_bundle import (
+    TRANSCRIPT_MIME,
+    decision_reason_text,
+    static_transcript,
+    with_saved_images,
+)
 from ..undo import task_bracket
 from .approval import CELL_ENDED_NOTE, ApprovalRow, CellAsker, approval_channel
 from .approval_router import CellApproval
@@ -347,6 +352,10 @@ class Cell:
             return
         link = link_of(self.runtime.shell)
         shown = TranscriptDisplay(
-            self._display, self.final[1][TRANSCRIPT_MIME], self.redactor, undo_task.cell_id, undo_task.task_id
+            self._display,
+            with_saved_images(self.final[1][TRANSCRIPT_MIME], self.final[1].get("text/html")),
+            self.redactor,
+            undo_task.cell_id,
+            undo_task.task_id,
         )
         await task_bracket.transcript_shown(self.runtime.shell, undo_task, shown, link.bridge if link else None)

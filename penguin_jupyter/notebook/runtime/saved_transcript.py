@@ -15,7 +15,7 @@ from typing import Any
 
 from ...redaction import Redactor
 from ..transcript.replay_bundle import ReplayRefused, validate_replay_bundle
-from ..transcript.transcript_bundle import TRANSCRIPT_MIME, static_transcript
+from ..transcript.transcript_bundle import TRANSCRIPT_MIME, static_transcript, with_saved_images
 from .user_lines import tell
 
 RERUN_LINE = (
@@ -62,6 +62,7 @@ def show_saved_transcript(bundle: Any, redactor: Redactor) -> str | None:
 
 
 def transcript_bundle_of(mimebundle: dict[str, Any]) -> dict[str, Any] | None:
-    """The bundle inside a finished cell's display mimebundle (what the kernel remembers)."""
-    bundle = mimebundle.get(TRANSCRIPT_MIME)
+    """The bundle inside a finished cell's display mimebundle (what the kernel remembers), its
+    images back from the `text/html` (`with_saved_images`)."""
+    bundle = with_saved_images(mimebundle.get(TRANSCRIPT_MIME), mimebundle.get("text/html"))
     return bundle if isinstance(bundle, dict) else None

@@ -134,8 +134,8 @@ def _take_reason(payload: Mapping[str, Any], tool_call_id: str, index: int, reas
 
 
 def _with_tool_names(item: Any) -> Any:
-    """A bundle keeps a `tool_list_ready` event's tools by name only (`make_bundle`); the model
-    needs a description, so each gets an empty one before validation."""
+    """Bundles saved before `make_bundle` left tool lists out kept a `tool_list_ready` event's
+    tools by name only; the model needs a description, so each gets an empty one before validation."""
     payload = item.get("payload") if isinstance(item, dict) else None
     if not isinstance(payload, dict) or payload.get("type") != "tool_list_ready":
         return item

@@ -11,7 +11,9 @@ live-notebook code decides when to display it.
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -48,15 +50,73 @@ def _message_dict(message: Any) -> dict[str, Any] | None:
     return data
 
 
-def _without_tool_schemas(data: dict[str, Any]) -> dict[str, Any]:
-    """A `tool_list_ready` event keeps only the tool names: the descriptions and schemas (~12 KB
-    for the builtin tools, again for every subagent) are in the trace, and no renderer shows
-    them, so a saved notebook does not carry them in every cell."""
+# A tool output's image is saved once, in the `text/html` (what GitHub and nbconvert show); the
+# JSON names it `penguin:html-image:N`, the N-th inline raster of that HTML (docs/notebook-runtime.md
+# "Saved size"). `with_saved_images` puts it back; the labextension does the same (render.ts).
+SAVED_IMAGE_REF = "penguin:html-image:"
+_HTML_IMAGE = re.compile(r'<img src="(data:image/(?:png|jpeg|jpg|gif|webp);base64,[A-Za-z0-9+/=]+)"', re.IGNORECASE)
+
+
+def html_images(markup: Any) -> list[str]:
+    """The inline rasters of a transcript's `text/html` (a string or nbformat's list of lines),
+    in document order; anything else in it is ignored."""
+    if isinstance(markup, list):
+        markup = "".join(part for part in markup if isinstance(part, str))
+    return [html.unescape(src) for src in _HTML_IMAGE.findall(markup)] if isinstance(markup, str) else []
+
+
+def _map_images(bundle: Mapping[str, Any], image: Any) -> dict[str, Any]:
+    """`bundle` with each tool output's image `i` replaced by `image(i)` (None: left out)."""
+    messages = []
+    for message in bundle.get("messages") or []:
+        payload = message.get("payload") if isinstance(message, Mapping) else None
+        if isinstance(payload, Mapping) and payload.get("type") == "tool_call_output":
+            images = payload.get("images")
+            if isinstance(images, list) and images:
+                kept = [new for new in map(image, images) if new is not None]
+                message = {**message, "payload": {**payload, "images": kept}}
+        messages.append(message)
+    return {**bundle, "messages": messages}
+
+
+def _image_refs(bundle: Mapping[str, Any], markup: str) -> dict[str, Any]:
+    """The JSON as saved: each tool output image that `markup` shows inline named by its index."""
+    index: dict[str, int] = {}
+    for number, src in enumerate(html_images(markup)):
+        index.setdefault(src, number)
+    return _map_images(bundle, lambda src: f"{SAVED_IMAGE_REF}{index[src]}" if src in index else src)
+
+
+def with_saved_images(bundle: Any, markup: Any) -> Any:
+    """A saved bundle with its `penguin:html-image:N` references replaced by the rasters of its
+    `text/html` `markup` (data, read by `html_images`); a reference without its image is left out.
+    Anything but a bundle with a message list comes back as it is."""
+    if not isinstance(bundle, Mapping) or not isinstance(bundle.get("messages"), list):
+        return bundle
+    images = html_images(markup)
+
+    def image(value: Any) -> Any:
+        if not isinstance(value, str) or not value.startswith(SAVED_IMAGE_REF):
+            return value
+        number = value[len(SAVED_IMAGE_REF) :]
+        return images[int(number)] if number.isdigit() and int(number) < len(images) else None
+
+    return _map_images(bundle, image)
+
+
+# Events no renderer shows whose content the bundle carries elsewhere or not at all: a request's
+# start, a completed request's end (a failed or retried one is shown), token counts (the bundle's
+# `usage` is the last of them) and the tool list (its schemas are in the trace). Leaving them out
+# keeps the fixed bytes of a saved Task small (docs/notebook-runtime.md "Saved size").
+UNSHOWN_EVENTS = frozenset({"request_begin", "token_usage", "tool_list_ready"})
+
+
+def _shown(data: dict[str, Any]) -> bool:
     payload = data["payload"]
-    if payload.get("type") != "tool_list_ready" or not isinstance(payload.get("tools"), list):
-        return data
-    names = [{"name": t.get("name")} for t in payload["tools"] if isinstance(t, Mapping)]
-    return {**data, "payload": {**payload, "tools": names}}
+    kind = payload.get("type")
+    if kind == "request_end":
+        return payload.get("status") != "completed"
+    return kind not in UNSHOWN_EVENTS
 
 
 def _without_fidelity(data: dict[str, Any]) -> dict[str, Any]:
@@ -135,7 +195,7 @@ def make_bundle(
     undo: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The version-1 bundle of a Task: complete messages/events in stream order, no partials,
-    tool lists by name only, no fidelity.
+    none of the `UNSHOWN_EVENTS` nor completed `request_end`s, no fidelity.
 
     `messages`: OmniMessages or wire dicts (origin-tagged child messages included).
     `session_info`: a mapping (or object) with session_id, provider, model_id, workspace,
@@ -150,9 +210,9 @@ def make_bundle(
     if status not in STOP_REASONS:
         raise ValueError(f"transcript status must be one of {', '.join(STOP_REASONS)}, got {status!r}")
     wire = [
-        _with_reason(_without_fidelity(_without_tool_schemas(data)), decision_reasons or {})
+        _with_reason(_without_fidelity(data), decision_reasons or {})
         for data in map(_message_dict, messages)
-        if data is not None
+        if data is not None and _shown(data)
     ]
     bundle = {
         "version": BUNDLE_VERSION,
@@ -203,15 +263,18 @@ def read_bundle(data: Any) -> dict[str, Any]:
 
 def transcript_mimebundle(bundle: Any, *, redactor: Redactor = EMPTY) -> dict[str, Any]:
     """The display data of a bundle: the JSON (labextension), `text/html` and `text/plain`, with
-    `redactor`'s secrets replaced (in the rendered markup also their HTML- and JSON-escaped forms)."""
+    `redactor`'s secrets replaced (in the rendered markup also their HTML- and JSON-escaped forms).
+    A tool output's image the HTML shows inline is saved there only: the JSON names it
+    (`SAVED_IMAGE_REF`, read back by `with_saved_images`)."""
     from .transcript_html import render_html
     from .transcript_text import render_text
 
     normalized = redactor.value(read_bundle(bundle))
     raw = redactor.value(dict(bundle)) if isinstance(bundle, Mapping) else normalized
+    markup = redactor.markup(render_html(normalized))
     return {
-        TRANSCRIPT_MIME: raw,
-        "text/html": redactor.markup(render_html(normalized)),
+        TRANSCRIPT_MIME: _image_refs(raw, markup),
+        "text/html": markup,
         "text/plain": redactor.markup(render_text(normalized)),
     }
 
