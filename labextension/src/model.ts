@@ -219,7 +219,9 @@ export function readBundle(data: Json): Bundle {
   }
   const session: { [key: string]: string } = {};
   if (isObject(data.session)) {
-    for (const key of ['session_id', 'provider', 'model_id', 'workspace', 'approval_mode', 'trace_path']) {
+    // A saved header names no local path (docs/notebook-runtime.md "Saved size"): older bundles'
+    // workspace and trace_path are read past, as the Python reader does.
+    for (const key of ['session_id', 'provider', 'model_id', 'approval_mode']) {
       const value = data.session[key];
       if (value !== undefined && value !== null) {
         session[key] = String(value);

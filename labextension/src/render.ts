@@ -150,7 +150,6 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
     const s = bundle.session;
     const model = [s.provider, s.model_id].filter(Boolean).join('/') || 'unknown model';
     const meta = [
-      s.workspace ? `workspace ${s.workspace}` : '',
       s.session_id ? sessionLabel(s.session_id) : '',
       s.approval_mode ? `approve ${s.approval_mode}` : ''
     ].filter(Boolean).join(' · ');

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from penguin_jupyter.notebook.transcript.transcript_bundle import with_saved_images
 from penguin_jupyter.testing.explore_script import CLEANING_CODE, SUMMARY_CODE
 from tests.support.kernel import REPO_ROOT
 
@@ -59,15 +60,16 @@ def test_explore_notebook_executes_headless_with_plot_and_proposed_cell(tmp_path
     assert not [o for o in outputs if o["output_type"] == "error"]
     bundles = [o["data"] for o in outputs if MIME in o.get("data", {})]
     assert len(bundles) == 1
-    data = bundles[0][MIME]
     html = "".join(bundles[0]["text/html"])  # a saved notebook stores multi-line text as a list
+    assert "data:image" not in json.dumps(bundles[0][MIME])  # the plot is saved once, in the HTML
+    data = with_saved_images(bundles[0][MIME], html)  # as every reader puts it back
     assert data["status"] == "completed"
-    assert data["session"]["workspace"] == str(tmp_path)
+    assert str(tmp_path) not in json.dumps(data["session"])  # a saved header names no local path
 
     calls = _payloads(data, "tool_call")
     assert [c["name"] for c in calls] == ["inspect_variables", "run_python", "run_python", "propose_cell"]
     results = {o["tool_call_id"]: o for o in _payloads(data, "tool_call_output")}
-    assert all(o["stop_reason"] == "completed" for o in results.values())
+    assert all(o.get("stop_reason", "completed") == "completed" for o in results.values())
 
     # The model inspected the DataFrame loaded by the notebook's own cell.
     inspected = results["call_explore_inspect"]["output"]

@@ -13,6 +13,7 @@ import pytest
 
 from penguin_jupyter.notebook.kernel_tools.python_runner import BUSY_MESSAGE
 from penguin_jupyter.notebook.kernel_tools.summaries import summarize_variable
+from penguin_jupyter.notebook.transcript.transcript_bundle import with_saved_images
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support.kernel import KernelHarness, kernel_env
 from tests.support.session import configure_model, request_messages, typed_messages
@@ -53,15 +54,17 @@ def _ok(result) -> None:
 
 
 def _transcript(result) -> dict:
+    """The cell's saved bundle with its images put back from its HTML, as every reader does."""
     bundles = result.final_bundles()
     assert bundles, "the cell did not leave a static transcript"
-    return bundles[-1][TRANSCRIPT_MIME]
+    return with_saved_images(bundles[-1][TRANSCRIPT_MIME], bundles[-1].get("text/html"))
 
 
 def _outputs(data: dict) -> dict[str, dict]:
-    """tool_call_id → final tool_call_output payload of a transcript."""
+    """tool_call_id → final tool_call_output payload of a transcript (with the wire's default
+    stop_reason, which a saved bundle leaves out)."""
     return {
-        m["payload"]["tool_call_id"]: m["payload"]
+        m["payload"]["tool_call_id"]: {"stop_reason": "completed", **m["payload"]}
         for m in data["messages"]
         if m["payload"].get("type") == "tool_call_output"
     }
@@ -214,7 +217,7 @@ def test_plot_and_exception_come_back_to_the_model(tmp_path):
 
     # 3. the figure is a PNG on the tool output, in the transcript bundle and in the model request
     plot = outputs["call_plot"]
-    assert plot["stop_reason"] == "completed"
+    assert plot.get("stop_reason", "completed") == "completed"
     assert plot["output"] == "Text(0.5, 1.0, 'units')"
     images = plot["images"]
     assert len(images) == 1 and images[0].startswith("data:image/png;base64,iVBORw0KGgo")

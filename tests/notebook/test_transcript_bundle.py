@@ -17,6 +17,7 @@ from penguin_jupyter.notebook.transcript.transcript_html import render_html
 from penguin_jupyter.notebook.transcript.transcript_model import session_label
 from penguin_jupyter.omni import (
     assistant_text,
+    from_dict,
     thinking,
     to_dict,
     to_json,
@@ -31,6 +32,10 @@ USAGE = {
     "session": {"cache_read": 1, "cache_write": 2, "output": 30, "total": 100},
     "request": {"output": 5, "total": 9},
 }
+
+
+def _without_default_stop(payload: dict) -> dict:
+    return {k: v for k, v in payload.items() if not (k == "stop_reason" and v == "completed")}
 
 
 def sample_bundle(**kwargs):
@@ -53,11 +58,15 @@ def test_bundle_shape_and_partials_dropped():
     bundle = make_bundle(sample_messages(), session_info=SESSION_INFO, status="completed", usage=None)
     assert list(bundle) == ["version", "session", "status", "usage", "messages"]
     assert bundle["version"] == 1
-    assert bundle["session"] == SESSION_INFO
+    # The author's workspace and trace paths are not saved: a notebook travels.
+    assert bundle["session"] == {k: v for k, v in SESSION_INFO.items() if k not in ("workspace", "trace_path")}
     assert bundle["usage"] is None
     wire = [to_dict(m) for m in sample_messages()]
     expected = [m for m in wire if not _unshown(m["payload"])]
-    assert [m["payload"] for m in bundle["messages"]] == [m["payload"] for m in expected]
+    # "completed" is the wire's default stop_reason: saved without it, read back with it.
+    assert [m["payload"] for m in bundle["messages"]] == [_without_default_stop(m["payload"]) for m in expected]
+    assert "completed" not in {m["payload"].get("stop_reason") for m in bundle["messages"]}
+    assert [to_dict(from_dict(m))["payload"] for m in bundle["messages"]] == [m["payload"] for m in expected]
     assert len(bundle["messages"]) == len(wire) - 7  # 3 partials, 2 request_begin, 1 completed end, 1 token_usage
     assert [m.get("origin") for m in bundle["messages"]].count(["child-1"]) == 5
     json.dumps(bundle)  # plain JSON all the way down
@@ -130,7 +139,7 @@ def test_html_is_self_contained_and_escaped():
     assert "<b>raw</b>" not in html and "&lt;b&gt;raw&lt;/b&gt;" in html
     assert "<strong>look</strong>" in html
     assert "🐧 penguin · openai/gpt-test · " in html
-    assert "workspace /work/space · session sess-1234 · approve ask" in html
+    assert "session sess-1234 · approve ask" in html and "workspace /work/space" not in html
     assert (
         '<details class="pg-thinking"><summary>thinking</summary><pre>I should list the files first.</pre></details>'
         in html
@@ -164,7 +173,7 @@ def test_plain_summary_exact():
     assert transcript_mimebundle(sample_bundle())["text/plain"] == "\n".join(
         [
             "penguin transcript — openai/gpt-test — aborted",
-            "session sess-1234 · workspace /work/space",
+            "session sess-1234",
             "4 tool calls: exec_command ×2, edit_file, run_subagent",
             "1 subagent",
             "MCP connect: files — completed: files completed in 12 ms, 3 tools",
@@ -218,3 +227,13 @@ def test_headers_name_a_generated_session_id_once():
         assert "session-2026-12-02-10-00-00-abcd1234" in text
         assert "session session-" not in text
     assert session_label("sess-1234") == "session sess-1234"
+
+
+def test_the_html_carries_the_style_rules_its_markup_uses():
+    plain = render_html(read_bundle(make_bundle([assistant_text("Just text.")], session_info=SESSION_INFO, status="completed")))
+    full = render_html(read_bundle(sample_bundle()))
+    style = lambda markup: re.search(r"<style>(.*?)</style>", markup).group(1)  # noqa: E731
+    assert ".penguin-transcript-html{" in style(plain) and ".penguin-transcript-html pre{" not in style(plain)
+    assert ".pg-tool{" not in style(plain) and ".pg-diff-add{" not in style(plain)
+    assert ".pg-tool{" in style(full) and ".pg-subagent{" in style(full) and ".pg-thinking{" in style(full)
+    assert len(style(plain)) < len(style(full))

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from ...omni import ApprovalDecisionPayload, OmniMessage, TokenCounts
 from ...omni.wire import from_dict
-from .transcript_bundle import BUNDLE_VERSION, MAX_DECISION_REASON_CHARS, SESSION_KEYS
+from .transcript_bundle import BUNDLE_VERSION, MAX_DECISION_REASON_CHARS, OLDER_SESSION_KEYS, SESSION_KEYS
 
 MAX_REPLAY_CHARS = 16 * 1024 * 1024  # the bundle as compact JSON
 MAX_REPLAY_MESSAGES = 50_000
@@ -80,11 +80,12 @@ def _session(value: Any) -> dict[str, str]:
         raise ReplayRefused("the transcript's session header is not an object")
     session: dict[str, str] = {}
     for key, text in value.items():
-        if key not in SESSION_KEYS:
+        if key not in SESSION_KEYS and key not in OLDER_SESSION_KEYS:
             raise ReplayRefused(f"the transcript's session header has an unknown key {str(key)[:60]!r}")
         if not isinstance(text, str) or len(text) > MAX_SESSION_VALUE_CHARS:
             raise ReplayRefused(f"the transcript's session {key} is not a short string")
-        session[key] = text
+        if key in SESSION_KEYS:
+            session[key] = text
     return session
 
 

@@ -23,7 +23,12 @@ from .visible_text import visible_controls
 
 TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
 BUNDLE_VERSION = 1
-SESSION_KEYS = ("session_id", "provider", "model_id", "workspace", "approval_mode", "trace_path")
+# What a saved transcript says of its session. A notebook travels: the author's workspace and
+# trace paths (their home folder, user name, data root) are not written into it, and no renderer
+# needs them (`%penguin trace` prints the trace path live). Bundles saved before this carry them;
+# readers accept and drop them (docs/notebook-runtime.md "Saved size").
+SESSION_KEYS = ("session_id", "provider", "model_id", "approval_mode")
+OLDER_SESSION_KEYS = ("workspace", "trace_path")
 TOKEN_KEYS = ("cache_read", "cache_write", "output", "total")
 UNDO_STATES = ("available", "blocked", "undone")
 MAX_UNDO_TEXT = 2000
@@ -119,13 +124,20 @@ def _shown(data: dict[str, Any]) -> bool:
     return kind not in UNSHOWN_EVENTS
 
 
-def _without_fidelity(data: dict[str, Any]) -> dict[str, Any]:
-    """Opaque provider data (signatures, encrypted reasoning) is for the provider only: it stays
-    in the trace and never reaches the notebook or the browser (docs/protocol.md "Fidelity")."""
+def _as_saved(data: dict[str, Any]) -> dict[str, Any]:
+    """A message as a bundle keeps it. Opaque provider data (signatures, encrypted reasoning) is
+    for the provider only: it stays in the trace and never reaches the notebook or the browser
+    (docs/protocol.md "Fidelity"). A `stop_reason` of "completed" is the wire's default, so it is
+    left out (every reader puts it back)."""
     payload = data["payload"]
-    if "fidelity" not in payload:
+    if "fidelity" not in payload and payload.get("stop_reason") != "completed":
         return data
-    return {**data, "payload": {key: value for key, value in payload.items() if key != "fidelity"}}
+    kept = {
+        key: value
+        for key, value in payload.items()
+        if key != "fidelity" and not (key == "stop_reason" and value == "completed")
+    }
+    return {**data, "payload": kept}
 
 
 def decision_reason_text(reason: str) -> str:
@@ -195,11 +207,12 @@ def make_bundle(
     undo: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The version-1 bundle of a Task: complete messages/events in stream order, no partials,
-    none of the `UNSHOWN_EVENTS` nor completed `request_end`s, no fidelity.
+    none of the `UNSHOWN_EVENTS` nor completed `request_end`s, no fidelity, no default
+    `stop_reason`.
 
     `messages`: OmniMessages or wire dicts (origin-tagged child messages included).
-    `session_info`: a mapping (or object) with session_id, provider, model_id, workspace,
-    approval_mode, trace_path. `status`: one of the six stop reasons. `usage`: None, a mapping
+    `session_info`: a mapping (or object) with session_id, provider, model_id and approval_mode
+    (`SESSION_KEYS`; anything else in it is not saved). `status`: one of the six stop reasons. `usage`: None, a mapping
     `{"session": TokenCounts, "request": TokenCounts}`, or a `token_usage` message/payload.
     `redactor`'s secrets are replaced by `[redacted:NAME]` everywhere (`Redactor.value`).
     `decision_reasons` (tool_call_id → why no click was needed) become the `reason` of those
@@ -210,7 +223,7 @@ def make_bundle(
     if status not in STOP_REASONS:
         raise ValueError(f"transcript status must be one of {', '.join(STOP_REASONS)}, got {status!r}")
     wire = [
-        _with_reason(_without_fidelity(data), decision_reasons or {})
+        _with_reason(_as_saved(data), decision_reasons or {})
         for data in map(_message_dict, messages)
         if data is not None and _shown(data)
     ]

@@ -13,7 +13,6 @@ behind "… N more lines"); it is readable without its CSS
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,33 +34,37 @@ OUTPUT_HEAD_LINES = 12
 ROOT_CLASS = "penguin-transcript-html"
 
 
-_CSS = f"""
-.{ROOT_CLASS} {{font-family: system-ui, sans-serif; font-size: 13px; line-height: 1.45;
-  border: 1px solid #8884; border-radius: 6px; padding: 8px 10px; max-width: 100%;}}
-.{ROOT_CLASS} .pg-header {{font-weight: 600; margin-bottom: 6px;}}
-.{ROOT_CLASS} .pg-meta {{color: #777; font-weight: 400; font-size: 12px;}}
-.{ROOT_CLASS} .pg-undone {{color: #b26a00;}}
-.{ROOT_CLASS} pre {{white-space: pre-wrap; word-break: break-word; margin: 4px 0; padding: 6px;
-  background: #8881; border-radius: 4px; font-size: 12px;}}
-.{ROOT_CLASS} details > summary {{cursor: pointer; color: #777;}}
-.{ROOT_CLASS} .pg-thinking {{color: #777; font-style: italic;}}
-.{ROOT_CLASS} .pg-user {{border-left: 3px solid #4a8; padding-left: 8px;}}
-.{ROOT_CLASS} .pg-tool {{border: 1px solid #8885; border-radius: 5px; padding: 4px 8px; margin: 6px 0;}}
-.{ROOT_CLASS} .pg-tool-title {{font-family: monospace; font-weight: 600;}}
-.{ROOT_CLASS} .pg-event {{color: #a60; font-size: 12px; margin: 4px 0;}}
-.{ROOT_CLASS} .pg-subagent {{border-left: 3px solid #68c; padding-left: 8px; margin: 6px 0;}}
-.{ROOT_CLASS} .pg-decision-allow {{color: #282;}}
-.{ROOT_CLASS} .pg-decision-deny, .{ROOT_CLASS} .pg-decision-forbidden,
-.{ROOT_CLASS} .pg-failed {{color: #c33;}}
-.{ROOT_CLASS} .pg-diff-add {{color: #282;}}
-.{ROOT_CLASS} .pg-diff-del {{color: #c33;}}
-.{ROOT_CLASS} .pg-usage {{color: #777; font-size: 12px; margin-top: 6px;}}
-.{ROOT_CLASS} .pg-remote {{display: inline-block; border: 1px dashed #8888; border-radius: 4px;
-  padding: 0 4px; font-size: 12px;}}
-"""
-# Every saved %%penguin cell carries this sheet: written readable above, saved without the
-# whitespace around punctuation (and no `\n`, which JSON spells in two bytes).
-_CSS = re.sub(r"\s*([{};:,>])\s*", r"\1", _CSS).strip()
+# The sheet, rule by rule. Each saved %%penguin cell carries the rules its own markup uses (a
+# transcript without a diff has no diff colours), so a small Task does not pay for the whole sheet
+# (docs/notebook-runtime.md "Saved size"). Our classes all start with `pg-` and are not scoped
+# further; element rules (`pre`, `summary`) are scoped to the root so they touch nothing else.
+_RULES = (
+    ("", f".{ROOT_CLASS}{{font:13px/1.45 system-ui,sans-serif;border:1px solid #8884;border-radius:6px;padding:8px 10px}}"),
+    ("<pre", f".{ROOT_CLASS} pre{{white-space:pre-wrap;word-break:break-word;margin:4px 0;padding:6px;background:#8881;font-size:12px}}"),
+    ("<summary", f".{ROOT_CLASS} summary{{cursor:pointer;color:#777}}"),
+    ("pg-header", ".pg-header{font-weight:600;margin-bottom:6px}"),
+    ("pg-meta", ".pg-meta{color:#777;font-weight:400;font-size:12px}"),
+    ("pg-undone", ".pg-undone{color:#b26a00}"),
+    ("pg-thinking", ".pg-thinking{color:#777;font-style:italic}"),
+    ("pg-user", ".pg-user{border-left:3px solid #4a8;padding-left:8px}"),
+    ("pg-tool", ".pg-tool{border:1px solid #8885;border-radius:5px;padding:4px 8px;margin:6px 0}"),
+    ("pg-tool-title", ".pg-tool-title{font-family:monospace;font-weight:600}"),
+    ("pg-event", ".pg-event{color:#a60;font-size:12px;margin:4px 0}"),
+    ("pg-subagent", ".pg-subagent{border-left:3px solid #68c;padding-left:8px;margin:6px 0}"),
+    ("pg-decision-allow", ".pg-decision-allow{color:#282}"),
+    ("pg-decision-deny", ".pg-decision-deny{color:#c33}"),
+    ("pg-decision-forbidden", ".pg-decision-forbidden{color:#c33}"),
+    ("pg-failed", ".pg-failed{color:#c33}"),
+    ("pg-diff-add", ".pg-diff-add{color:#282}"),
+    ("pg-diff-del", ".pg-diff-del{color:#c33}"),
+    ("pg-usage", ".pg-usage{color:#777;font-size:12px;margin-top:6px}"),
+    ("pg-remote", ".pg-remote{display:inline-block;border:1px dashed #8888;border-radius:4px;padding:0 4px;font-size:12px}"),
+)
+
+
+def _sheet(markup: str) -> str:
+    """The rules of `_RULES` that `markup` uses (a rule's marker appears in it), in order."""
+    return "".join(rule for marker, rule in _RULES if marker in markup)
 
 
 def _e(text: Any) -> str:
@@ -183,8 +186,7 @@ def render_html(bundle: Mapping[str, Any]) -> str:
     """The whole transcript of a normalized bundle (see `transcript_bundle.read_bundle`)."""
     session = bundle.get("session") or {}
     model = "/".join(str(session[k]) for k in ("provider", "model_id") if session.get(k)) or "unknown model"
-    meta = [f"workspace {session['workspace']}" if session.get("workspace") else ""]
-    meta.append(session_label(session["session_id"]) if session.get("session_id") else "")
+    meta = [session_label(session["session_id"]) if session.get("session_id") else ""]
     meta.append(f"approve {session['approval_mode']}" if session.get("approval_mode") else "")
     status = str(bundle.get("status") or "completed")
     header = (
@@ -194,4 +196,4 @@ def render_html(bundle: Mapping[str, Any]) -> str:
     )
     body = "".join(_block(block) for block in build_blocks(bundle.get("messages") or []))
     safe = compact_tables(safe_html(header + body + _usage(bundle.get("usage"))))
-    return f'<div class="{ROOT_CLASS}"><style>{_CSS}</style>{safe}</div>'
+    return f'<div class="{ROOT_CLASS}"><style>{_sheet(safe)}</style>{safe}</div>'

@@ -20,7 +20,7 @@ from .transcript_model import (
     session_label,
 )
 
-REPLY_LIMIT = 300
+REPLY_LIMIT = 200
 
 
 def _walk(blocks: list[Block]) -> list[Block]:
@@ -42,10 +42,8 @@ def render_text(bundle: Mapping[str, Any]) -> str:
     if isinstance(undo, Mapping) and undo.get("state") == "undone":
         lines[0] += " — undone"
         lines.append(str(undo.get("note") or ""))
-    where = [session_label(session["session_id"]) if session.get("session_id") else ""]
-    where.append(f"workspace {session['workspace']}" if session.get("workspace") else "")
-    if any(where):
-        lines.append(" · ".join(w for w in where if w))
+    if session.get("session_id"):
+        lines.append(session_label(session["session_id"]))
     names = Counter(card.name or "?" for card in iter_tool_cards(blocks))
     if names:
         listed = ", ".join(f"{name} ×{count}" if count > 1 else name for name, count in names.items())
