@@ -168,7 +168,7 @@ function tokenCounts(value: Json): TokenCounts {
 }
 
 // A tool output's image is saved once, in the text/html fallback; the JSON names it
-// `penguin:html-image:N`, the N-th inline raster of that HTML (transcript_bundle.py
+// `penguin:html-image:N`, the N-th inline raster of that HTML (saved_images.py
 // `with_saved_images`, docs/notebook-runtime.md "Saved size").
 export const SAVED_IMAGE_REF = 'penguin:html-image:';
 const HTML_IMAGE = /<img src="(data:image\/(?:png|jpeg|jpg|gif|webp);base64,[A-Za-z0-9+/=]+)"/gi;

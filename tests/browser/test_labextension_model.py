@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from penguin_jupyter.notebook.transcript.saved_images import with_saved_images
 from penguin_jupyter.notebook.transcript.transcript_bundle import (
     TRANSCRIPT_MIME,
     make_bundle,
     read_bundle,
     transcript_mimebundle,
-    with_saved_images,
 )
 from penguin_jupyter.notebook.transcript.transcript_model import build_blocks, diff_preview, edit_cell_result
 from penguin_jupyter.omni import (

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from penguin_jupyter.notebook.transcript.transcript_bundle import with_saved_images
+from penguin_jupyter.notebook.transcript.saved_images import with_saved_images
 from penguin_jupyter.testing.explore_script import CLEANING_CODE, SUMMARY_CODE
 from tests.support.kernel import REPO_ROOT
 

@@ -13,7 +13,7 @@ import pytest
 
 from penguin_jupyter.notebook.kernel_tools.python_runner import BUSY_MESSAGE
 from penguin_jupyter.notebook.kernel_tools.summaries import summarize_variable
-from penguin_jupyter.notebook.transcript.transcript_bundle import with_saved_images
+from penguin_jupyter.notebook.transcript.saved_images import with_saved_images
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support.kernel import KernelHarness, kernel_env
 from tests.support.session import configure_model, request_messages, typed_messages

@@ -229,7 +229,7 @@ def test_a_plot_saved_once_in_the_html_comes_back_for_replay(tmp_path):
 
 
 def test_a_forged_html_gives_a_reference_no_image(tmp_path):
-    from penguin_jupyter.notebook.transcript.transcript_bundle import with_saved_images
+    from penguin_jupyter.notebook.transcript.saved_images import with_saved_images
 
     bundle = {
         "messages": [

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from penguin_jupyter.notebook.transcript.transcript_bundle import with_saved_images
+from penguin_jupyter.notebook.transcript.saved_images import with_saved_images
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support.kernel import KernelHarness, kernel_env
 from tests.support.saved_size import saved_output_bytes, transcript_bytes

@@ -20,7 +20,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from ..transcript.transcript_bundle import with_saved_images
+from ..transcript.saved_images import with_saved_images
 from .notebook_file import (
     MAX_NOTEBOOK_BYTES,
     TRANSCRIPT_MIME,

@@ -23,12 +23,8 @@ from ..kernel_tools.notebook_cells import cell_preview
 from ..link.notebook_link import current_cell_id, link_of
 from ..live.cell_view import CellView
 from ..transcript.cell_sources import CellPreview
-from ..transcript.transcript_bundle import (
-    TRANSCRIPT_MIME,
-    decision_reason_text,
-    static_transcript,
-    with_saved_images,
-)
+from ..transcript.saved_images import with_saved_images
+from ..transcript.transcript_bundle import TRANSCRIPT_MIME, decision_reason_text, static_transcript
 from ..undo import task_bracket
 from .approval import CELL_ENDED_NOTE, ApprovalRow, CellAsker, approval_channel
 from .approval_router import CellApproval

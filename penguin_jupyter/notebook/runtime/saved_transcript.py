@@ -15,7 +15,8 @@ from typing import Any
 
 from ...redaction import Redactor
 from ..transcript.replay_bundle import ReplayRefused, validate_replay_bundle
-from ..transcript.transcript_bundle import TRANSCRIPT_MIME, static_transcript, with_saved_images
+from ..transcript.saved_images import with_saved_images
+from ..transcript.transcript_bundle import TRANSCRIPT_MIME, static_transcript
 from .user_lines import tell
 
 RERUN_LINE = (

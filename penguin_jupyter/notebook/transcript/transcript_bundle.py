@@ -11,14 +11,13 @@ live-notebook code decides when to display it.
 
 from __future__ import annotations
 
-import html
 import json
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ...omni import STOP_REASONS, OmniMessage, to_dict
 from ...redaction import EMPTY, Redactor
+from .saved_images import image_refs
 from .visible_text import visible_controls
 
 TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
@@ -53,60 +52,6 @@ def _message_dict(message: Any) -> dict[str, Any] | None:
     if str(data["payload"].get("type", "")).startswith("partial_"):
         return None
     return data
-
-
-# A tool output's image is saved once, in the `text/html` (what GitHub and nbconvert show); the
-# JSON names it `penguin:html-image:N`, the N-th inline raster of that HTML (docs/notebook-runtime.md
-# "Saved size"). `with_saved_images` puts it back; the labextension does the same (render.ts).
-SAVED_IMAGE_REF = "penguin:html-image:"
-_HTML_IMAGE = re.compile(r'<img src="(data:image/(?:png|jpeg|jpg|gif|webp);base64,[A-Za-z0-9+/=]+)"', re.IGNORECASE)
-
-
-def html_images(markup: Any) -> list[str]:
-    """The inline rasters of a transcript's `text/html` (a string or nbformat's list of lines),
-    in document order; anything else in it is ignored."""
-    if isinstance(markup, list):
-        markup = "".join(part for part in markup if isinstance(part, str))
-    return [html.unescape(src) for src in _HTML_IMAGE.findall(markup)] if isinstance(markup, str) else []
-
-
-def _map_images(bundle: Mapping[str, Any], image: Any) -> dict[str, Any]:
-    """`bundle` with each tool output's image `i` replaced by `image(i)` (None: left out)."""
-    messages = []
-    for message in bundle.get("messages") or []:
-        payload = message.get("payload") if isinstance(message, Mapping) else None
-        if isinstance(payload, Mapping) and payload.get("type") == "tool_call_output":
-            images = payload.get("images")
-            if isinstance(images, list) and images:
-                kept = [new for new in map(image, images) if new is not None]
-                message = {**message, "payload": {**payload, "images": kept}}
-        messages.append(message)
-    return {**bundle, "messages": messages}
-
-
-def _image_refs(bundle: Mapping[str, Any], markup: str) -> dict[str, Any]:
-    """The JSON as saved: each tool output image that `markup` shows inline named by its index."""
-    index: dict[str, int] = {}
-    for number, src in enumerate(html_images(markup)):
-        index.setdefault(src, number)
-    return _map_images(bundle, lambda src: f"{SAVED_IMAGE_REF}{index[src]}" if src in index else src)
-
-
-def with_saved_images(bundle: Any, markup: Any) -> Any:
-    """A saved bundle with its `penguin:html-image:N` references replaced by the rasters of its
-    `text/html` `markup` (data, read by `html_images`); a reference without its image is left out.
-    Anything but a bundle with a message list comes back as it is."""
-    if not isinstance(bundle, Mapping) or not isinstance(bundle.get("messages"), list):
-        return bundle
-    images = html_images(markup)
-
-    def image(value: Any) -> Any:
-        if not isinstance(value, str) or not value.startswith(SAVED_IMAGE_REF):
-            return value
-        number = value[len(SAVED_IMAGE_REF) :]
-        return images[int(number)] if number.isdigit() and int(number) < len(images) else None
-
-    return _map_images(bundle, image)
 
 
 # Events no renderer shows whose content the bundle carries elsewhere or not at all: a request's
@@ -278,7 +223,7 @@ def transcript_mimebundle(bundle: Any, *, redactor: Redactor = EMPTY) -> dict[st
     """The display data of a bundle: the JSON (labextension), `text/html` and `text/plain`, with
     `redactor`'s secrets replaced (in the rendered markup also their HTML- and JSON-escaped forms).
     A tool output's image the HTML shows inline is saved there only: the JSON names it
-    (`SAVED_IMAGE_REF`, read back by `with_saved_images`)."""
+    (`saved_images.SAVED_IMAGE_REF`, read back by `saved_images.with_saved_images`)."""
     from .transcript_html import render_html
     from .transcript_text import render_text
 
@@ -286,7 +231,7 @@ def transcript_mimebundle(bundle: Any, *, redactor: Redactor = EMPTY) -> dict[st
     raw = redactor.value(dict(bundle)) if isinstance(bundle, Mapping) else normalized
     markup = redactor.markup(render_html(normalized))
     return {
-        TRANSCRIPT_MIME: _image_refs(raw, markup),
+        TRANSCRIPT_MIME: image_refs(raw, markup),
         "text/html": markup,
         "text/plain": redactor.markup(render_text(normalized)),
     }

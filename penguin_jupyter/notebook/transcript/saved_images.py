@@ -1,0 +1,68 @@
+"""A tool output's image, saved once: in a transcript's `text/html`, named by its JSON bundle.
+
+Owns the reference form `penguin:html-image:N` (the N-th inline raster of the same output's
+HTML), making references (`image_refs`, when a transcript is displayed) and putting the images
+back (`with_saved_images`, for every Python reader of a saved bundle). The labextension's
+renderer does the same in TypeScript (render.ts). Light on purpose — the saved-notebook index
+imports it from `%load_ext` — so no message models here (docs/notebook-runtime.md "Saved size").
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from typing import Any
+
+# A tool output's image is saved once, in the `text/html` (what GitHub and nbconvert show); the
+# JSON names it `penguin:html-image:N`, the N-th inline raster of that HTML (docs/notebook-runtime.md
+# "Saved size"). `with_saved_images` puts it back; the labextension does the same (render.ts).
+SAVED_IMAGE_REF = "penguin:html-image:"
+_HTML_IMAGE = re.compile(r'<img src="(data:image/(?:png|jpeg|jpg|gif|webp);base64,[A-Za-z0-9+/=]+)"', re.IGNORECASE)
+
+
+def html_images(markup: Any) -> list[str]:
+    """The inline rasters of a transcript's `text/html` (a string or nbformat's list of lines),
+    in document order; anything else in it is ignored."""
+    if isinstance(markup, list):
+        markup = "".join(part for part in markup if isinstance(part, str))
+    return [html.unescape(src) for src in _HTML_IMAGE.findall(markup)] if isinstance(markup, str) else []
+
+
+def _map_images(bundle: Mapping[str, Any], image: Any) -> dict[str, Any]:
+    """`bundle` with each tool output's image `i` replaced by `image(i)` (None: left out)."""
+    messages = []
+    for message in bundle.get("messages") or []:
+        payload = message.get("payload") if isinstance(message, Mapping) else None
+        if isinstance(payload, Mapping) and payload.get("type") == "tool_call_output":
+            images = payload.get("images")
+            if isinstance(images, list) and images:
+                kept = [new for new in map(image, images) if new is not None]
+                message = {**message, "payload": {**payload, "images": kept}}
+        messages.append(message)
+    return {**bundle, "messages": messages}
+
+
+def image_refs(bundle: Mapping[str, Any], markup: str) -> dict[str, Any]:
+    """The JSON as saved: each tool output image that `markup` shows inline named by its index."""
+    index: dict[str, int] = {}
+    for number, src in enumerate(html_images(markup)):
+        index.setdefault(src, number)
+    return _map_images(bundle, lambda src: f"{SAVED_IMAGE_REF}{index[src]}" if src in index else src)
+
+
+def with_saved_images(bundle: Any, markup: Any) -> Any:
+    """A saved bundle with its `penguin:html-image:N` references replaced by the rasters of its
+    `text/html` `markup` (data, read by `html_images`); a reference without its image is left out.
+    Anything but a bundle with a message list comes back as it is."""
+    if not isinstance(bundle, Mapping) or not isinstance(bundle.get("messages"), list):
+        return bundle
+    images = html_images(markup)
+
+    def image(value: Any) -> Any:
+        if not isinstance(value, str) or not value.startswith(SAVED_IMAGE_REF):
+            return value
+        number = value[len(SAVED_IMAGE_REF) :]
+        return images[int(number)] if number.isdigit() and int(number) < len(images) else None
+
+    return _map_images(bundle, image)
