@@ -5,6 +5,7 @@ the bytes the SDK builds on its own."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import types
@@ -217,6 +218,30 @@ async def test_passthrough_leaves_an_explicit_extra_body_field_alone() -> None:
     assert seen[1] == {"model": "m", "messages": [{"role": "user"}], "extra_body": {"messages": ["theirs"]}}
     assert seen[2] == {"model": "m", "messages": ({"role": "user"},)}  # not a list: the SDK walks it
     assert answered == [True, True, True]
+
+
+async def test_passthrough_lets_the_loop_run_before_the_sdk_builds_the_body() -> None:
+    """agenthub converts the history in the task step that calls `create`; the SDK's body build
+    starts in a later one, so the two never add up to one long stall."""
+    steps = 0
+
+    async def ticker() -> None:
+        nonlocal steps
+        while True:
+            steps += 1
+            await asyncio.sleep(0)
+
+    async def create(**kwargs: Any) -> int:
+        return steps
+
+    ticking = asyncio.ensure_future(ticker())
+    await asyncio.sleep(0)
+    try:
+        called_at = steps
+        built_at = await passthrough_create(create, ("messages",))(model="m", messages=[])
+    finally:
+        ticking.cancel()
+    assert built_at > called_at
 
 
 async def test_pre_encoded_body_is_the_sdks_encoding_and_encodes_each_element_once(
