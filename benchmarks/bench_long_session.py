@@ -136,6 +136,32 @@ class LoopLagProbe:
             self._task.cancel()
 
 
+class FullCollections:
+    """The generation-2 (full) garbage collections that ran while it was entered, and their pauses."""
+
+    def __init__(self) -> None:
+        self.pauses_s: list[float] = []
+        self._started = 0.0
+
+    def _observe(self, phase: str, info: dict[str, Any]) -> None:
+        if info.get("generation") == 2:
+            if phase == "start":
+                self._started = time.perf_counter()
+            else:
+                self.pauses_s.append(time.perf_counter() - self._started)
+
+    def __enter__(self) -> FullCollections:
+        gc.callbacks.append(self._observe)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._observe)
+
+    def summary(self) -> str:
+        """`count / longest ms`, or `0`."""
+        return f"{len(self.pauses_s)} / {1000 * max(self.pauses_s):.0f}" if self.pauses_s else "0"
+
+
 async def one_request(model: GenerativeModel) -> tuple[float, float, float, float]:
     """Wall s, CPU s of this process, longest loop stall s, the same less CPU waits — for one request."""
     await asyncio.sleep(0.01)  # let the probe start
@@ -192,6 +218,11 @@ PROTOCOL_CLIENTS = (
     ("gemini (gemini-3-flash)", "gemini-3-flash", None, ""),
 )
 PROTOCOL_HISTORY = 4000
+PROTOCOL_REQUESTS = 20  # per client: enough for an occasional full collection to land in one
+PROTOCOL_COLUMNS = [
+    "client", "history msgs", "runs", "wall ms", "client cpu ms", "max loop stall ms", "less cpu waits ms",
+    "full gc n / max ms",
+]  # fmt: skip
 
 
 def protocol_history(messages: int) -> list[omni.OmniMessage]:
@@ -226,24 +257,25 @@ async def protocol_costs(root_url: str) -> list[list[Any]]:
         model.set_history(history)
         with TASK_HEAP.task():  # as a Task runs its requests
             await one_request(model)  # the resume's first request converts the whole history once
-            samples = [await one_request(model) for _ in range(PROBE_REQUESTS)]
+            with FullCollections() as full:
+                samples = [await one_request(model) for _ in range(PROTOCOL_REQUESTS)]
         walls, cpus, stalls, own = zip(*samples, strict=True)
         rows.append([
-            label, len(history), PROBE_REQUESTS, 1000 * statistics.median(walls), 1000 * statistics.median(cpus),
-            1000 * max(stalls), 1000 * max(own),
+            label, len(history), PROTOCOL_REQUESTS, 1000 * statistics.median(walls),
+            1000 * statistics.median(cpus), 1000 * max(stalls), 1000 * max(own), full.summary(),
         ])  # fmt: skip
     return rows
 
 
 async def main_protocols() -> None:
-    entries = [scripted("Fine.")] * (len(PROTOCOL_CLIENTS) * (PROBE_REQUESTS + 1))
+    entries = [scripted("Fine.")] * (len(PROTOCOL_CLIENTS) * (PROTOCOL_REQUESTS + 1))
     with unlogged_server(entries) as url:
         rows = await protocol_costs(url.removesuffix("/v1"))
     worst_cpu, worst_stall = max(row[4] for row in rows), max(row[5] for row in rows)
     worst_own = max(row[6] for row in rows)
     print_table(
         f"One request after a resume with {PROTOCOL_HISTORY:,} history messages, per protocol (median of runs)",
-        ["client", "history msgs", "runs", "wall ms", "client cpu ms", "max loop stall ms", "less cpu waits ms"],
+        PROTOCOL_COLUMNS,
         rows,
         [
             f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus",
