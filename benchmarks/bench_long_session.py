@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import gc
 import os
 import statistics
@@ -99,8 +100,10 @@ def unlogged_server(entries: list[Any]) -> AbstractContextManager[str]:
 # --- one request at a long history --------------------------------------------------------------
 
 
+@functools.cache
 def _run_queue_wait_s() -> Callable[[], float]:
-    """This thread's total time spent runnable but waiting for a CPU (Linux schedstat), or 0."""
+    """This (the loop's) thread's total time spent runnable but waiting for a CPU (Linux
+    schedstat), or 0 where there is none; the file is opened once."""
     try:
         fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
     except OSError:
