@@ -1,4 +1,5 @@
-"""A request converts only the history it has not converted before (every protocol but Bedrock).
+"""A request converts only the history it has not converted before (openai-chat, Gemini,
+Anthropic Messages, OpenAI Responses).
 
 agenthub's stateful client converts its whole history to the provider's wire format on every
 request (`transform_uni_message_to_model_input`). For the Chat Completions conversion that is the
@@ -25,8 +26,8 @@ agenthub's Anthropic Messages conversions (Claude 4.6+, `ant-messages`) and its 
 ones (`openai-responses`, GPT-5.4+/6, DeepSeek v4, MiniMax M3) need no context at all: each message
 becomes its own wire items from that message alone (`MessageAlone`, no carriers). They cost
 ≈ 4 ms (Anthropic) and ≈ 15 ms (Responses, which also `json.dumps` every tool call's arguments)
-at 4,000 messages, and kept wire items are what lets `body_encoding.py` keep their JSON too. Two
-of these conversions are plain functions, not coroutines: `IncrementalSyncConversion` stands in
+at 4,000 messages, and kept wire items are what lets `body_encoding.py` keep their JSON too. All
+of them but Claude's are plain functions, not coroutines: `IncrementalSyncConversion` stands in
 for those. Claude on Bedrock is left whole: agenthub adds `cache_control` to the last user
 message's wire form after converting, in place, which a kept wire form would carry into every
 later request.
