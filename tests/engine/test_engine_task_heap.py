@@ -58,6 +58,13 @@ def dropping_tool(holder: list[Any], seen: list[dict[str, Any]], *, collect_now:
     return FakeEnv(handler=handler)
 
 
+async def served(server: ScriptedModelServer) -> None:
+    """Until the server has answered a request (the Task is under way)."""
+    async with asyncio.timeout(30):
+        while not server.served:
+            await asyncio.sleep(0.01)
+
+
 async def run_task(server: ScriptedModelServer, env: FakeEnv, **kwargs: Any) -> list[OmniMessage]:
     engine = ContextEngine(scripted_model(server), env)
     return await collect(engine.run([user_text("go")], approve=allow, **kwargs))
@@ -118,7 +125,7 @@ async def test_failed_aborted_and_abandoned_tasks_unfreeze(heap: TaskHeap):
     with ScriptedModelServer([{"text": ["a", "b"], "fault": {"kind": "stall", "after": 1, "seconds": 5}}]) as server:
         engine = ContextEngine(scripted_model(server), FakeEnv())
         run = asyncio.ensure_future(collect(engine.run([user_text("go")], approve=allow, signal=signal)))
-        await asyncio.sleep(0.3)
+        await served(server)
         assert heap.frozen
         signal.abort("aborted by user")
         out = await asyncio.wait_for(run, 30)
@@ -150,8 +157,7 @@ async def test_concurrent_tasks_unfreeze_when_the_last_one_ends(heap: TaskHeap):
         ScriptedModelServer([{"text": "quick"}]) as quick_server,
     ):
         slow = asyncio.ensure_future(run_task(slow_server, FakeEnv(handler=waiting)))
-        while not slow_server.served:
-            await asyncio.sleep(0.01)
+        await served(slow_server)
         assert heap.frozen
         await run_task(quick_server, FakeEnv())
         assert heap.frozen  # the other Task still runs
