@@ -9,7 +9,11 @@ Reports, with the whole real stack and NO bypass of the SDK's request-body walk:
   model server runs in its own process) and the longest event-loop stall during the request,
   seen by a loop-lag probe (a task sleeping 1 ms in a loop), both as shipped and with both
   shortcuts taken out for the before figure (the SDK client agenthub holds unwrapped, so the SDK
-  walks and encodes the whole body; agenthub converting the whole history on each request).
+  walks and encodes the whole body; agenthub converting the whole history on each request). The
+  stall is also given less the time the loop's thread spent runnable but waiting for a CPU
+  (Linux `/proc/thread-self/schedstat`): on a machine with more runnable work than cores the OS
+  preempts the process, and that part of a stall is the machine's, not the request's. The
+  requests run inside the scope a Task runs in (`engine/task_heap.py`).
 
 The server is the ScriptedModelServer in its own process (`--serve`, TCP_NODELAY on) with its
 request log switched off (it keeps every request body for tests, which over 2,000 growing
@@ -23,12 +27,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import gc
 import os
 import statistics
 import sys
 import threading
 import time
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -46,6 +52,7 @@ from _common import (  # noqa: E402
 )
 
 from penguin_jupyter import create_agent, omni  # noqa: E402
+from penguin_jupyter.engine.task_heap import TASK_HEAP  # noqa: E402
 from penguin_jupyter.interfaces import GenerativeModelParameters  # noqa: E402
 from penguin_jupyter.llm import GenerativeModel, GenerativeModelConfig  # noqa: E402
 
@@ -93,18 +100,35 @@ def unlogged_server(entries: list[Any]) -> AbstractContextManager[str]:
 # --- one request at a long history --------------------------------------------------------------
 
 
+@functools.cache
+def _run_queue_wait_s() -> Callable[[], float]:
+    """This (the loop's) thread's total time spent runnable but waiting for a CPU (Linux
+    schedstat), or 0 where there is none; the file is opened once."""
+    try:
+        fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+    except OSError:
+        return lambda: 0.0
+    return lambda: int(os.pread(fd, 100, 0).split()[1]) / 1e9
+
+
 class LoopLagProbe:
-    """The longest time the event loop was late waking a task that sleeps 1 ms in a loop."""
+    """The longest time the event loop was late waking a task that sleeps 1 ms in a loop (wall),
+    and the longest such lateness less the time the loop's thread spent waiting for a CPU (on a
+    loaded machine the OS preempts the process; that part of a stall is the machine's)."""
 
     def __init__(self) -> None:
         self.max_stall_s = 0.0
+        self.max_own_stall_s = 0.0
         self._task: asyncio.Task[None] | None = None
+        self._waited = _run_queue_wait_s()
 
     async def _run(self) -> None:
         while True:
-            before = time.perf_counter()
+            before, waited = time.perf_counter(), self._waited()
             await asyncio.sleep(0.001)
-            self.max_stall_s = max(self.max_stall_s, time.perf_counter() - before - 0.001)
+            late = time.perf_counter() - before - 0.001
+            self.max_stall_s = max(self.max_stall_s, late)
+            self.max_own_stall_s = max(self.max_own_stall_s, late - (self._waited() - waited))
 
     def __enter__(self) -> LoopLagProbe:
         self._task = asyncio.ensure_future(self._run())
@@ -115,8 +139,34 @@ class LoopLagProbe:
             self._task.cancel()
 
 
-async def one_request(model: GenerativeModel) -> tuple[float, float, float]:
-    """Wall s, CPU s of this process, longest loop stall s — for one request."""
+class FullCollections:
+    """The generation-2 (full) garbage collections that ran while it was entered, and their pauses."""
+
+    def __init__(self) -> None:
+        self.pauses_s: list[float] = []
+        self._started = 0.0
+
+    def _observe(self, phase: str, info: dict[str, Any]) -> None:
+        if info.get("generation") == 2:
+            if phase == "start":
+                self._started = time.perf_counter()
+            else:
+                self.pauses_s.append(time.perf_counter() - self._started)
+
+    def __enter__(self) -> FullCollections:
+        gc.callbacks.append(self._observe)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._observe)
+
+    def summary(self) -> str:
+        """`count / longest ms`, or `0`."""
+        return f"{len(self.pauses_s)} / {1000 * max(self.pauses_s):.0f}" if self.pauses_s else "0"
+
+
+async def one_request(model: GenerativeModel) -> tuple[float, float, float, float]:
+    """Wall s, CPU s of this process, longest loop stall s, the same less CPU waits — for one request."""
     await asyncio.sleep(0.01)  # let the probe start
     with LoopLagProbe() as probe:
         wall0, cpu0 = time.perf_counter(), time.process_time()
@@ -127,7 +177,7 @@ async def one_request(model: GenerativeModel) -> tuple[float, float, float]:
         await asyncio.sleep(0.005)
     if getattr(outcome, "status", None) != "completed":
         raise RuntimeError(f"request at long history did not complete: {outcome!r}")
-    return wall, cpu, probe.max_stall_s
+    return wall, cpu, probe.max_stall_s, probe.max_own_stall_s
 
 
 def long_history_model(url: str, history: list[omni.OmniMessage], sdk_walk: bool) -> GenerativeModel:
@@ -149,12 +199,13 @@ async def request_costs(url: str, history: list[omni.OmniMessage]) -> list[list[
         ("before: SDK walk, encoding, whole-history conversion", True, SDK_WALK_REQUESTS),
     ):
         model = long_history_model(url, history, sdk_walk)
-        await one_request(model)  # warm-up: connection, imports
-        samples = [await one_request(model) for _ in range(runs)]
-        walls, cpus, stalls = zip(*samples, strict=True)
+        with TASK_HEAP.task():  # as a Task runs its requests
+            await one_request(model)  # warm-up: connection, imports
+            samples = [await one_request(model) for _ in range(runs)]
+        walls, cpus, stalls, own = zip(*samples, strict=True)
         rows.append([
             label, len(history), runs, 1000 * statistics.median(walls), 1000 * statistics.median(cpus),
-            1000 * max(stalls),
+            1000 * max(stalls), 1000 * max(own),
         ])  # fmt: skip
     return rows
 
@@ -170,6 +221,11 @@ PROTOCOL_CLIENTS = (
     ("gemini (gemini-3-flash)", "gemini-3-flash", None, ""),
 )
 PROTOCOL_HISTORY = 4000
+PROTOCOL_REQUESTS = 20  # per client: enough for an occasional full collection to land in one
+PROTOCOL_COLUMNS = [
+    "client", "history msgs", "runs", "wall ms", "client cpu ms", "max loop stall ms", "less cpu waits ms",
+    "full gc n / max ms",
+]  # fmt: skip
 
 
 def protocol_history(messages: int) -> list[omni.OmniMessage]:
@@ -202,28 +258,34 @@ async def protocol_costs(root_url: str) -> list[list[Any]]:
             )
         )
         model.set_history(history)
-        await one_request(model)  # the resume's first request converts the whole history once
-        samples = [await one_request(model) for _ in range(PROBE_REQUESTS)]
-        walls, cpus, stalls = zip(*samples, strict=True)
+        with TASK_HEAP.task():  # as a Task runs its requests
+            await one_request(model)  # the resume's first request converts the whole history once
+            with FullCollections() as full:
+                samples = [await one_request(model) for _ in range(PROTOCOL_REQUESTS)]
+        walls, cpus, stalls, own = zip(*samples, strict=True)
         rows.append([
-            label, len(history), PROBE_REQUESTS, 1000 * statistics.median(walls), 1000 * statistics.median(cpus),
-            1000 * max(stalls),
+            label, len(history), PROTOCOL_REQUESTS, 1000 * statistics.median(walls),
+            1000 * statistics.median(cpus), 1000 * max(stalls), 1000 * max(own), full.summary(),
         ])  # fmt: skip
     return rows
 
 
 async def main_protocols() -> None:
-    entries = [scripted("Fine.")] * (len(PROTOCOL_CLIENTS) * (PROBE_REQUESTS + 1))
+    entries = [scripted("Fine.")] * (len(PROTOCOL_CLIENTS) * (PROTOCOL_REQUESTS + 1))
     with unlogged_server(entries) as url:
         rows = await protocol_costs(url.removesuffix("/v1"))
     worst_cpu, worst_stall = max(row[4] for row in rows), max(row[5] for row in rows)
+    worst_own = max(row[6] for row in rows)
     print_table(
         f"One request after a resume with {PROTOCOL_HISTORY:,} history messages, per protocol (median of runs)",
-        ["client", "history msgs", "runs", "wall ms", "client cpu ms", "max loop stall ms"],
+        PROTOCOL_COLUMNS,
         rows,
         [
+            f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus",
             f"worst client cpu per request: {worst_cpu:.1f} ms -> goal <= 50 ms {verdict(worst_cpu <= 50)}",
             f"worst event-loop stall: {worst_stall:.1f} ms -> goal <= 50 ms {verdict(worst_stall <= 50)}",
+            f"worst event-loop stall less the time the loop's thread waited for a cpu: {worst_own:.1f} ms "
+            f"-> goal <= 50 ms {verdict(worst_own <= 50)}",
         ],
     )
 
@@ -312,13 +374,14 @@ async def main(turns: int) -> None:
     shipped, walked = costs
     print_table(
         "One request at the final history length (median of runs; stall = the worst run)",
-        ["path", "history msgs", "runs", "wall ms", "client cpu ms", "max loop stall ms"],
+        ["path", "history msgs", "runs", "wall ms", "client cpu ms", "max loop stall ms", "less cpu waits ms"],
         costs,
         [
             f"client-side cost per request: {shipped[4]:.1f} ms (SDK walk: {walked[4]:.0f} ms) "
             f"-> goal <= 50 ms {verdict(shipped[4] <= 50)}",
             f"longest event-loop stall during a request: {shipped[5]:.1f} ms (SDK walk: {walked[5]:.0f} ms) "
-            f"-> goal <= 50 ms {verdict(shipped[5] <= 50)}",
+            f"-> goal <= 50 ms {verdict(shipped[5] <= 50)}; less the time the loop's thread waited for a cpu: "
+            f"{shipped[6]:.1f} ms -> {verdict(shipped[6] <= 50)} (load average {os.getloadavg()[0]:.2f})",
         ],
     )
 

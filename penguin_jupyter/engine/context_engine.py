@@ -3,7 +3,8 @@ steering, background notices, max_turns), over any LLMInterface and EnvironmentI
 
 Owns the turn loop and the state that persists between runs. One turn's mechanics are in
 `turn.py`, compaction in `compaction.py` (a collaborator over the shared `ContextState`),
-carry-over building in `carry_over.py`, waits in `waits.py`, Trace recording in `recorder.py`.
+carry-over building in `carry_over.py`, waits in `waits.py`, Trace recording in `recorder.py`,
+the heap kept out of garbage collections while a run or a manual compaction lasts in `task_heap.py`.
 A task is a loop of three named steps: a turn with its retries (attempt → outcome), the
 compaction check after it, and the input of the next turn. Never raises for LLM or tool failures: they
 become messages; only a host contract violation (a broken steering fold) ends `run` with an
@@ -34,6 +35,7 @@ from .protocols import BackgroundNotices, CreateLLM, FoldInputImages, TraceSink
 from .recorder import Recorder
 from .settings import CompactionSettings, EngineState, compactability_of
 from .steering import SteeringQueue, carries_steering, steering_messages
+from .task_heap import TASK_HEAP
 from .turn import TurnContext, run_turn
 from .waits import Backoff
 
@@ -200,8 +202,9 @@ class ContextEngine:
             self._max_turns = max_turns
         self._task_running = True
         try:
-            async for msg in self._run_task(messages, approve or _deny_all, signal, thinking_level):
-                yield msg
+            with TASK_HEAP.task():  # the heap that existed before the Task stays out of collections
+                async for msg in self._run_task(messages, approve or _deny_all, signal, thinking_level):
+                    yield msg
         finally:
             self._task_running = False
             self._max_turns = configured
@@ -429,8 +432,9 @@ class ContextEngine:
     async def _manual_compaction(self, signal: AbortSignal | None) -> AsyncIterator[OmniMessage]:
         if self._task_running:
             raise RuntimeError("compact() is only callable between runs")
-        async for msg in self._compactor.manual(signal):
-            yield msg
+        with TASK_HEAP.task():  # a summary request over the whole history, like a Task's
+            async for msg in self._compactor.manual(signal):
+                yield msg
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""A request converts only the history it has not converted before (openai-chat, Gemini).
+"""A request converts only the history it has not converted before (openai-chat, Gemini,
+Anthropic Messages, OpenAI Responses).
 
 agenthub's stateful client converts its whole history to the provider's wire format on every
 request (`transform_uni_message_to_model_input`). For the Chat Completions conversion that is the
@@ -21,8 +22,18 @@ for each id the new tool results answer, whose Content is dropped. Gemini's conv
 larger cost (≈ 190 ms at 4,000 messages), and the kept `Content` objects are what lets
 `gemini_request.py` keep their wire form too.
 
-Installed only when the client's conversion is exactly agenthub's openai-chat function (its
-vLLM adapter inherits it) or its Gemini one; every other protocol converts as agenthub does.
+agenthub's Anthropic Messages conversions (Claude 4.6+, `ant-messages`) and its OpenAI Responses
+ones (`openai-responses`, GPT-5.4+/6, DeepSeek v4, MiniMax M3) need no context at all: each message
+becomes its own wire items from that message alone (`MessageAlone`, no carriers). They cost
+≈ 4 ms (Anthropic) and ≈ 15 ms (Responses, which also `json.dumps` every tool call's arguments)
+at 4,000 messages, and kept wire items are what lets `body_encoding.py` keep their JSON too. All
+of them but Claude's are plain functions, not coroutines: `IncrementalSyncConversion` stands in
+for those. Claude on Bedrock is left whole: agenthub adds `cache_control` to the last user
+message's wire form after converting, in place, which a kept wire form would carry into every
+later request.
+
+Installed only when the client's conversion is exactly one of these agenthub functions (the vLLM
+adapter inherits openai-chat's); every other protocol converts as agenthub does.
 tests/llm/test_llm_history_conversion.py checks the result against agenthub's own conversion.
 See docs/model-requests.md ("Long sessions").
 """
@@ -33,13 +44,20 @@ import operator
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from agenthub.ant_messages.client import AntMessagesClient
+from agenthub.claude5.client import Claude5Client
+from agenthub.deepseek_v4.client import DeepSeekV4Client
 from agenthub.gemini3_8.client import Gemini3_8Client
+from agenthub.gpt6.client import GPT6Client
+from agenthub.minimax_m3.client import MiniMaxM3Client
 from agenthub.openai_chat.client import OpenaiChatClient
+from agenthub.openai_responses.client import OpenaiResponsesClient
 from agenthub.types import UniMessage
 
-from .sdk_internals import conversion_function, replace_conversion
+from .sdk_internals import claude_on_bedrock, conversion_function, replace_conversion
 
 Convert = Callable[[list[UniMessage]], Awaitable[list[Any]]]
+ConvertSync = Callable[[list[UniMessage]], list[Any]]
 
 
 def reasoning_fields(message: UniMessage) -> set[str | None]:
@@ -98,26 +116,38 @@ class CallNameContext:
                 self._names[item["tool_call_id"]] = item["name"]
 
 
-class IncrementalConversion:
-    """Callable standing in for the client's conversion method. `context` makes the context
-    object of the protocol (default: openai-chat's reasoning fields); each carrier it gives
-    must convert to exactly one wire message."""
+class MessageAlone:
+    """Anthropic Messages, OpenAI Responses: a message's wire form depends on it alone."""
 
-    def __init__(self, convert: Convert, context: Callable[[], Any] = ReasoningFieldContext) -> None:
-        self._convert = convert
+    def carriers(self, new: list[UniMessage]) -> list[UniMessage]:
+        return []
+
+    def learn(self, message: UniMessage) -> None:
+        pass
+
+
+class _KeptConversion:
+    """The history converted so far and its wire form; `context` makes the context object of the
+    protocol (default: openai-chat's reasoning fields); each carrier it gives must convert to
+    exactly one wire message."""
+
+    def __init__(self, context: Callable[[], Any] = ReasoningFieldContext) -> None:
         self._make_context = context
         self._context = context()
         self._converted: list[UniMessage] = []  # the history converted so far (same objects)
         self._wire: list[Any] = []  # its wire form
         self.converted_last = 0  # messages handed to agenthub by the last call (for tests)
 
-    async def __call__(self, messages: list[UniMessage]) -> list[Any]:
+    def _to_convert(self, messages: list[UniMessage]) -> tuple[list[UniMessage], list[UniMessage]]:
+        """(carriers, the messages not kept): what agenthub must convert for `messages`."""
         known = self._extends_cache(messages)
         if not known:
             self._converted, self._wire, self._context = [], [], self._make_context()
         new = messages[known:]
-        carriers = self._context.carriers(new)
-        wire = await self._convert([*carriers, *new]) if new or carriers else []
+        return self._context.carriers(new), new
+
+    def _kept_with(self, carriers: list[UniMessage], new: list[UniMessage], wire: list[Any]) -> list[Any]:
+        """Keep the wire form of `new` (agenthub's `wire` of carriers + new); the whole list's."""
         self._converted.extend(new)
         self._wire.extend(wire[len(carriers) :])
         for message in new:
@@ -137,14 +167,54 @@ class IncrementalConversion:
         return len(cached)
 
 
+class IncrementalConversion(_KeptConversion):
+    """Callable standing in for the client's conversion method (a coroutine in agenthub)."""
+
+    def __init__(self, convert: Convert, context: Callable[[], Any] = ReasoningFieldContext) -> None:
+        super().__init__(context)
+        self._convert = convert
+
+    async def __call__(self, messages: list[UniMessage]) -> list[Any]:
+        carriers, new = self._to_convert(messages)
+        todo = [*carriers, *new]
+        return self._kept_with(carriers, new, await self._convert(todo) if todo else [])
+
+
+class IncrementalSyncConversion(_KeptConversion):
+    """Callable standing in for the client's conversion method (a plain function in agenthub)."""
+
+    def __init__(self, convert: ConvertSync, context: Callable[[], Any] = MessageAlone) -> None:
+        super().__init__(context)
+        self._convert = convert
+
+    def __call__(self, messages: list[UniMessage]) -> list[Any]:
+        carriers, new = self._to_convert(messages)
+        todo = [*carriers, *new]
+        return self._kept_with(carriers, new, self._convert(todo) if todo else [])
+
+
+# agenthub's conversion function -> how this module stands in for it
+_INCREMENTAL: dict[Any, Callable[[Any], Any]] = {
+    OpenaiChatClient.transform_uni_message_to_model_input: IncrementalConversion,
+    Gemini3_8Client.transform_uni_message_to_model_input: lambda convert: IncrementalConversion(
+        convert, CallNameContext
+    ),
+    Claude5Client.transform_uni_message_to_model_input: lambda convert: IncrementalConversion(
+        convert, MessageAlone
+    ),
+    AntMessagesClient.transform_uni_message_to_model_input: IncrementalSyncConversion,
+    OpenaiResponsesClient.transform_uni_message_to_model_input: IncrementalSyncConversion,
+    GPT6Client.transform_uni_message_to_model_input: IncrementalSyncConversion,
+    DeepSeekV4Client.transform_uni_message_to_model_input: IncrementalSyncConversion,
+    MiniMaxM3Client.transform_uni_message_to_model_input: IncrementalSyncConversion,
+}
+
+
 def install_incremental_conversion(routed: Any) -> bool:
-    """Give `routed` (agenthub's protocol client) an `IncrementalConversion` when its conversion
-    is agenthub's openai-chat or Gemini one. Returns whether it did."""
-    conversion = conversion_function(routed)
-    if conversion is OpenaiChatClient.transform_uni_message_to_model_input:
-        replace_conversion(routed, IncrementalConversion)
-    elif conversion is Gemini3_8Client.transform_uni_message_to_model_input:
-        replace_conversion(routed, lambda convert: IncrementalConversion(convert, CallNameContext))
-    else:
+    """Give `routed` (agenthub's protocol client) an incremental conversion when its conversion
+    is one of agenthub's functions above (not on Bedrock). Returns whether it did."""
+    make = _INCREMENTAL.get(conversion_function(routed))
+    if make is None or claude_on_bedrock(routed):
         return False
+    replace_conversion(routed, make)
     return True

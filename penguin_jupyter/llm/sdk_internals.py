@@ -13,7 +13,8 @@ shape against the installed versions and fails loudly, naming the item, when one
 3. openai's per-attempt `AsyncOpenAI._prepare_options` hook (replaced on one SDK object by
    `PreEncodedBody`) and its body encoder `openai._utils._json.openapi_dumps` / `openai._types.Omit`.
 4. agenthub's `transform_uni_message_to_model_input` (replaced on one protocol-client instance by
-   `IncrementalConversion`).
+   `IncrementalConversion` / `IncrementalSyncConversion`), and `Claude5Client._use_bedrock` (read:
+   on Bedrock agenthub edits the converted list in place, so it keeps converting whole).
 5. `AntMessagesClient.__init__` — rebuilt so the anthropic SDK gets one credential argument
    (agenthub passes the key as both `api_key` and `auth_token`, which anthropic ≥ 2 rejects
    before any request), setting the three attributes agenthub's `__init__` sets.
@@ -48,6 +49,7 @@ __all__ = [
     "Omit",
     "anthropic_options_copy",
     "build_ant_messages_client",
+    "claude_on_bedrock",
     "gemini_wire_contents",
     "openapi_dumps",
     "protocol_client_class",
@@ -107,6 +109,11 @@ def conversion_function(routed: LLMClient) -> Any:
 def replace_conversion(routed: LLMClient, make: Callable[[Any], Any]) -> None:
     """Replace the conversion method on this one protocol-client instance by `make(bound method)`."""
     setattr(routed, _CONVERSION, make(getattr(routed, _CONVERSION)))
+
+
+def claude_on_bedrock(routed: LLMClient) -> bool:
+    """Whether `routed` is agenthub's Claude client talking to Bedrock (`bedrock://` base URL)."""
+    return getattr(routed, "_use_bedrock", False) is True
 
 
 def restore_conversion(routed: LLMClient) -> Any:

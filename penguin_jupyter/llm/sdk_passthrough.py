@@ -18,11 +18,14 @@ server). Everything else — the other fields, headers, retries, streaming, erro
 `anthropic_prepare.py` keeps the lists out of that copy.) Only plain lists are moved; an
 `extra_body` that already names the field wins. The same wrapper
 reports when `create` returns (the response headers arrived) or fails, for the model's
-first-response budget (`answer_budget.py`). See docs/model-requests.md ("Long sessions").
+first-response budget (`answer_budget.py`), and lets the event loop run once before the SDK
+starts building the body, so agenthub's conversion and the SDK's body build are two task steps,
+not one. See docs/model-requests.md ("Long sessions").
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -67,6 +70,9 @@ def passthrough_create(
     `create` returned or raised (not when it was cancelled)."""
 
     async def create_with_passthrough(*args: Any, **kwargs: Any) -> Any:
+        # agenthub converted the history in the task step that called us; the SDK builds and
+        # encodes the body in the next one (docs/model-requests.md "Long sessions")
+        await asyncio.sleep(0)
         for name in body_only:
             if name in kwargs:
                 kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}), name: kwargs.pop(name)}

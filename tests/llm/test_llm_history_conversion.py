@@ -1,10 +1,12 @@
 """`llm/history_conversion.py`: converting only the new messages gives exactly agenthub's own
 openai-chat conversion of the whole history, request after request, whatever reasoning fields
 the history carries (and agenthub's Gemini conversion, whatever tool calls earlier messages
-named); a history that is not an extension of the last one is converted whole."""
+named, and its Anthropic Messages and OpenAI Responses conversions); a history that is not an
+extension of the last one is converted whole."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from agenthub import AutoLLMClient
@@ -14,6 +16,8 @@ from agenthub.openai_chat.client import OpenaiChatClient
 from penguin_jupyter.llm.history_conversion import (
     CallNameContext,
     IncrementalConversion,
+    IncrementalSyncConversion,
+    MessageAlone,
     install_incremental_conversion,
 )
 
@@ -159,16 +163,94 @@ async def test_gemini_every_prefix_and_rollback_converts_as_agenthub_does() -> N
     ]  # fmt: skip
 
 
-def test_installed_for_openai_chat_its_vllm_adapter_and_gemini_only() -> None:
+def per_message_conversation() -> list[dict[str, Any]]:
+    """What the Anthropic and Responses conversions see: text with and without a phase, signed
+    and redacted thinking, summaries with encrypted reasoning, tool calls mixed with text, tool
+    results with images, image messages."""
+    signed = {"type": "thinking", "thinking": "plan", "fidelity": {"signature": "sig-1"}}
+    redacted = {"type": "thinking", "thinking": "_REDACTED_THINKING", "fidelity": {"signature": "opaque"}}
+    summary = {
+        "type": "thinking",
+        "thinking": "summary",
+        "fidelity": {"channel": "summary", "encrypted_content": "enc", "signature": "sig-2"},
+    }
+    phased = {"type": "text", "text": "note", "fidelity": {"phase": "commentary"}}
+    final = {"type": "text", "text": "answer", "fidelity": {"phase": "final_answer"}}
+    turns: list[dict[str, Any]] = [user("start"), assistant(signed, call(0)), result(0)]
+    turns += [assistant(phased, final), user("look"), assistant(redacted, {"type": "text", "text": "x"}, call(1))]
+    turns += [result(1, images=True), assistant(summary, call(2), call(3)), result(2), result(3)]
+    turns += [{"role": "user", "content_items": [{"type": "image_url", "image_url": PNG}]}]
+    turns += [assistant({"type": "text", "text": "seen"}), user("again"), assistant(call(4)), result(4)]
+    return turns
+
+
+def per_message_clients() -> list[Any]:
+    from agenthub.claude5.client import Claude5Client
+
+    from penguin_jupyter.llm.sdk_internals import build_ant_messages_client, protocol_client_class
+
+    clients: list[Any] = [
+        Claude5Client(model="claude-sonnet-4-6", api_key="k", base_url="http://127.0.0.1:9"),
+        build_ant_messages_client("m", "k", "http://127.0.0.1:9"),
+    ]
+    for client_type in ("openai-responses", "gpt-5.5", "deepseek-v4-omni", "minimax-m3"):
+        cls = protocol_client_class(client_type)
+        assert cls is not None
+        clients.append(cls(model=client_type, api_key="k", base_url="http://127.0.0.1:9/v1"))
+    return clients
+
+
+async def converted_by_both(incremental: Any, convert: Any, messages: list[Any]) -> tuple[Any, Any]:
+    """(ours, agenthub's) for `messages`, whether the conversion is a coroutine or not."""
+    ours, theirs = incremental(messages), convert(messages)
+    return (await ours, await theirs) if inspect.iscoroutine(theirs) else (ours, theirs)
+
+
+async def test_anthropic_and_responses_every_prefix_and_rollback_converts_as_agenthub_does() -> None:
+    history = per_message_conversation()
+    for client in per_message_clients():
+        name = type(client).__name__
+        convert = client.transform_uni_message_to_model_input
+        incremental: Any = (
+            IncrementalConversion(convert, MessageAlone)
+            if inspect.iscoroutinefunction(convert)
+            else IncrementalSyncConversion(convert)
+        )
+
+        for n in [*range(1, len(history) + 1), 5, len(history), 2, 9, len(history)]:
+            ours, theirs = await converted_by_both(incremental, convert, history[:n])
+            assert ours == theirs, f"{name}: prefix of {n} messages"
+        assert incremental.converted_last == len(history) - 9, name
+        ours, theirs = await converted_by_both(incremental, convert, history)
+        assert ours == theirs and incremental.converted_last == 0, name
+        # a replaced message: converted whole again
+        changed = [*history[:4], user("edited"), *history[5:]]
+        ours, theirs = await converted_by_both(incremental, convert, changed)
+        assert ours == theirs and incremental.converted_last == len(changed), name
+
+
+def test_installed_for_every_protocol_but_claude_on_bedrock() -> None:
     for client_type, expected in [
         ("openai-chat", True),
         ("openai-chat-vllm-adapter", True),
         ("gemini-3-flash", True),
-        ("openai-responses", False),
-        ("claude-sonnet-4-6", False),
+        ("openai-responses", True),
+        ("gpt-5.5", True),
+        ("deepseek-v4-pro", True),
+        ("minimax-m3", True),
+        ("claude-sonnet-4-6", True),
+        ("glm-5.1", False),
+        ("kimi-k2.5", False),
     ]:
         client = AutoLLMClient(
             model="m", api_key="k", base_url="http://127.0.0.1:9/v1", client_type=client_type
         )
         assert install_incremental_conversion(client._client) is expected, client_type
+    from penguin_jupyter.llm.sdk_internals import build_ant_messages_client
+
+    assert install_incremental_conversion(build_ant_messages_client("m", "k", "http://127.0.0.1:9"))
+    bedrock = AutoLLMClient(
+        model="claude-sonnet-4-6", api_key="id,secret", base_url="bedrock://us-east-1", client_type=None
+    )
+    assert not install_incremental_conversion(bedrock._client)
     assert not any(install_incremental_conversion(obj) for obj in (object(), None, "x"))

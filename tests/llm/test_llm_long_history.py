@@ -5,6 +5,7 @@ the bytes the SDK builds on its own."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import types
@@ -219,6 +220,30 @@ async def test_passthrough_leaves_an_explicit_extra_body_field_alone() -> None:
     assert answered == [True, True, True]
 
 
+async def test_passthrough_lets_the_loop_run_before_the_sdk_builds_the_body() -> None:
+    """agenthub converts the history in the task step that calls `create`; the SDK's body build
+    starts in a later one, so the two never add up to one long stall."""
+    steps = 0
+
+    async def ticker() -> None:
+        nonlocal steps
+        while True:
+            steps += 1
+            await asyncio.sleep(0)
+
+    async def create(**kwargs: Any) -> int:
+        return steps
+
+    ticking = asyncio.ensure_future(ticker())
+    await asyncio.sleep(0)
+    try:
+        called_at = steps
+        built_at = await passthrough_create(create, ("messages",))(model="m", messages=[])
+    finally:
+        ticking.cancel()
+    assert built_at > called_at
+
+
 async def test_pre_encoded_body_is_the_sdks_encoding_and_encodes_each_element_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -362,3 +387,49 @@ async def test_gemini_4000_message_history_sends_the_bytes_the_sdk_would_build(
     assert "functionResponse" in sent[2]["contents"][-1]["parts"][0]
     assert sent[2]["contents"][-2]["parts"][0]["functionCall"]["name"] == "exec_command"
     assert "\ue000penguin" not in shipped[2].decode()
+
+
+# (model_id, client_type, the SDK's base_url is the server root) of every Anthropic Messages and
+# OpenAI Responses client agenthub routes to
+PER_MESSAGE_CLIENTS = {
+    "claude-sonnet-4-6": ("claude-sonnet-4-6", None, True),
+    "ant-messages": ("claude-compatible", "ant-messages", True),
+    "openai-responses": ("any-model", "openai-responses", False),
+    "gpt-5.5": ("gpt-5.5", None, False),
+    "deepseek-v4": ("deepseek-v4-omni", None, False),  # the history has images: not a text-only one
+    "minimax-m3": ("minimax-m3", None, False),
+}
+
+
+@pytest.mark.parametrize("client", sorted(PER_MESSAGE_CLIENTS))
+async def test_anthropic_and_responses_convert_only_new_messages_and_send_the_sdks_bytes(
+    raw_bodies: list[bytes], client: str
+) -> None:
+    model_id, client_type, at_root = PER_MESSAGE_CLIENTS[client]
+    # no thinking in the resumed history: without its provider's signature no server takes it back
+    history = long_history(2000, with_thinking=False)
+    converted: list[int] = []
+    for shortcuts in (True, False):
+        with ScriptedModelServer(SCRIPT) as server:
+            model = scripted_model(
+                server,
+                model_id=model_id,
+                client_type=client_type,
+                base_url=server.root_url if at_root else server.url,
+                tools=TOOLS,
+                system_prompt="You are terse.",
+            )
+            if shortcuts:
+                await converse(model, history)
+                conversion = model._client.protocol_client.transform_uni_message_to_model_input
+                converted.append(conversion.converted_last)
+            else:
+                await converse(as_the_sdk_builds_it(model), history)
+    assert len(raw_bodies) == 6
+    shipped, sdk_built = raw_bodies[:3], raw_bodies[3:]
+    for n, (ours, theirs) in enumerate(zip(shipped, sdk_built, strict=True)):
+        assert ours == theirs, f"request {n + 1}"
+    assert converted == [2]  # the last request: the tool call and its output, nothing older
+    sent = [json.loads(body) for body in shipped]
+    field = "messages" if at_root else "input"
+    assert len(sent[2][field]) > len(sent[0][field]) > len(history) // 2

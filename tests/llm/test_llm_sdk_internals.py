@@ -89,6 +89,15 @@ def test_item_4_every_protocol_client_converts_through_the_replaceable_method() 
         assert callable(getattr(cls, "transform_uni_message_to_model_input", None)), f"item 4: {cls}"
         base = inspect.getsource(LLMClient.streaming_response)
         assert "self._streaming_response_internal(messages, config)" in base, "item 4: the stream path moved"
+    from agenthub.claude5.client import Claude5Client
+
+    stream = inspect.getsource(Claude5Client._streaming_response_internal)
+    assert "if self._use_bedrock:" in stream and '["cache_control"] = ' in stream, (
+        "item 4: Claude's Bedrock path no longer edits the converted list as read"
+    )
+    claude = Claude5Client(model="claude-sonnet-4-6", api_key="k", base_url="http://127.0.0.1:9")
+    bedrock = Claude5Client(model="claude-sonnet-4-6", api_key="id,secret", base_url="bedrock://us-east-1")
+    assert not sdk_internals.claude_on_bedrock(claude) and sdk_internals.claude_on_bedrock(bedrock), "item 4"
 
 
 def test_item_5_agenthubs_ant_messages_client_still_cannot_be_built_as_is() -> None:
