@@ -107,7 +107,22 @@ def run_cell(page: Any, index: int) -> None:
     wait_cell_done(page, index, timeout_ms=300_000)
 
 
-def measure(page: Any, cdp: Any) -> dict[str, float]:
+def take_snapshot(cdp: Any, path: Path) -> None:
+    """Write the page's heap snapshot (CDP `HeapProfiler.takeHeapSnapshot`) to `path`."""
+    chunks: list[str] = []
+
+    def on_chunk(event: dict[str, Any]) -> None:
+        chunks.append(event["chunk"])
+
+    cdp.on("HeapProfiler.addHeapSnapshotChunk", on_chunk)
+    try:
+        cdp.send("HeapProfiler.takeHeapSnapshot", {"reportProgress": False})
+    finally:
+        cdp.remove_listener("HeapProfiler.addHeapSnapshotChunk", on_chunk)
+    path.write_text("".join(chunks))
+
+
+def measure(page: Any, cdp: Any, snapshot: Path | None = None) -> dict[str, float]:
     """The figures once the kernel is idle and its widget count stopped falling (≤ DRAIN_MAX_S)."""
     wait_kernel_idle(page)
     time.sleep(DRAIN_S)
@@ -122,6 +137,8 @@ def measure(page: Any, cdp: Any) -> dict[str, float]:
     time.sleep(0.5)
     cdp.send("HeapProfiler.collectGarbage")
     heap = cdp.send("Runtime.getHeapUsage")["usedSize"]
+    if snapshot is not None:
+        take_snapshot(cdp, snapshot)
     probe = page.evaluate(PROBE)
     kernel_models = page.evaluate(KERNEL_PROBE)
     return {"heap_mb": heap / 1e6, "models": probe["models"], "comms": probe["comms"], "kernel_models": kernel_models}
@@ -131,6 +148,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cells", type=int, default=CELLS)
     parser.add_argument("--plain", action="store_true", help="baseline: plain cells printing a short text instead of %%penguin cells")
+    parser.add_argument("--snapshots", type=Path, help="also write the page's heap snapshots at both checkpoints into this folder (for heap_diff.py)")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -149,10 +167,13 @@ def main() -> None:
                 started = time.monotonic()
                 for index in range(CHECKPOINT + 1):  # %load_ext, then the first 10 %%penguin cells
                     run_cell(page, index)
-                early = measure(page, cdp)
+                snaps = args.snapshots
+                if snaps is not None:
+                    snaps.mkdir(parents=True, exist_ok=True)
+                early = measure(page, cdp, snaps / f"after_{CHECKPOINT}.heapsnapshot" if snaps else None)
                 for index in range(CHECKPOINT + 1, args.cells + 1):
                     run_cell(page, index)
-                late = measure(page, cdp)
+                late = measure(page, cdp, snaps / f"after_{args.cells}.heapsnapshot" if snaps else None)
                 elapsed = time.monotonic() - started
                 browser.close()
         finally:
