@@ -73,7 +73,9 @@ def load(path: Path) -> Snapshot:
     counts = nodes[:, nf.index("edge_count")]
     first = np.zeros(len(nodes) + 1, dtype=np.int64)
     np.cumsum(counts, out=first[1:])
-    detached = nodes[:, nf.index("detachedness")] if "detachedness" in nf else np.zeros(len(nodes), dtype=np.int64)
+    detached = (
+        nodes[:, nf.index("detachedness")] if "detachedness" in nf else np.zeros(len(nodes), dtype=np.int64)
+    )
     return Snapshot(
         types=nodes[:, nf.index("type")],
         names=nodes[:, nf.index("name")],
@@ -111,7 +113,9 @@ def ephemeron_keys(snap: Snapshot) -> dict[int, int]:
             match = KEY_ID.search(text)
             if match and int(match.group(1)) in index:
                 keyed[s_index] = index[int(match.group(1))]
-    edges = np.nonzero(np.isin(snap.edge_names, list(keyed)) & (snap.edge_types != snap.edge_type_names.index("element")))[0]
+    edges = np.nonzero(
+        np.isin(snap.edge_names, list(keyed)) & (snap.edge_types != snap.edge_type_names.index("element"))
+    )[0]
     return {int(e): keyed[int(snap.edge_names[e])] for e in edges.tolist()}
 
 
@@ -170,8 +174,12 @@ def main() -> None:
     new_ids = set(b.ids.tolist())
     is_new = np.fromiter((i not in old_ids for i in b.ids.tolist()), dtype=bool, count=len(b.ids))
     freed = np.fromiter((i not in new_ids for i in a.ids.tolist()), dtype=bool, count=len(a.ids))
-    print(f"before: {len(a.ids):,} objects, {a.sizes.sum() / 1e6:.1f} MB; after: {len(b.ids):,} objects, {b.sizes.sum() / 1e6:.1f} MB")
-    print(f"new: {is_new.sum():,} objects, {b.sizes[is_new].sum() / 1e6:.2f} MB; freed: {freed.sum():,}, {a.sizes[freed].sum() / 1e6:.2f} MB")
+    print(
+        f"before: {len(a.ids):,} objects, {a.sizes.sum() / 1e6:.1f} MB; after: {len(b.ids):,} objects, {b.sizes.sum() / 1e6:.1f} MB"
+    )
+    print(
+        f"new: {is_new.sum():,} objects, {b.sizes[is_new].sum() / 1e6:.2f} MB; freed: {freed.sum():,}, {a.sizes[freed].sum() / 1e6:.2f} MB"
+    )
     for label, snap, mask in (("NEW", b, is_new), ("FREED", a, freed)):
         print(f"\n## {label} objects by class (top {args.top} by self size)")
         for key, count, size in by_class(snap, np.nonzero(mask)[0])[: args.top]:
@@ -206,10 +214,16 @@ def main() -> None:
     groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for top in charged:
         holder = int(parent[top])
-        key = (b.cls(holder) if holder >= 0 else "(unreachable)", b.edge_label(int(via[top])) if via[top] >= 0 else "", b.cls(top))
+        key = (
+            b.cls(holder) if holder >= 0 else "(unreachable)",
+            b.edge_label(int(via[top])) if via[top] >= 0 else "",
+            b.cls(top),
+        )
         groups[key].append(top)
     rows = sorted(groups.items(), key=lambda kv: -sum(charged[t] for t in kv[1]))
-    print(f"\n## where the new bytes hang (old holder ─edge→ first new object; {unreached} frontiers unreachable)")
+    print(
+        f"\n## where the new bytes hang (old holder ─edge→ first new object; {unreached} frontiers unreachable)"
+    )
     for (holder, edge, first_new), tops in rows[: args.top]:
         total = sum(charged[t] for t in tops)
         example = max(tops, key=lambda t: charged[t])

@@ -53,7 +53,11 @@ def test_bridge_answers_during_a_running_cell_leave_no_pending_futures(page, lab
             {"text": "Still two cells."},
         ]
     )
-    lab.write_notebook("page_memory.ipynb", "%%penguin --approve allow-all\nRead the notebook.", "%%penguin --approve allow-all\nAgain.")
+    lab.write_notebook(
+        "page_memory.ipynb",
+        "%%penguin --approve allow-all\nRead the notebook.",
+        "%%penguin --approve allow-all\nAgain.",
+    )
     open_notebook(page, lab, "page_memory.ipynb")
     for index in (0, 1, 2):
         run_cell_at(page, index)
