@@ -78,7 +78,10 @@ KERNEL_PROBE = """async () => {
 
 
 class SoakLab(JupyterLab):
-    """The browser tests' JupyterLab, with the app exposed in the page for the probe."""
+    """The browser tests' JupyterLab, with the app exposed in the page for the probe and, when
+    asked, the notebook's `windowingMode` set as a user would in Settings ▸ Notebook."""
+
+    windowing: str | None = None
 
     def _prepare(self) -> None:
         super()._prepare()
@@ -86,6 +89,12 @@ class SoakLab(JupyterLab):
         settings = json.loads(config.read_text())
         settings["exposeAppInBrowser"] = True
         config.write_text(json.dumps(settings))
+        if self.windowing:
+            tracker = self.home / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
+            path = tracker / "tracker.jupyterlab-settings"
+            user = json.loads(path.read_text())
+            user["windowingMode"] = self.windowing
+            path.write_text(json.dumps(user))
 
 
 def script(cells: int) -> list[dict[str, Any]]:
@@ -149,11 +158,18 @@ def main() -> None:
     parser.add_argument("--cells", type=int, default=CELLS)
     parser.add_argument("--plain", action="store_true", help="baseline: plain cells printing a short text instead of %%penguin cells")
     parser.add_argument("--snapshots", type=Path, help="also write the page's heap snapshots at both checkpoints into this folder (for heap_diff.py)")
+    parser.add_argument(
+        "--windowing",
+        choices=("full", "defer", "contentVisibility", "none"),
+        help="the notebook's windowingMode setting (default: JupyterLab's own)",
+    )
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory(prefix="bench-soak-") as base, ScriptedModelServer(script(args.cells), log_requests=False) as server:
-        lab = SoakLab(Path(base)).start()
+        lab = SoakLab(Path(base))
+        lab.windowing = args.windowing
+        lab.start()
         try:
             lab.use_model_server(server)
             source = PLAIN_CELL if args.plain else "%%penguin --approve allow-all\nNext step."
@@ -185,7 +201,7 @@ def main() -> None:
         goal = key in ("heap_mb", "models")
         rows.append([label, f"{early[key]:.1f}", f"{late[key]:.1f}", f"{ratio:.3f}", verdict(ratio <= 1.10) if goal else "—"])
     print_table(
-        f"Browser soak: {args.cells} {'plain' if args.plain else '%%penguin'} cells in JupyterLab (after cell {CHECKPOINT} vs after cell {args.cells})",
+        f"Browser soak: {args.cells} {'plain' if args.plain else '%%penguin'} cells in JupyterLab{f' (windowingMode {args.windowing})' if args.windowing else ''} (after cell {CHECKPOINT} vs after cell {args.cells})",
         ["figure", f"after {CHECKPOINT}", f"after {args.cells}", "ratio", "≤ 1.10"],
         rows,
         [f"Running the {args.cells} cells took {elapsed:.0f} s; each figure read once the kernel was idle and its widget count stable for {DRAIN_S:.0f} s."],
