@@ -8,12 +8,15 @@ allow-all` cells one after another (each run as Shift+Enter would, after the pre
 idle and the kernel's widget count stopped falling (the paced teardown drained), the probe forces a garbage collection
 (CDP `HeapProfiler.collectGarbage`) and reads:
 
-* the page's JS heap (`Runtime.getHeapUsage`, used bytes);
+* the page's JS heap (`Runtime.getHeapUsage`, used bytes) and, where chromium reports it, the
+  DOM's (Blink's) heap beside it (`embedderHeapUsedSize`);
 * the widget manager's model count (`ManagerBase._models` of the notebook's manager, reached
   through a renderer of the widget mime type) and the kernel connection's open comms;
 * the kernel's own `ipywidgets.Widget.widgets` (run in the kernel through the page's session).
 
-`--plain` runs the same number of plain cells (a print and a dict) instead, for the heap a
+`--snapshots DIR` also writes the page's heap snapshot at both points, for `heap_diff.py` (what
+the new bytes are and what holds them); `--windowing MODE` sets the notebook's `windowingMode`
+as a user would. `--plain` runs the same number of plain cells (a print and a dict) instead, for the heap a
 notebook's cells cost anyway. Prints a table: each figure after cell 10 and after cell CELLS and their ratio (goal: the heap
 and the model count within 10%). Asserts nothing. Needs /usr/bin/chromium and the built labextension.
 """
@@ -145,12 +148,13 @@ def measure(page: Any, cdp: Any, snapshot: Path | None = None) -> dict[str, floa
     cdp.send("HeapProfiler.collectGarbage")
     time.sleep(0.5)
     cdp.send("HeapProfiler.collectGarbage")
-    heap = cdp.send("Runtime.getHeapUsage")["usedSize"]
+    usage = cdp.send("Runtime.getHeapUsage")
+    heap = usage["usedSize"]
     if snapshot is not None:
         take_snapshot(cdp, snapshot)
     probe = page.evaluate(PROBE)
     kernel_models = page.evaluate(KERNEL_PROBE)
-    return {"heap_mb": heap / 1e6, "models": probe["models"], "comms": probe["comms"], "kernel_models": kernel_models}
+    return {"heap_mb": heap / 1e6, "dom_mb": usage.get("embedderHeapUsedSize", -1e6) / 1e6, "models": probe["models"], "comms": probe["comms"], "kernel_models": kernel_models}
 
 
 def main() -> None:
@@ -195,7 +199,7 @@ def main() -> None:
         finally:
             lab.stop()
     rows = []
-    for key, label in (("heap_mb", "page JS heap after GC (MB)"), ("models", "widget manager models"),
+    for key, label in (("heap_mb", "page JS heap after GC (MB)"), ("dom_mb", "page DOM (embedder) heap after GC (MB)"), ("models", "widget manager models"),
                        ("comms", "kernel connection comms (page)"), ("kernel_models", "kernel Widget.widgets")):  # fmt: skip
         ratio = late[key] / early[key] if early[key] else (1.0 if late[key] == early[key] else float("inf"))
         goal = key in ("heap_mb", "models")
