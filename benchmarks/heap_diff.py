@@ -7,10 +7,13 @@ prints:
 * the objects only in the later snapshot, by class (constructor name, `(string)`, `(closure)`, …):
   count and self size; likewise the objects freed since the first;
 * detached DOM nodes (the snapshot's `detachedness`) in each;
+* with `--what-if CELLS`: the new JS bytes per cell still reachable with each of the three
+  upstream paths that keep a finished Task's widgets cut (`upstream_paths`), and with all three;
 * where the new objects hang: the later snapshot's shortest-path tree from the GC roots (weak edges
   left out, as DevTools' retainer view), each new object charged to the first new object on its
   path (its "frontier"); frontiers are grouped by the old object holding them and the edge, with the
-  self sizes of everything under them and one example path from the root.
+  self sizes of everything under them and one example path from the root (a shortest path names
+  one holder; an object may have others: `--what-if` cuts paths and counts what nothing else reaches).
 
 Only the standard library and numpy; a 130 MB snapshot takes about a minute. Prints, asserts
 nothing.
@@ -163,11 +166,80 @@ def path_text(snap: Snapshot, parent: np.ndarray, via: np.ndarray, node: int, st
     return " ".join(reversed(parts))
 
 
+def upstream_paths(snap: Snapshot) -> dict[str, frozenset[int]]:
+    """The three retention paths that keep a finished Task's widgets in a JupyterLab page
+    (benchmarks/README.md, the soak), as the nodes to cut for each:
+
+    * the lumino connections whose slot closes over a `CommHandler` (@jupyterlab/services: its
+      constructor connects to `kernel.statusChanged` and never disconnects);
+    * the connections whose slot closes over an ipywidgets `OutputModel` (it connects to
+      `sessionContext.kernelChanged` and never disconnects);
+    * the kernel connection's pending futures of `comm_msg`s (the kernel sent no idle for them).
+    Names are found by shape (minified classes): a `CommHandler` has `_target` and `_kernel`, an
+    `OutputModel` `_msgHook`, a future `_msg` with a header."""
+    n_nodes = len(snap.ids)
+    origin = np.repeat(np.arange(n_nodes), np.diff(snap.first_edge))
+    index = {text: i for i, text in enumerate(snap.strings)}
+
+    def named(name: str) -> np.ndarray:
+        return snap.edge_names == index.get(name, -1)
+
+    def holders(name: str) -> set[int]:
+        return set(origin[named(name)].tolist())
+
+    def slots_over(selves: set[int]) -> frozenset[int]:
+        contexts = set(origin[named("this") & np.isin(snap.edge_to, list(selves))].tolist())
+        closures = set(origin[named("context") & np.isin(snap.edge_to, list(contexts))].tolist())
+        return frozenset(origin[named("slot") & np.isin(snap.edge_to, list(closures))].tolist())
+
+    first, eto = snap.first_edge.tolist(), snap.edge_to.tolist()
+
+    def prop(node: int, name: str) -> int | None:
+        for edge in range(first[node], first[node + 1]):
+            if snap.edge_label(edge) == name:
+                return eto[edge]
+        return None
+
+    futures = set()
+    for table in (prop(m, "table") for m in snap.edge_to[named("_futures")].tolist()):
+        for edge in range(first[table], first[table + 1]) if table is not None else ():
+            msg = prop(eto[edge], "_msg")
+            header = prop(msg, "header") if msg is not None else None
+            kind = prop(header, "msg_type") if header is not None else None
+            if kind is not None and snap.strings[snap.names[kind]] == "comm_msg":
+                futures.add(eto[edge])
+    return {
+        "comm handlers (statusChanged)": slots_over(holders("_target") & holders("_kernel")),
+        "Output models (kernelChanged)": slots_over(holders("_msgHook")),
+        "pending comm_msg futures": frozenset(futures),
+    }
+
+
+def what_if(snap: Snapshot, is_new: np.ndarray, per: int) -> None:
+    """The new JS bytes still reachable with each upstream path cut, and with all of them."""
+    paths = upstream_paths(snap)
+    js = ~np.isin(
+        snap.types, [snap.node_type_names.index(k) for k in ("native", "hidden", "synthetic", "object shape")]
+    )
+    print(f"\n## new JS bytes still reachable (per {per}) with upstream retention paths cut")
+    cuts = {"none": frozenset[int](), **paths, "all three": frozenset().union(*paths.values())}
+    for label, cut in cuts.items():
+        parent, _ = shortest_paths(snap, cut)
+        kept = ((parent >= 0) | (np.arange(len(parent)) == 0)) & is_new & js
+        print(f"{snap.sizes[kept].sum() / 1e3 / per:10.1f} KB  {label} ({len(cut)} cut)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("before", type=Path)
     parser.add_argument("after", type=Path)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument(
+        "--what-if",
+        type=int,
+        metavar="CELLS",
+        help="also cut the three upstream paths that keep widgets and print the new JS bytes left, per CELLS cells",
+    )
     args = parser.parse_args()
     a, b = load(args.before), load(args.after)
     old_ids = set(a.ids.tolist())
@@ -229,6 +301,8 @@ def main() -> None:
         example = max(tops, key=lambda t: charged[t])
         print(f"{total / 1e3:10.1f} KB {len(tops):6d}× {holder[:50]} ─{edge[:30]}→ {first_new[:50]}")
         print(f"      e.g. {path_text(b, parent, via, example)[-400:]}")
+    if args.what_if:
+        what_if(b, is_new, args.what_if)
 
 
 if __name__ == "__main__":
