@@ -16,7 +16,8 @@ idle and the kernel's widget count stopped falling (the paced teardown drained),
 
 `--snapshots DIR` also writes the page's heap snapshot at both points, for `heap_diff.py` (what
 the new bytes are and what holds them); `--windowing MODE` sets the notebook's `windowingMode`
-as a user would. `--plain` runs the same number of plain cells (a print and a dict) instead, for the heap a
+as a user would; `--transcript-cost` empties the rendered transcripts at the end and says what
+that freed. `--plain` runs the same number of plain cells (a print and a dict) instead, for the heap a
 notebook's cells cost anyway. Prints a table: each figure after cell 10 and after cell CELLS and their ratio (goal: the heap
 and the model count within 10%). Asserts nothing. Needs /usr/bin/chromium and the built labextension.
 """
@@ -157,6 +158,34 @@ def measure(page: Any, cdp: Any, snapshot: Path | None = None) -> dict[str, floa
     return {"heap_mb": heap / 1e6, "dom_mb": usage.get("embedderHeapUsedSize", -1e6) / 1e6, "models": probe["models"], "comms": probe["comms"], "kernel_models": kernel_models}
 
 
+EMPTY_TRANSCRIPTS = """() => {
+  const nodes = document.querySelectorAll('.penguin-transcript');
+  const elements = document.querySelectorAll('.penguin-transcript *').length;
+  for (const node of nodes) { node.replaceChildren(); }
+  return {transcripts: nodes.length, elements};
+}"""
+
+
+def transcript_cost(page: Any, cdp: Any) -> str:
+    """What the rendered transcripts hold: the heaps after GC before and after emptying them."""
+
+    def heaps() -> tuple[float, float]:
+        cdp.send("HeapProfiler.collectGarbage")
+        time.sleep(0.5)
+        cdp.send("HeapProfiler.collectGarbage")
+        usage = cdp.send("Runtime.getHeapUsage")
+        return usage["usedSize"], usage.get("embedderHeapUsedSize", 0)
+
+    js, dom = heaps()
+    found = page.evaluate(EMPTY_TRANSCRIPTS)
+    js_after, dom_after = heaps()
+    count = max(1, found["transcripts"])
+    return (
+        f"Emptying the {found['transcripts']} rendered transcripts ({found['elements'] / count:.0f} elements each) freed"
+        f" {(js - js_after) / count / 1e3:.1f} KB of JS heap and {(dom - dom_after) / count / 1e3:.1f} KB of DOM heap each."
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cells", type=int, default=CELLS)
@@ -166,6 +195,11 @@ def main() -> None:
         "--windowing",
         choices=("full", "defer", "contentVisibility", "none"),
         help="the notebook's windowingMode setting (default: JupyterLab's own)",
+    )
+    parser.add_argument(
+        "--transcript-cost",
+        action="store_true",
+        help="at the end, empty the rendered transcripts and say what that freed (the page is not measured after)",
     )
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
@@ -195,6 +229,7 @@ def main() -> None:
                     run_cell(page, index)
                 late = measure(page, cdp, snaps / f"after_{args.cells}.heapsnapshot" if snaps else None)
                 elapsed = time.monotonic() - started
+                notes = [transcript_cost(page, cdp)] if args.transcript_cost else []
                 browser.close()
         finally:
             lab.stop()
@@ -208,7 +243,7 @@ def main() -> None:
         f"Browser soak: {args.cells} {'plain' if args.plain else '%%penguin'} cells in JupyterLab{f' (windowingMode {args.windowing})' if args.windowing else ''} (after cell {CHECKPOINT} vs after cell {args.cells})",
         ["figure", f"after {CHECKPOINT}", f"after {args.cells}", "ratio", "≤ 1.10"],
         rows,
-        [f"Running the {args.cells} cells took {elapsed:.0f} s; each figure read once the kernel was idle and its widget count stable for {DRAIN_S:.0f} s."],
+        [f"Running the {args.cells} cells took {elapsed:.0f} s; each figure read once the kernel was idle and its widget count stable for {DRAIN_S:.0f} s.", *notes],
     )
 
 
