@@ -11,6 +11,7 @@
  * open connect then. Requests `{id, op, ...}` arrive only on this page's own comm: the page
  * acknowledges at once (`{id, ack}`), carries the operation out and replies `{id, ok, result |
  * error}`; a `ping` gets a `pong`. The comm is closed when the panel or the page goes away. The
+ * page keeps no kernel future for what it sends (docs/notebook-tools.md "Memory"). The
  * operations live in bridge_ops.ts; the protocol is described in docs/notebook-tools.md.
  */
 
@@ -34,6 +35,22 @@ interface PageLink {
 
 const links = new WeakMap<Kernel.IKernelConnection, PageLink>();
 const openComms = new Set<Kernel.IComm>();
+
+type CommData = Parameters<Kernel.IComm['send']>[0];
+
+/**
+ * Nothing answers a comm message, and while a cell holds the kernel's shell the kernel handles
+ * comm messages without busy/idle statuses: a future kept for one would never finish and would
+ * hold the message (a whole read_notebook answer) in the page for good. So the bridge sends and
+ * drops the future at once (docs/notebook-tools.md "Memory").
+ */
+function forget(future: { dispose(): void }): void {
+  future.dispose();
+}
+
+function send(comm: Kernel.IComm, data: CommData): void {
+  forget(comm.send(data));
+}
 
 function randomId(): string {
   const bytes = new Uint8Array(12);
@@ -77,7 +94,7 @@ function closeComm(link: PageLink): void {
     openComms.delete(comm);
     if (!comm.isDisposed) {
       try {
-        comm.close();
+        forget(comm.close());
       } catch {
         // the connection is already gone: the kernel notices by itself
       }
@@ -95,14 +112,14 @@ function connect(app: JupyterFrontEnd, kernel: Kernel.IKernelConnection): void {
   openComms.add(comm);
   const answer = async (request: BridgeRequest): Promise<void> => {
     if (link.panel.isDisposed) {
-      comm.send({ id: request.id, ok: false, error: 'the notebook is no longer open' });
+      send(comm, { id: request.id, ok: false, error: 'the notebook is no longer open' });
       return;
     }
     try {
       const result = await runOperation(link.panel, kernel, request);
-      comm.send({ id: request.id, ok: true, result: result as any });
+      send(comm, { id: request.id, ok: true, result: result as any });
     } catch (error) {
-      comm.send({ id: request.id, ok: false, error: String((error as Error)?.message ?? error) });
+      send(comm, { id: request.id, ok: false, error: String((error as Error)?.message ?? error) });
     }
   };
   // The kernel connection handles its messages one after another and waits for a comm
@@ -111,13 +128,13 @@ function connect(app: JupyterFrontEnd, kernel: Kernel.IKernelConnection): void {
   comm.onMsg = (msg: KernelMessage.ICommMsgMsg) => {
     const request = msg.content.data as unknown as BridgeRequest;
     if (request.op === 'ping') {
-      comm.send({ op: 'pong' });
+      send(comm, { op: 'pong' });
       return;
     }
     if (typeof request.id !== 'number') {
       return;
     }
-    comm.send({ id: request.id, ack: true });
+    send(comm, { id: request.id, ack: true });
     void answer(request);
   };
   comm.onClose = () => {
@@ -126,7 +143,7 @@ function connect(app: JupyterFrontEnd, kernel: Kernel.IKernelConnection): void {
       link.comm = null;
     }
   };
-  comm.open(hello(app, link, kernel));
+  forget(comm.open(hello(app, link, kernel)));
 }
 
 /**
@@ -177,7 +194,7 @@ function serve(app: JupyterFrontEnd, panel: NotebookPanel, kernel: Kernel.IKerne
   });
   panel.context.pathChanged.connect(() => {
     if (link.comm && !link.comm.isDisposed) {
-      link.comm.send(hello(app, link, kernel));
+      send(link.comm, hello(app, link, kernel));
     }
   });
   panel.disposed.connect(() => closeComm(link));
@@ -202,7 +219,7 @@ function closeAllOnUnload(): void {
   window.addEventListener('pagehide', () => {
     for (const comm of Array.from(openComms)) {
       try {
-        comm.close();
+        forget(comm.close());
       } catch {
         // nothing more to do while the page unloads
       }
