@@ -40,8 +40,9 @@ See docs/model-requests.md ("Long sessions").
 
 from __future__ import annotations
 
+import inspect
 import operator
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from agenthub.ant_messages.client import AntMessagesClient
@@ -54,7 +55,8 @@ from agenthub.openai_chat.client import OpenaiChatClient
 from agenthub.openai_responses.client import OpenaiResponsesClient
 from agenthub.types import UniMessage
 
-from .sdk_internals import claude_on_bedrock, conversion_function, replace_conversion
+from .loop_slices import run_in_slices
+from .sdk_internals import claude_on_bedrock, conversion_function, installed_conversion, replace_conversion
 
 Convert = Callable[[list[UniMessage]], Awaitable[list[Any]]]
 ConvertSync = Callable[[list[UniMessage]], list[Any]]
@@ -131,12 +133,15 @@ class _KeptConversion:
     protocol (default: openai-chat's reasoning fields); each carrier it gives must convert to
     exactly one wire message."""
 
+    _convert: Callable[[list[UniMessage]], Any]  # agenthub's conversion (a coroutine or a plain function)
+
     def __init__(self, context: Callable[[], Any] = ReasoningFieldContext) -> None:
         self._make_context = context
         self._context = context()
         self._converted: list[UniMessage] = []  # the history converted so far (same objects)
         self._wire: list[Any] = []  # its wire form
-        self.converted_last = 0  # messages handed to agenthub by the last call (for tests)
+        self._caught_up = 0  # messages converted by `catch_up` since the last call
+        self.converted_last = 0  # messages handed to agenthub for the last request (for tests)
 
     def _to_convert(self, messages: list[UniMessage]) -> tuple[list[UniMessage], list[UniMessage]]:
         """(carriers, the messages not kept): what agenthub must convert for `messages`."""
@@ -148,12 +153,34 @@ class _KeptConversion:
 
     def _kept_with(self, carriers: list[UniMessage], new: list[UniMessage], wire: list[Any]) -> list[Any]:
         """Keep the wire form of `new` (agenthub's `wire` of carriers + new); the whole list's."""
+        self._keep(carriers, new, wire)
+        self.converted_last, self._caught_up = self._caught_up + len(new), 0
+        return list(self._wire)  # agenthub inserts the system prompt into the list it gets
+
+    def _keep(self, carriers: list[UniMessage], new: Sequence[UniMessage], wire: list[Any]) -> None:
         self._converted.extend(new)
         self._wire.extend(wire[len(carriers) :])
         for message in new:
             self._context.learn(message)
-        self.converted_last = len(new)
-        return list(self._wire)  # agenthub inserts the system prompt into the list it gets
+
+    async def catch_up(self, history: list[UniMessage], check: Callable[[], None] | None = None) -> None:
+        """Convert what `history` adds to the kept conversion — all of it after a `set_history` —
+        in slices with the event loop running between them (`loop_slices.py`), so the request's
+        own call converts only its new message. Each slice extends the kept conversion as a
+        request would (carriers included), so a stop between slices keeps a valid prefix."""
+        known = self._extends_cache(history)
+        if not known:
+            self._converted, self._wire, self._context = [], [], self._make_context()
+
+        async def convert(chunk: Sequence[UniMessage]) -> None:
+            carriers = self._context.carriers(list(chunk))
+            wire = self._convert([*carriers, *chunk])
+            if inspect.isawaitable(wire):
+                wire = await wire
+            self._keep(carriers, chunk, wire)
+            self._caught_up += len(chunk)
+
+        await run_in_slices(history[known:], convert, check)
 
     def _extends_cache(self, messages: list[UniMessage]) -> int:
         """len(cache) when `messages` starts with exactly the cached message objects, else 0."""
@@ -208,6 +235,12 @@ _INCREMENTAL: dict[Any, Callable[[Any], Any]] = {
     DeepSeekV4Client.transform_uni_message_to_model_input: IncrementalSyncConversion,
     MiniMaxM3Client.transform_uni_message_to_model_input: IncrementalSyncConversion,
 }
+
+
+def kept_conversion(routed: Any) -> _KeptConversion | None:
+    """The incremental conversion installed on `routed`, if any."""
+    conversion = installed_conversion(routed)
+    return conversion if isinstance(conversion, _KeptConversion) else None
 
 
 def install_incremental_conversion(routed: Any) -> bool:

@@ -51,6 +51,7 @@ __all__ = [
     "build_ant_messages_client",
     "claude_on_bedrock",
     "gemini_wire_contents",
+    "installed_conversion",
     "openapi_dumps",
     "protocol_client_class",
     "replace_conversion",
@@ -109,6 +110,11 @@ def conversion_function(routed: LLMClient) -> Any:
 def replace_conversion(routed: LLMClient, make: Callable[[Any], Any]) -> None:
     """Replace the conversion method on this one protocol-client instance by `make(bound method)`."""
     setattr(routed, _CONVERSION, make(getattr(routed, _CONVERSION)))
+
+
+def installed_conversion(routed: LLMClient) -> Any:
+    """The instance-level replacement `replace_conversion` put on `routed` (None without one)."""
+    return routed.__dict__.get(_CONVERSION)
 
 
 def claude_on_bedrock(routed: LLMClient) -> bool:
