@@ -143,6 +143,11 @@ class _KeptConversion:
         self._caught_up = 0  # messages converted by `catch_up` since the last call
         self.converted_last = 0  # messages handed to agenthub for the last request (for tests)
 
+    @property
+    def converted(self) -> int:
+        """History messages whose wire form is kept (grows slice by slice during `catch_up`)."""
+        return len(self._converted)
+
     def _to_convert(self, messages: list[UniMessage]) -> tuple[list[UniMessage], list[UniMessage]]:
         """(carriers, the messages not kept): what agenthub must convert for `messages`."""
         known = self._extends_cache(messages)
