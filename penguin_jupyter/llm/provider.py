@@ -115,7 +115,9 @@ class ProviderClient:
     def protocol_client(self) -> LLMClient:
         return self._routed
 
-    async def stream(self, message: UniMessage, config: UniConfig, signal: AbortSignal) -> AsyncIterator[UniEvent]:
+    async def stream(
+        self, message: UniMessage, config: UniConfig, signal: AbortSignal
+    ) -> AsyncIterator[UniEvent]:
         """The upstream events of one request; the exchange joins the history when it completes.
         History not converted yet (all of it after a `set_history`) is converted first, in slices
         with the event loop running between them (docs/model-requests.md "The first request after

@@ -246,10 +246,10 @@ def build_stream_event_parser(client_class: type) -> bool:
     from openai._models import construct_type
     from openai.types.responses import ResponseStreamEvent
 
-    response = {"id": "r", "object": "response", "output": [], "status": "completed"}
+    response: dict[str, Any] = {"id": "r", "object": "response", "output": [], "status": "completed"}
     item = {"type": "message", "id": "m", "role": "assistant", "status": "completed", "content": []}
     part = {"type": "output_text", "text": "", "annotations": []}
-    for n, event in enumerate((
+    events: tuple[dict[str, Any], ...] = (
         {"type": "response.created", "response": response},
         {"type": "response.in_progress", "response": response},
         {"type": "response.output_item.added", "output_index": 0, "item": item},
@@ -259,6 +259,7 @@ def build_stream_event_parser(client_class: type) -> bool:
         {"type": "response.content_part.done", "output_index": 0, "content_index": 0, "part": part},
         {"type": "response.output_item.done", "output_index": 0, "item": item},
         {"type": "response.completed", "response": response},
-    )):  # fmt: skip
+    )
+    for n, event in enumerate(events):
         construct_type(value={**event, "sequence_number": n}, type_=ResponseStreamEvent)
     return True
