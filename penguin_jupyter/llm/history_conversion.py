@@ -32,6 +32,11 @@ for those. Claude on Bedrock is left whole: agenthub adds `cache_control` to the
 message's wire form after converting, in place, which a kept wire form would carry into every
 later request.
 
+After a `set_history` the first request would convert the whole history in agenthub's one call;
+`ProviderClient.stream` first has the kept conversion `catch_up` with the history, slice by slice
+with the event loop running between slices (`loop_slices.py`), so agenthub's call converts only
+the new message (docs/model-requests.md "The first request after a resume").
+
 Installed only when the client's conversion is exactly one of these agenthub functions (the vLLM
 adapter inherits openai-chat's); every other protocol converts as agenthub does.
 tests/llm/test_llm_history_conversion.py checks the result against agenthub's own conversion.

@@ -9,9 +9,9 @@ only does the new messages and is short anyway.
 
 `run_in_slices` is the one way those three do per-item work over a list: consecutive slices, each
 sized from the time the previous one took to last about `SLICE_S` (never more than `MAX_SLICE`
-items), with `await asyncio.sleep(0)` between them and an abort check before each. The work stays
-on the loop's thread (no lock, nothing shared with a worker thread, a cancelled request stops at
-the next slice); the results are exactly what one call over the whole list gives, because each
+items), with `await asyncio.sleep(0)` between them and the caller's abort check, if any, before
+each. The work stays on the loop's thread (no lock, nothing shared with a worker thread, a
+cancelled request stops at the next slice); the results are exactly what one call over the whole list gives, because each
 caller's per-item work is independent of the other items or carries its context across slices
 itself. Lists shorter than one slice cost no extra step. See docs/model-requests.md ("The first
 request after a resume").

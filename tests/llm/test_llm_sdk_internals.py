@@ -39,7 +39,9 @@ ROUTES = {
 
 def test_the_module_lists_exactly_the_internals_tested_here() -> None:
     items = re.findall(r"^(\d)\. ", inspect.getdoc(sdk_internals) or "", re.M)
-    assert items == ["1", "2", "3", "4", "5", "6", "7", "8"], "a new internal needs its shape test in this file"
+    assert items == ["1", "2", "3", "4", "5", "6", "7", "8"], (
+        "a new internal needs its shape test in this file"
+    )
 
 
 def test_item_1_agenthub_routes_client_types_to_the_classes_the_adapter_knows() -> None:
