@@ -37,6 +37,7 @@ from .sdk_internals import (
     replace_gemini_stream,
 )
 
+_NOT_ENCODED = object()  # in place of a Content whose JSON is not kept
 PENDING_REQUESTS = 4  # placeholders kept for the requests (and their continuation hops) in flight
 
 
@@ -61,13 +62,21 @@ class PreConvertedContents:
         changed = [n for n, kept in enumerate(same) if not kept] + list(range(len(same), len(contents)))
         encoded.extend([""] * (len(contents) - len(encoded)))
 
+        pending = set(changed)
+
         def convert(positions: Sequence[int]) -> None:
             wire = gemini_wire_contents(self._api_client, [contents[n] for n in positions])
             for n, element in zip(positions, wire, strict=True):
                 encoded[n] = json.dumps(element)
+            pending.difference_update(positions)
 
-        await run_in_slices(changed, convert)
-        self._items, self._encoded = list(contents), encoded
+        try:
+            await run_in_slices(changed, convert)
+        finally:  # a request stopped between slices keeps what its slices converted
+            items = list(contents)
+            for n in pending:
+                items[n] = _NOT_ENCODED
+            self._items, self._encoded = items, encoded
         self.encoded_last = len(changed)
         return "[" + ", ".join(encoded) + "]"
 

@@ -12,8 +12,9 @@ one fact about the messages before it — which reasoning fields (`reasoning_con
 tool calls can replay the field empty. `IncrementalConversion` keeps the wire form of the
 history converted so far (history messages are the same objects from request to request in the
 stateful client) and hands agenthub only the new messages, preceded by one carrier message per
-reasoning field seen, whose wire form it then drops. Any history that is not an extension of the
-cached one (a rolled-back request, `set_history`) is converted whole, as before.
+reasoning field seen, whose wire form it then drops. A history that is not an extension of the
+cached one (a rolled-back request, `set_history`) keeps the longest prefix it shares with it
+that ended a conversion, and the rest is converted.
 
 agenthub's Gemini conversion is prefix-stable the same way, with another fact about the earlier
 messages: the function name of each tool call (a function response names its call's function,
@@ -45,6 +46,7 @@ See docs/model-requests.md ("Long sessions").
 
 from __future__ import annotations
 
+import bisect
 import inspect
 import operator
 from collections.abc import Awaitable, Callable, Sequence
@@ -145,6 +147,7 @@ class _KeptConversion:
         self._context = context()
         self._converted: list[UniMessage] = []  # the history converted so far (same objects)
         self._wire: list[Any] = []  # its wire form
+        self._marks: list[tuple[int, int]] = []  # (len(_converted), len(_wire)) after each conversion
         self._caught_up = 0  # messages converted by `catch_up` since the last call
         self.converted_last = 0  # messages handed to agenthub for the last request (for tests)
 
@@ -155,9 +158,7 @@ class _KeptConversion:
 
     def _to_convert(self, messages: list[UniMessage]) -> tuple[list[UniMessage], list[UniMessage]]:
         """(carriers, the messages not kept): what agenthub must convert for `messages`."""
-        known = self._extends_cache(messages)
-        if not known:
-            self._converted, self._wire, self._context = [], [], self._make_context()
+        known = self._reuse(messages)
         new = messages[known:]
         return self._context.carriers(new), new
 
@@ -172,15 +173,34 @@ class _KeptConversion:
         self._wire.extend(wire[len(carriers) :])
         for message in new:
             self._context.learn(message)
+        if new:
+            self._marks.append((len(self._converted), len(self._wire)))
+
+    def _reuse(self, messages: list[UniMessage]) -> int:
+        """How many of `messages` are kept converted. The whole cache when `messages` extends it;
+        else (a rolled-back request, `set_history`) the cache is cut back to the longest prefix
+        that `messages` shares and that ended a conversion — where the wire form of the messages
+        before it is known to end — and the context is learnt again from that prefix."""
+        known = self._extends_cache(messages)
+        if known or not self._converted:
+            return known
+        shared = list(map(operator.is_, messages, self._converted))
+        common = shared.index(False) if False in shared else len(shared)
+        at = bisect.bisect_right(self._marks, (common, len(self._wire)))
+        self._marks = self._marks[:at]
+        kept, wire_kept = self._marks[-1] if self._marks else (0, 0)
+        self._converted, self._wire = self._converted[:kept], self._wire[:wire_kept]
+        self._context = self._make_context()
+        for message in self._converted:
+            self._context.learn(message)
+        return kept
 
     async def catch_up(self, history: list[UniMessage], check: Callable[[], None] | None = None) -> None:
         """Convert what `history` adds to the kept conversion — all of it after a `set_history` —
         in slices with the event loop running between them (`loop_slices.py`), so the request's
         own call converts only its new message. Each slice extends the kept conversion as a
         request would (carriers included), so a stop between slices keeps a valid prefix."""
-        known = self._extends_cache(history)
-        if not known:
-            self._converted, self._wire, self._context = [], [], self._make_context()
+        known = self._reuse(history)
 
         async def convert(chunk: Sequence[UniMessage]) -> None:
             carriers = self._context.carriers(list(chunk))

@@ -145,3 +145,40 @@ async def test_an_abort_during_the_resumed_history_conversion_stops_it_within_a_
         # the next request converts the history again (a history shorter than the kept one) and completes
         assert await collect(model, [user_text("What was item 0?")]) is not None
         assert server.served == 1
+
+
+async def test_a_retry_after_an_abort_converts_only_what_the_aborted_request_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Aborted while google-genai converted the Contents (agenthub's conversion done, the new
+    question converted too): the retry reuses the kept conversion up to the history and the
+    Contents JSON the aborted request's slices made."""
+    converted = 0
+    sdk_conversion = gemini_request.gemini_wire_contents
+
+    def counting_conversion(api_client: Any, contents: list[Any]) -> list[Any]:
+        nonlocal converted
+        converted += len(contents)
+        return sdk_conversion(api_client, contents)
+
+    monkeypatch.setattr(gemini_request, "gemini_wire_contents", counting_conversion)
+    with ScriptedModelServer(["one"]) as server:
+        model = resumed_model(server, "gemini-3-flash")
+        conversion = kept_conversion(model._client.protocol_client)
+        assert conversion is not None
+        total = len(model._client.protocol_client.get_history())
+        signal = AbortSignal()
+
+        def abort_partway() -> bool:
+            if 0 < converted < total and not signal.aborted:
+                signal.abort("user")
+            return False
+
+        outcome = await request_while_ticking(model, Ticker(abort_partway), signal=signal)
+        assert outcome.status == "aborted" and server.served == 0
+        at_stop = converted
+        assert 0 < at_stop < total and conversion.converted == total + 1  # the question was converted
+        _, outcome = await collect(model, [user_text("What was item 0?")])
+        assert outcome == LLMOutcome("completed") and server.served == 1
+    assert conversion.converted_last == 1  # the new question only (before: the whole history again)
+    assert converted <= total + 2  # every Content converted once over both requests, and each question
