@@ -88,7 +88,7 @@ async def test_the_loop_keeps_running_while_the_first_request_after_a_resume_con
         assert ticker.ticks_partway >= total // MAX_SLICE - 2, (ticker.ticks_partway, total)
         assert conversion.converted_last == total + 1  # the history once, and the new message
         # the next request converts only what is new
-        assert await collect(model, [user_text("And item 1?")]) is not None
+        assert (await collect(model, [user_text("And item 1?")]))[1] == LLMOutcome("completed")
         assert conversion.converted_last == 2  # the last answer and the new question
         assert server.served == 2
 
@@ -143,7 +143,7 @@ async def test_an_abort_during_the_resumed_history_conversion_stops_it_within_a_
         steps_converting = sum(1 for a, b in itertools.pairwise(progress) if b > a)
         assert steps_converting <= 8 and progress[-1] < total, progress[:20]
         # the next request converts the history again (a history shorter than the kept one) and completes
-        assert await collect(model, [user_text("What was item 0?")]) is not None
+        assert (await collect(model, [user_text("What was item 0?")]))[1] == LLMOutcome("completed")
         assert server.served == 1
 
 
