@@ -18,11 +18,13 @@ raw content, a body that is not a mapping — is left to the SDK. See docs/model
 
 from __future__ import annotations
 
+import itertools
 import operator
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from .loop_slices import run_in_slices
 from .sdk_internals import Omit, openapi_dumps, replace_prepare_options
 
 ENCODED_LIST_FIELDS = ("messages", "input", "tools")
@@ -37,20 +39,21 @@ class _KeptList:
         self.items: list[Any] = []
         self.encoded: list[bytes] = []
 
-    def encode(self, items: list[Any]) -> bytes:
+    async def encode(self, items: list[Any]) -> bytes:
         """The JSON array of `items`; only elements not at the same position last time are encoded
-        (the scan for them runs in C: per request, the cost is the new elements)."""
+        (the scan for them runs in C: per request, the cost is the new elements), in slices with
+        the event loop running between them (`loop_slices.py`; after a resume that is all of them)."""
         same = list(map(operator.is_, items, self.items))
         encoded = self.encoded[: len(same)]
-        changed = 0
-        while True:
-            try:
-                changed = same.index(False, changed)
-            except ValueError:
-                break
-            encoded[changed] = openapi_dumps(items[changed])
-            changed += 1
-        encoded.extend(openapi_dumps(item) for item in items[len(same) :])
+        changed = list(itertools.compress(range(len(same)), map(operator.not_, same)))
+        changed.extend(range(len(same), len(items)))
+        encoded.extend([b""] * (len(items) - len(encoded)))
+
+        def encode_at(positions: Sequence[int]) -> None:
+            for n in positions:
+                encoded[n] = openapi_dumps(items[n])
+
+        await run_in_slices(changed, encode_at)
         self.items, self.encoded = list(items), encoded
         return b"[" + b",".join(encoded) + b"]"
 
@@ -77,17 +80,17 @@ class PreEncodedBody:
         fields = [name for name in ENCODED_LIST_FIELDS if isinstance(extra.get(name), list)]
         if not fields:
             return options
-        options.json_data = self.encode({**body, **extra}, fields)
+        options.json_data = await self.encode({**body, **extra}, fields)
         options.extra_json = None
         return options
 
-    def encode(self, merged: dict[str, Any], fields: list[str]) -> bytes:
+    async def encode(self, merged: dict[str, Any], fields: list[str]) -> bytes:
         """`openapi_dumps` of `merged` without its omitted values, `fields` from kept JSON."""
         body = {key: value for key, value in merged.items() if not isinstance(value, Omit)}
         placeholders = {name: f"\ue000penguin-{self._token}-{name}" for name in fields}
         encoded = openapi_dumps({**body, **placeholders})
         for name in fields:
-            elements = self._kept.setdefault(name, _KeptList()).encode(body[name])
+            elements = await self._kept.setdefault(name, _KeptList()).encode(body[name])
             encoded = encoded.replace(openapi_dumps(placeholders[name]), elements, 1)
         return encoded
 

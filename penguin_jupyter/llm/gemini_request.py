@@ -24,11 +24,12 @@ import json
 import operator
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from google.genai import types
 
+from .loop_slices import run_in_slices
 from .sdk_internals import (
     gemini_api_client,
     gemini_wire_contents,
@@ -36,6 +37,7 @@ from .sdk_internals import (
     replace_gemini_stream,
 )
 
+_NOT_ENCODED = object()  # in place of a Content whose JSON is not kept
 PENDING_REQUESTS = 4  # placeholders kept for the requests (and their continuation hops) in flight
 
 
@@ -51,17 +53,30 @@ class PreConvertedContents:
         self._count = 0
         self.encoded_last = 0  # Contents converted by the last request (for tests)
 
-    def encode(self, contents: list[Any]) -> str:
+    async def encode(self, contents: list[Any]) -> str:
         """The JSON array of `contents`; only elements not at the same position last time go
-        through the SDK's conversion."""
+        through the SDK's conversion, in slices with the event loop running between them
+        (`loop_slices.py`: after a resume that is the whole history, ≈ 0.3 ms per `Content`)."""
         same = list(map(operator.is_, contents, self._items))
         encoded = self._encoded[: len(same)]
         changed = [n for n, kept in enumerate(same) if not kept] + list(range(len(same), len(contents)))
-        wire = gemini_wire_contents(self._api_client, [contents[n] for n in changed]) if changed else []
         encoded.extend([""] * (len(contents) - len(encoded)))
-        for n, element in zip(changed, wire, strict=True):
-            encoded[n] = json.dumps(element)
-        self._items, self._encoded = list(contents), encoded
+
+        pending = set(changed)
+
+        def convert(positions: Sequence[int]) -> None:
+            wire = gemini_wire_contents(self._api_client, [contents[n] for n in positions])
+            for n, element in zip(positions, wire, strict=True):
+                encoded[n] = json.dumps(element)
+            pending.difference_update(positions)
+
+        try:
+            await run_in_slices(changed, convert)
+        finally:  # a request stopped between slices keeps what its slices converted
+            items = list(contents)
+            for n in pending:
+                items[n] = _NOT_ENCODED
+            self._items, self._encoded = items, encoded
         self.encoded_last = len(changed)
         return "[" + ", ".join(encoded) + "]"
 
@@ -75,7 +90,7 @@ class PreConvertedContents:
                 return await stream(model=model, contents=contents, config=config)
             self._count += 1
             token = f"{self._prefix}{self._count}"
-            self._pending[token] = self.encode(contents)
+            self._pending[token] = await self.encode(contents)
             while len(self._pending) > PENDING_REQUESTS:
                 self._pending.popitem(last=False)
             placeholder = types.Content(role="user", parts=[types.Part(text=token)])

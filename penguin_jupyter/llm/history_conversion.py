@@ -12,8 +12,9 @@ one fact about the messages before it — which reasoning fields (`reasoning_con
 tool calls can replay the field empty. `IncrementalConversion` keeps the wire form of the
 history converted so far (history messages are the same objects from request to request in the
 stateful client) and hands agenthub only the new messages, preceded by one carrier message per
-reasoning field seen, whose wire form it then drops. Any history that is not an extension of the
-cached one (a rolled-back request, `set_history`) is converted whole, as before.
+reasoning field seen, whose wire form it then drops. A history that is not an extension of the
+cached one (a rolled-back request, `set_history`) keeps the longest prefix it shares with it
+that ended a conversion, and the rest is converted.
 
 agenthub's Gemini conversion is prefix-stable the same way, with another fact about the earlier
 messages: the function name of each tool call (a function response names its call's function,
@@ -32,6 +33,11 @@ for those. Claude on Bedrock is left whole: agenthub adds `cache_control` to the
 message's wire form after converting, in place, which a kept wire form would carry into every
 later request.
 
+After a `set_history` the first request would convert the whole history in agenthub's one call;
+`ProviderClient.stream` first has the kept conversion `catch_up` with the history, slice by slice
+with the event loop running between slices (`loop_slices.py`), so agenthub's call converts only
+the new message (docs/model-requests.md "The first request after a resume").
+
 Installed only when the client's conversion is exactly one of these agenthub functions (the vLLM
 adapter inherits openai-chat's); every other protocol converts as agenthub does.
 tests/llm/test_llm_history_conversion.py checks the result against agenthub's own conversion.
@@ -40,8 +46,10 @@ See docs/model-requests.md ("Long sessions").
 
 from __future__ import annotations
 
+import bisect
+import inspect
 import operator
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from agenthub.ant_messages.client import AntMessagesClient
@@ -54,7 +62,8 @@ from agenthub.openai_chat.client import OpenaiChatClient
 from agenthub.openai_responses.client import OpenaiResponsesClient
 from agenthub.types import UniMessage
 
-from .sdk_internals import claude_on_bedrock, conversion_function, replace_conversion
+from .loop_slices import run_in_slices
+from .sdk_internals import claude_on_bedrock, conversion_function, installed_conversion, replace_conversion
 
 Convert = Callable[[list[UniMessage]], Awaitable[list[Any]]]
 ConvertSync = Callable[[list[UniMessage]], list[Any]]
@@ -131,29 +140,77 @@ class _KeptConversion:
     protocol (default: openai-chat's reasoning fields); each carrier it gives must convert to
     exactly one wire message."""
 
+    _convert: Callable[[list[UniMessage]], Any]  # agenthub's conversion (a coroutine or a plain function)
+
     def __init__(self, context: Callable[[], Any] = ReasoningFieldContext) -> None:
         self._make_context = context
         self._context = context()
         self._converted: list[UniMessage] = []  # the history converted so far (same objects)
         self._wire: list[Any] = []  # its wire form
-        self.converted_last = 0  # messages handed to agenthub by the last call (for tests)
+        self._marks: list[tuple[int, int]] = []  # (len(_converted), len(_wire)) after each conversion
+        self._caught_up = 0  # messages converted by `catch_up` since the last call
+        self.converted_last = 0  # messages handed to agenthub for the last request (for tests)
+
+    @property
+    def converted(self) -> int:
+        """History messages whose wire form is kept (grows slice by slice during `catch_up`)."""
+        return len(self._converted)
 
     def _to_convert(self, messages: list[UniMessage]) -> tuple[list[UniMessage], list[UniMessage]]:
         """(carriers, the messages not kept): what agenthub must convert for `messages`."""
-        known = self._extends_cache(messages)
-        if not known:
-            self._converted, self._wire, self._context = [], [], self._make_context()
+        known = self._reuse(messages)
         new = messages[known:]
         return self._context.carriers(new), new
 
     def _kept_with(self, carriers: list[UniMessage], new: list[UniMessage], wire: list[Any]) -> list[Any]:
         """Keep the wire form of `new` (agenthub's `wire` of carriers + new); the whole list's."""
+        self._keep(carriers, new, wire)
+        self.converted_last, self._caught_up = self._caught_up + len(new), 0
+        return list(self._wire)  # agenthub inserts the system prompt into the list it gets
+
+    def _keep(self, carriers: list[UniMessage], new: Sequence[UniMessage], wire: list[Any]) -> None:
         self._converted.extend(new)
         self._wire.extend(wire[len(carriers) :])
         for message in new:
             self._context.learn(message)
-        self.converted_last = len(new)
-        return list(self._wire)  # agenthub inserts the system prompt into the list it gets
+        if new:
+            self._marks.append((len(self._converted), len(self._wire)))
+
+    def _reuse(self, messages: list[UniMessage]) -> int:
+        """How many of `messages` are kept converted. The whole cache when `messages` extends it;
+        else (a rolled-back request, `set_history`) the cache is cut back to the longest prefix
+        that `messages` shares and that ended a conversion — where the wire form of the messages
+        before it is known to end — and the context is learnt again from that prefix."""
+        known = self._extends_cache(messages)
+        if known or not self._converted:
+            return known
+        shared = list(map(operator.is_, messages, self._converted))
+        common = shared.index(False) if False in shared else len(shared)
+        at = bisect.bisect_right(self._marks, (common, len(self._wire)))
+        self._marks = self._marks[:at]
+        kept, wire_kept = self._marks[-1] if self._marks else (0, 0)
+        self._converted, self._wire = self._converted[:kept], self._wire[:wire_kept]
+        self._context = self._make_context()
+        for message in self._converted:
+            self._context.learn(message)
+        return kept
+
+    async def catch_up(self, history: list[UniMessage], check: Callable[[], None] | None = None) -> None:
+        """Convert what `history` adds to the kept conversion — all of it after a `set_history` —
+        in slices with the event loop running between them (`loop_slices.py`), so the request's
+        own call converts only its new message. Each slice extends the kept conversion as a
+        request would (carriers included), so a stop between slices keeps a valid prefix."""
+        known = self._reuse(history)
+
+        async def convert(chunk: Sequence[UniMessage]) -> None:
+            carriers = self._context.carriers(list(chunk))
+            wire = self._convert([*carriers, *chunk])
+            if inspect.isawaitable(wire):
+                wire = await wire
+            self._keep(carriers, chunk, wire)
+            self._caught_up += len(chunk)
+
+        await run_in_slices(history[known:], convert, check)
 
     def _extends_cache(self, messages: list[UniMessage]) -> int:
         """len(cache) when `messages` starts with exactly the cached message objects, else 0."""
@@ -208,6 +265,12 @@ _INCREMENTAL: dict[Any, Callable[[Any], Any]] = {
     DeepSeekV4Client.transform_uni_message_to_model_input: IncrementalSyncConversion,
     MiniMaxM3Client.transform_uni_message_to_model_input: IncrementalSyncConversion,
 }
+
+
+def kept_conversion(routed: Any) -> _KeptConversion | None:
+    """The incremental conversion installed on `routed`, if any."""
+    conversion = installed_conversion(routed)
+    return conversion if isinstance(conversion, _KeptConversion) else None
 
 
 def install_incremental_conversion(routed: Any) -> bool:

@@ -27,7 +27,7 @@ from .body_encoding import PreEncodedBody, install_pre_encoded_body
 from .classify import describe_error
 from .config import GenerativeModelConfig, InvalidBaseUrl, check_base_url
 from .gemini_request import install_pre_converted_contents
-from .history_conversion import install_incremental_conversion
+from .history_conversion import install_incremental_conversion, kept_conversion
 from .sdk_internals import (
     build_ant_messages_client,
     gemini_api_client,
@@ -115,9 +115,22 @@ class ProviderClient:
     def protocol_client(self) -> LLMClient:
         return self._routed
 
-    def stream(self, message: UniMessage, config: UniConfig, signal: AbortSignal) -> AsyncIterator[UniEvent]:
-        """The upstream events of one request; the exchange joins the history when it completes."""
-        return self._routed.streaming_response_stateful(message=message, config=config, signal=signal)
+    async def stream(
+        self, message: UniMessage, config: UniConfig, signal: AbortSignal
+    ) -> AsyncIterator[UniEvent]:
+        """The upstream events of one request; the exchange joins the history when it completes.
+        History not converted yet (all of it after a `set_history`) is converted first, in slices
+        with the event loop running between them (docs/model-requests.md "The first request after
+        a resume"); an abort stops it at the next slice."""
+        conversion = kept_conversion(self._routed)
+        if conversion is not None:
+            await conversion.catch_up(self._routed.get_history(), signal.throw_if_aborted)
+        upstream = self._routed.streaming_response_stateful(message=message, config=config, signal=signal)
+        try:
+            async for event in upstream:
+                yield event
+        finally:
+            await upstream.aclose()
 
     def history_length(self) -> int:
         return len(self._routed.get_history())

@@ -30,6 +30,12 @@ shape against the installed versions and fails loudly, naming the item, when one
    then copies the whole tree with `copy_tree`, reading file inputs; replaced on one SDK object by
    `anthropic_prepare.KeptListsUnwalked`) and `anthropic._compat.model_copy`.
 
+8. openai's stream-event parser for the Responses clients: `openai._models.construct_type` on the
+   `openai.types.responses.ResponseStreamEvent` union builds its discriminator
+   (`_build_discriminated_union_meta`, the pydantic schema of every variant) on the first event a
+   process parses — ≈ 0.5 s of CPU; `build_stream_event_parser` has it built early, off the loop
+   (the kernel's pre-warm thread, `notebook/runtime/prewarm.py`).
+
 Nothing process-wide is patched: every replacement is on objects one model owns.
 """
 
@@ -49,8 +55,10 @@ __all__ = [
     "Omit",
     "anthropic_options_copy",
     "build_ant_messages_client",
+    "build_stream_event_parser",
     "claude_on_bedrock",
     "gemini_wire_contents",
+    "installed_conversion",
     "openapi_dumps",
     "protocol_client_class",
     "replace_conversion",
@@ -109,6 +117,11 @@ def conversion_function(routed: LLMClient) -> Any:
 def replace_conversion(routed: LLMClient, make: Callable[[Any], Any]) -> None:
     """Replace the conversion method on this one protocol-client instance by `make(bound method)`."""
     setattr(routed, _CONVERSION, make(getattr(routed, _CONVERSION)))
+
+
+def installed_conversion(routed: LLMClient) -> Any:
+    """The instance-level replacement `replace_conversion` put on `routed` (None without one)."""
+    return routed.__dict__.get(_CONVERSION)
 
 
 def claude_on_bedrock(routed: LLMClient) -> bool:
@@ -217,3 +230,36 @@ def anthropic_options_copy(options: Any) -> Any:
     from anthropic._compat import model_copy
 
     return model_copy(options)
+
+
+# --- 8. the SDK's stream-event parser, built on first use -------------------------------------------
+
+# agenthub's clients that stream OpenAI Responses events (openai SDK `responses.create`)
+RESPONSES_STREAM_CLIENTS = ("OpenaiResponsesClient", "GPT6Client", "DeepSeekV4Client", "MiniMaxM3Client")
+
+
+def build_stream_event_parser(client_class: type) -> bool:
+    """Build what the SDK builds when the first stream event of `client_class` (an agenthub
+    protocol client class) is parsed in this process; False when there is nothing to build."""
+    if client_class.__name__ not in RESPONSES_STREAM_CLIENTS:
+        return False
+    from openai._models import construct_type
+    from openai.types.responses import ResponseStreamEvent
+
+    response: dict[str, Any] = {"id": "r", "object": "response", "output": [], "status": "completed"}
+    item = {"type": "message", "id": "m", "role": "assistant", "status": "completed", "content": []}
+    part = {"type": "output_text", "text": "", "annotations": []}
+    events: tuple[dict[str, Any], ...] = (
+        {"type": "response.created", "response": response},
+        {"type": "response.in_progress", "response": response},
+        {"type": "response.output_item.added", "output_index": 0, "item": item},
+        {"type": "response.content_part.added", "output_index": 0, "content_index": 0, "part": part},
+        {"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "delta": ""},
+        {"type": "response.output_text.done", "output_index": 0, "content_index": 0, "text": ""},
+        {"type": "response.content_part.done", "output_index": 0, "content_index": 0, "part": part},
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+        {"type": "response.completed", "response": response},
+    )
+    for n, event in enumerate(events):
+        construct_type(value={**event, "sequence_number": n}, type_=ResponseStreamEvent)
+    return True

@@ -223,10 +223,11 @@ async def test_anthropic_and_responses_every_prefix_and_rollback_converts_as_age
         assert incremental.converted_last == len(history) - 9, name
         ours, theirs = await converted_by_both(incremental, convert, history)
         assert ours == theirs and incremental.converted_last == 0, name
-        # a replaced message: converted whole again
+        # a replaced message: converted again from the last conversion that ended before it (the
+        # request of the first 2 messages, above)
         changed = [*history[:4], user("edited"), *history[5:]]
         ours, theirs = await converted_by_both(incremental, convert, changed)
-        assert ours == theirs and incremental.converted_last == len(changed), name
+        assert ours == theirs and incremental.converted_last == len(changed) - 2, name
 
 
 def test_installed_for_every_protocol_but_claude_on_bedrock() -> None:

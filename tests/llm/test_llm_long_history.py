@@ -352,11 +352,11 @@ def counting_nonces() -> Any:
 async def test_gemini_4000_message_history_sends_the_bytes_the_sdk_would_build(
     raw_bodies: list[bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    converted: list[int] = []  # Contents run through the SDK's conversion, per request
+    converted = [0, 0, 0]  # Contents run through the SDK's conversion, per request (in slices)
     sdk_conversion = gemini_request.gemini_wire_contents
 
     def counting_conversion(api_client: Any, contents: list[Any]) -> list[Any]:
-        converted.append(len(contents))
+        converted[len(raw_bodies)] += len(contents)  # the request whose body is not sent yet
         return sdk_conversion(api_client, contents)
 
     monkeypatch.setattr(gemini_request, "gemini_wire_contents", counting_conversion)

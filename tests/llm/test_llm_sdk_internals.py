@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import inspect
 import re
+import subprocess
+import sys
 
 import agenthub
 import pytest
@@ -37,7 +39,9 @@ ROUTES = {
 
 def test_the_module_lists_exactly_the_internals_tested_here() -> None:
     items = re.findall(r"^(\d)\. ", inspect.getdoc(sdk_internals) or "", re.M)
-    assert items == ["1", "2", "3", "4", "5", "6", "7"], "a new internal needs its shape test in this file"
+    assert items == ["1", "2", "3", "4", "5", "6", "7", "8"], (
+        "a new internal needs its shape test in this file"
+    )
 
 
 def test_item_1_agenthub_routes_client_types_to_the_classes_the_adapter_knows() -> None:
@@ -210,6 +214,36 @@ async def test_item_7_anthropic_merges_then_copies_the_body_once_per_request() -
     )
     sdk_internals.restore_copy_and_prepare(sdk)
     assert inspect.ismethod(sdk._copy_and_prepare)
+
+
+def test_item_8_openai_builds_the_responses_event_discriminator_on_first_use() -> None:
+    """In a fresh process: the union's discriminator is not built before any event is parsed,
+    `build_stream_event_parser` builds it, and a parse then finds it built (cached)."""
+    code = """
+import openai._models as models
+from agenthub.openai_chat.client import OpenaiChatClient
+from agenthub.openai_responses.client import OpenaiResponsesClient
+from openai.types.responses import ResponseStreamEvent
+from penguin_jupyter.llm.sdk_internals import build_stream_event_parser
+
+built = []
+build = models._build_discriminated_union_meta
+def counting(**kwargs):
+    built.append(models.DISCRIMINATOR_CACHE.get(kwargs["union"]) is None)
+    return build(**kwargs)
+models._build_discriminated_union_meta = counting
+assert not build_stream_event_parser(OpenaiChatClient)
+assert built == [], "item 8: a chat client built something"
+assert build_stream_event_parser(OpenaiResponsesClient)
+assert built and built[0], "item 8: the discriminator was already built, or not by construct_type"
+built.clear()
+event = models.construct_type(value={"type": "response.output_text.delta", "delta": "x",
+    "output_index": 0, "content_index": 0, "item_id": "i", "sequence_number": 3}, type_=ResponseStreamEvent)
+assert type(event).__name__ == "ResponseTextDeltaEvent", "item 8: the union no longer parses events"
+assert built == [False], "item 8: a later parse builds the discriminator again"
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_a_missing_key_is_named_before_any_sdk_is_built(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -209,6 +209,31 @@ def test_prewarm_imports_the_default_models_client(monkeypatch, tmp_path):
     assert prewarm_module.default_client_class().__name__ == "OpenaiChatClient"
 
 
+def test_prewarm_builds_the_sdk_parser_of_the_default_models_client(monkeypatch, tmp_path):
+    """A default model on a Responses client: the pre-warm thread builds the openai SDK's event
+    parser (≈ 0.5 s the first Responses request of the kernel used to spend on the event loop)."""
+    from penguin_jupyter.llm import sdk_internals
+    from penguin_jupyter.state import add_model
+
+    add_model(
+        None,
+        "default_project",
+        provider="local",
+        model_id="m",
+        base_url="http://127.0.0.1:9/v1",
+        client_type="openai-responses",
+        default=True,
+    )
+    built = []
+    monkeypatch.setattr(sdk_internals, "build_stream_event_parser", lambda cls: built.append(cls.__name__))
+    state = prewarm_module.PrewarmState()
+    monkeypatch.setattr(prewarm_module, "PREWARM", state)
+    monkeypatch.setattr(prewarm_module, "MODULES", ())
+    prewarm_module.prewarm()
+    assert state.done and state.error is None
+    assert built == ["OpenaiResponsesClient"]
+
+
 async def test_a_finished_text_is_shown_rendered_once_the_task_goes_on(monkeypatch):
     monkeypatch.setenv("PENGUIN_LIVE_TEXT", "stream")
     view = LiveView({"session_id": "s"}, lambda: None, redactor=REDACTOR)

@@ -81,15 +81,21 @@ def default_client_class() -> type | None:
     return type(getattr(client, "_client", client))
 
 
-def warm_sdk() -> None:
-    """Import the request-path modules of the SDKs the client brought in, and create one more TLS
-    context (OpenSSL's first ones in a process cost about twice the later ones)."""
+def warm_sdk(client_class: type | None = None) -> None:
+    """Import the request-path modules of the SDKs the client brought in, build what the SDK
+    builds on the first stream event of `client_class` (an agenthub protocol client class: the
+    OpenAI Responses event parser, ≈ 0.5 s, `llm/sdk_internals.py` item 8), and create one more
+    TLS context (OpenSSL's first ones in a process cost about twice the later ones)."""
     wanted = [name for sdk, names in LAZY_SDK_MODULES.items() if sdk in sys.modules for name in names]
     for name in [*wanted, *TRANSPORT_MODULES]:
         try:
             import_module(name)
         except ImportError:
             continue
+    if client_class is not None:
+        from ...llm.sdk_internals import build_stream_event_parser
+
+        build_stream_event_parser(client_class)
     ssl.create_default_context()
 
 
@@ -99,8 +105,7 @@ def prewarm(delay_s: float = 0.0) -> None:
         time.sleep(delay_s)
         for name in MODULES:
             import_module(name)
-        default_client_class()
-        warm_sdk()
+        warm_sdk(default_client_class())
     except BaseException as exc:  # a broken config or SDK is the first cell's to report
         PREWARM.error = f"{type(exc).__name__}: {exc}"
     finally:
