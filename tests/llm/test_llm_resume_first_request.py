@@ -93,26 +93,37 @@ async def test_the_loop_keeps_running_while_the_first_request_after_a_resume_con
         assert server.served == 2
 
 
+class GeminiContentCount:
+    """How many Contents google-genai has converted so far (`count_gemini_contents`)."""
+
+    converted = 0
+
+
+def count_gemini_contents(monkeypatch: pytest.MonkeyPatch) -> GeminiContentCount:
+    """Counts the Contents google-genai converts from now on in this test."""
+    count = GeminiContentCount()
+    sdk_conversion = gemini_request.gemini_wire_contents
+
+    def counting_conversion(api_client: Any, contents: list[Any]) -> list[Any]:
+        count.converted += len(contents)
+        return sdk_conversion(api_client, contents)
+
+    monkeypatch.setattr(gemini_request, "gemini_wire_contents", counting_conversion)
+    return count
+
+
 async def test_gemini_sdk_conversion_of_the_resumed_history_lets_the_loop_run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """google-genai's validation and conversion of every Content (≈ 1.2 s at 4,000 messages, in one
     step before) runs slice by slice too."""
-    converted = 0
-    sdk_conversion = gemini_request.gemini_wire_contents
-
-    def counting_conversion(api_client: Any, contents: list[Any]) -> list[Any]:
-        nonlocal converted
-        converted += len(contents)
-        return sdk_conversion(api_client, contents)
-
-    monkeypatch.setattr(gemini_request, "gemini_wire_contents", counting_conversion)
+    contents = count_gemini_contents(monkeypatch)
     with ScriptedModelServer(["one"]) as server:
         model = resumed_model(server, "gemini-3-flash")
         total = len(model._client.protocol_client.get_history())
-        ticker = Ticker(lambda: 0 < converted < total)
+        ticker = Ticker(lambda: 0 < contents.converted < total)
         assert await request_while_ticking(model, ticker) == LLMOutcome("completed")
-    assert converted >= total
+    assert contents.converted >= total
     assert ticker.ticks_partway >= total // MAX_SLICE - 2, (ticker.ticks_partway, total)
 
 
@@ -153,15 +164,7 @@ async def test_a_retry_after_an_abort_converts_only_what_the_aborted_request_lef
     """Aborted while google-genai converted the Contents (agenthub's conversion done, the new
     question converted too): the retry reuses the kept conversion up to the history and the
     Contents JSON the aborted request's slices made."""
-    converted = 0
-    sdk_conversion = gemini_request.gemini_wire_contents
-
-    def counting_conversion(api_client: Any, contents: list[Any]) -> list[Any]:
-        nonlocal converted
-        converted += len(contents)
-        return sdk_conversion(api_client, contents)
-
-    monkeypatch.setattr(gemini_request, "gemini_wire_contents", counting_conversion)
+    contents = count_gemini_contents(monkeypatch)
     with ScriptedModelServer(["one"]) as server:
         model = resumed_model(server, "gemini-3-flash")
         conversion = kept_conversion(model._client.protocol_client)
@@ -170,15 +173,15 @@ async def test_a_retry_after_an_abort_converts_only_what_the_aborted_request_lef
         signal = AbortSignal()
 
         def abort_partway() -> bool:
-            if 0 < converted < total and not signal.aborted:
+            if 0 < contents.converted < total and not signal.aborted:
                 signal.abort("user")
             return False
 
         outcome = await request_while_ticking(model, Ticker(abort_partway), signal=signal)
         assert outcome.status == "aborted" and server.served == 0
-        at_stop = converted
+        at_stop = contents.converted
         assert 0 < at_stop < total and conversion.converted == total + 1  # the question was converted
         _, outcome = await collect(model, [user_text("What was item 0?")])
         assert outcome == LLMOutcome("completed") and server.served == 1
     assert conversion.converted_last == 1  # the new question only (before: the whole history again)
-    assert converted <= total + 2  # every Content converted once over both requests, and each question
+    assert contents.converted <= total + 2  # every Content converted once over both requests, and each question
