@@ -246,20 +246,9 @@ def protocol_history(messages: int) -> list[omni.OmniMessage]:
 
 async def protocol_costs(root_url: str) -> list[list[Any]]:
     history = protocol_history(PROTOCOL_HISTORY)
-    tools = [
-        {"name": "exec_command", "description": "Run.", "parameters": {"type": "object", "properties": {}}}
-    ]
     rows = []
-    for label, model_id, client_type, suffix in PROTOCOL_CLIENTS:
-        model = GenerativeModel(
-            GenerativeModelConfig(
-                model_id=model_id,
-                api_key="sk-bench",
-                base_url=root_url + suffix,
-                client_type=client_type,
-                tools=tools,
-            )
-        )
+    for label, *_ in PROTOCOL_CLIENTS:
+        model = protocol_model(label, root_url)
         model.set_history(history)
         with TASK_HEAP.task():  # as a Task runs its requests
             await one_request(model)  # the resume's first request converts the whole history once
