@@ -25,6 +25,7 @@ export const COMM_TARGET = 'penguin-notebook';
 export const PAGE_TARGET = 'penguin-notebook-page';
 export const BRIDGE_VERSION = 2;
 const COMM_INFO_WAIT_MS = 500;
+const KERNEL_INFO_WAIT_MS = 1000;
 
 /** One panel's link to one kernel connection. */
 interface PageLink {
@@ -143,6 +144,29 @@ function connect(app: JupyterFrontEnd, kernel: Kernel.IKernelConnection): void {
       link.comm = null;
     }
   };
+  void openWhenKnown(app, link, kernel, comm);
+}
+
+/**
+ * Open the page's comm with its hello once the kernel connection has read the kernel's info:
+ * `supportsSubshells` is false until then, and a hello sent earlier (a kernel that loads the
+ * extension at startup announces itself before that reply) would tell the kernel it cannot run
+ * cells (no run_cell for the Task). Waits at most KERNEL_INFO_WAIT_MS, well within the kernel's
+ * wait for a page at a cell start.
+ */
+async function openWhenKnown(
+  app: JupyterFrontEnd,
+  link: PageLink,
+  kernel: Kernel.IKernelConnection,
+  comm: Kernel.IComm
+): Promise<void> {
+  if (!kernel.supportsSubshells) {
+    const waited = new Promise<void>(resolve => setTimeout(resolve, KERNEL_INFO_WAIT_MS));
+    await Promise.race([kernel.info.then(() => undefined, () => undefined), waited]);
+  }
+  if (link.comm !== comm || comm.isDisposed || kernel.isDisposed) {
+    return; // closed or replaced while waiting
+  }
   forget(comm.open(hello(app, link, kernel)));
 }
 
