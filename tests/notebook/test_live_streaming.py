@@ -194,7 +194,8 @@ def test_prewarm_never_raises_and_remembers_why(monkeypatch):
     assert state.done and state.error and "no_such_module" in state.error
 
 
-def test_prewarm_imports_the_default_models_client(monkeypatch, tmp_path):
+def _default_model(client_type: str) -> None:
+    """A default model on `client_type` in the test's data root (what the pre-warm reads)."""
     from penguin_jupyter.state import add_model
 
     add_model(
@@ -203,9 +204,14 @@ def test_prewarm_imports_the_default_models_client(monkeypatch, tmp_path):
         provider="local",
         model_id="m",
         base_url="http://127.0.0.1:9/v1",
-        client_type="openai-chat",
+        client_type=client_type,
         default=True,
     )
+
+
+def test_prewarm_imports_the_default_models_client(monkeypatch, tmp_path):
+
+    _default_model("openai-chat")
     assert prewarm_module.default_client_class().__name__ == "OpenaiChatClient"
 
 
@@ -213,17 +219,8 @@ def test_prewarm_builds_the_sdk_parser_of_the_default_models_client(monkeypatch,
     """A default model on a Responses client: the pre-warm thread builds the openai SDK's event
     parser (≈ 0.5 s the first Responses request of the kernel used to spend on the event loop)."""
     from penguin_jupyter.llm import sdk_internals
-    from penguin_jupyter.state import add_model
 
-    add_model(
-        None,
-        "default_project",
-        provider="local",
-        model_id="m",
-        base_url="http://127.0.0.1:9/v1",
-        client_type="openai-responses",
-        default=True,
-    )
+    _default_model("openai-responses")
     built = []
     monkeypatch.setattr(sdk_internals, "build_stream_event_parser", lambda cls: built.append(cls.__name__))
     state = prewarm_module.PrewarmState()
