@@ -9,7 +9,13 @@ Owns the rule files and what a rule matches:
 * each rule a `[[rule]]` table: `action = "allow" | "ask" | "deny"`, `tool`, and optionally
   `command` (a pattern over the parsed command words, for a tool that declares a command
   argument) or `path` (a glob relative to the workspace, for a tool that declares file
-  arguments).
+  arguments). A path rule is matched against what the call touches
+  (`ToolDeclaration.effect`: the path as the tool opens it and the file that reaches): an allow
+  rule only when the file lies in the workspace and both match, a deny or ask rule when any
+  spelling matches (as written, as opened, as reached; relative or absolute).
+
+A tool's roles (its command, its paths, which saved rule it may get) are its declaration's,
+looked up the one way (`registry.declaration_of`).
 
 `RuleBook.judge` answers for one call: among the matching rules deny beats ask beats allow; None
 when no rule matches (the cell's mode decides). A bad file is one `ConfigError` line naming the
@@ -28,8 +34,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..environment.command_words import loose_parts, pattern_matches, strict_parts
-from ..environment.registry import BUILTIN_DECLARATIONS
+from ..environment.registry import declaration_of
 from ..environment.saved_rule_offer import offered_command_pattern
+from ..environment.tool_effects import TouchedPath
 from . import file_lock, paths
 from .errors import ConfigError
 from .toml_writer import dumps_toml, write_private_file
@@ -41,9 +48,6 @@ PROJECT_RULES_FILE = "approval_rules.toml"
 WORKSPACE_RULES_FILE = os.path.join(".penguin", "approvals.toml")
 SESSION_SOURCE = "this session"
 RULE_KEYS = frozenset({"action", "tool", "command", "path"})
-# Tools that run code or change the notebook as a whole: a card offers "Always allow (this
-# session)" for them, never a saved rule (docs/security.md "What Save to project offers").
-NO_SAVED_RULE_TOOLS = frozenset({"run_python", "run_cell", "insert_cell", "edit_cell", "delete_cell", "input_command"})
 
 
 def project_rules_path(root: Path, project_id: str) -> Path:
@@ -56,16 +60,12 @@ def workspace_rules_path(workspace: str) -> Path:
 
 def command_argument(tool: str) -> str | None:
     """The argument a tool declares as its shell command (exec_command's `cmd`)."""
-    declaration = BUILTIN_DECLARATIONS.get(tool)
-    return declaration.command if declaration is not None else None
+    return declaration_of(tool).roles.command
 
 
 def path_arguments(tool: str) -> tuple[str, ...]:
     """The arguments a tool declares as files it reads or writes."""
-    declaration = BUILTIN_DECLARATIONS.get(tool)
-    if declaration is None:
-        return ()
-    return tuple(dict.fromkeys((*declaration.file_reads, *declaration.file_writes)))
+    return declaration_of(tool).roles.paths
 
 
 @dataclass(frozen=True)
@@ -195,16 +195,24 @@ def _write_rules(path: Path, rules: Iterable[Rule]) -> None:
 # --- matching ----------------------------------------------------------------------------------
 
 
-def _relative(value: str, workspace: str, real: bool) -> str | None:
-    base = os.path.realpath(workspace) if real else os.path.normpath(workspace)
-    full = os.path.join(base, os.path.expanduser(value))
-    full = os.path.realpath(full) if real else os.path.normpath(full)
-    relative = os.path.relpath(full, base)
-    return None if relative == ".." or relative.startswith(".." + os.sep) else relative
+def _paths_of(tool: str, arguments: Mapping[str, Any], workspace: str) -> tuple[TouchedPath, ...]:
+    """The paths the call's declared path arguments touch, as its tool opens them."""
+    return tuple(p for p in declaration_of(tool).effect(arguments, workspace).paths() if p.argument)
 
 
-def _paths_of(tool: str, arguments: Mapping[str, Any]) -> list[str]:
-    return [value for name in path_arguments(tool) if isinstance(value := arguments.get(name), str) and value]
+def _names(touched: TouchedPath, pattern: str) -> bool:
+    """A deny/ask path pattern names `touched` in any spelling (`~` in a pattern is the home folder)."""
+    patterns = {pattern, os.path.expanduser(pattern)}
+    return any(fnmatch.fnmatchcase(spelling, p) for spelling in touched.spellings() for p in patterns)
+
+
+def _covers(touched: TouchedPath, pattern: str) -> bool:
+    """An allow path pattern covers `touched`: the file reached lies in the workspace and the
+    pattern matches it there, as opened and as reached."""
+    relative, real = touched.relative, touched.real_relative
+    if relative is None or real is None:
+        return False
+    return fnmatch.fnmatchcase(relative, pattern) and fnmatch.fnmatchcase(real, pattern)
 
 
 def _command_of(tool: str, arguments: Mapping[str, Any]) -> str | None:
@@ -233,13 +241,7 @@ def _tightening_hit(rule: Rule, tool: str, arguments: Mapping[str, Any], workspa
             return None
         return any(pattern_matches(rule.command, part) for part in parts)
     if rule.path is not None:
-        for value in _paths_of(tool, arguments):
-            for real in (False, True):
-                relative = _relative(value, workspace, real)
-                shown = relative if relative is not None else os.path.realpath(os.path.join(workspace, value))
-                if fnmatch.fnmatchcase(shown, rule.path):
-                    return True
-        return False
+        return any(_names(touched, rule.path) for touched in _paths_of(tool, arguments, workspace))
     return True
 
 
@@ -259,13 +261,9 @@ def _allow_hit(rules: list[Rule], tool: str, arguments: Mapping[str, Any], works
             if all(rule is not None for rule in used):
                 return used[0]
     path_rules = [rule for rule in rules if rule.path is not None]
-    values = _paths_of(tool, arguments)
-    if path_rules and values:
-        used = []
-        for value in values:
-            relative = _relative(value, workspace, real=True)
-            hit = None if relative is None else next((r for r in path_rules if fnmatch.fnmatchcase(relative, r.path or "")), None)
-            used.append(hit)
+    touched = _paths_of(tool, arguments, workspace)
+    if path_rules and touched:
+        used = [next((r for r in path_rules if _covers(path, r.path or "")), None) for path in touched]
         if all(rule is not None for rule in used):
             return used[0]
     return None
@@ -311,22 +309,24 @@ class RuleBook:
 
 
 def suggested_rule(tool: str, arguments: Mapping[str, Any], workspace: str) -> Rule | None:
-    """The allow rule "Save to project" offers for a call: its command's leading words
-    (`saved_rule_offer.offered_command_pattern`: `git status`, `ls`), its file's path relative to
-    the workspace, or the tool; None for a tool in `NO_SAVED_RULE_TOOLS`, a command no rule is
-    offered for, a file outside the workspace or one under `.penguin/`."""
-    if tool in NO_SAVED_RULE_TOOLS:
+    """The allow rule "Save to project" offers for a call, as its declaration's `saved_rule`
+    says: its command's leading words (`saved_rule_offer.offered_command_pattern`: `git status`,
+    `ls`), its file's path relative to the workspace (where the file reached lies: never through
+    a link out of it), or the tool; None for a tool whose declaration says "never", a command no
+    rule is offered for, a file outside the workspace or one under `.penguin/`."""
+    kind = declaration_of(tool).saved_rule_kind
+    if kind == "never":
         return None
-    if command_argument(tool) is not None:
+    if kind == "command":
         command = _command_of(tool, arguments)
         pattern = offered_command_pattern(command) if command is not None else None
         return Rule("allow", tool, command=pattern) if pattern else None
-    if path_arguments(tool):
-        values = _paths_of(tool, arguments)
-        relative = [_relative(value, workspace, real=True) for value in values]
-        if len(relative) != 1 or relative[0] is None or _is_penguin_folder(relative[0]):
+    if kind == "path":
+        touched = _paths_of(tool, arguments, workspace)
+        if len(touched) != 1 or touched[0].relative is None or touched[0].relative != touched[0].real_relative:
             return None
-        return Rule("allow", tool, path=relative[0])
+        relative = touched[0].relative
+        return None if _is_penguin_folder(relative) else Rule("allow", tool, path=relative)
     return Rule("allow", tool)
 
 

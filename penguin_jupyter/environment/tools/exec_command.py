@@ -11,27 +11,31 @@ from pydantic import Field
 
 from ...omni import OmniMessage
 from ..commands import CommandSession, CommandSessionManager
-from ..tool_arguments import CallDescription, Flag, MaybeText, Milliseconds, Text
+from ..tool_arguments import (
+    DESCRIBE,
+    YIELD_BOUNDS,
+    CallDescription,
+    CardNote,
+    Flag,
+    MaybeText,
+    Milliseconds,
+    ShellCommand,
+    Text,
+    WorkingDirectory,
+)
 from ..tool_declaration import ToolArguments, ToolDeclaration
-from ..types import ToolExecutionContext, ToolResult
-from .common import ToolBase, clamp_yield_ms, command_manager, delta, resolve_path
+from ..types import ToolExecutionContext, ToolFailed, ToolResult
+from .common import ToolBase, clamp_yield_ms, command_manager, delta
 
 DEFAULT_YIELD_MS = 60000
-# How the yield-time arguments of every waiting tool describe their bounds.
-YIELD_BOUNDS = "at least 250, and at most 1 s below the tool's timeout"
-# The call description: what the user sees while the call runs.
-DESCRIBE = Field(
-    description=(
-        "Required; write it first, before every other argument: the user sees it while the call runs. "
-        "One short sentence, in the user's language, saying what this call does and why."
-    )
-)
 
 
 class ExecCommandArguments(ToolArguments):
     description: Annotated[CallDescription, DESCRIBE] = None
-    cmd: Annotated[Text, Field(description="The shell command to run.")]
-    workdir: Annotated[MaybeText, Field(description="Working directory (default: the workspace).")] = None
+    cmd: Annotated[Text, Field(description="The shell command to run."), ShellCommand()]
+    workdir: Annotated[
+        MaybeText, Field(description="Working directory (default: the workspace)."), WorkingDirectory()
+    ] = None
     yield_time_ms: Annotated[
         Milliseconds,
         Field(
@@ -50,6 +54,7 @@ class ExecCommandArguments(ToolArguments):
                 "arrives as a user message by itself (no polling). Default false."
             )
         ),
+        CardNote(" [background]"),
     ] = False
 
 
@@ -66,7 +71,6 @@ EXEC_COMMAND = ToolDeclaration(
     arguments=ExecCommandArguments,
     permission="rw",
     timeout_ms=120000,
-    command="cmd",
 )
 
 
@@ -75,8 +79,11 @@ def unavailable(tool_name: str) -> str:
 
 
 def exit_result(session: CommandSession) -> ToolResult:
+    """The finished command's result (`[exit code: N]`…); a failed exit is raised as `ToolFailed`."""
     note = session.exit_note()
-    return ToolResult(stop_reason="failed" if session.exit_failed() else "completed", note=note)
+    if session.exit_failed():
+        raise ToolFailed(note=note)
+    return ToolResult(stop_reason="completed", note=note)
 
 
 class ExecCommandTool(ToolBase[ExecCommandArguments]):
@@ -85,20 +92,16 @@ class ExecCommandTool(ToolBase[ExecCommandArguments]):
     async def run(self, arguments: ExecCommandArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         manager: CommandSessionManager | None = command_manager(ctx)
         if manager is None:
-            yield delta(ctx, unavailable(self.name))
-            yield ToolResult(stop_reason="failed")
-            return
+            raise ToolFailed(unavailable(self.name))
         if ctx.signal is not None and ctx.signal.aborted:
             yield ToolResult(stop_reason="aborted")
             return
-        workdir = arguments.workdir
-        cwd = resolve_path(ctx.workspace_dir, workdir) if workdir else ctx.workspace_dir
+        command = self.declaration.effect_of(arguments, ctx.workspace_dir).command
+        cwd = command.cwd if command is not None else ctx.workspace_dir
         try:
             session = manager.spawn(arguments.cmd, cwd)
         except Exception as exc:
-            yield delta(ctx, f"[spawn error: {_spawn_message(exc)}]")
-            yield ToolResult(stop_reason="failed")
-            return
+            raise ToolFailed(f"[spawn error: {_spawn_message(exc)}]") from None
         if arguments.run_in_background:
             process_id = manager.register(session)
             manager.arm_report(process_id, session)
