@@ -314,7 +314,7 @@ class RunCellTool(_NotebookTool[RunCellArguments]):
             raise ToolFailed(head + "\n\n" + rendered.text)
         head = f"Ran cell {cell_id} (execution count {cell['execution_count']})."
         yield partial_tool_call_output("delta", head + "\n\n" + rendered.text, ctx.tool_call_id)
-        yield ToolResult(images=rendered.images or None)
+        yield ToolResult(stop_reason="completed", images=rendered.images or None)
 
     async def _stop(self, cell_id: str) -> None:
         """Stop the agent-run cell; give it a moment to unwind so the kernel stays usable."""

@@ -95,7 +95,7 @@ def _closing_items(outcome: RunOutcome, last_char: str, tool_call_id: str) -> li
     items: list[OmniMessage | ToolResult] = []
     if text:
         items.append(partial_tool_call_output("delta", text, tool_call_id))
-    items.append(ToolResult(images=outcome.images or None))
+    items.append(ToolResult(stop_reason="completed", images=outcome.images or None))
     return items
 
 

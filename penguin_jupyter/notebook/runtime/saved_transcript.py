@@ -45,6 +45,7 @@ def rebuilt_transcript(bundle: Any, redactor: Redactor) -> dict[str, Any]:
         usage=checked.usage,
         redactor=redactor,
         decision_reasons=checked.decision_reasons,
+        tools=checked.tools,
     )
 
 

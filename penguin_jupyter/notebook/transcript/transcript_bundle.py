@@ -177,9 +177,9 @@ def card_roles(value: Any) -> dict[str, Any]:
 
 
 
-def _tools(value: Any) -> dict[str, dict[str, Any]]:
-    """A bundle's `"tools"` as a reader uses it; a bundle saved before they were carried reads
-    with the frozen legacy roles."""
+def saved_tools(value: Any) -> dict[str, dict[str, Any]]:
+    """A saved bundle's `"tools"` as a reader uses them; a bundle saved before they were carried
+    reads with the frozen legacy roles."""
     if not isinstance(value, Mapping):
         return {name: dict(roles) for name, roles in LEGACY_CARD_ROLES.items()}
     return {str(name): card_roles(roles) for name, roles in list(value.items())[:MAX_TOOLS]}
@@ -194,6 +194,7 @@ def make_bundle(
     redactor: Redactor = EMPTY,
     decision_reasons: Mapping[str, str] | None = None,
     undo: Mapping[str, Any] | None = None,
+    tools: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The version-1 bundle of a Task: complete messages/events in stream order, no partials,
     none of the `UNSHOWN_EVENTS` nor completed `request_end`s, no fidelity, no default
@@ -208,8 +209,9 @@ def make_bundle(
     `approval_decision` payloads, as `decision_reason_text` (a notebook-only addition: the omni
     model ignores it, so a replay reads it back separately, replay_bundle.py).
     `undo`: the Task's undo state for the Undo button (see `undo_state`), absent when None.
-    `"tools"`: the card roles of every tool the messages call, from this kernel's declarations
-    (`transcript_model.card_roles_of`), so the labextension renders cards without a table.
+    `"tools"`: the card roles of every tool the messages call — `tools`' (a replayed bundle's
+    own), else this kernel's declarations (`transcript_model.card_roles_of`) — so the
+    labextension renders cards without a table.
     """
     if status not in STOP_REASONS:
         raise ValueError(f"transcript status must be one of {', '.join(STOP_REASONS)}, got {status!r}")
@@ -224,7 +226,7 @@ def make_bundle(
         "status": status,
         "usage": _usage(usage),
         "messages": wire,
-        "tools": {name: dict(card_roles_of(name)) for name in _tool_names(wire)},
+        "tools": {name: dict(card_roles_of(name, tools)) for name in _tool_names(wire)},
     }
     if undo_state(undo) is not None:
         bundle["undo"] = undo_state(undo)
@@ -259,7 +261,7 @@ def read_bundle(data: Any) -> dict[str, Any]:
         "status": status if status in STOP_REASONS else "completed",
         "usage": usage,
         "messages": messages,
-        "tools": _tools(data.get("tools")),
+        "tools": saved_tools(data.get("tools")),
     }
     undo = undo_state(data.get("undo"))
     if undo is not None:
@@ -294,6 +296,7 @@ def static_transcript(
     redactor: Redactor = EMPTY,
     decision_reasons: Mapping[str, str] | None = None,
     undo: Mapping[str, Any] | None = None,
+    tools: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """What a finished Task's cell shows: the bundle of `messages` (see `make_bundle`) as its
     display mimebundle, redacted and rendered through the no-fetch HTML. The one path for a live
@@ -306,5 +309,6 @@ def static_transcript(
         redactor=redactor,
         decision_reasons=decision_reasons,
         undo=undo,
+        tools=tools,
     )
     return transcript_mimebundle(bundle, redactor=redactor)
