@@ -66,7 +66,6 @@ def test_bundle_shape_and_partials_dropped():
             "workdir": "workdir",
             "notes": [{"argument": "run_in_background", "text": " [background]", "where": "header"}],
         },
-        "read_file": {"headline": ["file_path"]},
         "run_subagent": {"body": "prompt", "headline": ["prompt"]},
     }
     # The author's workspace and trace paths are not saved: a notebook travels.
