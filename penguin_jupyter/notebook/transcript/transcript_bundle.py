@@ -169,7 +169,11 @@ def card_roles(value: Any) -> dict[str, Any]:
     notes = value.get("notes")
     if isinstance(notes, list):
         roles["notes"] = [
-            {key: str(note.get(key, "")) for key in ("argument", "text", "where")}
+            {
+                "argument": note["argument"],
+                "text": note["text"],
+                "where": note["where"] if isinstance(note.get("where"), str) else "header",
+            }
             for note in notes
             if isinstance(note, Mapping) and isinstance(note.get("argument"), str) and isinstance(note.get("text"), str)
         ]
