@@ -26,7 +26,7 @@ from .close_out import CallSetting, run_with_close_out
 from .commands import CommandSessionManager
 from .defaults import default_tool_config, model_facing_parameters
 from .notices import BackgroundEvent, BackgroundListener, NoticeHub
-from .registry import BUILTIN_REGISTRATIONS, ToolRegistration, declaration_of, declare, registration
+from .registry import BUILTIN_TOOL_FACTORIES, ToolRegistration, declaration_of, declare, registration
 from .tool_declaration import ToolDeclaration
 from .types import BuiltinTool, EnvironmentConfig, ToolDefinitionConfig
 
@@ -87,13 +87,15 @@ class Environment:
         builtin tools come from the configured entries (which may change their limits), the
         host's in `extra_tools` with their declared entry."""
         model_class = self.config.model_class
-        builtin = {r.name: r for r in BUILTIN_REGISTRATIONS}
         chosen: list[tuple[ToolDefinitionConfig, ToolRegistration]] = []
         for entry in self._entries():
             if model_class is not None and entry.for_model is not None and entry.for_model != model_class:
                 continue
-            if entry.name in builtin:
-                chosen.append((entry, builtin[entry.name]))
+            factory = BUILTIN_TOOL_FACTORIES.get(entry.name)  # (the public table: a host may add to it)
+            if factory is not None:
+                declared = getattr(factory, "declaration", None)
+                declaration = declared if isinstance(declared, ToolDeclaration) else ToolDeclaration.undeclared(entry)
+                chosen.append((entry, ToolRegistration(declaration, factory)))
         for item in self.config.extra_tools:
             extra = registration(item)
             entry = item.definition if not isinstance(item, ToolRegistration) else extra.declaration.definition()
