@@ -16,10 +16,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..omni import OmniMessage, ToolCallPayload
+from ..omni import OmniMessage, ToolCallPayload, read_call_arguments
 from .registry import declaration_of
 from .secret_files import CREDENTIAL_READ, secret_file_label, session_scratchpad, temporary_workspace
-from .tool_arguments import read_call_arguments
 from .tool_declaration import ToolDeclaration
 from .tool_effects import CallEffect, TouchedPath, home_shown, is_within
 

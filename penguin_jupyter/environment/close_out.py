@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..interfaces import AbortSignal, ApproveFn, EnvironmentServices, SignalWatch, unless_aborted
-from ..omni import OmniMessage, StopReason, partial_tool_call_output, tool_call_output
+from ..omni import (
+    EMPTY_ARGUMENTS,
+    OmniMessage,
+    StopReason,
+    UnreadableArguments,
+    partial_tool_call_output,
+    read_call_arguments,
+    tool_call_output,
+)
 from ..omni.models import PartialToolCallOutputPayload, ToolCallOutputPayload
 from ..redaction import EMPTY, Redactor
 from .archive import (
@@ -28,7 +36,6 @@ from .archive import (
     archive_directory,
     repair_surrogates,
 )
-from .tool_arguments import UnreadableArguments, read_call_arguments
 from .types import BuiltinTool, ToolExecutionContext, ToolFailed, ToolResult
 
 log = logging.getLogger(__name__)
@@ -75,12 +82,12 @@ class _RunState:
 
 
 def upfront_failure_message(name: str, arguments: str) -> tuple[dict[str, Any] | None, str | None]:
-    """The call's arguments (`tool_arguments.read_call_arguments`, the one parser): (args, None)
+    """The call's arguments (`omni.read_call_arguments`, the one parser): (args, None)
     or (None, the model-facing failure text)."""
     parsed = read_call_arguments(arguments)
     if not isinstance(parsed, UnreadableArguments):
         return parsed, None
-    if parsed.reason == "field is empty":
+    if parsed.reason == EMPTY_ARGUMENTS:
         return None, (
             f'Tool call "{name}" failed: the arguments field is empty. '
             "Re-issue the call with a complete JSON object."

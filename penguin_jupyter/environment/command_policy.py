@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..interfaces import ApprovalDecision, ApproveFn
-from ..omni import OmniMessage
+from ..omni import OmniMessage, read_call_arguments
 from ..omni.models import ToolCallPayload
 from .registry import declaration_of
-from .tool_arguments import read_call_arguments
 
 _SEGMENT_START = r"(?:^|[\s;&|(`])(?:[^\s;&|]*/)?"  # separator or start, then an optional path
 _QUOTE = "[\"']?"

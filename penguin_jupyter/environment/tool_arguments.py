@@ -1,8 +1,7 @@
 """The argument types and roles tools declare their arguments with (docs/tools.md "Adding a tool").
 
-Owns how a model's value is read: the one parser of a call's JSON arguments
-(`read_call_arguments`: an object or one line saying why not, never an exception), leniently
-where the tools always were (a non-string optional text is absent, a yield time that is not a
+Owns how a model's value is read (after `omni.read_call_arguments`, the one parser of a call's
+JSON arguments, made it an object): leniently where the tools always were (a non-string optional text is absent, a yield time that is not a
 finite number falls back to the default, a flag is set only by `true`) and with one line naming
 the argument where a value is unusable (`OnBad`, "Missing required argument" by default). Also
 the *roles* an argument declares beside its type (`ShellCommand`, `ReadsPath`, `WritesPath`,
@@ -58,45 +57,6 @@ class OnBad:
 class AskedFor:
     """Annotated metadata: listed as required in the schema, though a call without it is still
     carried out (the call description: the model is asked for it, the user merely sees it)."""
-
-
-# --- the one parser of a call's arguments ---------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class UnreadableArguments:
-    """Why a call's arguments cannot be read: `reason` completes "the arguments …"."""
-
-    reason: str
-
-
-def read_call_arguments(raw: Any) -> dict[str, Any] | UnreadableArguments:
-    """A tool call's arguments as an object: a JSON text (what the wire carries) or an already
-    decoded mapping. Anything else — empty text, bad JSON, JSON nested too deep or too large to
-    decode, a value that is not an object — is `UnreadableArguments`, never an exception: every
-    reader (the close-out, the approval layer, the card) gets the same answer."""
-    if isinstance(raw, dict):
-        return raw
-    if not isinstance(raw, str):
-        return UnreadableArguments(f"are not a JSON text (got {type(raw).__name__})")
-    if not raw.strip():
-        return UnreadableArguments("field is empty")
-    try:
-        parsed = json.loads(raw)
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return UnreadableArguments(f"are not valid JSON ({_one_line(exc)})")
-    if not isinstance(parsed, dict):
-        return UnreadableArguments(f"are not a JSON object (got {_json_kind(parsed)})")
-    return parsed
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if isinstance(exc, ValueError) else f"{type(exc).__name__}: {text}"[:200]
-
-
-def _json_kind(value: Any) -> str:
-    return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
 
 
 # --- argument roles: what an argument is, for everything outside the tool -----------------------

@@ -32,7 +32,6 @@ from ...environment.tool_arguments import (
     OnBad,
     ShownInFull,
     Unusable,
-    read_call_arguments,
 )
 from ...environment.tool_declaration import (
     ArgumentsT,
@@ -42,7 +41,7 @@ from ...environment.tool_declaration import (
     ToolDeclaration,
 )
 from ...environment.types import BuiltinTool, ToolExecutionContext, ToolFailed, ToolResult
-from ...omni import OmniMessage, ToolCallPayload, partial_tool_call_output
+from ...omni import OmniMessage, ToolCallPayload, partial_tool_call_output, read_call_arguments
 from ..link.frontend_bridge import BridgeError, PageGone
 from ..transcript.cell_sources import CellPreview
 from ..transcript.transcript_model import edit_cell_result

@@ -25,9 +25,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from ...environment.tool_arguments import read_call_arguments
 from ...interfaces import AbortSignal, ApprovalDecision
-from ...omni import OmniMessage, ToolCallPayload
+from ...omni import OmniMessage, ToolCallPayload, read_call_arguments
 from ..live.live_shared import plain_button, plain_hbox, plain_html
 from ..transcript.cell_sources import CellPreview
 from ..transcript.visible_text import visible_controls

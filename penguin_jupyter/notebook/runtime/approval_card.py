@@ -11,8 +11,7 @@ exception into the asking). Deciding the call is the router's; drawing the card 
 from __future__ import annotations
 
 from ...environment.registry import declaration_of
-from ...environment.tool_arguments import read_call_arguments
-from ...omni import OmniMessage, ToolCallPayload
+from ...omni import OmniMessage, ToolCallPayload, read_call_arguments
 
 
 def where_lines(tool_call: OmniMessage, workspace: str) -> list[str]:

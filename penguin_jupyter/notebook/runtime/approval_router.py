@@ -34,9 +34,8 @@ from typing import Any, Literal
 
 from ...environment.call_reasons import own_folders, touch_reason
 from ...environment.registry import declaration_of
-from ...environment.tool_arguments import UnreadableArguments, read_call_arguments
 from ...interfaces import ApprovalDecision, ApproveFn, Permission
-from ...omni import OmniMessage, ToolCallPayload
+from ...omni import OmniMessage, ToolCallPayload, UnreadableArguments, read_call_arguments
 from ...state.approval_rules import Rule, RuleBook, Verdict, suggested_rule
 from .approval import CellAsker, RuleOffer, tool_name_of
 from .options import APPROVAL_MODES

@@ -23,8 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...environment.tool_arguments import read_call_arguments
-from ...omni import OmniMessage, to_dict
+from ...omni import OmniMessage, read_call_arguments, to_dict
 from .cell_sources import CellPreview, known_cell_source
 from .visible_text import visible_controls
 
