@@ -46,7 +46,14 @@ from .tool_arguments import (
     WorkingDirectory,
     WritesPath,
 )
-from .tool_effects import CallEffect, CommandAnalyser, CommandCall, TouchedPath, resolve_tool_path
+from .tool_effects import (
+    CallEffect,
+    CommandAnalyser,
+    CommandCall,
+    TouchedPath,
+    analysed_command,
+    resolve_tool_path,
+)
 from .types import ToolDefinitionConfig, ToolExecutionContext, ToolFailed, ToolResult
 
 # Which allow rule "Save to project" may offer for a call (docs/security.md "What Save to project
@@ -261,8 +268,9 @@ class ToolDeclaration(Generic[ArgumentsT]):
         self, arguments: ToolArguments, workspace: str, *, analyse_command: CommandAnalyser | None = None
     ) -> CallEffect:
         """What a call with these parsed arguments touches; the tool opens the `resolved` paths
-        it returns (`CallEffect.path`). `analyse_command` (the command analysis) adds the paths a
-        shell command reads and writes."""
+        it returns (`CallEffect.path`). A shell command's own reads and writes come from the
+        command analysis (`tool_effects.analysed_command`, the hook; `analyse_command` overrides
+        it for this call)."""
         roles = self.roles
         base = os.path.abspath(workspace)
 
@@ -282,8 +290,8 @@ class ToolDeclaration(Generic[ArgumentsT]):
             workdir = getattr(arguments, roles.workdir, None) if roles.workdir else None
             cwd = resolve_tool_path(base, workdir) if isinstance(workdir, str) and workdir else base
             command = CommandCall(roles.command, text, cwd)
-            if analyse_command is not None:
-                facts = analyse_command(text, cwd, base)
+            facts = (analyse_command or analysed_command)(text, cwd, base)
+            if facts is not None:  # a command's own paths are the call's (argument "": no path rule reads them)
                 reads += [TouchedPath("", p, resolve_tool_path(cwd, p), base) for p in facts.reads]
                 writes += [TouchedPath("", p, resolve_tool_path(cwd, p), base) for p in facts.writes]
         shell_input = getattr(arguments, roles.shell_input, None) if roles.shell_input else None

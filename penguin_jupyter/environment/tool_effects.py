@@ -124,8 +124,17 @@ class CommandFacts(Protocol):
     def writes(self) -> Sequence[str]: ...
 
 
-# The hook: (command text, the directory it runs in, the workspace) -> what it touches.
-CommandAnalyser = Callable[[str, str, str], CommandFacts]
+# The hook's type: (command text, the directory it runs in, the workspace) -> what it touches.
+CommandAnalyser = Callable[[str, str, str], "CommandFacts | None"]
+
+
+def analysed_command(cmd: str, cwd: str, workspace: str) -> CommandFacts | None:
+    """THE HOOK where the command analysis plugs in (issue 36: `analyse_command(cmd, cwd,
+    workspace)`, the per-program option tables): what a shell command reads and writes. None —
+    nothing known — until it does; then every consumer of `ToolDeclaration.effect` (the
+    credential and outside-workspace check, the card, the rules) sees the command's paths as the
+    call's reads and writes. A call may also pass its own analyser to `effect`."""
+    return None
 
 
 @dataclass(frozen=True)

@@ -244,3 +244,35 @@ def test_unreadable_arguments_are_asked_about(tmp_path: Path) -> None:
 
 
 assert approval_router  # (the module the failures are injected into)
+
+
+def test_the_command_analysis_plugs_into_the_same_effect(tmp_path: Path) -> None:
+    """The typed hook the command analysis fills (`analyse_command(cmd, cwd, workspace)`): what it
+    says a command reads and writes joins the call's effect, so the credential check asks about
+    `cat ~/.aws/credentials` like a read_file of it — resolved in the command's directory."""
+    from dataclasses import dataclass
+
+    from penguin_jupyter.environment.call_reasons import touch_reason
+
+    @dataclass
+    class Facts:
+        reads: tuple[str, ...] = ()
+        writes: tuple[str, ...] = ()
+
+    home = Path(os.environ["HOME"])
+    (home / ".aws").mkdir()
+    (home / ".aws" / "credentials").write_text("[default]\n")
+    (tmp_path / "sub").mkdir()
+    exec_command = declaration_of("exec_command")
+    seen: list[tuple[str, str, str]] = []
+
+    def analyse(cmd: str, cwd: str, workspace: str) -> Facts:
+        seen.append((cmd, cwd, workspace))
+        return Facts(reads=(str(home / ".aws" / "credentials"),), writes=("out.txt",))
+
+    effect = exec_command.effect({"cmd": "cat ~/.aws/credentials > out.txt", "workdir": "sub"}, str(tmp_path), analyse_command=analyse)
+    assert seen == [("cat ~/.aws/credentials > out.txt", str(tmp_path / "sub"), str(tmp_path))]
+    assert effect.writes[0].resolved == str(tmp_path / "sub" / "out.txt")
+    assert touch_reason(effect, str(tmp_path)) == "read of a credential file: ~/.aws/"
+    # without the analysis a command touches no path the check can name (the rules' command branch judges it)
+    assert exec_command.effect({"cmd": "cat ~/.aws/credentials"}, str(tmp_path)).paths() == ()
