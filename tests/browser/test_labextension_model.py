@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from penguin_jupyter.notebook.transcript.legacy_card_roles import LEGACY_CARD_ROLES
 from penguin_jupyter.notebook.transcript.saved_images import with_saved_images
 from penguin_jupyter.notebook.transcript.transcript_bundle import (
     TRANSCRIPT_MIME,
@@ -22,8 +23,12 @@ from penguin_jupyter.notebook.transcript.transcript_bundle import (
     read_bundle,
     transcript_mimebundle,
 )
-from penguin_jupyter.notebook.transcript.legacy_card_roles import LEGACY_CARD_ROLES
-from penguin_jupyter.notebook.transcript.transcript_model import build_blocks, card_roles_of, diff_preview, edit_cell_result
+from penguin_jupyter.notebook.transcript.transcript_model import (
+    build_blocks,
+    card_roles_of,
+    diff_preview,
+    edit_cell_result,
+)
 from penguin_jupyter.omni import (
     abort,
     approval_decision,
