@@ -26,7 +26,7 @@ from .close_out import CallSetting, run_with_close_out
 from .commands import CommandSessionManager
 from .defaults import default_tool_config, model_facing_parameters
 from .notices import BackgroundEvent, BackgroundListener, NoticeHub
-from .registry import BUILTIN_TOOL_FACTORIES, ToolRegistration, declaration_of, declare, registration
+from .registry import BUILTIN_TOOL_FACTORIES, ToolRegistration, declare, registration
 from .tool_declaration import ToolDeclaration
 from .types import BuiltinTool, EnvironmentConfig, ToolDefinitionConfig
 
@@ -61,7 +61,6 @@ class Environment:
             extra={**services.extra, NOTICES_KEY: self.notices},
         )
         self._tools: dict[str, BuiltinTool] = {}
-        self._declarations: dict[str, ToolDeclaration[Any]] = {}
         self._assemble()
         self._mcp: McpManager | None = None
         if config.tool_config.mcp_servers:
@@ -110,7 +109,6 @@ class Environment:
         declare(registered.declaration)
         tool = registered.factory(entry, self.services)
         self._tools[tool.name] = tool
-        self._declarations[tool.name] = registered.declaration
 
     def _mcp_tools(self) -> list[BuiltinTool]:
         """The connected MCP servers' tools, less the disabled ones."""
@@ -132,17 +130,6 @@ class Environment:
                 for t in self._mcp_tools()
             ]
         return tools
-
-    def declaration(self, name: str) -> ToolDeclaration[Any]:
-        """Tool `name`'s declaration as this Environment offers it (an MCP tool's, or any tool
-        nobody declared: the undeclared default) — `registry.declaration_of` for its tools."""
-        known = self._declarations.get(name)
-        if known is not None:
-            return known
-        definition = None
-        if self._mcp is not None and name.startswith(MCP_PREFIX):
-            definition = next((t.definition for t in self._mcp.tools if t.name == name), None)
-        return declaration_of(name, definition)
 
     def tool_permission(self, name: str) -> Permission | None:
         tool = self._tools.get(name)

@@ -57,13 +57,13 @@ class TouchedPath:
     def real_workspace(self) -> str:
         return os.path.realpath(self.workspace)
 
-    @property
+    @functools.cached_property
     def relative(self) -> str | None:
         """`resolved` relative to the workspace; None when it lies outside."""
         base = os.path.normpath(self.workspace)
         return os.path.relpath(self.resolved, base) if is_within(self.resolved, base) else None
 
-    @property
+    @functools.cached_property
     def real_relative(self) -> str | None:
         """The file reached, relative to the workspace's real location; None when outside."""
         return os.path.relpath(self.real, self.real_workspace) if is_within(self.real, self.real_workspace) else None
@@ -73,6 +73,7 @@ class TouchedPath:
         """The file reached lies in the workspace (not merely its spelling)."""
         return self.real_relative is not None
 
+    @functools.cached_property
     def spellings(self) -> tuple[str, ...]:
         """Every way a rule pattern may name this path: as written, as opened (relative to the
         workspace, else absolute) and as reached (likewise). A deny rule matching any of them

@@ -203,7 +203,7 @@ def _paths_of(tool: str, arguments: Mapping[str, Any], workspace: str) -> tuple[
 def _names(touched: TouchedPath, pattern: str) -> bool:
     """A deny/ask path pattern names `touched` in any spelling (`~` in a pattern is the home folder)."""
     patterns = {pattern, os.path.expanduser(pattern)}
-    return any(fnmatch.fnmatchcase(spelling, p) for spelling in touched.spellings() for p in patterns)
+    return any(fnmatch.fnmatchcase(spelling, p) for spelling in touched.spellings for p in patterns)
 
 
 def _covers(touched: TouchedPath, pattern: str) -> bool:
@@ -230,8 +230,11 @@ class Verdict:
     note: str = ""  # e.g. why a deny rule could not be checked
 
 
-def _tightening_hit(rule: Rule, tool: str, arguments: Mapping[str, Any], workspace: str) -> bool | None:
-    """Does a deny/ask rule apply? None when the command cannot be checked (caller asks)."""
+def _tightening_hit(
+    rule: Rule, tool: str, arguments: Mapping[str, Any], workspace: str, touched: tuple[TouchedPath, ...] | None = None
+) -> bool | None:
+    """Does a deny/ask rule apply? None when the command cannot be checked (caller asks).
+    `touched`: the call's paths (`_paths_of`), worked out once per judged call."""
     if rule.command is not None:
         command = _command_of(tool, arguments)
         if command is None:
@@ -241,11 +244,14 @@ def _tightening_hit(rule: Rule, tool: str, arguments: Mapping[str, Any], workspa
             return None
         return any(pattern_matches(rule.command, part) for part in parts)
     if rule.path is not None:
-        return any(_names(touched, rule.path) for touched in _paths_of(tool, arguments, workspace))
+        paths = touched if touched is not None else _paths_of(tool, arguments, workspace)
+        return any(_names(path, rule.path) for path in paths)
     return True
 
 
-def _allow_hit(rules: list[Rule], tool: str, arguments: Mapping[str, Any], workspace: str) -> Rule | None:
+def _allow_hit(
+    rules: list[Rule], tool: str, arguments: Mapping[str, Any], workspace: str, touched: tuple[TouchedPath, ...] | None = None
+) -> Rule | None:
     """The allow rule that covers the whole call: a tool-wide rule; every part of the command
     (strictly parsed) matched by some command rule; every path (inside the workspace, by its real
     location) matched by some path rule."""
@@ -261,9 +267,9 @@ def _allow_hit(rules: list[Rule], tool: str, arguments: Mapping[str, Any], works
             if all(rule is not None for rule in used):
                 return used[0]
     path_rules = [rule for rule in rules if rule.path is not None]
-    touched = _paths_of(tool, arguments, workspace)
-    if path_rules and touched:
-        used = [next((r for r in path_rules if _covers(path, r.path or "")), None) for path in touched]
+    paths = touched if touched is not None else _paths_of(tool, arguments, workspace) if path_rules else ()
+    if path_rules and paths:
+        used = [next((r for r in path_rules if _covers(path, r.path or "")), None) for path in paths]
         if all(rule is not None for rule in used):
             return used[0]
     return None
@@ -297,14 +303,15 @@ class RuleBook:
     def judge(self, tool: str, arguments: Mapping[str, Any], workspace: str) -> Verdict | None:
         """deny beats ask beats allow among the rules that match; None when none does."""
         matching = [rule for rule in self.rules() if rule.tool == tool]
+        touched = _paths_of(tool, arguments, workspace) if any(r.path is not None for r in matching) else ()
         for action in ("deny", "ask"):
             for rule in (r for r in matching if r.action == action):
-                hit = _tightening_hit(rule, tool, arguments, workspace)
+                hit = _tightening_hit(rule, tool, arguments, workspace, touched)
                 if hit is None:
                     return Verdict("ask", rule, "the command could not be checked against it")
                 if hit:
                     return Verdict(rule.action, rule)
-        allowed = _allow_hit([r for r in matching if r.action == "allow"], tool, arguments, workspace)
+        allowed = _allow_hit([r for r in matching if r.action == "allow"], tool, arguments, workspace, touched)
         return Verdict("allow", allowed) if allowed is not None else None
 
 
