@@ -41,6 +41,7 @@ from .models import (
     SubagentPayload,
     TextPayload,
     ThinkingPayload,
+    TokenCost,
     TokenCounts,
     TokenUsagePayload,
     ToolCallOutputPayload,
@@ -269,11 +270,16 @@ def add_token_counts(a: TokenCounts, b: TokenCounts) -> TokenCounts:
 
 
 def token_usage(
-    session: TokenCounts | Mapping[str, int], request: TokenCounts | Mapping[str, int]
+    session: TokenCounts | Mapping[str, int],
+    request: TokenCounts | Mapping[str, int],
+    cost_usd: TokenCost | Mapping[str, float] | None = None,
 ) -> OmniMessage:
+    """`cost_usd` ({request, session} in USD) only when the model's price is known."""
     return _event(
         TokenUsagePayload(
-            session=TokenCounts.model_validate(session), request=TokenCounts.model_validate(request)
+            session=TokenCounts.model_validate(session),
+            request=TokenCounts.model_validate(request),
+            cost_usd=None if cost_usd is None else TokenCost.model_validate(cost_usd),
         )
     )
 

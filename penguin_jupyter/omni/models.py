@@ -7,6 +7,7 @@ Field order in each class is the wire order.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
@@ -211,10 +212,24 @@ class ApprovalDecisionPayload(_Payload):
     tool_call_id: str
 
 
+class TokenCost(_Payload):
+    """What a request and the session so far cost, in USD at the model's price (absent when
+    the price is unknown). An addition to the reference's wire: readers ignore it."""
+
+    request: float = 0.0
+    session: float = 0.0
+
+    @field_validator("request", "session", mode="before")
+    @classmethod
+    def _finite(cls, value: Any) -> Any:
+        return value if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) else 0.0
+
+
 class TokenUsagePayload(_Payload):
     type: Literal["token_usage"] = "token_usage"
     session: TokenCounts
     request: TokenCounts
+    cost_usd: TokenCost | None = None
 
 
 class AbortPayload(_Payload):
