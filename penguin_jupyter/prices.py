@@ -26,6 +26,7 @@ class _Counts(Protocol):
     cache_write: int
     output: int
 
+
 PER_TOKENS = 1_000_000
 PRICE_KEYS = ("input", "cached", "output")
 
@@ -101,7 +102,9 @@ def parse_price(raw: Any, source: str) -> ModelPrice:
             continue
         value = _usd(raw[key])
         if value is None:
-            raise PriceError(f"{key} must be a number of USD per million tokens, 0 or more (got {raw[key]!r})")
+            raise PriceError(
+                f"{key} must be a number of USD per million tokens, 0 or more (got {raw[key]!r})"
+            )
         values[key] = value
     for key in ("input", "output"):
         if key not in values:

@@ -33,7 +33,9 @@ class Budgets:
     policy_source: str = "the administrator's policy"
 
     def any(self) -> bool:
-        return any(cap is not None for cap in (self.task_usd, self.session_usd, self.day_usd, self.policy_day_usd))
+        return any(
+            cap is not None for cap in (self.task_usd, self.session_usd, self.day_usd, self.policy_day_usd)
+        )
 
 
 @dataclass
@@ -100,18 +102,30 @@ class SpendMeter:
             return _stop_line(f"this cell's budget of {format_usd(task_cap)}", self.task.usd, usd)
         if session_cap is not None and self.session.usd + usd > session_cap:
             where = f"budget_usd_per_session in {self.budgets.config_source}"
-            return _stop_line(f"the session budget of {format_usd(session_cap)} ({where})", self.session.usd, usd)
+            return _stop_line(
+                f"the session budget of {format_usd(session_cap)} ({where})", self.session.usd, usd
+            )
         return None
 
     def _day_cap(self) -> tuple[float, str] | None:
         """The tighter of the two daily caps, with how the stop line names it."""
         caps: list[tuple[float, str]] = []
         if self.budgets.day_usd is not None:
-            caps.append((self.budgets.day_usd, f"today's budget of {format_usd(self.budgets.day_usd)} "
-                         f"(budget_usd_per_day in {self.budgets.config_source})"))
+            caps.append(
+                (
+                    self.budgets.day_usd,
+                    f"today's budget of {format_usd(self.budgets.day_usd)} "
+                    f"(budget_usd_per_day in {self.budgets.config_source})",
+                )
+            )
         if self.budgets.policy_day_usd is not None:
-            caps.append((self.budgets.policy_day_usd, f"the administrator's daily cap of "
-                         f"{format_usd(self.budgets.policy_day_usd)} ({self.budgets.policy_source})"))
+            caps.append(
+                (
+                    self.budgets.policy_day_usd,
+                    f"the administrator's daily cap of "
+                    f"{format_usd(self.budgets.policy_day_usd)} ({self.budgets.policy_source})",
+                )
+            )
         return min(caps, key=lambda cap: cap[0]) if caps else None
 
     def _reserve_today(self, usd: float | None) -> SpendTicket | str:

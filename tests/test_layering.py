@@ -34,7 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     "session_images": {"omni", "interfaces"} | _LEAVES,
     "spending": {"llm", "state"} | _LEAVES,
     "session": _CORE | {"session_images", "spending"},
-    "subagent_runner": {"omni", "interfaces", "session"},
+    "subagent_runner": {"omni", "interfaces", "session", "spending"},
     "agent": _CORE | {"session", "subagent_runner", "spending"},
     "notebook": _CORE | {"session", "agent", "subagent_runner", "testing", "session_images", "spending"},
     "__init__": {"session", "agent", "notebook"},

@@ -35,7 +35,9 @@ class RequestEstimate:
     def usd(self) -> float | None:
         if self.price is None:
             return None
-        return (self.input_tokens * self.price.input + self.max_output_tokens * self.price.output) / PER_TOKENS
+        return (
+            self.input_tokens * self.price.input + self.max_output_tokens * self.price.output
+        ) / PER_TOKENS
 
 
 class SpendTicket(Protocol):

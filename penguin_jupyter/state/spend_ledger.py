@@ -147,7 +147,9 @@ def reserve(root: Path, usd: float, cap_usd: float | None) -> tuple[str | None, 
         ledger = _read(path)
         ledger["reserved"] = _live_reservations(ledger)
         reserved = sum(entry["usd"] for entry in ledger["reserved"].values())
-        spend = DaySpend(path.stem, ledger["spent_usd"], ledger["requests"], ledger["unpriced_requests"], reserved)
+        spend = DaySpend(
+            path.stem, ledger["spent_usd"], ledger["requests"], ledger["unpriced_requests"], reserved
+        )
         if cap_usd is not None and ledger["spent_usd"] + reserved + usd > cap_usd:
             return None, spend
         ticket = f"{os.getpid()}-{secrets.token_hex(4)}"
