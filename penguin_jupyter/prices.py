@@ -80,8 +80,14 @@ def _list_prices() -> dict[str, ModelPrice]:
 
 
 def list_price(model_id: str) -> ModelPrice | None:
-    """agenthub's list price for `model_id` (exact id), or None when it has none."""
-    return _list_prices().get(model_id)
+    """agenthub's list price for `model_id` (the exact id, else the one id equal to it but for
+    case: `minimax-m3` is `MiniMax-M3`), or None when it has none."""
+    prices = _list_prices()
+    exact = prices.get(model_id)
+    if exact is not None:
+        return exact
+    folded = [price for name, price in prices.items() if name.lower() == model_id.lower()]
+    return folded[0] if len(folded) == 1 else None
 
 
 class PriceError(ValueError):
@@ -113,9 +119,15 @@ def parse_price(raw: Any, source: str) -> ModelPrice:
 
 
 def format_usd(amount: float | None) -> str:
-    """`$0.0123`, `$1.24`, `$0.00` — four decimals under a dollar so small Tasks are visible."""
+    """`$0.0123`, `$0.11`, `$1.24`, `$1,250.00`: under a dollar up to four decimals (trailing zeros
+    dropped down to two) so a small Task is visible; None is "price unknown", never $0."""
     if amount is None:
         return "price unknown"
+    if 0 < amount < 0.0001:
+        return "<$0.0001"
     if amount != 0 and abs(amount) < 1:
-        return f"${amount:.4f}"
+        text = f"{amount:.4f}"
+        while text.endswith("0") and len(text.split(".")[1]) > 2:
+            text = text[:-1]
+        return f"${text}"
     return f"${amount:,.2f}"

@@ -297,11 +297,19 @@ def add_model(
     vision: bool | None = None,
     default: bool = False,
     vision_default: bool = False,
+    price: dict[str, float] | None = None,
 ) -> ProjectConfig:
     """Add or update the (provider, model_id) entry; unspecified fields keep their old values.
 
-    `default=True` makes it the project default model; `vision_default=True` the vision model.
+    `default=True` makes it the project default model; `vision_default=True` the vision model;
+    `price` = {input, cached, output} in USD per million tokens (docs/cost.md).
     """
+    parsed_price = None
+    if price is not None:
+        try:
+            parsed_price = parse_price(price, "add_model")
+        except PriceError as exc:
+            raise ValueError(f"add_model price: {exc}") from None
     if not provider or not model_id:
         raise ValueError("add_model needs both provider and model_id")
     updates = {
@@ -321,6 +329,8 @@ def add_model(
         for key, value in updates.items():
             if value is not None:
                 setattr(entry, key, value)
+        if parsed_price is not None:
+            entry.price, entry.extra["price"] = parsed_price, dict(price or {})
         if default:
             cfg.default_model = ModelRef(provider, model_id)
         if vision_default:

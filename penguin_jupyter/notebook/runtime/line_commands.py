@@ -244,7 +244,13 @@ async def _usage(runtime: KernelRuntime, arg: str | None) -> None:
         s, r = usage.payload.session, usage.payload.request
         print(f"session: total {s.total}, input {s.cache_write}, cached input {s.cache_read}, output {s.output}")
         print(f"last request: total {r.total}, input {r.cache_write}, cached input {r.cache_read}, output {r.output}")
-    for line in spend_lines(session.spend if session is not None else None, runtime.sessions.budget_usd):
+    meter = session.spend if session is not None else None
+    if meter is None:  # no session yet: today's ledger and the budgets a new session would get
+        try:
+            meter = (await runtime.sessions.get_agent()).spend_meter()
+        except Exception as exc:
+            tell(f"penguin: cannot read today's spend: {exc}")
+    for line in spend_lines(meter, runtime.sessions.budget_usd):
         print(line)
 
 
