@@ -85,7 +85,7 @@ async def test_a_model_with_no_known_price_reports_no_cost_rather_than_zero() ->
     assert list_price(client.model_id) is None
     with ScriptedModelServer([STEP], model=client.model_id, api_key=KEY) as server:
         messages, _ = await collect(priced_model(client, server, None), [user_text("How many rows?")])
-        usage = [m for m in messages if isinstance(m.payload, TokenUsagePayload)][0]
+        usage = next(m for m in messages if isinstance(m.payload, TokenUsagePayload))
         assert usage.payload.cost_usd is None  # type: ignore[union-attr]
         assert "cost_usd" not in json.loads(to_json(usage))["payload"]  # the reference's wire, unchanged
 
