@@ -168,3 +168,25 @@ async def test_the_daily_budget_is_shared_by_processes_and_survives_them(tmp_pat
         assert len(server.calls) == 1
         assert "today's budget of $0.08 (budget_usd_per_day in" in second[-1]
         assert "spent today by all your kernels" in second[-1]
+
+
+async def test_a_subagents_requests_count_in_the_parent_task_and_its_budget(tmp_path: Path) -> None:
+    """The child session shares its parent's meter: its request is in the parent Task's spend,
+    and the parent's budget stops the request after it."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    delegate = {
+        "tool_calls": [{"name": "run_subagent", "arguments": {"prompt": "Caller agent: default_agent. Say hi."}, "id": "s1"}],
+        "usage": USAGE,
+    }
+    script = [delegate, {"text": "hi from child", "usage": USAGE}, {"text": "never sent", "usage": USAGE}]
+    with ScriptedModelServer(script) as server:
+        agent = await create_agent()
+        priced(agent.root, server)
+        parent = await agent.create_session(workspace_dir=workspace)
+        out = await collect(parent.run([user_text("delegate")], approve=allow, budget_usd=0.13))
+        assert len(server.calls) == 2  # the parent's first request and the child's
+        assert parent.spend is not None and parent.spend.task.usd == pytest.approx(2 * REQUEST_USD)
+        assert parent.spend.task.requests == 2
+        assert any(t.startswith("[stopped before a model request: this cell's budget of $0.13") for t in texts(out))
+        parent.dispose()
