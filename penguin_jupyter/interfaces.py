@@ -131,15 +131,21 @@ class SignalWatch:
 class LLMOutcome:
     """The terminal state of one `stream_generate`; always the stream's last item.
 
-    `permanent` marks a deterministic client-side rejection that retrying cannot fix;
-    `budget_stop` a request never sent because it could cross a spending budget (`message`
-    says which): the engine ends the task cleanly instead of retrying (docs/cost.md).
+    `permanent` marks a deterministic client-side rejection that retrying cannot fix.
     """
 
     status: StopReason
     message: str | None = None
     permanent: bool = False
-    budget_stop: bool = False
+
+
+@dataclass(frozen=True)
+class BudgetStop(LLMOutcome):
+    """A request never sent because it could cross a spending budget (`message` says which):
+    the engine ends the task cleanly instead of retrying (docs/cost.md)."""
+
+    status: StopReason = "failed"
+    permanent: bool = True
 
 
 @dataclass

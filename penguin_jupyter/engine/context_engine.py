@@ -21,6 +21,7 @@ from ..interfaces import (
     AbortSignal,
     ApprovalDecision,
     ApproveFn,
+    BudgetStop,
     EnvironmentInterface,
     LLMInterface,
     LLMOutcome,
@@ -322,7 +323,7 @@ class ContextEngine:
             async for msg in run_turn(ctx, attempt_input, reconnects, turn):
                 yield msg
             step.turn, step.attempt_input = turn, attempt_input
-            if turn.outcome.budget_stop:
+            if isinstance(turn.outcome, BudgetStop):
                 step.ended = True
                 for msg in self._budget_stop(attempt_input, turn.outcome.message or "a spending budget"):
                     yield self._emit(msg)

@@ -27,6 +27,7 @@ from agenthub.types import UniConfig, UniEvent, UniMessage
 
 from ..interfaces import (
     THINKING_LEVELS,
+    BudgetStop,
     GenerativeModelParameters,
     LLMOutcome,
     ThinkingLevelName,
@@ -335,7 +336,7 @@ class GenerativeModel:
         except Exception as exc:  # a budget that cannot be checked must not let the request out
             admitted = f"the spending budget could not be checked ({type(exc).__name__}: {exc})"
         if isinstance(admitted, str):
-            return LLMOutcome("failed", admitted, permanent=True, budget_stop=True)
+            return BudgetStop(message=admitted)
         return admitted
 
     def _open(self, prepared: _Prepared, signal: AbortSignal | None) -> _Exchange | LLMOutcome:

@@ -275,13 +275,13 @@ def token_usage(
     cost_usd: TokenCost | Mapping[str, float] | None = None,
 ) -> OmniMessage:
     """`cost_usd` ({request, session} in USD) only when the model's price is known."""
-    return _event(
-        TokenUsagePayload(
-            session=TokenCounts.model_validate(session),
-            request=TokenCounts.model_validate(request),
-            cost_usd=None if cost_usd is None else TokenCost.model_validate(cost_usd),
-        )
-    )
+    counts: dict[str, Any] = {
+        "session": TokenCounts.model_validate(session),
+        "request": TokenCounts.model_validate(request),
+    }
+    if cost_usd is not None:
+        counts["cost_usd"] = TokenCost.model_validate(cost_usd).model_dump()
+    return _event(TokenUsagePayload.model_validate(counts))
 
 
 def compaction_begin(reason: CompactionReason, mode: CompactionMode, context: int, turns: int) -> OmniMessage:

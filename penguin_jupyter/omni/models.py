@@ -213,8 +213,7 @@ class ApprovalDecisionPayload(_Payload):
 
 
 class TokenCost(_Payload):
-    """What a request and the session so far cost, in USD at the model's price (absent when
-    the price is unknown). An addition to the reference's wire: readers ignore it."""
+    """What a request and the session so far cost, in USD at the model's price (docs/cost.md)."""
 
     request: float = 0.0
     session: float = 0.0
@@ -226,10 +225,26 @@ class TokenCost(_Payload):
 
 
 class TokenUsagePayload(_Payload):
+    """The reference's three fields, plus — only when the model's price is known — an extra
+    `cost_usd` ({request, session} in USD, written after them; docs/cost.md): an addition the
+    reference's readers ignore, kept out of the declared fields so the payload's shape is the
+    reference's."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
     type: Literal["token_usage"] = "token_usage"
     session: TokenCounts
     request: TokenCounts
-    cost_usd: TokenCost | None = None
+
+    @property
+    def cost_usd(self) -> TokenCost | None:
+        raw = (self.model_extra or {}).get("cost_usd")
+        if isinstance(raw, TokenCost):
+            return raw
+        try:
+            return TokenCost.model_validate(raw) if isinstance(raw, dict) else None
+        except ValueError:
+            return None
 
 
 class AbortPayload(_Payload):
