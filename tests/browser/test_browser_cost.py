@@ -83,5 +83,6 @@ def test_the_header_shows_the_cost_and_a_budget_stops_the_task(page, lab, script
     saved = reloaded.inner_text()
     assert "cost: $0.102 this Task · $0.102 session" in saved
     assert "stopped before a model request" in saved
+    assert "Request failed" not in saved  # the unsent request's request_end is the notice, once
     reloaded.locator(".pg-usage").scroll_into_view_if_needed()
     _shot(page, "budget-stop")
