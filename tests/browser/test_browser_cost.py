@@ -67,8 +67,8 @@ def test_the_header_shows_the_cost_and_a_budget_stops_the_task(page, lab, script
     approve.first.wait_for()  # request 2's call waits for its click, its cost not yet counted
     _shot(page, "cost-header")
     approve.first.click()
-    transcript = cell(page, 1).locator(".penguin-transcript")
-    transcript.wait_for()
+    transcript = cell(page, 1).locator(".penguin-transcript", has_text="cost: $0.102 this Task")
+    transcript.wait_for()  # attached before the renderer fills it: wait for its text
     wait_cell_done(page, 1)
     assert len(server.requests) == 2  # the third request was never sent
     text = transcript.inner_text()
@@ -77,7 +77,7 @@ def test_the_header_shows_the_cost_and_a_budget_stops_the_task(page, lab, script
 
     save(page, path)
     page.reload()
-    reloaded = cell(page, 1).locator(".penguin-transcript")
+    reloaded = cell(page, 1).locator(".penguin-transcript", has_text="cost: $0.102 this Task")
     reloaded.wait_for()
     assert cell(page, 1).locator(".penguin-transcript-html").count() == 0, "the labextension rendered it"
     saved = reloaded.inner_text()
