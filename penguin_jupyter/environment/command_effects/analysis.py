@@ -41,13 +41,20 @@ def _word_effects(index: int, word: str, cwd: str) -> list[Effect]:
     return effects
 
 
+def _unknown_from(words: list[str], start: int) -> list[Effect]:
+    """Words nothing in the tables describes (after an unknown program or subcommand): each is
+    unknown, so a rule covers them only by naming them."""
+    return [Effect("unknown", index, f"is given {words[index]!r}, which penguin cannot check") for index in range(start, len(words))]
+
+
 def analyse_words(words: list[str], cwd: str) -> CommandEffects:
     """The effects of one simple command (its words as `strict_parts` gives them)."""
     effects = [effect for index, word in enumerate(words) for effect in _word_effects(index, word, cwd)]
     first = words[0]
     program = None if "/" in first else program_named(first)
     if program is None:
-        return CommandEffects(tuple(words), "", "", (Effect("unknown", 0, "is not a program penguin knows"), *effects))
+        unknown = [Effect("unknown", 0, "is not a program penguin knows"), *_unknown_from(words, 1)]
+        return CommandEffects(tuple(words), "", "", (*unknown, *effects))
     subcommand, offer_words, start = "", 1, 1
     command = program.command
     options = command.index if command is not None else {}
@@ -59,6 +66,7 @@ def analyse_words(words: list[str], cwd: str) -> CommandEffects:
         if at is None or command is None:
             what = f"{words[at]} is not a subcommand penguin knows" if at is not None else "has no subcommand"
             effects.append(Effect("unknown", at if at is not None else 0, what))
+            effects.extend(_unknown_from(words, at + 1 if at is not None else len(words)))
             return CommandEffects(tuple(words), program.name, "", tuple(effects))
         subcommand, start = words[at], at + 1
         offer_words = 2 if at == 1 else 0
