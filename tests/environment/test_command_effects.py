@@ -223,6 +223,20 @@ def test_a_path_through_a_symlink_is_judged_where_it_lands(ws: Path) -> None:
     assert "git log --output writes ~/.bashrc" in (uncovered_reason(effects, 2, str(ws)) or "")
 
 
+def test_a_recursive_read_of_the_home_folder_reads_its_credentials(ws: Path) -> None:
+    """A notebook in the home folder: `grep -r key .` is a read inside the workspace, and of
+    ~/.aws/credentials too; `ls .` only lists it."""
+    home = str(Path.home())
+    (Path.home() / ".config" / "gh").mkdir(parents=True)
+    (Path.home() / ".config" / "gh" / "hosts.yml").write_text("oauth_token: x\n")
+    book = RuleBook(project=[Rule("allow", "exec_command", command=program, source="p.toml") for program in ("grep", "rg", "ls")])
+    for cmd in ("grep -r key .", "grep -rl key", "rg key", "rg --hidden key .config", "grep -r key .aws"):
+        verdict = book.judge("exec_command", {"cmd": cmd}, home)
+        assert verdict is not None and verdict.uncovered and "credential" in verdict.note, (cmd, verdict)
+    assert book.judge("exec_command", {"cmd": "ls -a ."}, home).action == "allow"  # type: ignore[union-attr]
+    assert book.judge("exec_command", {"cmd": "grep -r x data"}, str(ws)).action == "allow"  # type: ignore[union-attr]
+
+
 def test_a_workdir_outside_the_workspace_reads_outside_it(ws: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -37,7 +37,7 @@ def _word_effects(index: int, word: str, cwd: str) -> list[Effect]:
         if match.startswith("-"):
             effects.append(Effect("unknown", index, f"{word!r} matches {match!r}, which reads as an option"))
         else:
-            effects.append(Effect("reads", index, os.path.normpath(os.path.join(cwd, match))))
+            effects.append(Effect("reads", index, os.path.normpath(os.path.join(cwd, match)), tree=True))
     return effects
 
 

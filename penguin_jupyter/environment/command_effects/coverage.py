@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 
 from ..command_words import loose_parts
-from ..secret_files import CREDENTIAL_READ, secret_file_label
+from ..secret_files import CREDENTIAL_READ, data_roots, secret_file_label
 from .effects import CommandEffects, Effect
 from .shell_words import glob_matches, has_glob, path_variants
 
@@ -40,9 +40,28 @@ def shown_path(path: str, workspace: str) -> str:
     return "~" + real[len(home) :] if _within(real, home) and home != os.sep else real
 
 
-def credential_label(path: str, workspace: str) -> str | None:
-    """How a reason names the credential file `path` is, or None (a folder's label, such as
-    `~/.aws/`, gives way to the path itself)."""
+def _folder_label(real: str, workspace: str, tree: bool) -> str | None:
+    """A folder holds credentials when it lies in a hidden folder of the home folder (`~/.ssh`,
+    `~/.aws`, `~/.config/gh`…: where the credential list's folders are) or in a penguin data
+    root; read with all its files (`tree`), also when it holds the home folder or a data root."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    if _within(real, home) and real != home and os.path.relpath(real, home).startswith("."):
+        return shown_path(real, workspace)
+    for root in (os.path.realpath(root) for root in data_roots()):
+        if _within(real, root) or (tree and _within(root, real)):
+            return f"penguin's data root ({shown_path(root, workspace)})"
+    if tree and _within(home, real):
+        return f"{shown_path(real, workspace)}, which holds the home folder's credential files"
+    return None
+
+
+def credential_label(path: str, workspace: str, tree: bool = False) -> str | None:
+    """How a reason names the credential file (or folder holding credentials) `path` is, or None
+    (a folder's label, such as `~/.aws/`, gives way to the path itself). Files are judged by
+    `secret_files.secret_file_label` (name, location, identity); folders by `_folder_label`."""
+    real = os.path.realpath(path)
+    if os.path.isdir(real):
+        return _folder_label(real, workspace, tree)
     label = secret_file_label(path, workspace)
     if label is None:
         return None
@@ -54,7 +73,7 @@ def _effect_reason(title: str, effect: Effect, named: int, workspace: str) -> st
     option = f" {effect.option}" if effect.option else ""
     is_named = effect.word is not None and effect.word < named
     if effect.kind == "reads":
-        label = credential_label(effect.what, workspace)
+        label = credential_label(effect.what, workspace, effect.tree)
         if label is not None:
             return f"{title}{option} reads a credential file: {label}"
         inside = _within(os.path.realpath(effect.what), os.path.realpath(workspace))

@@ -24,12 +24,14 @@ class Effect:
     """One thing a command does. `word` is the index of the word that causes it (None: no word
     does — the working directory read by default, the folder's configuration); `option` is how a
     reason names the cause (`--output`, `-o`, or "" for an operand); `what` the object: a
-    resolved path for reads/writes/loads, else a short description."""
+    resolved path for reads/writes/loads, else a short description; `tree` that a folder read is
+    read with its whole content (grep -r, rg), not just listed."""
 
     kind: EffectKind
     word: int | None
     what: str
     option: str = ""
+    tree: bool = False  # a folder read with everything under it (grep -r, rg), not just listed
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .effects import Effect, EffectKind
 from .shell_words import path_variants
@@ -180,4 +180,6 @@ def operand_effects(command: Command, reading: Reading, cwd: str) -> list[Effect
             effects.extend(role_effects(role, word, index, "", cwd))
     if command.reads_cwd and not any(effect.kind == "reads" and effect.option == "" for effect in effects):
         effects.append(Effect("reads", None, cwd))
+    if command.reads_trees:
+        effects = [replace(effect, tree=True) if effect.kind == "reads" and not effect.option else effect for effect in effects]
     return effects

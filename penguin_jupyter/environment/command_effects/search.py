@@ -31,6 +31,7 @@ GREP = Command(
     ),
     operands="pattern-then-reads",
     reads_cwd=True,
+    reads_trees=True,
     numeric_short=True,
     summary="operands: the pattern, then files and folders read; not `-R`",
 )
@@ -67,6 +68,7 @@ RG = Command(
     ),
     operands="pattern-then-reads",
     reads_cwd=True,
+    reads_trees=True,
     summary="operands: the pattern, then files and folders read (the working directory without one); not `-L`, `-z`",
 )
 

@@ -67,6 +67,7 @@ class Command:
     options: tuple[Option, ...] = ()
     operands: Operands = "plain"
     reads_cwd: bool = False
+    reads_trees: bool = False  # a folder operand is read with all its files (grep -r, rg)
     numeric_short: bool = False  # `-5` is a count (head, tail, grep, git log)
     inherent: tuple[tuple[EffectKind, str], ...] = ()
     operand_check: ValueCheck | None = None  # kubectl get: a `secrets` operand shows credentials
