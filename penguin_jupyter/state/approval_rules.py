@@ -27,7 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..environment.command_effects import CommandEffects, analyse_words, credential_argument_reason, uncovered_reason
+from ..environment.command_effects import (
+    CommandEffects,
+    analyse_words,
+    credential_argument_reason,
+    uncovered_reason,
+)
 from ..environment.command_effects.spellings import spellings
 from ..environment.command_words import loose_parts, named_words, pattern_matches, strict_parts
 from ..environment.registry import BUILTIN_DECLARATIONS

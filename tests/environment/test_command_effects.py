@@ -14,8 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from penguin_jupyter.environment.command_effects import analyse_command, credential_argument_reason, uncovered_reason
-from penguin_jupyter.environment.command_effects import git_config
+from penguin_jupyter.environment.command_effects import (
+    analyse_command,
+    credential_argument_reason,
+    git_config,
+    uncovered_reason,
+)
+from penguin_jupyter.environment.command_effects.describe import FULL_DOC, full_markdown, summary_markdown
 from penguin_jupyter.environment.command_effects.git_repository import repository_effects
 from penguin_jupyter.environment.command_effects.spellings import spellings
 from penguin_jupyter.interfaces import AbortSignal
@@ -459,3 +464,12 @@ async def test_a_credential_word_asks_under_a_tool_wide_rule_and_always_allow(ws
     assert len(prompts) == 2 and "read of a credential file: ~/.ssh/id_rsa" in prompts[1]
     cell.mode = "allow-all"
     assert await approve(tool_call("exec_command", {"cmd": "tail ~/.ssh/id_rsa"}, "t4")) == "allow"  # allow-all allows all
+
+
+def test_the_docs_show_the_tables_the_code_has() -> None:
+    """docs/security.md's summary and docs/command-tables.md are generated from the tables
+    (`python -m penguin_jupyter.environment.command_effects.describe` rewrites them)."""
+    root = Path(__file__).resolve().parents[2]
+    assert summary_markdown() in (root / "docs" / "security.md").read_text(encoding="utf-8")
+    assert (root / FULL_DOC).read_text(encoding="utf-8") == full_markdown()
+

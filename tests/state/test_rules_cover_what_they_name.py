@@ -118,7 +118,7 @@ async def _saved_rules(ws: Path) -> RuleBook:
     for cmd, offered in HARMLESS.items():
         rule = suggested_rule("exec_command", {"cmd": cmd}, str(ws))
         assert rule is not None and rule.command == offered, cmd
-        cell, prompts = _cell(ws, book, "s")
+        cell, _ = _cell(ws, book, "s")
         assert await ApprovalRouter(lambda cell=cell: cell).approve_fn(cell)(tool_call("exec_command", {"cmd": cmd}, "s")) == "allow"
     assert [rule.command for rule in book.project] == list(HARMLESS.values())
     return book
@@ -129,7 +129,7 @@ def counting_server() -> Iterator[tuple[str, list[str]]]:
     hits: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        def do_GET(self) -> None:
             hits.append(self.path)
             self.send_response(404)
             self.send_header("Content-Length", "0")

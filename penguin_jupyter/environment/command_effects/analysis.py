@@ -15,12 +15,14 @@ effects are covered by a rule is `coverage.py`'s.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from ..command_words import strict_parts
 from .effects import CommandEffects, Effect
 from .parsing import operand_effects, read_options
 from .programs import program_named
 from .shell_words import expansion_hazard, glob_matches, has_glob
+from .tables import Option
 
 
 def _word_effects(index: int, word: str, cwd: str) -> list[Effect]:
@@ -57,7 +59,7 @@ def analyse_words(words: list[str], cwd: str) -> CommandEffects:
         return CommandEffects(tuple(words), "", "", (*unknown, *effects))
     subcommand, offer_words, start = "", 1, 1
     command = program.command
-    options = command.index if command is not None else {}
+    options: Mapping[str, Option] = command.index if command is not None else {}
     if command is None:
         reading = read_options(words, 1, program.global_index, program.style, cwd, stop_at_operand=True)
         effects.extend(reading.effects)

@@ -138,8 +138,8 @@ def _header(text: str, i: int) -> tuple[str, str | None, int]:
     if not name:
         raise ConfigSyntaxError("empty section name")
     if i < len(text) and text[i] == "]":
-        section, _, sub = name.partition(".")
-        return section, (sub or None), i + 1
+        section, _, dotted = name.partition(".")
+        return section, (dotted or None), i + 1
     while i < len(text) and text[i] in " \t":
         i += 1
     if i >= len(text) or text[i] != '"' or "." in name:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from .effects import Effect
+from .effects import Effect, EffectKind
 from .tables import Command, Program, flag, value
 
 MAX_LEVELS = 64
@@ -37,7 +37,7 @@ def npmrc_effects(cwd: str) -> list[Effect]:
 
 _COMMON = (flag("--json"), flag("-l", "--long"), flag("-p", "--parseable"), flag("-g", "--global"),
            value("-w", "--workspace"), flag("--workspaces"), flag("--include-workspace-root"), flag("-h", "--help"))
-_REGISTRY = (("network", "the package registry"),)
+_REGISTRY: tuple[tuple[EffectKind, str], ...] = (("network", "the package registry"),)
 
 LS = Command(
     options=(*_COMMON, flag("-a", "--all"), value("--depth"), value("--omit"), value("--include"), flag("--link"),
