@@ -12,7 +12,11 @@ Owns the rule files and what a rule matches:
   arguments).
 
 `RuleBook.judge` answers for one call: among the matching rules deny beats ask beats allow; None
-when no rule matches (the cell's mode decides). A bad file is one `ConfigError` line naming the
+when no rule matches (the cell's mode decides). A deny or ask command rule matches every spelling
+of its words (`command_effects.spellings`); an allow command rule covers a simple command only
+when its words match and every effect past the words it names is known-safe
+(`command_effects.uncovered_reason`, docs/security.md "What a rule covers") — else the verdict is
+`uncovered`: the mode decides and the card says why. A bad file is one `ConfigError` line naming the
 file, the rule and the field, and nothing of it applies. The administrator's policy is
 `admin_policy.py`; how a decision is made from a verdict is the notebook's approval router.
 """
