@@ -23,6 +23,7 @@ from penguin_jupyter.environment.command_effects import (
 from penguin_jupyter.environment.command_effects.describe import FULL_DOC, full_markdown, summary_markdown
 from penguin_jupyter.environment.command_effects.git_repository import repository_effects
 from penguin_jupyter.environment.command_effects.spellings import spellings
+from penguin_jupyter.environment.saved_rule_offer import offered_command_pattern
 from penguin_jupyter.interfaces import AbortSignal
 from penguin_jupyter.notebook.runtime.approval import CellAsker
 from penguin_jupyter.notebook.runtime.approval_router import ApprovalRouter, CellApproval
@@ -251,6 +252,22 @@ def test_a_workdir_outside_the_workspace_reads_outside_it(ws: Path, tmp_path: Pa
     verdict = book.judge("exec_command", {"cmd": "ls", "workdir": str(elsewhere)}, str(ws))
     assert verdict is not None and verdict.uncovered and "reads outside the workspace" in verdict.note
     assert book.judge("exec_command", {"cmd": "ls", "workdir": "data"}, str(ws)).action == "allow"  # type: ignore[union-attr]
+
+
+def test_offers_come_only_from_the_tables_and_only_for_a_fully_covered_call(ws: Path) -> None:
+    def offered(cmd: str) -> str | None:
+        return offered_command_pattern(cmd, str(ws), str(ws))
+
+    assert offered("git status -s") == "git status"
+    assert offered("npm ls --depth=0") == "npm ls"
+    assert offered("pip3 show numpy") == "pip3 show"
+    for cmd in ("npm outdated", "docker inspect web", "cat ~/.aws/credentials", "cat /etc/hostname",
+                "git log --output=x", "pytest", "htop", "git --no-pager status", "less README.md"):
+        assert offered(cmd) is None, cmd
+    (ws / ".npmrc").write_text("registry=http://198.51.100.7/\n")
+    assert offered("npm ls") is None
+    (ws / ".git" / "config").write_text("[core]\n\tfsmonitor = ./watch.sh\n")
+    assert offered("git status") is None
 
 
 # --- git's repository configuration ------------------------------------------------------------

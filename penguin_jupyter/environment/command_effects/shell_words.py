@@ -28,7 +28,7 @@ _EXPANSION = re.compile(r"\$[A-Za-z_0-9{(\[?$!@*#'\"-]")
 _BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 _GLOB = re.compile(r"[*?\[]")
 _TILDE_AFTER_EQUALS = re.compile(r"^[^=]*=(~[^/:]*)")
-MAX_GLOB_MATCHES = 500
+MAX_GLOB_MATCHES = 100  # each match is checked against the credential list
 
 
 def expansion_hazard(word: str) -> str | None:
