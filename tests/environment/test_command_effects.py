@@ -118,6 +118,7 @@ TABLE = [
     ("git blame -L 1,2 README.md", None),
     ("git blame --contents ~/.ssh/id_rsa README.md", "git blame --contents reads a credential file"),
     ("git shortlog -sn HEAD", None),
+    ("git shortlog --group=format:%GS HEAD", "git shortlog --group runs gpg"),
     ("git ls-files -o --exclude-standard", None),
     ("git ls-files --recurse-submodules", "--recurse-submodules is not an option penguin knows"),
     ("git ls-tree -r HEAD", None),

@@ -157,7 +157,7 @@ DESCRIBE = _git(
 
 SHORTLOG = _git(
     *REVISIONS, flag("-n", "--numbered"), flag("-s", "--summary"), flag("-e", "--email"),
-    optional("--format", check=_format), value("--date"), value("--group"), flag("-c", "--committer"),
+    optional("--format", check=_format), value("--date"), value("--group", check=_format), flag("-c", "--committer"),
     optional("-w"), value("--output", role="writes"),
     numeric_short=True,
 )
