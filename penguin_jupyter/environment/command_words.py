@@ -142,6 +142,23 @@ def pattern_matches(pattern: str, words: list[str]) -> bool:
     return words[: len(wanted)] == wanted
 
 
+def every_word(cmd: str, depth: int = 0) -> list[str]:
+    """Every word `cmd` holds, for a check that must over-match (a credential file named anywhere):
+    the words of every part, redirection targets included, substitutions opened, and the words of
+    any word that itself reads as a command (`bash -c 'cat < f'`), to `MAX_DEPTH`. Unbalanced
+    quotes: the text split at white space."""
+    opened = _SUBSTITUTION.sub(" ; ", cmd).replace(")", " ; ")
+    tokens = _tokens(opened)
+    words: list[str] = []
+    for token in opened.split() if tokens is None else tokens:
+        if not token or all(ch in _PUNCTUATION for ch in token):
+            continue
+        words.append(token)
+        if depth < MAX_DEPTH and any(ch in token for ch in " \t" + _PUNCTUATION):
+            words.extend(every_word(token, depth + 1))
+    return words
+
+
 def named_words(pattern: str, words: list[str]) -> int:
     """How many leading words of `words` a matching pattern names as written: its words without
     glob characters, in order (`git status` names 2; `git st*` names 1; `*` names none). What a

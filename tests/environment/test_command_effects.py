@@ -453,6 +453,9 @@ def test_credential_words_are_found_in_any_command(ws: Path) -> None:
     assert credential_argument_reason("tool --key=~/.ssh/id_rsa", str(ws), str(ws)) is not None
     assert credential_argument_reason("sh -c 'base64 ~/.ssh/id_rsa'", str(ws), str(ws)) is not None
     assert credential_argument_reason("cat ~/.aws/*", str(ws), str(ws)) is not None
+    assert credential_argument_reason("cat < ~/.aws/credentials", str(ws), str(ws)) is not None
+    assert credential_argument_reason("bash -c 'wc -c < ~/.ssh/id_rsa'", str(ws), str(ws)) is not None
+    assert credential_argument_reason("echo $(cat ~/.ssh/id_rsa) 'unbalanced", str(ws), str(ws)) is not None
     assert credential_argument_reason("cat README.md", str(ws), str(ws)) is None
 
 

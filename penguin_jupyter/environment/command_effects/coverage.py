@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 
-from ..command_words import loose_parts
+from ..command_words import every_word
 from ..secret_files import CREDENTIAL_READ, data_roots, secret_file_label
 from .effects import CommandEffects, Effect
 from .shell_words import glob_matches, has_glob, path_variants
@@ -114,14 +114,13 @@ def uncovered_reason(effects: CommandEffects, named: int, workspace: str) -> str
 
 def credential_argument_reason(cmd: str, cwd: str, workspace: str) -> str | None:
     """`read of a credential file: ~/.aws/credentials` when a word of `cmd` (or the value after a
-    word's `=`) names a credential file, in any way bash may have quoted it; None otherwise or
-    when the command cannot be read (the rules then cover nothing)."""
-    for words in loose_parts(cmd) or []:
-        for word in words[1:]:
-            for text in dict.fromkeys((word, word.partition("=")[2])):
-                label = _credential_in(text, cwd, workspace) if text else None
-                if label is not None:
-                    return f"{CREDENTIAL_READ}: {label}"
+    word's `=`) names a credential file, in any way bash may have quoted it — redirections,
+    substitutions and `bash -c '…'` included (`command_words.every_word`); None otherwise."""
+    for word in dict.fromkeys(every_word(cmd)):
+        for text in dict.fromkeys((word, word.partition("=")[2])):
+            label = _credential_in(text, cwd, workspace) if text else None
+            if label is not None:
+                return f"{CREDENTIAL_READ}: {label}"
     return None
 
 
