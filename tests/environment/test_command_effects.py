@@ -377,12 +377,23 @@ def test_hooks_and_submodules_are_configuration_the_folder_controls(tmp_path: Pa
     assert "submodules" in _folder_effects(repo)[0]
 
 
-def test_a_repository_above_the_workspace_is_read_outside_it(tmp_path: Path) -> None:
+def test_a_repository_is_judged_by_what_it_holds(tmp_path: Path) -> None:
+    """A notebook in a project's subfolder: git reads the project, covered. A dotfiles
+    repository in the home folder: git can show ~/.aws, not covered. git run elsewhere (a
+    `workdir` outside the workspace): outside."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    ws = tmp_path / "project"
-    ws.mkdir()
+    ws = tmp_path / "project" / "notebooks"
+    ws.mkdir(parents=True)
     effects = analyse_command("git log -1", str(ws))[0]  # type: ignore[index]
-    assert "git log reads outside the workspace" in (uncovered_reason(effects, 2, str(ws)) or "")
+    assert uncovered_reason(effects, 2, str(ws)) is None
+    home = Path.home()
+    (home / ".aws").mkdir()
+    subprocess.run(["git", "init", "-q", str(home)], check=True)
+    (home / "analysis").mkdir()
+    effects = analyse_command("git log -p", str(home / "analysis"))[0]  # type: ignore[index]
+    assert "git log reads its repository: " in (uncovered_reason(effects, 2, str(home / "analysis")) or "")
+    effects = analyse_command("git status", str(tmp_path))[0]  # type: ignore[index]
+    assert "git status reads outside the workspace" in (uncovered_reason(effects, 2, str(ws)) or "")
 
 
 # --- deny rules: every spelling ----------------------------------------------------------------

@@ -78,6 +78,9 @@ def _effect_reason(title: str, effect: Effect, named: int, workspace: str) -> st
             return f"{title}{option} reads a credential file: {label}"
         inside = _within(os.path.realpath(effect.what), os.path.realpath(workspace))
         return None if inside or is_named else f"{title}{option} reads outside the workspace: {shown_path(effect.what, workspace)}"
+    if effect.kind == "scans":
+        label = _folder_label(os.path.realpath(effect.what), workspace, tree=True)
+        return None if label is None else f"{title} reads its repository: {label}"
     if effect.kind == "secrets":
         return f"{title}{option} shows {effect.what}"
     if effect.kind == "folder":

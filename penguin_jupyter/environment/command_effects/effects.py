@@ -11,12 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-# reads / writes / loads carry a resolved path; loads = a config or plugin file that can run a
-# program; secrets = the output shows credentials (no path); folder = configuration the folder
-# controls runs (git's core.fsmonitor, an .npmrc): never covered by naming words.
-EffectKind = Literal["reads", "writes", "loads", "network", "runs", "secrets", "folder", "unknown"]
-EFFECT_KINDS: tuple[EffectKind, ...] = ("reads", "writes", "loads", "network", "runs", "secrets", "folder", "unknown")
-PATH_KINDS = frozenset({"reads", "writes", "loads"})
+# reads / writes / loads / scans carry a resolved path; loads = a config or plugin file that can
+# run a program; scans = a repository git reads as a whole (judged only by whether it holds
+# credentials: its top may lie above the workspace); secrets = the output shows credentials (no
+# path); folder = configuration the folder controls runs (git's core.fsmonitor, an .npmrc):
+# never covered by naming words.
+EffectKind = Literal["reads", "writes", "loads", "scans", "network", "runs", "secrets", "folder", "unknown"]
+EFFECT_KINDS: tuple[EffectKind, ...] = (
+    "reads", "writes", "loads", "scans", "network", "runs", "secrets", "folder", "unknown",
+)
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,11 @@ upward, at each level a `.git` directory or a `.git` file, else the folder itsel
 bare repository (git uses an embedded bare repository too) — and report, as effects no word
 causes:
 
-* a read of the repository's folder (its work tree, or the bare repository): git reads all of
-  it, so a repository whose top lies outside the workspace reads outside it;
+* a read of the working directory (a `workdir` outside the workspace reads outside it) and a
+  scan of the repository's top (its work tree, or the bare repository): git shows what it
+  tracks from all of it, so a repository that holds the home folder's credential folders (a
+  dotfiles repository in `~`) is judged by them; one whose top merely lies above the workspace
+  (a notebook in a project's subfolder) is the project;
 * `folder` effects for what runs when git does: a risky key of its `config` or `config.worktree`
   (`git_config.py`), a `post-index-change` hook (run whenever git writes the index, which
   `git status` does), submodules (each has a configuration of its own, not checked), and any
@@ -68,19 +71,23 @@ def repository_effects(cwd: str) -> list[Effect]:
     """What running git in `cwd` reads and runs from the folder (see the module)."""
     here = os.path.realpath(cwd)
     effects: list[Effect] = []
+
+    def found(top: str) -> list[Effect]:
+        return [Effect("reads", None, cwd), Effect("scans", None, top)]
+
     for _ in range(MAX_LEVELS):
         dotgit = os.path.join(here, ".git")
         info = _lstat(dotgit)
         if info is not None:
             if not stat.S_ISDIR(info.st_mode):
                 effects.append(_folder(f"{dotgit} is not a folder: the repository lives elsewhere"))
-                return [Effect("reads", None, here), *effects]
+                return [*found(here), *effects]
             effects.extend(_git_directory_effects(dotgit, here))
             if _is_git_directory(dotgit):
-                return [Effect("reads", None, here), *effects]
+                return [*found(here), *effects]
         if _is_git_directory(here):
             effects.extend(_git_directory_effects(here, None))
-            return [Effect("reads", None, here), *effects]
+            return [*found(here), *effects]
         parent = os.path.dirname(here)
         if parent == here:
             return effects  # no repository: git refuses, nothing of a folder runs
