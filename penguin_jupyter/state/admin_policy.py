@@ -38,8 +38,8 @@ POLICY_ENV = "PENGUIN_POLICY"
 DEFAULT_POLICY_PATH = "/etc/penguin/policy.toml"
 MAX_POLICY_BYTES = 1 << 20
 FIXED_NOTE = (
-    f"(where the policy is read from was fixed when the kernel started; later changes to {POLICY_ENV} "
-    "in the kernel are ignored; the file's content is read again at each cell)"
+    f"(the path was fixed when the kernel started: later changes to {POLICY_ENV} in the kernel are "
+    "ignored; the file is read again at each cell)"
 )
 POLICY_KEYS = frozenset({"max_approve", "disabled_tools", "allowed_models", "deny", "read_dotenv"})
 # From the strictest to the most permissive; a policy's max_approve caps a cell's mode.
