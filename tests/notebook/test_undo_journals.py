@@ -16,7 +16,12 @@ import pandas as pd
 import polars as pl
 import pytest
 
-from penguin_jupyter.environment.file_journal import OWNER_LOCK, FileJournal, open_file_journal, prune_old_journals
+from penguin_jupyter.environment.file_journal import (
+    OWNER_LOCK,
+    FileJournal,
+    open_file_journal,
+    prune_old_journals,
+)
 from penguin_jupyter.notebook.undo.fingerprint import COPY_LIMIT_BYTES
 from penguin_jupyter.notebook.undo.namespace_journal import NamespaceBaseline
 from penguin_jupyter.notebook.undo.notebook_journal import CellChange, restore_cells
