@@ -8,6 +8,7 @@ named by `PENGUIN_POLICY`, else `/etc/penguin/policy.toml` (`DEFAULT_POLICY_PATH
     allowed_models = ["openai/gpt-5.5"]                # empty or absent: all
     deny = [{ tool = "exec_command", command = "curl*" }]   # deny rules that always apply
     read_dotenv = false                                # workspace .env files are not read
+    max_usd_per_day = 20                               # each user's model spend a day (docs/cost.md)
 
 Where the policy is read from is decided once per process, from the environment the process
 was started with (`/proc/self/environ` on Linux; elsewhere `os.environ` when this module is first
@@ -23,6 +24,7 @@ the toolset it builds), the approval router (mode, deny rules) and `dotenv.read_
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -41,7 +43,7 @@ FIXED_NOTE = (
     f"(the path was fixed when the kernel started: later changes to {POLICY_ENV} in the kernel are "
     "ignored; the file is read again at each cell)"
 )
-POLICY_KEYS = frozenset({"max_approve", "disabled_tools", "allowed_models", "deny", "read_dotenv"})
+POLICY_KEYS = frozenset({"max_approve", "disabled_tools", "allowed_models", "deny", "read_dotenv", "max_usd_per_day"})
 # From the strictest to the most permissive; a policy's max_approve caps a cell's mode.
 MODE_ORDER: tuple[str, ...] = ("deny-all", "ask", "read-only", "allow-all")
 
@@ -58,6 +60,7 @@ class Policy:
     allowed_models: tuple[str, ...] = ()
     deny: tuple[Rule, ...] = ()
     read_dotenv: bool = True
+    max_usd_per_day: float | None = None
     keys: frozenset[str] = field(default_factory=frozenset)  # the keys the file set
 
     def cap_mode(self, mode: str) -> str:
@@ -94,6 +97,7 @@ class Policy:
             f"  disabled tools (never offered to the model): {tools}",
             f"  allowed models: {models}",
             f"  workspace .env files read: {'yes' if self.read_dotenv else 'no'}",
+            f"  model spend a day: {'no cap' if self.max_usd_per_day is None else f'at most ${self.max_usd_per_day:,.2f} per user'}",
         ]
         denied = [rule.text().removeprefix("deny ") for rule in self.deny]
         lines += [f"  always denied: {text}" for text in denied] or ["  always denied: nothing"]
@@ -181,6 +185,11 @@ def parse_policy(text: str, file: str) -> Policy:
     read_dotenv = data.get("read_dotenv", True)
     if not isinstance(read_dotenv, bool):
         raise ConfigError(file, "read_dotenv", "must be true or false")
+    cap = data.get("max_usd_per_day")
+    if cap is not None and (
+        isinstance(cap, bool) or not isinstance(cap, int | float) or not math.isfinite(cap) or cap < 0
+    ):
+        raise ConfigError(file, "max_usd_per_day", f"must be a number of USD, 0 or more (got {cap!r})")
     return Policy(
         path=file,
         max_approve=max_approve,
@@ -188,5 +197,6 @@ def parse_policy(text: str, file: str) -> Policy:
         allowed_models=models,
         deny=tuple(Rule(r.action, r.tool, r.command, r.path, file, True) for r in deny),
         read_dotenv=read_dotenv,
+        max_usd_per_day=None if cap is None else float(cap),
         keys=frozenset(data),
     )
