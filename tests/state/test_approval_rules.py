@@ -304,6 +304,7 @@ def test_policy_file() -> None:
         "  disabled tools (never offered to the model): run_subagent",
         "  allowed models: openai/gpt-5.5",
         "  workspace .env files read: no",
+        "  model spend a day: no cap",
         '  always denied: exec_command command "curl*"',
     ]
     policy.check_model("openai", "gpt-5.5")
