@@ -76,6 +76,7 @@ from .models import (
     SubagentPayload,
     TextPayload,
     ThinkingPayload,
+    TokenCost,
     TokenCounts,
     TokenUsagePayload,
     ToolCallOutputPayload,

@@ -7,8 +7,10 @@ bound to it). In order (the command policy's refusals come before all of this, i
 
 1. The rules (`state/approval_rules.RuleBook`: project, workspace, the administrator's policy;
    the policy's disabled tools are denied too): a matching deny denies. deny-all denies.
-2. A matching ask rule asks; a matching allow rule allows (a read of a credential file, outside
-   the workspace or of a URL still asks, as for "always allow").
+2. A matching ask rule asks; a matching allow rule allows (a read of a credential file — also
+   named by a command's word —, outside the workspace or of a URL still asks, as for "always
+   allow"). A command allow rule whose words match a call that does more than they name
+   (`approval_rules.Verdict.uncovered`) leaves the call to the mode, and a card says why.
 3. No rule: the launching mode decides by itself when it can (`_auto_decision`: allow-all, the
    session's "always allow" set, read-only reads).
 4. Otherwise a human is asked: in the launching cell while it runs; after it ended, in the
@@ -36,7 +38,7 @@ from ...environment.call_reasons import own_folders, touch_reason
 from ...environment.registry import declaration_of
 from ...interfaces import ApprovalDecision, ApproveFn, Permission
 from ...omni import OmniMessage, ToolCallPayload, UnreadableArguments, read_call_arguments
-from ...state.approval_rules import Rule, RuleBook, Verdict, suggested_rule
+from ...state.approval_rules import Rule, RuleBook, Verdict, credential_argument, suggested_rule
 from .approval import CellAsker, RuleOffer, tool_name_of
 from .options import APPROVAL_MODES
 
@@ -115,7 +117,8 @@ class ApprovalRouter:
     def _touch_reason(launcher: CellApproval, tool_call: OmniMessage) -> str | None:
         """Why the call must be asked about whatever the mode (`asked: read of a credential file:
         ~/.pgpass`, `asked: write outside the workspace: …`), from what it touches (its
-        declaration's effect: reads and writes as its tool opens them), or None."""
+        declaration's effect: reads and writes as its tool opens them; a credential file a
+        command's word names), or None."""
         payload = tool_call.payload
         if not isinstance(payload, ToolCallPayload):
             return None
@@ -125,6 +128,8 @@ class ApprovalRouter:
         workspace = launcher.workspace_dir or "."
         effect = declaration_of(payload.name).effect(arguments, workspace)
         reason = touch_reason(effect, workspace, own_folders(workspace, launcher.scratchpad_dir, tool_call.origin))
+        if reason is None:
+            reason = credential_argument(payload.name, arguments, workspace)
         return None if reason is None else f"asked: {reason}"
 
     @staticmethod
@@ -203,6 +208,9 @@ class ApprovalRouter:
         """Everything about the call that needs no human: the rules, what it touches, the mode,
         the offer. Raises when a check fails (`decide` then asks)."""
         verdict, label = self._verdict(launcher, tool_call)
+        uncovered = None  # an allow rule's words matched, the call does more: the mode decides, the card says why
+        if verdict is not None and verdict.uncovered:
+            verdict, uncovered = None, label
         if verdict is not None and verdict.action == "deny" and label:
             return _Plan("deny", label)
         reason = None if launcher.mode in ("deny-all", "allow-all") else self._touch_reason(launcher, tool_call)
@@ -215,7 +223,7 @@ class ApprovalRouter:
             return _Plan(auto, self._auto_reason(launcher, tool_call, auto))
         # a saved allow rule could not change what a matching rule already says: no offer then
         offer = self._offer(launcher, tool_call) if a_cell_can_ask and verdict is None else None
-        return _Plan(None, reason, offer=offer)
+        return _Plan(None, uncovered or reason, offer=offer)
 
     async def decide(self, launcher: CellApproval, tool_call: OmniMessage) -> ApprovalDecision:
         running = self._running()
