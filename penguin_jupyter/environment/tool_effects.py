@@ -129,13 +129,31 @@ class CommandFacts(Protocol):
 CommandAnalyser = Callable[[str, str, str], "CommandFacts | None"]
 
 
+@dataclass(frozen=True)
+class CommandPaths:
+    """The paths a command reads (a config or plugin it loads counts as read) and writes."""
+
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+
+
 def analysed_command(cmd: str, cwd: str, workspace: str) -> CommandFacts | None:
-    """THE HOOK where the command analysis plugs in (issue 36: `analyse_command(cmd, cwd,
-    workspace)`, the per-program option tables): what a shell command reads and writes. None —
-    nothing known — until it does; then every consumer of `ToolDeclaration.effect` (the
-    credential and outside-workspace check, the card, the rules) sees the command's paths as the
-    call's reads and writes. A call may also pass its own analyser to `effect`."""
-    return None
+    """The hook where the command analysis plugs in: what a shell command reads and writes, from
+    `command_effects.analyse_command` (the per-program option tables, docs/security.md "What a
+    rule covers"): every consumer of `ToolDeclaration.effect` — the credential and
+    outside-workspace check, the card — sees the command's paths as the call's reads and writes.
+    None when the shell would do more than run the words (the command rules judge that); a call
+    may pass its own analyser to `effect`."""
+    from .command_effects import analyse_command  # (the tables load on the first command judged)
+
+    analysed = analyse_command(cmd, cwd)
+    if analysed is None:
+        return None
+    effects = [effect for command in analysed for effect in command.effects]
+    return CommandPaths(
+        reads=tuple(e.what for e in effects if e.kind in ("reads", "loads")),
+        writes=tuple(e.what for e in effects if e.kind == "writes"),
+    )
 
 
 @dataclass(frozen=True)

@@ -312,10 +312,15 @@ def test_remote_image_urls_ask_under_read_only(workspace):
     assert _decide(_approver("read-only", workspace, prompts), call) == "deny" and len(prompts) == 1
 
 
-def test_other_tools_and_bad_arguments_have_no_reason(workspace):
+def test_a_commands_reads_have_their_reason_bad_arguments_none(workspace):
+    """A command's own reads come from the command analysis through the same effect: `cat .env`
+    reads a credential file like read_file of it. Unreadable arguments touch nothing (the tool
+    refuses them)."""
     assert (
-        credential_read_reason(tool_call("exec_command", '{"cmd": "cat .env"}', "c"), str(workspace)) is None
+        credential_read_reason(tool_call("exec_command", '{"cmd": "cat .env"}', "c"), str(workspace))
+        == "read of a credential file: a .env file"
     )
+    assert credential_read_reason(tool_call("exec_command", '{"cmd": "ls"}', "c"), str(workspace)) is None
     assert credential_read_reason(tool_call("read_file", "{not json", "c"), str(workspace)) is None
     assert credential_read_reason(tool_call("read_file", "{}", "c"), str(workspace)) is None
 

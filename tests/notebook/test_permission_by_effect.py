@@ -274,5 +274,9 @@ def test_the_command_analysis_plugs_into_the_same_effect(tmp_path: Path) -> None
     assert seen == [("cat ~/.aws/credentials > out.txt", str(tmp_path / "sub"), str(tmp_path))]
     assert effect.writes[0].resolved == str(tmp_path / "sub" / "out.txt")
     assert touch_reason(effect, str(tmp_path)) == "read of a credential file: ~/.aws/"
-    # without the analysis a command touches no path the check can name (the rules' command branch judges it)
-    assert exec_command.effect({"cmd": "cat ~/.aws/credentials"}, str(tmp_path)).paths() == ()
+    # an analyser that knows nothing adds nothing; the one plugged in reads the program tables
+    assert exec_command.effect({"cmd": "cat x"}, str(tmp_path), analyse_command=lambda *_: None).paths() == ()
+    plugged = exec_command.effect({"cmd": "git blame --output=/tmp/elsewhere.txt notes.txt"}, str(tmp_path))
+    assert str(tmp_path / "notes.txt") in [p.resolved for p in plugged.reads]
+    assert [p.resolved for p in plugged.writes] == ["/tmp/elsewhere.txt"]
+    assert touch_reason(plugged, str(tmp_path)) == "write outside the workspace: /tmp/elsewhere.txt"

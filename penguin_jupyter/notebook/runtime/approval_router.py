@@ -126,10 +126,11 @@ class ApprovalRouter:
         if isinstance(arguments, UnreadableArguments):
             return f"asked: the call's arguments {arguments.reason}"
         workspace = launcher.workspace_dir or "."
-        effect = declaration_of(payload.name).effect(arguments, workspace)
-        reason = touch_reason(effect, workspace, own_folders(workspace, launcher.scratchpad_dir, tool_call.origin))
+        # a credential file a command's word names, by that word; then everything the call touches
+        reason = credential_argument(payload.name, arguments, workspace)
         if reason is None:
-            reason = credential_argument(payload.name, arguments, workspace)
+            effect = declaration_of(payload.name).effect(arguments, workspace)
+            reason = touch_reason(effect, workspace, own_folders(workspace, launcher.scratchpad_dir, tool_call.origin))
         return None if reason is None else f"asked: {reason}"
 
     @staticmethod
