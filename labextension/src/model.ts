@@ -26,10 +26,11 @@ export interface CardRoles {
   workdir?: string; // where it runs
   body?: string; // the argument shown in full ('*': every argument, for a tool nobody declared)
   cell?: string; // the cell the call acts on (`cell 3f2a…`)
-  diff?: { old?: string; new: string; path?: string }; // what the call writes, as a diff
+  diff?: { old?: string; new: string; path?: string; notes?: CardNotes }; // what the call writes, as a diff
   headline?: string[]; // the header's arguments, joined by ': '
-  notes?: { argument: string; text: string; where: string }[]; // a true flag adds its text
+  notes?: CardNotes; // flags that add their text to the header
 }
+export type CardNotes = { [argument: string]: string }; // a flag argument, when true, adds its text
 export type ToolCards = { [name: string]: CardRoles };
 const UNDECLARED_CARD: CardRoles = { body: '*' };
 
@@ -40,16 +41,16 @@ const UNDECLARED_CARD: CardRoles = { body: '*' };
 export const LEGACY_CARD_ROLES: ToolCards = {
   read_file: { headline: ['file_path'] },
   edit_file: {
-    diff: { old: 'old_string', new: 'new_string', path: 'file_path' },
-    headline: ['file_path'],
-    notes: [{ argument: 'replace_all', text: '(replace_all: every occurrence)', where: 'diff' }]
+    diff: {
+      old: 'old_string',
+      new: 'new_string',
+      path: 'file_path',
+      notes: { replace_all: '(replace_all: every occurrence)' }
+    },
+    headline: ['file_path']
   },
   write_file: { diff: { new: 'content', path: 'file_path' }, headline: ['file_path'] },
-  exec_command: {
-    command: 'cmd',
-    workdir: 'workdir',
-    notes: [{ argument: 'run_in_background', text: ' [background]', where: 'header' }]
-  },
+  exec_command: { command: 'cmd', workdir: 'workdir', notes: { run_in_background: ' [background]' } },
   input_command: { body: 'chars', headline: ['process_id', 'chars'] },
   kill_command: { headline: ['process_id'] },
   run_subagent: { body: 'prompt', headline: ['prompt'] },
@@ -320,27 +321,34 @@ export function cardRoles(value: Json): CardRoles {
   }
   const diff = value.diff;
   if (isObject(diff) && typeof diff.new === 'string') {
-    const kept: { [key: string]: string } = {};
+    const kept: Json = {};
     for (const key of ['old', 'new', 'path']) {
       if (typeof diff[key] === 'string') {
         kept[key] = diff[key];
       }
+    }
+    if (isObject(diff.notes)) {
+      kept.notes = cardNotes(diff.notes);
     }
     roles.diff = kept as CardRoles['diff'];
   }
   if (Array.isArray(value.headline)) {
     roles.headline = value.headline.filter((key: Json) => typeof key === 'string');
   }
-  if (Array.isArray(value.notes)) {
-    roles.notes = value.notes
-      .filter((note: Json) => isObject(note) && typeof note.argument === 'string' && typeof note.text === 'string')
-      .map((note: Json) => ({
-        argument: note.argument,
-        text: note.text,
-        where: typeof note.where === 'string' ? note.where : 'header'
-      }));
+  if (isObject(value.notes)) {
+    roles.notes = cardNotes(value.notes);
   }
   return roles;
+}
+
+function cardNotes(value: Json): CardNotes {
+  const notes: CardNotes = {};
+  for (const [argument, text] of Object.entries(value)) {
+    if (typeof text === 'string') {
+      notes[argument] = text;
+    }
+  }
+  return notes;
 }
 
 /** A bundle's `tools` as a reader uses them; one saved before they were carried reads with the
@@ -438,10 +446,10 @@ export function allArgumentsText(args: { [key: string]: Json }): string | null {
   return lines.length ? lines.join('\n') : null;
 }
 
-function notesOf(roles: CardRoles, args: Json, where: string): string[] {
-  return (roles.notes ?? [])
-    .filter(note => (note.where ?? 'header') === where && (args ?? {})[note.argument] === true)
-    .map(note => String(note.text));
+function notesOf(notes: CardNotes | undefined, args: Json): string[] {
+  return isObject(notes)
+    ? Object.entries(notes!).filter(([argument]) => (args ?? {})[argument] === true).map(([, text]) => String(text))
+    : [];
 }
 
 function roleKey(roles: CardRoles, role: 'command' | 'workdir' | 'body' | 'cell'): string | null {
@@ -485,7 +493,7 @@ export function toolCardSummary(payload: Json, roles: CardRoles): [string, strin
     if (workdir) {
       detail += ` (in ${workdir})`;
     }
-    return [name, shorten(detail + notesOf(roles, args, 'header').join(''))];
+    return [name, shorten(detail + notesOf(roles.notes, args).join(''))];
   }
   const cell = roleKey(roles, 'cell');
   const values: string[] = [];
@@ -496,7 +504,7 @@ export function toolCardSummary(payload: Json, roles: CardRoles): [string, strin
     }
   }
   if (values.length) {
-    return [name, shorten(values.join(': ') + notesOf(roles, args, 'header').join(''))];
+    return [name, shorten(values.join(': ') + notesOf(roles.notes, args).join(''))];
   }
   const shown: { [key: string]: Json } = {};
   for (const [key, value] of Object.entries(args)) {
@@ -650,7 +658,7 @@ export function diffPreview(name: string, args: Json, roles: CardRoles): string 
   }
   const lines = unifiedDiff(splitLines(oldText), splitLines(newText), `a/${path}`, `b/${path}`);
   if (lines.length) {
-    lines.push(...notesOf(roles, parsed, 'diff'));
+    lines.push(...notesOf(diff!.notes, parsed));
   }
   return lines.length ? lines.join('\n') : null;
 }

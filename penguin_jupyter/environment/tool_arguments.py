@@ -1,9 +1,9 @@
 """The argument types and roles tools declare their arguments with (docs/tools.md "Adding a tool").
 
 Owns how a model's value is read (after `omni.read_call_arguments`, the one parser of a call's
-JSON arguments, made it an object): leniently where the tools always were (a non-string optional text is absent, a yield time that is not a
-finite number falls back to the default, a flag is set only by `true`) and with one line naming
-the argument where a value is unusable (`OnBad`, "Missing required argument" by default). Also
+JSON arguments, made it an object): leniently where the tools always were (a non-string optional
+text is absent, a yield time that is not a finite number falls back to the default, a flag is
+set only by `true`) and with one line naming the argument where a value is unusable (`OnBad`, "Missing required argument" by default). Also
 the *roles* an argument declares beside its type (`ShellCommand`, `ReadsPath`, `WritesPath`,
 `ShownInFull`, `CellRef`, …: what the approval layer, the credential check and the card read)
 and the texts every tool shares (`DESCRIBE`, `YIELD_BOUNDS`). What each value then means is the
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
@@ -125,10 +125,7 @@ class CardNote:
     below the diff (`where="diff"`)."""
 
     text: str
-    where: str = "header"
-
-
-ROLES = (ShellCommand, ShellInput, WorkingDirectory, ReadsPath, WritesPath, ShownInFull, CellRef, OldText, NewText, Headline, CardNote)
+    where: Literal["header", "diff"] = "header"
 
 
 def finite_number(value: Any) -> float | None:

@@ -310,7 +310,8 @@ class ToolDeclaration(Generic[ArgumentsT]):
         """How a card of this tool reads, as the saved transcript carries it for the labextension
         (docs/notebook-runtime.md "Tool cards"): `command`/`workdir`, `body` (the argument shown
         in full; "*" for every argument of a tool nobody declared), `cell`, `diff`
-        ({old, new, path}), `headline` and `notes`."""
+        ({old, new, path, notes}), `headline` and `notes` (flag argument → the text it adds to
+        the header; a diff's `notes`, below the diff)."""
         if not self.declared:
             return {"body": "*"}
         roles = self.roles
@@ -324,14 +325,18 @@ class ToolDeclaration(Generic[ArgumentsT]):
             card["body"] = body
         if roles.cell:
             card["cell"] = roles.cell
+        notes = {where: {name: note.text for name, note in roles.notes if note.where == where} for where in ("header", "diff")}
         if roles.new:
             paths = roles.writes or roles.reads
-            diff = {"old": roles.old, "new": roles.new, "path": paths[0] if paths else None}
-            card["diff"] = {key: value for key, value in diff.items() if value is not None}
+            diff: dict[str, Any] = {"old": roles.old, "new": roles.new, "path": paths[0] if paths else None}
+            diff = {key: value for key, value in diff.items() if value is not None}
+            if notes["diff"]:
+                diff["notes"] = notes["diff"]
+            card["diff"] = diff
         if roles.headline:
             card["headline"] = list(roles.headline)
-        if roles.notes:
-            card["notes"] = [{"argument": name, "text": note.text, "where": note.where} for name, note in roles.notes]
+        if notes["header"]:
+            card["notes"] = notes["header"]
         return card
 
     @classmethod

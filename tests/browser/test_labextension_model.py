@@ -268,7 +268,7 @@ def test_ts_renders_cards_from_the_bundles_roles_not_from_tool_names(node_model)
         to_dict(tool_call("mcp__db__query", {"sql": "SELECT *\nFROM t", "limit": 5, "description": "d"}, "t3")),
     ]
     tools = {
-        "shell_runner": {"command": "script", "workdir": "dir", "notes": [{"argument": "bg", "text": " [bg]", "where": "header"}]},
+        "shell_runner": {"command": "script", "workdir": "dir", "notes": {"bg": " [bg]"}},
         "notes_tool": {"diff": {"old": "old", "new": "text", "path": "target"}, "headline": ["target"]},
     }
     bundle = {"version": 1, "status": "completed", "messages": messages, "tools": tools}

@@ -59,12 +59,17 @@ def test_bundle_shape_and_partials_dropped():
     assert list(bundle) == ["version", "session", "status", "usage", "messages", "tools"]
     assert bundle["version"] == 1
     # each tool the Task called, with the card roles its declaration gives (the labextension's only source)
-    assert bundle["tools"]["edit_file"]["diff"] == {"old": "old_string", "new": "new_string", "path": "file_path"}
+    assert bundle["tools"]["edit_file"]["diff"] == {
+        "old": "old_string",
+        "new": "new_string",
+        "path": "file_path",
+        "notes": {"replace_all": "(replace_all: every occurrence)"},
+    }
     assert {name: roles for name, roles in bundle["tools"].items() if name != "edit_file"} == {
         "exec_command": {
             "command": "cmd",
             "workdir": "workdir",
-            "notes": [{"argument": "run_in_background", "text": " [background]", "where": "header"}],
+            "notes": {"run_in_background": " [background]"},
         },
         "run_subagent": {"body": "prompt", "headline": ["prompt"]},
     }

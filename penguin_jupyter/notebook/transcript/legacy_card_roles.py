@@ -15,16 +15,16 @@ from typing import Any
 LEGACY_CARD_ROLES: dict[str, dict[str, Any]] = {
     "read_file": {"headline": ["file_path"]},
     "edit_file": {
-        "diff": {"old": "old_string", "new": "new_string", "path": "file_path"},
+        "diff": {
+            "old": "old_string",
+            "new": "new_string",
+            "path": "file_path",
+            "notes": {"replace_all": "(replace_all: every occurrence)"},
+        },
         "headline": ["file_path"],
-        "notes": [{"argument": "replace_all", "text": "(replace_all: every occurrence)", "where": "diff"}],
     },
     "write_file": {"diff": {"new": "content", "path": "file_path"}, "headline": ["file_path"]},
-    "exec_command": {
-        "command": "cmd",
-        "workdir": "workdir",
-        "notes": [{"argument": "run_in_background", "text": " [background]", "where": "header"}],
-    },
+    "exec_command": {"command": "cmd", "workdir": "workdir", "notes": {"run_in_background": " [background]"}},
     "input_command": {"body": "chars", "headline": ["process_id", "chars"]},
     "kill_command": {"headline": ["process_id"]},
     "run_subagent": {"body": "prompt", "headline": ["prompt"]},

@@ -173,21 +173,18 @@ def card_roles(value: Any) -> dict[str, Any]:
     diff = value.get("diff")
     if isinstance(diff, Mapping) and isinstance(diff.get("new"), str):
         roles["diff"] = {key: diff[key] for key in ("old", "new", "path") if isinstance(diff.get(key), str)}
+        if isinstance(diff.get("notes"), Mapping):
+            roles["diff"]["notes"] = _card_notes(diff["notes"])
     headline = value.get("headline")
     if isinstance(headline, list):
         roles["headline"] = [key for key in headline if isinstance(key, str)]
-    notes = value.get("notes")
-    if isinstance(notes, list):
-        roles["notes"] = [
-            {
-                "argument": note["argument"],
-                "text": note["text"],
-                "where": note["where"] if isinstance(note.get("where"), str) else "header",
-            }
-            for note in notes
-            if isinstance(note, Mapping) and isinstance(note.get("argument"), str) and isinstance(note.get("text"), str)
-        ]
+    if isinstance(value.get("notes"), Mapping):
+        roles["notes"] = _card_notes(value["notes"])
     return roles
+
+
+def _card_notes(value: Mapping[Any, Any]) -> dict[str, str]:
+    return {str(argument): text for argument, text in value.items() if isinstance(argument, str) and isinstance(text, str)}
 
 
 

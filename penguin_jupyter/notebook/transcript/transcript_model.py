@@ -165,14 +165,11 @@ def all_arguments_text(args: Mapping[str, Any]) -> str | None:
     return "\n".join(lines) or None
 
 
-def _notes(roles: CardRoles, args: Mapping[str, Any], where: str) -> list[str]:
-    """The texts of the roles' `notes` whose flag is true in `args`, for `where`."""
-    notes = roles.get("notes") or []
-    return [
-        str(note.get("text", ""))
-        for note in notes
-        if isinstance(note, Mapping) and note.get("where", "header") == where and args.get(str(note.get("argument"))) is True
-    ]
+def _notes(notes: Any, args: Mapping[str, Any]) -> list[str]:
+    """The texts of `notes` (flag argument → text) whose flag is true in `args`."""
+    if not isinstance(notes, Mapping):
+        return []
+    return [str(text) for argument, text in notes.items() if args.get(argument) is True]
 
 
 def _string_arg(args: Mapping[str, Any] | None, key: str) -> str | None:
@@ -218,12 +215,12 @@ def tool_card_summary(tool_call: Any, roles: CardRoles | None = None) -> tuple[s
         workdir = _string_arg(args, workdir_key) if workdir_key else None
         if workdir:
             detail += f" (in {workdir})"
-        return name, _shorten(detail + "".join(_notes(roles, args, "header")))
+        return name, _shorten(detail + "".join(_notes(roles.get("notes"), args)))
     cell = _key(roles, "cell")
     headline = [key for key in roles.get("headline") or [] if isinstance(key, str)]
     values = [f"cell {value}" if key == cell else value for key in headline if (value := _string_arg(args, key))]
     if values:
-        return name, _shorten(": ".join(values) + "".join(_notes(roles, args, "header")))
+        return name, _shorten(": ".join(values) + "".join(_notes(roles.get("notes"), args)))
     shown = {key: value for key, value in args.items() if key != "description"}
     return name, _shorten(json.dumps(shown, ensure_ascii=False, separators=(",", ":"))) if shown else ""
 
@@ -294,7 +291,7 @@ def diff_preview(
         return None
     found = list(difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{path}", f"b/{path}", lineterm="", n=3))
     if found:
-        found += _notes(roles, args, "diff")
+        found += _notes(diff.get("notes"), args)
     return "\n".join(found) if found else None
 
 
