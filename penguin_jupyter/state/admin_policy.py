@@ -3,16 +3,18 @@
 Owns reading the system-wide policy a deployment sets and users cannot loosen: the TOML file
 named by `PENGUIN_POLICY`, else `/etc/penguin/policy.toml` (`DEFAULT_POLICY_PATH`):
 
-    max_approve = "ask" | "read-only" | "allow-all"    # the highest approval mode a cell gets
+    max_approve = "ask" | "read-only" | "auto" | "allow-all"   # the highest approval mode a cell gets
     disabled_tools = ["exec_command"]                  # never offered to the model
     allowed_models = ["openai/gpt-5.5"]                # empty or absent: all
     deny = [{ tool = "exec_command", command = "curl*" }]   # deny rules that always apply
     read_dotenv = false                                # workspace .env files are not read
+    sandbox = "required"                               # no command runs outside the sandbox
 
 No file at the default path means no policy. A file `PENGUIN_POLICY` names that is missing, or a
 bad file, is a `ConfigError` (one line naming the file and field): callers refuse to run rather
 than run without the policy. Applying it is left to the Agent (models), the Environment (tools:
-the toolset it builds), the approval router (mode, deny rules) and the notebook (`.env`).
+the toolset it builds; commands: the sandbox), the approval router (mode, deny rules) and the
+notebook (`.env`).
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ from .errors import ConfigError
 
 POLICY_ENV = "PENGUIN_POLICY"
 DEFAULT_POLICY_PATH = "/etc/penguin/policy.toml"
-POLICY_KEYS = frozenset({"max_approve", "disabled_tools", "allowed_models", "deny", "read_dotenv"})
+POLICY_KEYS = frozenset({"max_approve", "disabled_tools", "allowed_models", "deny", "read_dotenv", "sandbox"})
 # From the strictest to the most permissive; a policy's max_approve caps a cell's mode.
-MODE_ORDER: tuple[str, ...] = ("deny-all", "ask", "read-only", "allow-all")
+MODE_ORDER: tuple[str, ...] = ("deny-all", "ask", "read-only", "auto", "allow-all")
+SANDBOX_SETTINGS: tuple[str, ...] = ("optional", "required")
 
 
 class PolicyRefusal(ValueError):
@@ -46,7 +49,12 @@ class Policy:
     allowed_models: tuple[str, ...] = ()
     deny: tuple[Rule, ...] = ()
     read_dotenv: bool = True
+    sandbox: str = "optional"  # "required": no command runs outside the sandbox, in any mode
     keys: frozenset[str] = field(default_factory=frozenset)  # the keys the file set
+
+    @property
+    def sandbox_required(self) -> bool:
+        return self.sandbox == "required"
 
     def cap_mode(self, mode: str) -> str:
         """`mode`, or `max_approve` when `mode` is more permissive."""
@@ -81,6 +89,7 @@ class Policy:
             f"  disabled tools (never offered to the model): {tools}",
             f"  allowed models: {models}",
             f"  workspace .env files read: {'yes' if self.read_dotenv else 'no'}",
+            f"  sandbox: {'required (no command runs outside it)' if self.sandbox_required else 'optional'}",
         ]
         denied = [rule.text().removeprefix("deny ") for rule in self.deny]
         lines += [f"  always denied: {text}" for text in denied] or ["  always denied: nothing"]
@@ -124,7 +133,9 @@ def parse_policy(text: str, file: str) -> Policy:
         raise ConfigError(file, unknown[0], f"unknown key (known: {', '.join(sorted(POLICY_KEYS))})")
     max_approve = data.get("max_approve", "allow-all")
     if max_approve not in MODE_ORDER:
-        raise ConfigError(file, "max_approve", f'must be "ask", "read-only" or "allow-all" (got {max_approve!r})')
+        raise ConfigError(
+            file, "max_approve", f'must be "ask", "read-only", "auto" or "allow-all" (got {max_approve!r})'
+        )
     models = _strings(data, "allowed_models", file)
     for model in models:
         provider, sep, model_id = model.partition("/")
@@ -141,6 +152,9 @@ def parse_policy(text: str, file: str) -> Policy:
     read_dotenv = data.get("read_dotenv", True)
     if not isinstance(read_dotenv, bool):
         raise ConfigError(file, "read_dotenv", "must be true or false")
+    sandbox = data.get("sandbox", "optional")
+    if sandbox not in SANDBOX_SETTINGS:
+        raise ConfigError(file, "sandbox", f'must be "required" or "optional" (got {sandbox!r})')
     return Policy(
         path=file,
         max_approve=max_approve,
@@ -148,5 +162,6 @@ def parse_policy(text: str, file: str) -> Policy:
         allowed_models=models,
         deny=tuple(Rule(r.action, r.tool, r.command, r.path, file, True) for r in deny),
         read_dotenv=read_dotenv,
+        sandbox=sandbox,
         keys=frozenset(data),
     )

@@ -10,7 +10,9 @@ bound to it). In order (the command policy's refusals come before all of this, i
 2. A matching ask rule asks; a matching allow rule allows (a read of a credential file, outside
    the workspace or of a URL still asks, as for "always allow").
 3. No rule: the launching mode decides by itself when it can (`_auto_decision`: allow-all, the
-   session's "always allow" set, read-only reads).
+   session's "always allow" set, read-only reads, and what `auto` allows because it runs in the
+   sandbox — `sandbox_approval.py`, which also denies what a required sandbox forbids and gives
+   every allowed command the grant saying how it runs).
 4. Otherwise a human is asked: in the launching cell while it runs; after it ended, in the
    running cell (inside the subagent's background card); with no cell running, denied.
 
@@ -35,6 +37,14 @@ from ...omni import OmniMessage, ToolCallPayload
 from ...state.approval_rules import Rule, RuleBook, Verdict, suggested_rule
 from .approval import CellAsker, RuleOffer, tool_name_of
 from .options import APPROVAL_MODES
+from .sandbox_approval import (
+    CellSandbox,
+    auto_allows,
+    give_grant,
+    sandbox_reason,
+    sandbox_refusal,
+    sandbox_statement,
+)
 
 MAX_REASONS = 1000
 Route = Literal["allow", "deny", "ask-launching-cell", "ask-running-cell"]
@@ -56,6 +66,7 @@ class CellApproval:
     disabled_tools: frozenset[str] = frozenset()  # the administrator's policy
     policy_path: str = ""
     save_rule: Callable[[Rule], Rule] | None = None  # "Save to project": writes the project file
+    sandbox: CellSandbox | None = None  # how commands run (auto, the administrator's required sandbox)
 
     def __post_init__(self) -> None:
         if self.mode not in APPROVAL_MODES:
@@ -105,6 +116,8 @@ class ApprovalRouter:
             return "allow"
         if mode == "read-only":
             return self._read_only_decision(launcher, tool_call)
+        if mode == "auto":
+            return "allow" if auto_allows(launcher.sandbox, tool_call, launcher.permission_of) else None
         return None
 
     @staticmethod
@@ -203,9 +216,33 @@ class ApprovalRouter:
             return f"{'denied' if auto == 'deny' else 'allowed'} by the cell's mode ({launcher.mode})"
         if tool_name_of(tool_call) in launcher.always_allowed:
             return f"allowed for this session (always allow {tool_name_of(tool_call)})"
+        if launcher.mode == "auto":
+            return "allowed by the cell's mode (auto)"
         return f"allowed by the cell's mode ({launcher.mode}: a read)"
 
     async def decide(self, launcher: CellApproval, tool_call: OmniMessage) -> ApprovalDecision:
+        """The decision; an allowed command also gets its grant (how it runs), which the card
+        and the transcript state when the sandbox is in play."""
+        refusal = sandbox_refusal(launcher.sandbox, tool_call)
+        if refusal is not None:
+            self._remember(tool_call, refusal)
+            return "deny"
+        decision = await self._decide_call(launcher, tool_call)
+        if decision == "allow":
+            grant = give_grant(launcher.sandbox, launcher.mode, tool_call)
+            sandbox = launcher.sandbox
+            if grant is not None and (launcher.mode == "auto" or (sandbox is not None and sandbox.required)):
+                self._state(tool_call, sandbox_statement(sandbox, grant))
+        return decision
+
+    def _state(self, tool_call: OmniMessage, statement: str) -> None:
+        """Add how the command runs to its decision's reason (a click's reason is "approved")."""
+        payload = tool_call.payload
+        if isinstance(payload, ToolCallPayload):
+            reason = self.reasons.get(payload.tool_call_id) or "approved"
+            self._remember(tool_call, f"{reason}; {statement}")
+
+    async def _decide_call(self, launcher: CellApproval, tool_call: OmniMessage) -> ApprovalDecision:
         running = self._running()
         launching_cell_running = not launcher.ended and running is launcher
         verdict, label = self._verdict(launcher, tool_call)
@@ -213,6 +250,9 @@ class ApprovalRouter:
             self._remember(tool_call, label)
             return "deny"
         reason = None if launcher.mode in ("deny-all", "allow-all") else self._read_reason(launcher, tool_call)
+        if launcher.mode == "auto":
+            asked = sandbox_reason(launcher.sandbox, tool_call, launcher.workspace_dir)
+            reason = "; ".join(text for text in (reason, asked) if text) or None
         if verdict is not None and launcher.mode != "deny-all":
             if verdict.action == "allow" and (reason is None or launcher.mode == "allow-all") and label:
                 self._remember(tool_call, label)
