@@ -89,10 +89,11 @@ class Policy:
             f"  disabled tools (never offered to the model): {tools}",
             f"  allowed models: {models}",
             f"  workspace .env files read: {'yes' if self.read_dotenv else 'no'}",
-            f"  sandbox: {'required (no command runs outside it)' if self.sandbox_required else 'optional'}",
         ]
         denied = [rule.text().removeprefix("deny ") for rule in self.deny]
         lines += [f"  always denied: {text}" for text in denied] or ["  always denied: nothing"]
+        if self.sandbox_required:
+            lines.append("  sandbox: required (no command runs outside it, in any mode)")
         return lines
 
 

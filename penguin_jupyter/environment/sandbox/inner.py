@@ -31,7 +31,7 @@ class _SockFprog(ctypes.Structure):
 
 
 def _fail(text: str) -> None:
-    sys.stderr.write(f"penguin sandbox: {text}\n")
+    os.write(2, f"penguin sandbox: {text}\n".encode("utf-8", "replace"))  # the command's stderr
     os._exit(126)
 
 
