@@ -145,6 +145,7 @@ def filesystem_view(
     writable: list[str] = [ws]
     hidden: list[str] = []
     protected: list[str] = []
+    sealed: list[str] = []  # empty folders (tmpfs) made read-only once everything is mounted
     if _within(home_real, ws):
         protected.append(home_real)
         ops.append((_depth(home_real), _PROTECT, ["--ro-bind", home_real, home_real]))
@@ -156,9 +157,12 @@ def filesystem_view(
         real = _real(location)
         if not os.path.lexists(real) or _replaced(real, keep):
             continue
+        if any(_within(real, folder) and not _within(real, ws) for folder in hidden):
+            continue  # inside a folder already hidden (the data root inside ~/.penguin)
         hidden.append(real)
         if os.path.isdir(real):
-            ops.append((_depth(real), _HIDE, ["--tmpfs", real, "--remount-ro", real]))
+            ops.append((_depth(real), _HIDE, ["--tmpfs", real]))
+            sealed.append(real)
         else:
             ops.append((_depth(real), _HIDE, ["--ro-bind", empty_file, real]))
     for repo in _repos(ws):
@@ -168,7 +172,8 @@ def filesystem_view(
             ops.append((_depth(path), _PROTECT, ["--ro-bind", path, path]))
         for path in folders:
             protected.append(path)
-            ops.append((_depth(path), _PROTECT, ["--tmpfs", path, "--remount-ro", path]))
+            ops.append((_depth(path), _PROTECT, ["--tmpfs", path]))
+            sealed.append(path)
         for path in files:
             protected.append(path)
             ops.append((_depth(path), _PROTECT, ["--ro-bind", empty_file, path]))
@@ -178,11 +183,15 @@ def filesystem_view(
     dot_git = os.path.join(ws, ".git")
     if not os.path.lexists(dot_git) and ws != home_real:
         protected.append(dot_git)
-        ops.append((_depth(dot_git), _PROTECT, ["--tmpfs", dot_git, "--remount-ro", dot_git]))
+        ops.append((_depth(dot_git), _PROTECT, ["--tmpfs", dot_git]))
+        sealed.append(dot_git)
     ops.sort(key=lambda op: (op[0], op[1]))
     base = ["--ro-bind", "/", "/", "--dev", "/dev", *_gpu_devices(), "--proc", "/proc", "--tmpfs", "/run"]
     base += ["--bind", private_tmp, "/tmp"]
+    # Empty folders are sealed last: a deeper mount (a workspace inside the data root) needs its
+    # mount point made in them first.
     args = base + [arg for _, _, op_args in ops for arg in op_args]
+    args += [arg for path in sealed for arg in ("--remount-ro", path)]
     return FilesystemView(tuple(args), tuple(writable), tuple(hidden), tuple(protected))
 
 
