@@ -77,6 +77,7 @@ class Environment:
                 workspace_dir=config.workspace_dir,
                 vault=config.vault,
                 disabled=config.disabled_tools,
+                sandbox=self.command_sessions.sandbox,
             )
         self._disposed = False
 

@@ -3,7 +3,8 @@
 Owns `SandboxConfig` (what the Agent hands every Environment it builds: whether the
 administrator's policy requires the sandbox, the project's allowed hosts, the host's grant
 ledger), `SandboxPlan` (one command's answer: sandboxed or not, the hosts it may reach, or the
-one line why it does not run) and `CommandSandbox`: `plan()` reads the grant the approval layer
+one line why it does not run) and `CommandSandbox`, which also wraps long-lived processes
+(`server_launch`: an MCP stdio server, for a spawner that passes no file descriptors): `plan()` reads the grant the approval layer
 gave the call (`grants.py`) — with a ledger present a call without one runs sandboxed (fail
 closed), without a ledger (the Python API without a host) it runs as it always did — and a
 required sandbox wins over everything; `launch()` builds the `SandboxLaunch`; `dispose()`
@@ -20,13 +21,30 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from .bwrap import PROXY_VARIABLES, bwrap_argv, proxy_environment
 from .grants import SandboxGrant, SandboxGrants
 from .hosts import HostRule
 from .launch import SandboxLaunch
 from .mounts import filesystem_view
+from .proxy import HostProxy
+from .seccomp import program_for
 from .support import sandbox_support
 
 SANDBOX_NOTE = "[sandboxed: writes only in the workspace and /tmp; network: {network}]"
+SERVER_FILTER_FD = 9
+
+
+@dataclass
+class ServerLaunch:
+    """A sandboxed long-lived process's argv and environment; `close()` once it ended."""
+
+    argv: list[str]
+    env: dict[str, str]
+    proxy: HostProxy | None = None
+
+    def close(self) -> None:
+        if self.proxy is not None:
+            self.proxy.close()
 
 
 @dataclass(frozen=True)
@@ -108,6 +126,36 @@ class CommandSandbox:
             proxy_socket=socket_path,
             workspace=self.workspace_dir,
         )
+
+    def server_launch(
+        self, command: Sequence[str], cwd: str | None, env: Mapping[str, str], hosts: tuple[HostRule, ...]
+    ) -> ServerLaunch:
+        """A long-lived process (an MCP stdio server) in this sandbox, for a spawner that passes no
+        file descriptors: the seccomp filter comes from a file through the shell's redirection.
+        Raises RuntimeError with the one-line reason when the sandbox cannot start here."""
+        support = sandbox_support()
+        if not support.available:
+            raise RuntimeError(f"the sandbox cannot start here: {support.reason}")
+        root = self._private_root()
+        program = program_for()
+        if program is None:
+            raise RuntimeError("the sandbox cannot start here: no seccomp filter for this machine")
+        filter_path = os.path.join(root, "seccomp.bpf")
+        if not os.path.exists(filter_path):
+            with open(filter_path, "wb") as handle:
+                handle.write(program)
+        view = filesystem_view(self.workspace_dir, os.path.join(root, "tmp"), os.path.join(root, "empty"))
+        allowed = tuple(dict.fromkeys((*self.config.allowed_hosts, *hosts)))
+        proxy = None
+        socket_path = None
+        if allowed:
+            socket_path = os.path.join(root, f"proxy-{next(self._sockets)}.sock")
+            proxy = HostProxy(allowed, socket_path)
+            proxy.start()
+        argv = bwrap_argv(support.bwrap, view, command, seccomp_fd=SERVER_FILTER_FD, proxy_socket=socket_path, cwd=cwd)
+        wrapped = ["/bin/sh", "-c", f'exec "$@" {SERVER_FILTER_FD}<"$0"', filter_path, *argv]
+        clean = {k: v for k, v in env.items() if k.upper() not in PROXY_VARIABLES}
+        return ServerLaunch(wrapped, {**clean, **proxy_environment(proxy is not None), "TMPDIR": "/tmp"}, proxy)
 
     def _private_root(self) -> str:
         if self._root is None or not os.path.isdir(self._root):
