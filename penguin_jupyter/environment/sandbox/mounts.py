@@ -20,6 +20,7 @@ with which namespaces is `bwrap.py`'s.
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 from collections.abc import Iterable
@@ -154,6 +155,8 @@ def filesystem_view(
             ops.append((_depth(entry), _BIND, ["--bind", entry, entry]))
     keep = [ws]
     for location in credential_locations(ws):
+        if not os.path.lexists(location):  # most are absent: one lstat, no realpath
+            continue
         real = _real(location)
         if not os.path.lexists(real) or _replaced(real, keep):
             continue
@@ -220,9 +223,11 @@ def _workspace_protected(ws: str) -> list[str]:
     return [p for p in (os.path.join(ws, name) for name in WORKSPACE_PROTECTED) if os.path.lexists(p)]
 
 
-def _gpu_devices() -> list[str]:
+@functools.cache
+def _gpu_devices() -> tuple[str, ...]:
+    """GPU device nodes passed through (looked up once per process)."""
     args: list[str] = []
     for pattern in GPU_DEVICES:
         for device in sorted(glob.glob(pattern)):
             args += ["--dev-bind", device, device]
-    return args
+    return tuple(args)
