@@ -5,13 +5,14 @@ Owns the rule files and what a rule matches:
 * project rules `<data root>/<project>/approval_rules.toml` (private, 0600; "Save to project"
   appends here, `%penguin rules forget N` removes);
 * workspace rules `<workspace>/.penguin/approvals.toml` — written by whoever wrote the folder, so
-  they can only tighten: `ask` or `deny`; an `allow` there is ignored with one line;
-* each rule a `[[rule]]` table: `action = "allow" | "ask" | "deny"`, `tool`, and optionally
+  they can only tighten: `ask` or `deny`; an `allow` (or `auto`) there is ignored with one line;
+* each rule a `[[rule]]` table: `action = "allow" | "ask" | "deny" | "auto"` (`auto`: run the
+  command in the sandbox without asking; for a tool that declares a command), `tool`, and optionally
   `command` (a pattern over the parsed command words, for a tool that declares a command
   argument) or `path` (a glob relative to the workspace, for a tool that declares file
   arguments).
 
-`RuleBook.judge` answers for one call: among the matching rules deny beats ask beats allow; None
+`RuleBook.judge` answers for one call: among the matching rules deny beats ask beats auto beats allow; None
 when no rule matches (the cell's mode decides). A bad file is one `ConfigError` line naming the
 file, the rule and the field, and nothing of it applies. The administrator's policy is
 `admin_policy.py`; how a decision is made from a verdict is the notebook's approval router.
@@ -34,9 +35,10 @@ from . import file_lock, paths
 from .errors import ConfigError
 from .toml_writer import dumps_toml, write_private_file
 
-Action = Literal["allow", "ask", "deny"]
-ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny")
-SEVERITY = {"deny": 2, "ask": 1, "allow": 0}
+Action = Literal["allow", "ask", "deny", "auto"]
+ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny", "auto")
+SEVERITY = {"deny": 3, "ask": 2, "auto": 1, "allow": 0}
+LOOSENING: tuple[Action, ...] = ("allow", "auto")  # what a workspace file may not say
 PROJECT_RULES_FILE = "approval_rules.toml"
 WORKSPACE_RULES_FILE = os.path.join(".penguin", "approvals.toml")
 SESSION_SOURCE = "this session"
@@ -105,10 +107,12 @@ def parse_rule(raw: Any, file: str, number: int, *, from_policy: bool = False, d
         raise ConfigError(file, f"{where}: {unknown[0]}", "unknown field (use action, tool, command, path)")
     action = raw.get("action", default_action)
     if action not in ACTIONS:
-        raise ConfigError(file, f"{where}: action", f'must be "allow", "ask" or "deny" (got {action!r})')
+        raise ConfigError(file, f"{where}: action", f'must be "allow", "ask", "deny" or "auto" (got {action!r})')
     tool = raw.get("tool")
     if not isinstance(tool, str) or not tool.strip():
         raise ConfigError(file, f"{where}: tool", "must be a tool name")
+    if action == "auto" and command_argument(tool.strip()) is None:
+        raise ConfigError(file, f"{where}: action", f'"auto" runs a command in the sandbox; {tool} runs no command')
     command, path = raw.get("command"), raw.get("path")
     if command is not None and path is not None:
         raise ConfigError(file, f"{where}: path", "a rule has a command or a path, not both")
@@ -155,7 +159,7 @@ def read_workspace_rules(workspace: str) -> tuple[list[Rule], str | None]:
     they were ignored."""
     path = workspace_rules_path(workspace)
     rules = read_rules(path)
-    ignored = [number for number, rule in enumerate(rules, start=1) if rule.action == "allow"]
+    ignored = [number for number, rule in enumerate(rules, start=1) if rule.action in LOOSENING]
     note = None
     if ignored:
         listed = ", ".join(str(n) for n in ignored)
@@ -163,7 +167,7 @@ def read_workspace_rules(workspace: str) -> tuple[list[Rule], str | None]:
             f"penguin: {path}: rule {listed}: allow ignored — a workspace file can only tighten "
             "(ask or deny); save allow rules to the project instead"
         )
-    return [rule for rule in rules if rule.action != "allow"], note
+    return [rule for rule in rules if rule.action not in LOOSENING], note
 
 
 def save_project_rule(root: Path, project_id: str, rule: Rule) -> Rule:
@@ -289,7 +293,7 @@ class RuleBook:
 
     def label(self, verdict: Verdict) -> str:
         """`allowed by rule 3 (git status) in <file>`, `denied by the administrator's policy`."""
-        verb = {"allow": "allowed", "ask": "asked", "deny": "denied"}[verdict.action]
+        verb = {"allow": "allowed", "ask": "asked", "deny": "denied", "auto": "sandboxed"}[verdict.action]
         rule = verdict.rule
         if rule.from_policy:
             return f"{verb} by the administrator's policy ({rule.pattern()})"
@@ -297,7 +301,7 @@ class RuleBook:
         return f"{text}: {verdict.note}" if verdict.note else text
 
     def judge(self, tool: str, arguments: Mapping[str, Any], workspace: str) -> Verdict | None:
-        """deny beats ask beats allow among the rules that match; None when none does."""
+        """deny beats ask beats auto beats allow among the rules that match; None when none does."""
         matching = [rule for rule in self.rules() if rule.tool == tool]
         for action in ("deny", "ask"):
             for rule in (r for r in matching if r.action == action):
@@ -306,8 +310,12 @@ class RuleBook:
                     return Verdict("ask", rule, "the command could not be checked against it")
                 if hit:
                     return Verdict(rule.action, rule)
-        allowed = _allow_hit([r for r in matching if r.action == "allow"], tool, arguments, workspace)
-        return Verdict("allow", allowed) if allowed is not None else None
+        loosening: tuple[Action, ...] = ("auto", "allow")
+        for loose in loosening:
+            covering = _allow_hit([r for r in matching if r.action == loose], tool, arguments, workspace)
+            if covering is not None:
+                return Verdict(loose, covering)
+        return None
 
 
 def suggested_rule(tool: str, arguments: Mapping[str, Any], workspace: str) -> Rule | None:

@@ -186,3 +186,43 @@ def test_the_project_allowed_hosts_and_their_one_line_errors():
         with pytest.raises(ConfigError) as caught:
             allowed_hosts(parse_project_config("/p/.project_config.toml", {"sandbox": table}), "/p/.project_config.toml")
         assert field in str(caught.value) and "\n" not in str(caught.value)
+
+
+async def test_an_auto_rule_runs_its_command_sandboxed_with_no_card_in_ask(tmp_path):
+    from penguin_jupyter.state.approval_rules import Rule, RuleBook
+
+    router, approval, prompts = _cell("ask", str(tmp_path))
+    approval.rules = RuleBook([Rule("auto", "exec_command", command="pytest", source="/p/approval_rules.toml")])
+    call = tool_call("exec_command", {"cmd": "pytest -q"}, "r1")
+    assert await router.decide(approval, call) == "allow" and prompts == []
+    grant = approval.sandbox.grants.take("r1", "pytest -q")  # type: ignore[union-attr]
+    assert grant is not None and grant.sandboxed
+    assert router.take_reason("r1") == (
+        "sandboxed by rule 1 (pytest) in /p/approval_rules.toml; "
+        "in the sandbox (writes: the workspace and /tmp; network: none)"
+    )
+    escaping = tool_call("exec_command", {"cmd": "pytest -q", "unsandboxed": True}, "r2")
+    assert await router.decide(approval, escaping) == "deny"  # asked (the human said n)
+    assert "runs outside the sandbox" in prompts[0]
+    other = tool_call("exec_command", {"cmd": "rm data.csv"}, "r3")
+    assert await router.decide(approval, other) == "deny" and len(prompts) == 2  # not the rule's: ask mode asks
+
+
+async def test_an_auto_rule_asks_where_no_sandbox_starts(tmp_path):
+    from penguin_jupyter.state.approval_rules import Rule, RuleBook
+
+    router, approval, prompts = _cell("ask", str(tmp_path), support=MISSING)
+    approval.rules = RuleBook([Rule("auto", "exec_command", command="pytest", source="/p/approval_rules.toml")])
+    assert await router.decide(approval, tool_call("exec_command", {"cmd": "pytest"}, "r1")) == "deny"
+    assert "an auto rule matches, but no sandbox can start here" in prompts[0]
+
+
+def test_auto_rules_are_for_commands_and_a_workspace_file_cannot_loosen(tmp_path):
+    from penguin_jupyter.state.approval_rules import parse_rules_text, read_workspace_rules
+
+    with pytest.raises(ConfigError, match="runs no command"):
+        parse_rules_text('[[rule]]\naction = "auto"\ntool = "write_file"\n', "f")
+    (tmp_path / ".penguin").mkdir()
+    (tmp_path / ".penguin" / "approvals.toml").write_text('[[rule]]\naction = "auto"\ntool = "exec_command"\ncommand = "curl*"\n')
+    rules, note = read_workspace_rules(str(tmp_path))
+    assert rules == [] and note is not None and "rule 1: allow ignored" in note

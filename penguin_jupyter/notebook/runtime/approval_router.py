@@ -41,6 +41,7 @@ from .sandbox_approval import (
     CellSandbox,
     auto_allows,
     give_grant,
+    rule_sandbox_reason,
     sandbox_reason,
     sandbox_refusal,
     sandbox_statement,
@@ -73,6 +74,11 @@ class CellApproval:
             raise ValueError(f"unknown approval mode {self.mode!r}")
 
 
+def _call_id(tool_call: OmniMessage) -> str:
+    payload = tool_call.payload
+    return payload.tool_call_id if isinstance(payload, ToolCallPayload) else ""
+
+
 def route(auto: ApprovalDecision | None, launching_cell_running: bool, a_cell_running: bool) -> Route:
     """The policy table: who decides, from what the launching mode decided by itself."""
     if auto is not None:
@@ -88,6 +94,7 @@ class ApprovalRouter:
     def __init__(self, running: Callable[[], CellApproval | None]) -> None:
         self._running = running
         self.reasons: dict[str, str] = {}  # tool_call_id -> why it was decided without a click
+        self._sandboxed_by_rule: set[str] = set()  # tool_call_ids an `auto` rule allowed
 
     def approve_fn(self, launcher: CellApproval) -> ApproveFn:
         """The approve function handed to `session.run` for a cell (and kept by the background
@@ -228,10 +235,12 @@ class ApprovalRouter:
             self._remember(tool_call, refusal)
             return "deny"
         decision = await self._decide_call(launcher, tool_call)
+        by_rule = _call_id(tool_call) in self._sandboxed_by_rule
+        self._sandboxed_by_rule.discard(_call_id(tool_call))
         if decision == "allow":
-            grant = give_grant(launcher.sandbox, launcher.mode, tool_call)
+            grant = give_grant(launcher.sandbox, launcher.mode, tool_call, by_rule=by_rule)
             sandbox = launcher.sandbox
-            if grant is not None and (launcher.mode == "auto" or (sandbox is not None and sandbox.required)):
+            if grant is not None and (by_rule or launcher.mode == "auto" or (sandbox is not None and sandbox.required)):
                 self._state(tool_call, sandbox_statement(sandbox, grant))
         return decision
 
@@ -257,6 +266,13 @@ class ApprovalRouter:
             if verdict.action == "allow" and (reason is None or launcher.mode == "allow-all") and label:
                 self._remember(tool_call, label)
                 return "allow"
+            if verdict.action == "auto":  # run sandboxed with no card, when the sandbox can hold it
+                held = rule_sandbox_reason(launcher.sandbox, tool_call, launcher.mode, launcher.workspace_dir)
+                if held is None and reason is None and label:
+                    self._remember(tool_call, label)
+                    self._sandboxed_by_rule.add(_call_id(tool_call))
+                    return "allow"
+                reason = "; ".join(text for text in (reason, held) if text) or None
             auto: ApprovalDecision | None = None
             reason = "; ".join(text for text in (label, reason) if text) or None
         else:

@@ -85,6 +85,7 @@ class Cell:
             runtime.sessions.sandbox_grants,
             runtime.sessions.sandbox_hosts,
             runtime.sessions.sandbox_announced,
+            auto_rules=any(rule.action == "auto" for rule in rules.book.rules()),
         )
         self.decision_reasons: dict[str, str] = {}  # tool_call_id -> why no click was needed
         self.python_timeout_s = opts.python_timeout_s  # this cell's --python-timeout

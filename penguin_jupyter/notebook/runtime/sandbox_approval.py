@@ -67,10 +67,12 @@ def cell_sandbox(
     grants: SandboxGrants,
     allowed_hosts: Callable[[], tuple[HostRule, ...]],
     announced: set[str],
+    *,
+    auto_rules: bool = False,
 ) -> tuple[str, CellSandbox, str | None]:
     """(the cell's effective mode, its sandbox, the one line to show once per kernel). The
-    probe runs only when the sandbox matters: `auto`, or a policy that requires it."""
-    if mode != AUTO and not required_by:
+    probe runs only when the sandbox matters: `auto`, `auto` rules, or a policy that requires it."""
+    if mode != AUTO and not required_by and not auto_rules:
         return mode, CellSandbox(SandboxSupport(False, "not needed"), grants), None
     support = sandbox_support()
     try:
@@ -78,7 +80,7 @@ def cell_sandbox(
     except Exception:  # a bad [sandbox] table: the session start reports it, one line
         hosts = ()
     sandbox = CellSandbox(support, grants, required_by, hosts)
-    if support.available:
+    if support.available or (mode != AUTO and not required_by):  # an auto rule asks, on its card
         return mode, sandbox, None
     note = (
         REQUIRED_NO_SANDBOX_NOTE.format(path=required_by, reason=support.reason)
@@ -189,25 +191,39 @@ def auto_allows(
     return permission == "r"
 
 
-def grant_for(sandbox: CellSandbox | None, mode: str, tool_call: OmniMessage) -> SandboxGrant:
-    """How an allowed command runs: in the sandbox under `auto` (unless the call set
-    `unsandboxed` and was approved) or when the policy requires it, with the hosts it named."""
+def rule_sandbox_reason(
+    sandbox: CellSandbox | None, tool_call: OmniMessage, mode: str, workspace: str | None
+) -> str | None:
+    """Why an `auto` rule cannot run this call sandboxed with no card (then it asks), or None."""
+    if sandbox is None or not sandbox.support.available:
+        reason = sandbox.support.reason if sandbox is not None else "none configured"
+        return f"asked: an auto rule matches, but no sandbox can start here ({reason})"
+    return None if mode == AUTO else sandbox_reason(sandbox, tool_call, workspace)  # auto has it already
+
+
+def grant_for(sandbox: CellSandbox | None, mode: str, tool_call: OmniMessage, *, by_rule: bool = False) -> SandboxGrant:
+    """How an allowed command runs: in the sandbox under `auto` or an `auto` rule (unless the
+    call set `unsandboxed` and was approved) or when the policy requires it, with the hosts it
+    named."""
     arguments = _arguments(tool_call)
     if sandbox is None:
         return SandboxGrant(False)
-    if sandbox.required or (mode == AUTO and sandbox.support.available and not _unsandboxed(arguments)):
+    chose_sandbox = (mode == AUTO or by_rule) and sandbox.support.available and not _unsandboxed(arguments)
+    if sandbox.required or chose_sandbox:
         return SandboxGrant(True, _asked_hosts(arguments))
     return SandboxGrant(False)
 
 
-def give_grant(sandbox: CellSandbox | None, mode: str, tool_call: OmniMessage) -> SandboxGrant | None:
+def give_grant(
+    sandbox: CellSandbox | None, mode: str, tool_call: OmniMessage, *, by_rule: bool = False
+) -> SandboxGrant | None:
     """Record the grant of an allowed command for its spawn; None for other tools."""
     payload = tool_call.payload
     if sandbox is None or not is_command(tool_call) or not isinstance(payload, ToolCallPayload):
         return None
     declaration = _declaration(tool_call)
     command = _arguments(tool_call).get(declaration.command) if declaration is not None else None
-    grant = grant_for(sandbox, mode, tool_call)
+    grant = grant_for(sandbox, mode, tool_call, by_rule=by_rule)
     sandbox.grants.give(payload.tool_call_id, command if isinstance(command, str) else "", grant)
     return grant
 
