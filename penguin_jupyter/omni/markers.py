@@ -137,3 +137,17 @@ def attached_image_line(path_or_url: str) -> str:
 
 def attached_file_line(path: str) -> str:
     return f"[attached file: {path}]"
+
+
+# --- budget stop -------------------------------------------------------------------------------
+
+BUDGET_STOP = "budget_stop"
+
+
+def build_budget_stop_text(reason: str) -> str:
+    """What the next task's model reads after a task a spending budget stopped (docs/cost.md)."""
+    return marker_block(
+        BUDGET_STOP,
+        f"The previous task was stopped before a model request because it could cross a spending "
+        f"budget: {reason}. Its work so far is above; the user may raise the budget or continue.",
+    )

@@ -9,6 +9,7 @@ named by `PENGUIN_POLICY`, else `/etc/penguin/policy.toml` (`DEFAULT_POLICY_PATH
     deny = [{ tool = "exec_command", command = "curl*" }]   # deny rules that always apply
     read_dotenv = false                                # workspace .env files are not read
     sandbox = "required"                               # no command runs outside the sandbox
+    max_usd_per_day = 20                               # each user's model spend a day (docs/cost.md)
 
 No file at the default path means no policy. A file `PENGUIN_POLICY` names that is missing, or a
 bad file, is a `ConfigError` (one line naming the file and field): callers refuse to run rather
@@ -19,6 +20,7 @@ notebook (`.env`).
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -31,7 +33,9 @@ from .errors import ConfigError
 
 POLICY_ENV = "PENGUIN_POLICY"
 DEFAULT_POLICY_PATH = "/etc/penguin/policy.toml"
-POLICY_KEYS = frozenset({"max_approve", "disabled_tools", "allowed_models", "deny", "read_dotenv", "sandbox"})
+POLICY_KEYS = frozenset(
+    {"max_approve", "disabled_tools", "allowed_models", "deny", "read_dotenv", "max_usd_per_day", "sandbox"}
+)
 # From the strictest to the most permissive; a policy's max_approve caps a cell's mode.
 MODE_ORDER: tuple[str, ...] = ("deny-all", "ask", "read-only", "auto", "allow-all")
 SANDBOX_SETTINGS: tuple[str, ...] = ("optional", "required")
@@ -50,6 +54,7 @@ class Policy:
     deny: tuple[Rule, ...] = ()
     read_dotenv: bool = True
     sandbox: str = "optional"  # "required": no command runs outside the sandbox, in any mode
+    max_usd_per_day: float | None = None
     keys: frozenset[str] = field(default_factory=frozenset)  # the keys the file set
 
     @property
@@ -89,6 +94,7 @@ class Policy:
             f"  disabled tools (never offered to the model): {tools}",
             f"  allowed models: {models}",
             f"  workspace .env files read: {'yes' if self.read_dotenv else 'no'}",
+            f"  model spend a day: {'no cap' if self.max_usd_per_day is None else f'at most ${self.max_usd_per_day:,.2f} per user'}",
         ]
         denied = [rule.text().removeprefix("deny ") for rule in self.deny]
         lines += [f"  always denied: {text}" for text in denied] or ["  always denied: nothing"]
@@ -156,6 +162,11 @@ def parse_policy(text: str, file: str) -> Policy:
     sandbox = data.get("sandbox", "optional")
     if sandbox not in SANDBOX_SETTINGS:
         raise ConfigError(file, "sandbox", f'must be "required" or "optional" (got {sandbox!r})')
+    cap = data.get("max_usd_per_day")
+    if cap is not None and (
+        isinstance(cap, bool) or not isinstance(cap, int | float) or not math.isfinite(cap) or cap < 0
+    ):
+        raise ConfigError(file, "max_usd_per_day", f"must be a number of USD, 0 or more (got {cap!r})")
     return Policy(
         path=file,
         max_approve=max_approve,
@@ -164,5 +175,6 @@ def parse_policy(text: str, file: str) -> Policy:
         deny=tuple(Rule(r.action, r.tool, r.command, r.path, file, True) for r in deny),
         read_dotenv=read_dotenv,
         sandbox=sandbox,
+        max_usd_per_day=None if cap is None else float(cap),
         keys=frozenset(data),
     )

@@ -94,6 +94,7 @@ class NotebookSessions:
     always_allowed: dict[str, set[str]] = field(default_factory=dict)
     last_usage: OmniMessage | None = None
     python_timeout_s: float | None = None  # `%penguin python-timeout`; None = the tool's default
+    budget_usd: float | None = None  # `%penguin budget`: each following cell's Task cap; None = none
     subagent_metas: dict[str, OmniMessage] = field(default_factory=dict)
     dotenv_announced: set[str] = field(default_factory=set)  # `.env` files a cell has named
     # path → (line not shown yet, whether it is a problem: the file could not be read)
