@@ -769,6 +769,9 @@ function addModel(scope: Scope, payload: Json): void {
     }
     const budget = role === 'assistant' ? BUDGET_STOP_NOTICE.exec(text) : null;
     if (budget) {
+      // the unsent request's own request_end says the same: the notice replaces it
+      const same = (b: Block) => b.kind === 'event' && (b as EventBlock).event === 'request_error' && (b as EventBlock).details.error_message === budget[1];
+      scope.blocks.splice(0, scope.blocks.length, ...scope.blocks.filter(b => !same(b)));
       scope.blocks.push({ kind: 'event', event: 'budget_stop', text, status: stop, details: { reason: budget[1] } });
       return;
     }

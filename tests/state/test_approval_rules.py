@@ -60,7 +60,7 @@ ALLOW_TABLE = [
     ("(git status)", False),
     ("git status 'unbalanced", False),
     ('git commit -m "git status"', False),
-    ("git statusx", True),  # the glob says git status*: documented
+    ("git statusx", False),  # `git status*` names only `git`: `statusx` must be known-safe, and is no subcommand
     ('echo "a;b"', False),
 ]
 
@@ -207,7 +207,7 @@ OFFER_TABLE = [
     ("ls", "ls", ["lsof -i"]),
     ("git status -s", "git status", ["git statusx", "git push", "git status; rm -r ~"]),
     ("git ls-files", "git ls-files", ["git ls-filesx", "git reset --hard"]),
-    ("git log --oneline", None, []),  # `git log --output=<file>` overwrites a file
+    ("git log --oneline", "git log", ["git log --output=out.txt", "git logx"]),  # --output is not covered
     ("sort -o data.csv data.csv", None, []),
     ("gcc -o out main.c", None, []),
     ("uv run script.py", None, []),
@@ -267,7 +267,8 @@ def test_the_command_rule_a_card_offers(cmd: str, offered: str | None, neighbour
     book = RuleBook(project=[rule])
     assert book.judge("exec_command", {"cmd": cmd}, "/w") is not None  # the approved command itself
     for neighbour in neighbours:
-        assert book.judge("exec_command", {"cmd": neighbour}, "/w") is None, neighbour
+        verdict = book.judge("exec_command", {"cmd": neighbour}, "/w")
+        assert verdict is None or verdict.action != "allow", neighbour
 
 
 def test_the_rule_a_card_offers_for_other_tools(tmp_path: Path) -> None:
@@ -301,6 +302,7 @@ def test_policy_file() -> None:
         "  disabled tools (never offered to the model): run_subagent",
         "  allowed models: openai/gpt-5.5",
         "  workspace .env files read: no",
+        "  model spend a day: no cap",
         '  always denied: exec_command command "curl*"',
     ]
     policy.check_model("openai", "gpt-5.5")

@@ -427,6 +427,12 @@ def _add_model(scope: _Scope, payload: Mapping[str, Any]) -> None:
             return
         budget = BUDGET_STOP_NOTICE.match(text) if role == "assistant" else None
         if budget:
+            # the unsent request's own `request_end` says the same: the notice replaces it
+            scope.blocks[:] = [
+                b
+                for b in scope.blocks
+                if not (isinstance(b, EventBlock) and b.event == "request_error" and b.details.get("error_message") == budget.group(1))
+            ]
             scope.blocks.append(EventBlock("budget_stop", text, stop, {"reason": budget.group(1)}))
             return
         scope.blocks.append(TextBlock(role, text, stop, payload.get("sender")))
