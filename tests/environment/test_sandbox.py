@@ -23,6 +23,7 @@ import pytest
 from penguin_jupyter.environment import Environment
 from penguin_jupyter.environment.commands.owner_marker import can_scan
 from penguin_jupyter.environment.sandbox import (
+    CommandCall,
     CommandSandbox,
     SandboxConfig,
     SandboxGrant,
@@ -209,20 +210,20 @@ def _wait(predicate, timeout_s: float = 30.0) -> bool:  # type: ignore[no-untype
 
 def test_a_required_sandbox_refuses_unsandboxed_runs_and_says_when_it_cannot_start(monkeypatch, tmp_path):
     required = CommandSandbox(SandboxConfig(required_by="/etc/penguin/policy.toml"), str(tmp_path))
-    refused = required.plan("c1", "ls", unsandboxed=True)
+    refused = required.plan(CommandCall("c1", "ls", unsandboxed=True))
     assert refused.refusal == (
         "[not run: the administrator's policy (/etc/penguin/policy.toml) requires the sandbox; "
         "unsandboxed: true is refused]"
     )
-    assert required.plan("c2", "ls").sandboxed  # no ledger, no grant: still sandboxed
+    assert required.plan(CommandCall("c2", "ls")).sandboxed  # no ledger, no grant: still sandboxed
     grants = SandboxGrants()
-    grants.give("c3", "ls", SandboxGrant(False))
+    grants.give(CommandCall("c3", "ls"), SandboxGrant(False))
     host = CommandSandbox(SandboxConfig(grants=grants), str(tmp_path))
-    assert not host.plan("c3", "ls").sandboxed  # the host granted an unsandboxed run
-    assert host.plan("c3", "ls").sandboxed  # taken once: a second spawn is sandboxed (fail closed)
-    assert not CommandSandbox(SandboxConfig(), str(tmp_path)).plan("c4", "ls").sandboxed  # no host: as before
+    assert not host.plan(CommandCall("c3", "ls")).sandboxed  # the host granted an unsandboxed run
+    assert host.plan(CommandCall("c3", "ls")).sandboxed  # taken once: a second spawn is sandboxed (fail closed)
+    assert not CommandSandbox(SandboxConfig(), str(tmp_path)).plan(CommandCall("c4", "ls")).sandboxed  # no host: as before
     monkeypatch.setattr(support, "_support", SandboxSupport(False, "bubblewrap is not installed (apt-get install bubblewrap)"))
-    assert required.plan("c5", "ls").refusal == (
+    assert required.plan(CommandCall("c5", "ls")).refusal == (
         "[not run: the sandbox cannot start here: bubblewrap is not installed (apt-get install bubblewrap)]"
     )
 

@@ -13,6 +13,7 @@ import pytest
 
 from penguin_jupyter.environment.sandbox import (
     BadHost,
+    CommandCall,
     SandboxGrant,
     SandboxGrants,
     filesystem_view,
@@ -80,16 +81,20 @@ def test_the_seccomp_program_per_machine():
     assert program_for("riscv64") is None
 
 
-def test_grants_are_taken_once_and_bounded(monkeypatch):
+def test_grants_are_taken_once_keyed_by_the_call_as_approved_and_bounded(monkeypatch):
     ledger = SandboxGrants()
-    ledger.give("c1", "ls", SandboxGrant(True))
-    ledger.give("c1", "ls", SandboxGrant(False))  # the same id and command twice (a subagent's)
-    assert ledger.take("c1", "ls") == SandboxGrant(True) and ledger.take("c1", "ls") == SandboxGrant(False)
-    assert ledger.take("c1", "ls") is None and ledger.take("c1", "other") is None
+    ls = CommandCall("c1", "ls")
+    ledger.give(ls, SandboxGrant(True))
+    ledger.give(ls, SandboxGrant(True))  # the same call twice (a parent's and a subagent's)
+    ledger.give(CommandCall("c1", "ls", unsandboxed=True), SandboxGrant(False))
+    assert ledger.take(ls) == SandboxGrant(True) and ledger.take(ls) == SandboxGrant(True)
+    assert ledger.take(ls) is None and ledger.take(CommandCall("c1", "other")) is None
+    assert ledger.take(CommandCall("c1", "ls", hosts=("pypi.org",))) is None  # not the call approved
+    assert ledger.take(CommandCall("c1", "ls", unsandboxed=True)) == SandboxGrant(False)
     monkeypatch.setattr(grants_module, "MAX_GRANTS", 3)
     for number in range(5):
-        ledger.give(f"c{number}", "ls", SandboxGrant(True))
-    assert ledger.take("c0", "ls") is None and ledger.take("c4", "ls") is not None
+        ledger.give(CommandCall(f"c{number}", "ls"), SandboxGrant(True))
+    assert ledger.take(CommandCall("c0", "ls")) is None and ledger.take(CommandCall("c4", "ls")) is not None
 
 
 def test_the_proxy_reads_connect_and_absolute_requests_only():

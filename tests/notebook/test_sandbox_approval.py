@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from penguin_jupyter.environment.sandbox import SandboxGrants, SandboxSupport, parse_hosts
+from penguin_jupyter.environment.sandbox import CommandCall, SandboxGrants, SandboxSupport, parse_hosts
 from penguin_jupyter.notebook.runtime.approval import CellAsker
 from penguin_jupyter.notebook.runtime.approval_router import ApprovalRouter, CellApproval
 from penguin_jupyter.notebook.runtime.sandbox_approval import CellSandbox, cell_sandbox
@@ -65,7 +65,7 @@ def _exec(call_id: str, **arguments: object):  # type: ignore[no-untyped-def]
 async def test_auto_runs_commands_sandboxed_with_no_card_and_says_so(tmp_path):
     router, approval, prompts = _cell("auto", str(tmp_path), hosts=["pypi.org"])
     assert await router.decide(approval, _exec("c1")) == "allow"
-    grant = approval.sandbox.grants.take("c1", "ls")  # type: ignore[union-attr]
+    grant = approval.sandbox.grants.take(CommandCall("c1", "ls"))  # type: ignore[union-attr]
     assert grant is not None and grant.sandboxed and grant.hosts == ()
     assert router.take_reason("c1") == (
         "allowed by the cell's mode (auto); in the sandbox (writes: the workspace and /tmp; network: pypi.org)"
@@ -82,14 +82,14 @@ async def test_auto_asks_exactly_what_a_command_needs_beyond_the_sandbox(tmp_pat
     hosts = ["files.pythonhosted.org", "pypi.org", "evil.example:8443"]
     assert await router.decide(approval, _exec("c2", network_hosts=hosts)) == "deny"
     assert "asked: needs network access to pypi.org, evil.example:8443 (not among the project's allowed hosts)" in prompts[1]
-    assert approval.sandbox.grants.take("c1", "ls") is None  # a denied call gets no grant  # type: ignore[union-attr]
+    assert approval.sandbox.grants.take(CommandCall("c1", "ls", unsandboxed=True)) is None  # type: ignore[union-attr]  # denied: no grant
 
 
 async def test_an_approved_unsandboxed_command_runs_outside_and_the_transcript_says_so(tmp_path):
     router, approval, _ = _cell("auto", str(tmp_path))
     approval.asker.input_fn = lambda prompt: "y"
     assert await router.decide(approval, _exec("c1", unsandboxed=True)) == "allow"
-    grant = approval.sandbox.grants.take("c1", "ls")  # type: ignore[union-attr]
+    grant = approval.sandbox.grants.take(CommandCall("c1", "ls", unsandboxed=True))  # type: ignore[union-attr]
     assert grant is not None and not grant.sandboxed
     assert router.take_reason("c1") == "approved; outside the sandbox"
 
@@ -116,7 +116,7 @@ async def test_ask_and_allow_all_commands_run_as_before_with_their_grant(tmp_pat
         router, approval, _ = _cell(mode, str(tmp_path))
         approval.asker.input_fn = lambda prompt: "y"
         assert await router.decide(approval, _exec(f"{mode}-1")) == "allow"
-        grant = approval.sandbox.grants.take(f"{mode}-1", "ls")  # type: ignore[union-attr]
+        grant = approval.sandbox.grants.take(CommandCall(f"{mode}-1", "ls"))  # type: ignore[union-attr]
         assert grant is not None and not grant.sandboxed, mode
         assert router.take_reason(f"{mode}-1") in (None, "allowed by the cell's mode (allow-all)")
 
@@ -132,7 +132,7 @@ async def test_the_required_sandbox_denies_unsandboxed_runs_in_every_mode_and_sa
         )
     router, approval, _ = _cell("allow-all", str(tmp_path), required_by=policy)
     assert await router.decide(approval, _exec("a", network_hosts=["pypi.org"])) == "allow"
-    grant = approval.sandbox.grants.take("a", "ls")  # type: ignore[union-attr]
+    grant = approval.sandbox.grants.take(CommandCall("a", "ls", hosts=("pypi.org",)))  # type: ignore[union-attr]
     assert grant is not None and grant.sandboxed and [h.text() for h in grant.hosts] == ["pypi.org"]
     assert router.take_reason("a") == (
         "allowed by the cell's mode (allow-all); in the sandbox (writes: the workspace and /tmp; network: pypi.org)"
@@ -195,7 +195,7 @@ async def test_an_auto_rule_runs_its_command_sandboxed_with_no_card_in_ask(tmp_p
     approval.rules = RuleBook([Rule("auto", "exec_command", command="pytest", source="/p/approval_rules.toml")])
     call = tool_call("exec_command", {"cmd": "pytest -q"}, "r1")
     assert await router.decide(approval, call) == "allow" and prompts == []
-    grant = approval.sandbox.grants.take("r1", "pytest -q")  # type: ignore[union-attr]
+    grant = approval.sandbox.grants.take(CommandCall("r1", "pytest -q"))  # type: ignore[union-attr]
     assert grant is not None and grant.sandboxed
     assert router.take_reason("r1") == (
         "sandboxed by rule 1 (pytest) in /p/approval_rules.toml; "

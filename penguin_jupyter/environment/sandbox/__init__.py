@@ -11,7 +11,7 @@ a command, an MCP server, a kernel (Part 2's plan, in the same docs section).
 """
 
 from .command_sandbox import SANDBOX_NOTE, CommandSandbox, SandboxConfig, SandboxPlan
-from .grants import SandboxGrant, SandboxGrants
+from .grants import CommandCall, SandboxGrant, SandboxGrants
 from .hosts import BadHost, HostRule, not_covered, parse_host, parse_hosts
 from .launch import SandboxLaunch
 from .mounts import FilesystemView, filesystem_view
@@ -20,6 +20,7 @@ from .support import SandboxSupport, sandbox_support
 __all__ = [
     "SANDBOX_NOTE",
     "BadHost",
+    "CommandCall",
     "CommandSandbox",
     "FilesystemView",
     "HostRule",

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .bwrap import PROXY_VARIABLES, bwrap_argv, proxy_environment
-from .grants import SandboxGrant, SandboxGrants
+from .grants import CommandCall, SandboxGrant, SandboxGrants
 from .hosts import HostRule
 from .launch import SandboxLaunch
 from .mounts import filesystem_view
@@ -78,10 +78,11 @@ class CommandSandbox:
     def required(self) -> bool:
         return bool(self.config.required_by)
 
-    def plan(self, tool_call_id: str, command: str, *, unsandboxed: bool = False) -> SandboxPlan:
-        """How the approved call `tool_call_id` running `command` runs."""
+    def plan(self, call: CommandCall) -> SandboxPlan:
+        """How the approved command `call` runs."""
         grants = self.config.grants
-        grant = grants.take(tool_call_id, command) if grants is not None else None
+        grant = grants.take(call) if grants is not None else None
+        unsandboxed = call.unsandboxed
         if grant is None:
             grant = SandboxGrant(sandboxed=grants is not None)
         if self.required and unsandboxed:

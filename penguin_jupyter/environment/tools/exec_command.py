@@ -11,7 +11,7 @@ from pydantic import BeforeValidator, Field
 
 from ...omni import OmniMessage
 from ..commands import CommandSession, CommandSessionManager
-from ..sandbox import BadHost, SandboxPlan, parse_hosts
+from ..sandbox import BadHost, CommandCall, SandboxPlan, parse_hosts
 from ..tool_arguments import CallDescription, Flag, MaybeText, Milliseconds, OnBad, Text, Unusable
 from ..tool_declaration import ToolArguments, ToolDeclaration
 from ..types import ToolExecutionContext, ToolResult
@@ -131,7 +131,8 @@ def sandbox_plan(manager: CommandSessionManager, ctx: ToolExecutionContext, argu
     """How this approved call runs: the Environment's sandbox reads the approval layer's grant."""
     if manager.sandbox is None:
         return SandboxPlan(False)
-    return manager.sandbox.plan(ctx.tool_call_id, arguments.cmd, unsandboxed=arguments.unsandboxed)
+    call = CommandCall(ctx.tool_call_id, arguments.cmd, arguments.unsandboxed, arguments.network_hosts)
+    return manager.sandbox.plan(call)
 
 
 class ExecCommandTool(ToolBase[ExecCommandArguments]):

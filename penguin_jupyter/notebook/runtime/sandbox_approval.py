@@ -28,6 +28,7 @@ from typing import Any
 
 from ...environment.registry import BUILTIN_DECLARATIONS
 from ...environment.sandbox import (
+    CommandCall,
     HostRule,
     SandboxGrant,
     SandboxGrants,
@@ -224,7 +225,14 @@ def give_grant(
     declaration = _declaration(tool_call)
     command = _arguments(tool_call).get(declaration.command) if declaration is not None else None
     grant = grant_for(sandbox, mode, tool_call, by_rule=by_rule)
-    sandbox.grants.give(payload.tool_call_id, command if isinstance(command, str) else "", grant)
+    arguments = _arguments(tool_call)
+    key = CommandCall(
+        payload.tool_call_id,
+        command if isinstance(command, str) else "",
+        _unsandboxed(arguments),
+        tuple(rule.text() for rule in _asked_hosts(arguments)),
+    )
+    sandbox.grants.give(key, grant)
     return grant
 
 
