@@ -226,3 +226,12 @@ def test_auto_rules_are_for_commands_and_a_workspace_file_cannot_loosen(tmp_path
     (tmp_path / ".penguin" / "approvals.toml").write_text('[[rule]]\naction = "auto"\ntool = "exec_command"\ncommand = "curl*"\n')
     rules, note = read_workspace_rules(str(tmp_path))
     assert rules == [] and note is not None and "rule 1: allow ignored" in note
+
+
+async def test_a_credential_a_sandboxed_command_names_needs_no_card_it_is_hidden(tmp_path):
+    router, approval, prompts = _cell("auto", str(tmp_path))
+    call = tool_call("exec_command", {"cmd": "cat ~/.aws/credentials"}, "k1")
+    assert await router.decide(approval, call) == "allow" and prompts == []
+    escaping = tool_call("exec_command", {"cmd": "cat ~/.aws/credentials", "unsandboxed": True}, "k2")
+    assert await router.decide(approval, escaping) == "deny"  # asked: outside the sandbox it would read it
+    assert "runs outside the sandbox" in prompts[0] and "credential" in prompts[0]

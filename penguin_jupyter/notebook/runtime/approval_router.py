@@ -44,6 +44,7 @@ from .sandbox_approval import (
     auto_allows,
     give_grant,
     rule_sandbox_reason,
+    runs_sandboxed,
     sandbox_reason,
     sandbox_refusal,
     sandbox_statement,
@@ -270,6 +271,8 @@ class ApprovalRouter:
             self._remember(tool_call, label)
             return "deny"
         reason = None if launcher.mode in ("deny-all", "allow-all") else self._read_reason(launcher, tool_call)
+        if reason is not None and runs_sandboxed(launcher.sandbox, launcher.mode, tool_call):
+            reason = None  # a credential the command names is hidden from it in the sandbox
         if launcher.mode == "auto":
             asked = sandbox_reason(launcher.sandbox, tool_call, launcher.workspace_dir)
             reason = "; ".join(text for text in (reason, asked) if text) or None

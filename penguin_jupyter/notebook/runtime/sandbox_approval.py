@@ -128,6 +128,14 @@ def _unsandboxed(arguments: dict[str, Any]) -> bool:
     return arguments.get("unsandboxed") is True
 
 
+def runs_sandboxed(sandbox: CellSandbox | None, mode: str, tool_call: OmniMessage) -> bool:
+    """A command this cell will run in the sandbox (`auto`, or the required sandbox), where a
+    word naming a credential file reads nothing: the location is hidden."""
+    if sandbox is None or not sandbox.support.available or not is_command(tool_call):
+        return False
+    return (mode == AUTO or sandbox.required) and not _unsandboxed(_arguments(tool_call))
+
+
 def sandbox_refusal(sandbox: CellSandbox | None, tool_call: OmniMessage) -> str | None:
     """The administrator's required sandbox: a command that cannot run in it is denied."""
     if sandbox is None or not sandbox.required or not is_command(tool_call):
