@@ -7,21 +7,22 @@ one line the first time a kernel meets that), and the answers the router asks fo
 
 * `sandbox_refusal` — the required sandbox denies `unsandboxed: true`, and every command when
   it cannot start;
-* `sandbox_reason` — why `auto` must ask: a command set `unsandboxed: true` or names hosts the
-  project does not allow, a file write lands where the sandbox would not let a command write;
-* `auto_allows` — what `auto` allows with no card: a command (it runs sandboxed), a write the
-  sandbox allows, a read (as `read-only`);
+* `sandbox_reason` — why `auto` must ask about a command: it set `unsandboxed: true` or names
+  hosts the project does not allow;
+* `auto_allows` — what `auto` allows with no card: a command (it runs sandboxed) and a read (as
+  `read-only`). File writes keep their usual card: `write_file` runs in the kernel, outside the
+  sandbox, and a folder a concurrent command turns into a symlink after the decision would take
+  the write elsewhere;
 * `grant_for` / `sandbox_statement` — how an allowed command runs (the grant handed to the
   spawn through `environment/sandbox/grants.py`) and how the card and the transcript say so.
 
-Which tool is a command or writes files is read from its declaration (`command`, `file_writes`).
+Which tool is a command is read from its declaration (`command`).
 The rest of the policy (rules, modes, who is asked) is `approval_router.py`'s.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -37,8 +38,6 @@ from ...environment.sandbox import (
     parse_host,
     sandbox_support,
 )
-from ...environment.sandbox.mounts import sandbox_writes
-from ...environment.tools.common import resolve_path
 from ...interfaces import Permission
 from ...omni import OmniMessage, ToolCallPayload
 
@@ -153,34 +152,18 @@ def sandbox_refusal(sandbox: CellSandbox | None, tool_call: OmniMessage) -> str 
     return None
 
 
-def sandbox_reason(sandbox: CellSandbox | None, tool_call: OmniMessage, workspace: str | None) -> str | None:
-    """Why `auto` asks about this call (shown on the card), or None."""
-    if sandbox is None:
+def sandbox_reason(sandbox: CellSandbox | None, tool_call: OmniMessage) -> str | None:
+    """Why `auto` asks about a command (shown on the card), or None."""
+    if sandbox is None or not is_command(tool_call):
         return None
     arguments = _arguments(tool_call)
-    declaration = _declaration(tool_call)
-    if declaration is None:
+    if _unsandboxed(arguments):
+        return "asked: runs outside the sandbox (unsandboxed: true) with full access to your files and network"
+    missing = not_covered(_asked_hosts(arguments), sandbox.allowed_hosts)
+    if not missing:
         return None
-    if declaration.command is not None:
-        reasons = []
-        if _unsandboxed(arguments):
-            reasons.append(
-                "asked: runs outside the sandbox (unsandboxed: true) with full access to your files and network"
-            )
-        else:
-            missing = not_covered(_asked_hosts(arguments), sandbox.allowed_hosts)
-            if missing:
-                hosts = ", ".join(rule.text() for rule in missing)
-                reasons.append(
-                    f"asked: needs network access to {hosts} (not among the project's allowed hosts)"
-                )
-        return "; ".join(reasons) or None
-    ws = workspace or os.getcwd()
-    for name in declaration.file_writes:
-        value = arguments.get(name)
-        if isinstance(value, str) and value and not sandbox_writes(resolve_path(ws, value), ws):
-            return f"asked: writes {value}, where the sandbox lets no command write"
-    return None
+    hosts = ", ".join(rule.text() for rule in missing)
+    return f"asked: needs network access to {hosts} (not among the project's allowed hosts)"
 
 
 def auto_allows(
@@ -190,8 +173,6 @@ def auto_allows(
     declaration = _declaration(tool_call)
     if declaration is not None and declaration.command is not None:
         return sandbox is not None and sandbox.support.available
-    if declaration is not None and declaration.file_writes:
-        return sandbox is not None and sandbox.support.available
     payload = tool_call.payload
     try:
         permission = permission_of(payload.name) if isinstance(payload, ToolCallPayload) else None
@@ -200,14 +181,12 @@ def auto_allows(
     return permission == "r"
 
 
-def rule_sandbox_reason(
-    sandbox: CellSandbox | None, tool_call: OmniMessage, mode: str, workspace: str | None
-) -> str | None:
+def rule_sandbox_reason(sandbox: CellSandbox | None, tool_call: OmniMessage, mode: str) -> str | None:
     """Why an `auto` rule cannot run this call sandboxed with no card (then it asks), or None."""
     if sandbox is None or not sandbox.support.available:
         reason = sandbox.support.reason if sandbox is not None else "none configured"
         return f"asked: an auto rule matches, but no sandbox can start here ({reason})"
-    return None if mode == AUTO else sandbox_reason(sandbox, tool_call, workspace)  # auto has it already
+    return None if mode == AUTO else sandbox_reason(sandbox, tool_call)  # auto has it already
 
 
 def grant_for(sandbox: CellSandbox | None, mode: str, tool_call: OmniMessage, *, by_rule: bool = False) -> SandboxGrant:
