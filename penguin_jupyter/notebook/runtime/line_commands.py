@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from ...omni import CompactionEndPayload, OmniMessage, TokenUsagePayload
 from ...prices import format_usd
-from ...state.admin_policy import POLICY_ENV, load_policy, policy_path
+from ...state.admin_policy import FIXED_NOTE, POLICY_ENV, load_policy, policy_path
 from ...state.errors import ConfigError
 from ..kernel_tools.notebook_place import page_hello
 from .cell_rules import ForgetError, cell_rules, forget, listing
@@ -293,6 +293,7 @@ async def _config(runtime: KernelRuntime, arg: str | None) -> None:
         print(f"also read: {variables}; not the workspace's .env (the administrator's policy turns it off)")
     if policy is None:
         print(f"administrator's policy: none ({POLICY_ENV} unset and no {policy_path()[0]})")
+        print(f"  {FIXED_NOTE}")
     else:
         print("\n".join(policy.describe()))
     print(_sandbox_line(runtime))
