@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..process_start import start_environment_value
 from ..regular_files import RefusedFile, read_regular_bytes
 from .approval_rules import Rule, parse_rule
 from .errors import ConfigError
@@ -115,23 +116,8 @@ class Policy:
         return lines
 
 
-def _start_environment_value(name: str) -> str | None:
-    """`name` in the environment this process was started with (Linux: `/proc/self/environ`, which
-    `os.environ` changes do not touch), or None when that cannot be read."""
-    try:
-        with open("/proc/self/environ", "rb") as handle:
-            raw = handle.read()
-    except OSError:
-        return None
-    prefix = os.fsencode(name) + b"="
-    for entry in raw.split(b"\0"):
-        if entry.startswith(prefix):
-            return os.fsdecode(entry[len(prefix) :])
-    return ""
-
-
 def _decide_policy_path() -> tuple[Path, bool]:
-    at_start = _start_environment_value(POLICY_ENV)
+    at_start = start_environment_value(POLICY_ENV)
     named = (os.environ.get(POLICY_ENV, "") if at_start is None else at_start).strip()
     return (Path(named).expanduser().absolute(), True) if named else (Path(DEFAULT_POLICY_PATH), False)
 
