@@ -27,6 +27,7 @@ from ..interfaces import (
     ThinkingLevelName,
 )
 from ..omni import CompactionReason, OmniMessage, abort, assistant_text, partial_text
+from ..seams.task_heap import TASK_HEAP
 from .carry_over import TurnResult, build_carry_over, with_retried_turns
 from .compaction import CompactionResult, Compactor
 from .context_state import ContextState
@@ -35,7 +36,6 @@ from .protocols import BackgroundNotices, CreateLLM, FoldInputImages, TraceSink
 from .recorder import Recorder
 from .settings import CompactionSettings, EngineState, compactability_of
 from .steering import SteeringQueue, carries_steering, steering_messages
-from ..seams.task_heap import TASK_HEAP
 from .turn import TurnContext, run_turn
 from .waits import Backoff
 

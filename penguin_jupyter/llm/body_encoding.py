@@ -24,8 +24,8 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from .loop_slices import run_in_slices
 from ..seams.llm_sdk import is_omitted, openapi_dumps, replace_prepare_options
+from .loop_slices import run_in_slices
 
 ENCODED_LIST_FIELDS = ("messages", "input", "tools")
 

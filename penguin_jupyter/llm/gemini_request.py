@@ -29,13 +29,13 @@ from typing import Any
 
 from google.genai import types
 
-from .loop_slices import run_in_slices
 from ..seams.llm_sdk import (
     gemini_api_client,
     gemini_wire_contents,
     replace_gemini_build_request,
     replace_gemini_stream,
 )
+from .loop_slices import run_in_slices
 
 _NOT_ENCODED = object()  # in place of a Content whose JSON is not kept
 PENDING_REQUESTS = 4  # placeholders kept for the requests (and their continuation hops) in flight

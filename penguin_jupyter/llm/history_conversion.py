@@ -62,8 +62,8 @@ from agenthub.openai_chat.client import OpenaiChatClient
 from agenthub.openai_responses.client import OpenaiResponsesClient
 from agenthub.types import UniMessage
 
-from .loop_slices import run_in_slices
 from ..seams.llm_sdk import claude_on_bedrock, conversion_function, installed_conversion, replace_conversion
+from .loop_slices import run_in_slices
 
 Convert = Callable[[list[UniMessage]], Awaitable[list[Any]]]
 ConvertSync = Callable[[list[UniMessage]], list[Any]]

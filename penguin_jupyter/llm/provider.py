@@ -24,12 +24,6 @@ from agenthub.base_client import LLMClient
 from agenthub.types import UniConfig, UniEvent, UniMessage
 
 from ..interfaces import LLMOutcome
-from .anthropic_prepare import install_kept_lists_unwalked
-from .body_encoding import PreEncodedBody, install_pre_encoded_body
-from .classify import describe_error
-from .config import GenerativeModelConfig, InvalidBaseUrl, check_base_url
-from .gemini_request import install_pre_converted_contents
-from .history_conversion import install_incremental_conversion, kept_conversion
 from ..seams.llm_sdk import (
     ROUTING,
     build_ant_messages_client,
@@ -43,6 +37,12 @@ from ..seams.llm_sdk import (
     sdk_object,
     set_sdk_object,
 )
+from .anthropic_prepare import install_kept_lists_unwalked
+from .body_encoding import PreEncodedBody, install_pre_encoded_body
+from .classify import describe_error
+from .config import GenerativeModelConfig, InvalidBaseUrl, check_base_url
+from .gemini_request import install_pre_converted_contents
+from .history_conversion import install_incremental_conversion, kept_conversion
 from .sdk_passthrough import SdkBodyPassthrough
 
 # The environment variable each agenthub protocol client reads its key from when none is given.

@@ -117,6 +117,17 @@ class Seam:
             self.on, self.reason = False, reason
         log.warning(self.off_line())
 
+    def verify(self, problem: str | None) -> bool:
+        """A use checked the very object it is about to touch: with a `problem` the seam is off from
+        now on; without, it is on (unless it was turned off already). Returns whether it is on."""
+        if problem is not None:
+            self.turn_off(problem)
+            return False
+        with self._lock:
+            if self.on is None:
+                self.on = True
+        return bool(self.on)
+
     def note(self, remark: str) -> None:
         """A remark on how the seam is on (e.g. found under another name), shown by `%penguin status`."""
         self.reason = remark

@@ -239,7 +239,7 @@ def replace_prepare_options(sdk: Any, make_hook: Callable[[Any], Any], hook_type
         return False
     if not PREPARE_OPTIONS.enabled():
         return False
-    sdk._prepare_options = make_hook(prepare)
+    sdk._prepare_options = make_hook(prepare)  # type: ignore[method-assign]
     return True
 
 
@@ -483,7 +483,7 @@ def replace_copy_and_prepare(sdk: Any, make: Callable[[Any], Any], hook_type: ty
         return False
     if not COPY_AND_PREPARE.enabled():
         return False
-    sdk._copy_and_prepare = make(prepare)
+    sdk._copy_and_prepare = make(prepare)  # type: ignore[method-assign]
     return True
 
 

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from penguin_jupyter.engine import ContextEngine
-from penguin_jupyter.seams.task_heap import TASK_HEAP, TaskHeap
 from penguin_jupyter.interfaces import AbortSignal, ToolExecutionRequest
 from penguin_jupyter.omni import OmniMessage, tool_call_output, user_text
+from penguin_jupyter.seams.task_heap import TASK_HEAP, TaskHeap
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support.fakes import FakeEnv, allow, collect, types
 from tests.support.llm import scripted_model

@@ -18,9 +18,9 @@ from agenthub.base_client import LLMClient
 from openai import AsyncOpenAI
 from openai._models import FinalRequestOptions
 
-from penguin_jupyter.seams import llm_sdk
 from penguin_jupyter.llm.config import GenerativeModelConfig
 from penguin_jupyter.llm.provider import KEY_VARIABLES, MissingCredential, open_provider
+from penguin_jupyter.seams import llm_sdk
 
 ROUTES = {
     "openai-chat": "OpenaiChatClient",
