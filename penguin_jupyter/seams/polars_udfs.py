@@ -69,7 +69,7 @@ def _refusing(pl: Any) -> Iterator[Refusals]:
         if event == "call" and threading.current_thread() is thread and not allowed(frame.f_code.co_filename):
             refusals.count += 1  # polars reports its own error; this says why it failed
             raise UdfRefused("penguin: a summary does not run user functions")
-        return prior(frame, event, arg) if prior is not None else None
+        return prior(frame, event, arg) if prior is not None else None  # type: ignore[arg-type]
 
     sys.settrace(trace)
     try:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import base64
-import ctypes
 import html
 import importlib.util
 import io
@@ -25,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
+
+from ...seams.threads import raise_in_thread
 
 _counter = itertools.count(1)
 _exec_lock = threading.Lock()
@@ -226,6 +227,4 @@ def interrupt_thread(thread: threading.Thread) -> None:
     """Raise RunPythonInterrupted inside `thread` at its next bytecode."""
     if thread.ident is None or not thread.is_alive():
         return
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(
-        ctypes.c_ulong(thread.ident), ctypes.py_object(RunPythonInterrupted)
-    )
+    raise_in_thread(thread.ident, RunPythonInterrupted)
