@@ -13,13 +13,17 @@ Kinds:
 * **fast path** — performance only. Off when its check fails (one logged line) or when
   `PENGUIN_SDK_INTERNALS=off`; the slower public path runs instead.
 * **rule** — behaviour the project promises (one HTTP request per attempt, a credential the SDK
-  accepts). On unless its check fails; then every `%%penguin` cell says so in one line.
+  accepts). On unless its check fails; then every `%%penguin` cell says so in one line
+  (`off_lines`).
 * **protection** — a security property (redaction, no-fetch, approval routing). Each sits on a
   public seam or fails closed: when its check fails, the protection is achieved another way or
   the work it guards is refused, and every `%%penguin` cell says so in one line.
 
 The check of a seam runs once per process, when the seam is first used (or when `%penguin status`
-lists it); a use may still find one object out of shape and turn the seam off (`turn_off`).
+lists it); a use may still find one object out of shape and turn the seam off (`turn_off`). A
+seam that goes off is logged once (`logging`, warning); a host that tells the user itself — the
+notebook, whose cells show `off_lines` — logs rules and protections at info instead
+(`host_tells_user`), so the line is not said twice.
 Imports only the standard library, so any layer may import it; which layers may import which
 seam module is `tests/test_layering.py`'s (the kernel seams: `notebook/` only).
 """
@@ -40,6 +44,7 @@ __all__ = [
     "Seam",
     "all_seams",
     "declare",
+    "host_tells_user",
     "internals_allowed",
     "off_lines",
     "status_lines",
@@ -107,7 +112,7 @@ class Seam:
                 self.on = True
                 return
             self.on, self.reason = False, problem
-        log.warning(self.off_line())
+        _log_off(self)
 
     def turn_off(self, reason: str) -> None:
         """A use found an object out of the checked shape: the seam is off from now on (logged once)."""
@@ -115,7 +120,7 @@ class Seam:
             if self.on is False:
                 return
             self.on, self.reason = False, reason
-        log.warning(self.off_line())
+        _log_off(self)
 
     def verify(self, problem: str | None) -> bool:
         """A use checked the very object it is about to touch: with a `problem` the seam is off from
@@ -150,6 +155,17 @@ class Seam:
 
 
 _SEAMS: dict[str, Seam] = {}
+_HOST = {"tells": False}
+
+
+def host_tells_user() -> None:
+    """The host shows `off_lines` to the user itself (the notebook's cells)."""
+    _HOST["tells"] = True
+
+
+def _log_off(seam: Seam) -> None:
+    quiet = _HOST["tells"] and seam.kind != "fast path"
+    log.log(logging.INFO if quiet else logging.WARNING, seam.off_line())
 
 
 def declare(name: str, *, what: str, kind: Kind, when_off: str, check: Check) -> Seam:
