@@ -32,6 +32,7 @@ from . import NotInUse, declare
 
 _SEND_ARGUMENTS = ("stream", "msg_or_type")
 _SEND_KEYWORDS = ("content", "parent", "ident", "buffers", "track", "header", "metadata")
+_NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
 
 def _shell() -> Any:
@@ -65,11 +66,12 @@ def send_problem(session: Any) -> str | None:
     if not callable(send) or not callable(msg):
         return f"{type(session).__name__} has no send/msg"
     try:
-        inspect.signature(send).bind(None, "stream", **dict.fromkeys(_SEND_KEYWORDS))
-    except TypeError as exc:
-        return f"{type(session).__name__}.send does not take {_SEND_ARGUMENTS + _SEND_KEYWORDS}: {exc}"
+        signature = inspect.signature(send)
     except ValueError:  # no signature to read (a C callable): the call is all there is
         return None
+    named = [name for name, p in signature.parameters.items() if p.kind in _NAMED]
+    if named[: len(_SEND_ARGUMENTS)] != list(_SEND_ARGUMENTS) or not set(_SEND_KEYWORDS) <= set(named):
+        return f"{type(session).__name__}.send does not take {', '.join(_SEND_ARGUMENTS + _SEND_KEYWORDS)}"
     return None
 
 
@@ -103,7 +105,10 @@ def publish_problem(publisher: Any, formatter: Any) -> str | None:
     if not callable(publish) or (formatter is not None and not callable(format_)):
         return "IPython's display publisher or formatter has no publish/format"
     try:
-        inspect.signature(publish).bind({}, {}, transient={}, update=False)
+        parameters = inspect.signature(publish).parameters
+        named = [name for name, p in parameters.items() if p.kind in _NAMED]
+        if named[:2] != ["data", "metadata"] or not {"transient", "update"} <= set(named):
+            return f"IPython's display publisher or formatter takes other arguments: publish({', '.join(parameters)})"
         if format_ is not None:
             inspect.signature(format_).bind(object())
     except TypeError as exc:

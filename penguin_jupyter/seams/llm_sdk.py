@@ -144,7 +144,7 @@ def _check_sdk_object() -> str | None:
     client = OpenaiChatClient(model="m", api_key="k", base_url=_UNREACHABLE)
     name = _sdk_attribute(client)
     if name is None:
-        return "an agenthub protocol client holds no SDK client agenthub reads"
+        return "OpenaiChatClient holds no SDK client agenthub reads"
     if name != _SDK_ATTRIBUTE:
         SDK_OBJECT.note(f"found as {name!r}, not {_SDK_ATTRIBUTE!r}")
     return None

@@ -30,6 +30,7 @@ redacted as well, the safe side. The proxy's `wrapped` is the kernel's own OutSt
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 import threading
@@ -185,6 +186,7 @@ def _route_publisher(publisher: Any) -> None:
         return
     original = publisher.publish
 
+    @functools.wraps(original)  # (its signature is the original's: checked as such again)
     def publish(*args: Any, **kwargs: Any) -> Any:
         ident = threading.get_ident()
         sink = _display_sinks.get(ident)
@@ -264,6 +266,7 @@ def _route_formatter(formatter: Any) -> None:
         return
     original = formatter.format
 
+    @functools.wraps(original)
     def routed_format(obj: Any, *args: Any, **kwargs: Any) -> Any:
         sink = _format_sinks.get(threading.get_ident())
         if sink is not None:
