@@ -155,29 +155,41 @@ class _Installed:
 
     @classmethod
     def has(cls, owner: Any, name: str) -> bool:
-        return any(o is owner and n == name and getattr(o, n, None) is ours for o, n, ours, _ in cls.items)
+        return any(o is owner and n == name for o, n, _, _ in cls.items)
 
     @classmethod
     def remove(cls) -> None:
-        """Take out what is still ours; what someone else replaced since stays (it calls ours)."""
-        if cls.items and (_sinks or _display_sinks or _format_sinks):
+        """Take out what is still on top; what someone else has since wrapped stays in place (their
+        wrapper calls ours, which passes everything through while nothing is registered)."""
+        if not cls.items or _sinks or _display_sinks or _format_sinks:
             return
+        kept = []
         for owner, name, ours, before in reversed(cls.items):
             if owner is sys:
                 if getattr(sys, name, None) is ours:
                     setattr(sys, name, before)
+                    continue
             elif vars(owner).get(name) is ours:
                 if before is None:
                     delattr(owner, name)
                 else:
                     setattr(owner, name, before)
-        cls.items = []
+                continue
+            kept.append((owner, name, ours, before))
+        cls.items = kept[::-1]
+
+
+# One proxy per stream for the process's life: `print` holds sys.stdout as a borrowed reference
+# while it writes, so a proxy taken out during a write (a look) must not be freed under it.
+_PROXIES: dict[str, _RoutingStream] = {}
 
 
 def _install_streams() -> None:
     for name in ("stdout", "stderr"):
         if not _Installed.has(sys, name):
-            _Installed.put(sys, name, _RoutingStream(getattr(sys, name), _sinks))
+            proxy = _PROXIES.setdefault(name, _RoutingStream(getattr(sys, name), _sinks))
+            proxy._fallback = getattr(sys, name)
+            _Installed.put(sys, name, proxy)
 
 
 def _route_publisher(publisher: Any) -> None:
