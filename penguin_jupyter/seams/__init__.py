@@ -4,7 +4,8 @@ replaces something on another library's object, in this one package (docs/seams.
 Owns the `Seam` record and the registry of all of them: what each relies on, which kind it is,
 the check that runs on the user's machine before its first use, whether it is on and why, and
 what happens when it is off. The code that touches each internal lives in the module that
-declares it (`llm_sdk`, `kernel`, `threads`, `polars_udfs`, `task_heap`, `dask_clients`); the
+declares it (`llm_sdk`, `kernel`, `threads`, `polars_udfs`, `matplotlib_show`, `task_heap`,
+`dask_clients`); the
 callers elsewhere use only that module's functions. Leaves to the callers what they do when a
 seam is off (each says it in `when_off`).
 
@@ -57,7 +58,7 @@ Kind = Literal["fast path", "rule", "protection"]
 SWITCH = "PENGUIN_SDK_INTERNALS"
 _OFF_VALUES = ("off", "0", "false", "no")
 # Every module of this package that declares seams (`%penguin status` imports them all).
-SEAM_MODULES = ("llm_sdk", "kernel", "threads", "polars_udfs", "task_heap", "dask_clients")
+SEAM_MODULES = ("llm_sdk", "kernel", "threads", "polars_udfs", "matplotlib_show", "task_heap", "dask_clients")
 
 
 def internals_allowed(environ: Mapping[str, str] | None = None) -> bool:

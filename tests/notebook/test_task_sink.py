@@ -7,8 +7,12 @@ from __future__ import annotations
 import html
 from typing import Any
 
+import pytest
+
 from penguin_jupyter.notebook.runtime import task_sink
 from penguin_jupyter.redaction import Redactor, Secret
+
+pytestmark = pytest.mark.security
 
 KEY = "tok-unit-Zq8Wm3Xr6Tb1"
 REDACTOR = Redactor([Secret("UNIT_TOKEN", KEY)])

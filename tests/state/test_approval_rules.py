@@ -31,6 +31,8 @@ from penguin_jupyter.state.approval_rules import (
 )
 from penguin_jupyter.state.errors import ConfigError
 
+pytestmark = pytest.mark.security
+
 ALLOW_GIT_STATUS = Rule("allow", "exec_command", command="git status*", source="rules.toml")
 ALLOW_LS = Rule("allow", "exec_command", command="ls", source="rules.toml")
 
