@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support.paths import REPO_ROOT
 from tests.support.upgrade import renamed_package
@@ -74,16 +76,7 @@ def test_agenthub_renaming_its_sdk_attribute_keeps_one_request_per_attempt(tmp_p
 
 
 def test_agenthub_keeping_no_sdk_object_says_the_sdk_retries_stand(tmp_path: Path) -> None:
-    site = renamed_package(
-        tmp_path,
-        "agenthub",
-        r"self\._client = AsyncOpenAI\(",
-        "self._make_client = lambda: AsyncOpenAI(",
-        files=("openai_chat/client.py",),
-    )
-    (site / "agenthub" / "openai_chat" / "client.py").write_text(
-        (site / "agenthub" / "openai_chat" / "client.py").read_text().replace("self._client.", "self._make_client().")
-    )
+    site = _no_sdk_object(tmp_path)
     with ScriptedModelServer(FAILED_THEN_RECOVERED, model="any-model", api_key=KEY) as server:
         result = _run(server, site)
     line = _seam(result, "agenthub.sdk_object")
@@ -116,3 +109,41 @@ def test_the_switch_turns_every_fast_path_off_and_leaves_the_rules_on() -> None:
     for name in ("agenthub.routing", "agenthub.sdk_object", "agenthub.ant_messages"):
         assert _seam(result, name) == f"{name}: on"
     assert not result["log"], "a switch the user set is not a warning"
+
+
+def _no_sdk_object(tmp_path: Path) -> Path:
+    """agenthub's openai-chat client building its SDK object per request (none kept to find)."""
+    site = renamed_package(
+        tmp_path,
+        "agenthub",
+        r"self\._client = AsyncOpenAI\(",
+        "self._make_client = lambda: AsyncOpenAI(",
+        files=("openai_chat/client.py",),
+    )
+    client = site / "agenthub" / "openai_chat" / "client.py"
+    client.write_text(client.read_text().replace("self._client.", "self._make_client()."))
+    return site
+
+
+@pytest.mark.kernel
+def test_a_penguin_cell_says_when_the_sdks_own_retries_could_not_be_turned_off(tmp_path: Path) -> None:
+    from tests.support.kernel import KernelHarness, kernel_env
+    from tests.support.session import configure_model
+
+    site = _no_sdk_object(tmp_path)
+    with ScriptedModelServer(["Hello."]) as server:
+        configure_model(Path(os.environ["PENGUIN_HOME"]), server)
+        env = kernel_env()
+        env["PYTHONPATH"] = os.pathsep.join([str(site), env["PYTHONPATH"]])
+        kernel = KernelHarness(str(tmp_path), env)
+        try:
+            assert kernel.execute("%load_ext penguin_jupyter").reply["content"]["status"] == "ok"
+            cell = kernel.execute("%%penguin\nSay hello", timeout=120)
+            again = kernel.execute("%%penguin\nSay hello again", timeout=120)
+        finally:
+            kernel.close()
+    line = "penguin: agenthub.sdk_object is off (OpenaiChatClient holds no SDK client agenthub reads)"
+    assert cell.reply["content"]["status"] == "ok"
+    assert cell.stderr.count(line) == 1, cell.stderr
+    assert "the SDK's own retries stand (up to 3 HTTP requests per attempt)" in cell.stderr
+    assert again.stderr.count(line) == 1, "said in every Task's cell while it is off"
