@@ -32,7 +32,7 @@ class _SockFprog(ctypes.Structure):
 
 def _fail(text: str) -> None:
     os.write(2, f"penguin sandbox: {text}\n".encode("utf-8", "replace"))  # the command's stderr
-    os._exit(126)
+    sys.exit(126)
 
 
 def _read_all(fd: int) -> bytes:
@@ -82,7 +82,7 @@ def _forward(client: socket.socket, proxy_path: str) -> None:
 
 def _bridge(listener: socket.socket, proxy_path: str, libc: ctypes.CDLL) -> None:
     if os.fork() != 0:  # the middle process exits: the bridge is reparented to the sandbox's init
-        os._exit(0)
+        sys.exit(0)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # never hold the command's pipes open
@@ -91,7 +91,7 @@ def _bridge(listener: socket.socket, proxy_path: str, libc: ctypes.CDLL) -> None
         try:
             client, _ = listener.accept()
         except OSError:
-            os._exit(0)
+            sys.exit(0)
         threading.Thread(target=_forward, args=(client, proxy_path), daemon=True).start()
 
 
