@@ -13,6 +13,7 @@ from typing import Any, Literal, get_args
 from urllib.parse import urlparse
 
 from ...interfaces import MCPServerConfig, Permission
+from ..sandbox import BadHost, parse_hosts
 
 DEFAULT_CONNECT_TIMEOUT_MS = 10_000
 SERVER_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
@@ -41,6 +42,8 @@ class ResolvedServer:
     timeout_ms: int | None = None
     max_output_length: int | None = None
     permission: Permission | None = None
+    sandbox: bool = False  # stdio: run the server in the sandbox (docs/security.md "Sandbox")
+    allowed_hosts: tuple[str, ...] = ()  # stdio in the sandbox: hosts it may reach besides the project's
 
 
 def guess_transport(config: Any) -> TransportKind:
@@ -115,7 +118,24 @@ def _stdio_fields(config: dict[str, Any]) -> dict[str, Any]:
     cwd = config.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         raise InvalidServerConfig('"cwd" must be a string')
-    return {"command": command, "args": list(args), "env": _string_map(config, "env"), "cwd": cwd}
+    sandbox = config.get("sandbox", False)
+    if not isinstance(sandbox, bool):
+        raise InvalidServerConfig('"sandbox" must be true or false')
+    hosts = config.get("allowedHosts", [])
+    if not isinstance(hosts, list):
+        raise InvalidServerConfig('"allowedHosts" must be a list of host names')
+    try:
+        allowed = tuple(rule.text() for rule in parse_hosts(hosts))
+    except BadHost as exc:
+        raise InvalidServerConfig(f'"allowedHosts": {exc}') from None
+    return {
+        "command": command,
+        "args": list(args),
+        "env": _string_map(config, "env"),
+        "cwd": cwd,
+        "sandbox": sandbox,
+        "allowed_hosts": allowed,
+    }
 
 
 def _remote_fields(config: dict[str, Any], transport: TransportKind) -> dict[str, Any]:

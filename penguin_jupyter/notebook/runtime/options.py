@@ -15,11 +15,11 @@ from typing import Literal, cast, get_args
 
 from ...interfaces import THINKING_LEVELS, ThinkingLevelName
 
-ApprovalMode = Literal["ask", "read-only", "allow-all", "deny-all"]
+ApprovalMode = Literal["ask", "read-only", "auto", "allow-all", "deny-all"]
 APPROVAL_MODES: tuple[str, ...] = get_args(ApprovalMode)
 CELL_USAGE = (
     "usage: %%penguin [--model PROVIDER/MODEL_ID] [--new] [--session ID] "
-    "[--approve ask|read-only|allow-all|deny-all] [--thinking none|low|medium|high|xhigh|max] "
+    "[--approve ask|read-only|auto|allow-all|deny-all] [--thinking none|low|medium|high|xhigh|max] "
     "[--max-turns N] [--python-timeout SECONDS] [--budget USD] [--workspace DIR] [--quiet] [--rerun]"
 )
 
@@ -205,7 +205,7 @@ LINE_COMMANDS: dict[str, str] = {
     "resume ID": "continue session ID in the next cell",
     "model PROVIDER/MODEL_ID": "use this model for new sessions",
     "models": "list the configured models",
-    "approve MODE": "set the approval mode (ask, read-only, allow-all, deny-all)",
+    "approve MODE": "set the approval mode (ask, read-only, auto, allow-all, deny-all)",
     "python-timeout SECONDS": "run_python's time limit for the next cells (0 = no limit; default 120)",
     "budget USD|off": "cap what each following cell's Task may spend on model requests (a cell's --budget wins)",
     "compact": "compact the current session's context now",
