@@ -22,6 +22,7 @@ from agenthub.base_client import LLMClient
 from agenthub.types import UniConfig, UniEvent, UniMessage
 
 from ..interfaces import LLMOutcome
+from ..omni import repair_in_place
 from .anthropic_prepare import install_kept_lists_unwalked
 from .body_encoding import PreEncodedBody, install_pre_encoded_body
 from .classify import describe_error
@@ -128,6 +129,10 @@ class ProviderClient:
         upstream = self._routed.streaming_response_stateful(message=message, config=config, signal=signal)
         try:
             async for event in upstream:
+                # Text the provider sent is made valid Unicode where it enters: a lone surrogate
+                # (`"\ud800"` is valid JSON) becomes U+FFFD. In place, because agenthub builds the
+                # history it sends back next time from these same event objects.
+                repair_in_place(event.get("content_items"))
                 yield event
         finally:
             await upstream.aclose()

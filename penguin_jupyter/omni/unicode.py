@@ -50,23 +50,23 @@ def repair_strings(value: Any) -> Any:
 
 
 def repair_in_place(value: Any) -> bool:
-    """Repair every string inside the dicts and lists of `value` in place (keys are left as they
-    are); True when something was repaired. For objects another library keeps references to."""
+    """Repair every string inside the dicts and lists of `value` in place, keys included; True
+    when something was repaired. For objects another library keeps references to."""
     changed = False
     if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, str):
-                if not is_valid_unicode(item):
-                    value[key] = repair_surrogates(item)
-                    changed = True
-            elif isinstance(item, dict | list):
-                changed = repair_in_place(item) or changed
+        for key in [k for k in value if isinstance(k, str) and not is_valid_unicode(k)]:
+            value[repair_surrogates(key)] = value.pop(key)
+            changed = True
+        entries: Any = value.items()
     elif isinstance(value, list):
-        for index, item in enumerate(value):
-            if isinstance(item, str):
-                if not is_valid_unicode(item):
-                    value[index] = repair_surrogates(item)
-                    changed = True
-            elif isinstance(item, dict | list):
-                changed = repair_in_place(item) or changed
+        entries = enumerate(value)
+    else:
+        return False
+    for key, item in list(entries):
+        if isinstance(item, str):
+            if not is_valid_unicode(item):
+                value[key] = repair_surrogates(item)
+                changed = True
+        elif isinstance(item, dict | list):
+            changed = repair_in_place(item) or changed
     return changed
