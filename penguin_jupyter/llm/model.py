@@ -51,6 +51,7 @@ from .limits import (
 )
 from .outbound import group_history, merge_to_uni_message
 from .provider import ProviderClient, UnsupportedModel, client_error_outcome, open_provider
+from .stream_reading import SHAPE_ERRORS, unreadable_event
 from .tool_call_ids import ToolCallIdAllocator
 from .translator import EventTranslator
 from .upstream_pump import UpstreamPump
@@ -359,6 +360,9 @@ class GenerativeModel:
             return []
         try:
             return list(ex.translator.push_event(event))
+        except SHAPE_ERRORS as exc:  # a value of the wrong type inside the event
+            ex.outcome = LLMOutcome("malformed", str(unreadable_event(event, exc)))
+            return []
         except Exception as exc:
             ex.outcome = self._error_outcome(exc, ex.signal)
             return []

@@ -40,6 +40,7 @@ from .sdk_internals import (
     set_sdk_object,
 )
 from .sdk_passthrough import SdkBodyPassthrough
+from .stream_reading import SHAPE_ERRORS, begin_reading
 
 # The environment variable each agenthub protocol client reads its key from when none is given.
 KEY_VARIABLES: dict[str, str] = {
@@ -95,7 +96,8 @@ def _protocol_client(config: GenerativeModelConfig) -> LLMClient:
 class ProviderClient:
     """One model's connection to its provider: agenthub's stateful protocol client plus what this
     project adds around it. `reports_responses`: the SDK tells when a response arrived
-    (openai / anthropic), which the first-response window needs."""
+    (openai / anthropic), which the first-response window needs. A stream whose events cannot be
+    read raises `UnreadableStream` (`stream_reading.py`)."""
 
     def __init__(self, routed: LLMClient, on_response: Callable[[], None] | None = None) -> None:
         self._routed = routed
@@ -126,6 +128,7 @@ class ProviderClient:
         conversion = kept_conversion(self._routed)
         if conversion is not None:
             await conversion.catch_up(self._routed.get_history(), signal.throw_if_aborted)
+        reading = begin_reading()  # this Task reads the stream: the SDK wrappers report into it
         upstream = self._routed.streaming_response_stateful(message=message, config=config, signal=signal)
         try:
             async for event in upstream:
@@ -134,6 +137,11 @@ class ProviderClient:
                 # history it sends back next time from these same event objects.
                 repair_in_place(event.get("content_items"))
                 yield event
+        except SHAPE_ERRORS as exc:
+            unreadable = reading.unreadable(exc)
+            if unreadable is None:
+                raise
+            raise unreadable from exc
         finally:
             await upstream.aclose()
 
