@@ -272,6 +272,8 @@ def is_fast_mode_rejection(error: BaseException) -> bool:
 
 def _is_connection_failure(level: BaseException) -> bool:
     connection_types = [_loaded(module, "APIConnectionError") for module in ("openai", "anthropic")]
+    # google-genai may read through httpx2 (httpx's successor), whose errors are its own types
+    connection_types += [_loaded("httpx2", "TransportError"), _loaded("httpx2", "StreamError")]
     if any(kind is not None and isinstance(level, kind) for kind in connection_types):
         return True  # APITimeoutError subclasses it
     if isinstance(level, _TRANSPORT_TYPES):

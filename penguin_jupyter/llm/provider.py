@@ -40,7 +40,7 @@ from .sdk_internals import (
     set_sdk_object,
 )
 from .sdk_passthrough import SdkBodyPassthrough
-from .stream_reading import SHAPE_ERRORS, begin_reading
+from .stream_reading import begin_reading
 
 # The environment variable each agenthub protocol client reads its key from when none is given.
 KEY_VARIABLES: dict[str, str] = {
@@ -137,7 +137,7 @@ class ProviderClient:
                 # history it sends back next time from these same event objects.
                 repair_in_place(event.get("content_items"))
                 yield event
-        except SHAPE_ERRORS as exc:
+        except Exception as exc:
             unreadable = reading.unreadable(exc)
             if unreadable is None:
                 raise

@@ -47,8 +47,14 @@ class StreamReading:
         self.last_event: Any = _BETWEEN_EVENTS  # kept as parsed; shown (`preview`) only if unreadable
 
     def unreadable(self, error: BaseException) -> UnreadableStream | None:
-        """`error` as the stream's fault when the provider had answered and it is a shape error."""
-        if not self.answered or not isinstance(error, SHAPE_ERRORS):
+        """`error` as the stream's fault when the provider had answered and it is a shape error
+        (or an event that is not JSON)."""
+        if not self.answered:
+            return None
+        not_json = _json_error(error)
+        if not_json is not None:
+            return UnreadableStream(f"the model's stream sent an event that is not JSON ({_first_line(error)})")
+        if not isinstance(error, SHAPE_ERRORS):
             return None
         if isinstance(error, UnicodeDecodeError):
             where = error.object[error.start : error.start + 1]
@@ -57,10 +63,26 @@ class StreamReading:
         return unreadable_event(self.last_event, error)
 
 
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
+
+
+def _json_error(error: BaseException) -> json.JSONDecodeError | None:
+    """The JSON decoding error in `error`'s cause chain, if any."""
+    seen: set[int] = set()
+    level: BaseException | None = error
+    while level is not None and id(level) not in seen:
+        if isinstance(level, json.JSONDecodeError):
+            return level
+        seen.add(id(level))
+        level = level.__cause__ or level.__context__
+    return None
+
+
 def unreadable_event(event: Any, error: BaseException) -> UnreadableStream:
     """Reading `event` (or, while between events, the SDK's parsing of the next one) failed."""
-    lines = str(error).strip().splitlines()
-    reason = f"{type(error).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+    reason = f"{type(error).__name__}: {_first_line(error)}"
     if event is _BETWEEN_EVENTS:
         return UnreadableStream(f"the model's stream could not be read ({reason})")
     return UnreadableStream(f"the model's stream sent an event the client cannot read: {preview(event)} ({reason})")
