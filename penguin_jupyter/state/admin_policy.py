@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .approval_rules import Rule, parse_rule
+from .config_files import parse_config, read_config_text, read_utf8
 from .errors import ConfigError
 
 POLICY_ENV = "PENGUIN_POLICY"
@@ -97,12 +98,12 @@ def load_policy() -> Policy | None:
     """The policy in force, None without one; ConfigError when it cannot be used."""
     path, named = policy_path()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_config_text(path, read_utf8)
     except (FileNotFoundError, NotADirectoryError):
         if named:
             raise ConfigError(str(path), None, f"does not exist (named by {POLICY_ENV})") from None
         return None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise ConfigError(str(path), None, f"cannot read ({type(exc).__name__})") from None
     return parse_policy(text, str(path))
 
@@ -116,7 +117,7 @@ def _strings(data: Mapping[str, Any], key: str, file: str) -> tuple[str, ...]:
 
 def parse_policy(text: str, file: str) -> Policy:
     try:
-        data = tomllib.loads(text)
+        data = parse_config(file, tomllib.loads, text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(file, None, f"not valid TOML ({exc})") from None
     unknown = sorted(set(data) - POLICY_KEYS)

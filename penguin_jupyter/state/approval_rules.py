@@ -31,6 +31,7 @@ from ..environment.command_words import loose_parts, pattern_matches, strict_par
 from ..environment.registry import BUILTIN_DECLARATIONS
 from ..environment.saved_rule_offer import offered_command_pattern
 from . import file_lock, paths
+from .config_files import parse_config, read_config_text, read_utf8
 from .errors import ConfigError
 from .toml_writer import dumps_toml, write_private_file
 
@@ -107,8 +108,8 @@ def parse_rule(raw: Any, file: str, number: int, *, from_policy: bool = False, d
     if action not in ACTIONS:
         raise ConfigError(file, f"{where}: action", f'must be "allow", "ask" or "deny" (got {action!r})')
     tool = raw.get("tool")
-    if not isinstance(tool, str) or not tool.strip():
-        raise ConfigError(file, f"{where}: tool", "must be a tool name")
+    if not isinstance(tool, str) or not tool.strip() or not tool.strip().isprintable():
+        raise ConfigError(file, f"{where}: tool", f"must be a tool name (got {tool!r})")
     command, path = raw.get("command"), raw.get("path")
     if command is not None and path is not None:
         raise ConfigError(file, f"{where}: path", "a rule has a command or a path, not both")
@@ -127,7 +128,7 @@ def parse_rule(raw: Any, file: str, number: int, *, from_policy: bool = False, d
 
 def parse_rules_text(text: str, file: str) -> list[Rule]:
     try:
-        data = tomllib.loads(text)
+        data = parse_config(file, tomllib.loads, text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(file, None, f"not valid TOML ({exc})") from None
     unknown = sorted(set(data) - {"rule"})
@@ -142,10 +143,10 @@ def parse_rules_text(text: str, file: str) -> list[Rule]:
 def read_rules(path: Path) -> list[Rule]:
     """The rules of one file ([] when it does not exist); ConfigError when it cannot be used."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_config_text(path, read_utf8)
     except (FileNotFoundError, NotADirectoryError):
         return []
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise ConfigError(str(path), None, f"cannot read ({type(exc).__name__})") from None
     return parse_rules_text(text, str(path))
 

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from ..environment.types import ToolDefinitionConfig
 from ..interfaces import THINKING_LEVELS, MCPServerConfig
 from ..private_files import read_private_text
+from .config_files import parse_config, read_config_text
 from .errors import ConfigError
 from .prompts import (
     DEFAULT_COMPACTION_PROMPT,
@@ -204,11 +205,11 @@ def parse_system_config(file: str, data: Any) -> SystemConfig:
 def load_system_config(path: str | os.PathLike[str]) -> SystemConfig:
     file = str(path)
     try:
-        text = read_private_text(path)  # under the data root: private, or refused
+        text = read_config_text(path, read_private_text)  # under the data root: private, or refused
     except FileNotFoundError:
         raise ConfigError(file, None, "file not found") from None
     try:
-        data = yaml.safe_load(text)
+        data = parse_config(file, yaml.safe_load, text)
     except yaml.YAMLError as exc:
         detail = " ".join(str(exc).split())
         raise ConfigError(file, None, f"invalid YAML: {detail}") from None
