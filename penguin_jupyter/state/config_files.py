@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 from .errors import ConfigError
@@ -26,11 +25,6 @@ def not_utf8(error: UnicodeDecodeError) -> str:
     where = error.object[error.start : error.start + 1]
     byte = f"byte 0x{where[0]:02x}" if where else "a byte"
     return f"is not valid UTF-8 text ({byte} at offset {error.start})"
-
-
-def read_utf8(path: Any) -> str:
-    """A file outside the data root (a workspace's rules, the administrator's policy), as UTF-8."""
-    return Path(path).read_text(encoding="utf-8")
 
 
 def read_config_text(path: str | os.PathLike[str], read: Callable[[Any], str]) -> str:
