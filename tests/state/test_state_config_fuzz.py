@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from penguin_jupyter.environment.mcp.config import InvalidServerConfig, entry_label, resolve_server
 from penguin_jupyter.state import ConfigError
-from penguin_jupyter.state.admin_policy import POLICY_ENV, load_policy
+from penguin_jupyter.state.admin_policy import load_policy
 from penguin_jupyter.state.approval_rules import read_rules
 from penguin_jupyter.state.paths import project_config_path
 from penguin_jupyter.state.project_config import load_project_config, save_project_config
@@ -27,6 +27,7 @@ from penguin_jupyter.state.system_config import load_system_config
 from penguin_jupyter.state.toml_writer import dumps_toml
 from penguin_jupyter.state.vault import load_vault, set_vault_value
 from tests.support.fuzz import bounded, hostile_text, json_values, nested
+from tests.support.policy import policy_named
 
 # TOML keys and strings cannot hold lone surrogates (nor can any file); everything else goes
 toml_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=12)
@@ -218,7 +219,7 @@ def _rules_surrogate_free(document: dict) -> dict:
 
 def test_admin_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "policy.toml"
-    monkeypatch.setenv(POLICY_ENV, str(path))
+    policy_named(monkeypatch, path)
     documents = st.fixed_dictionaries(
         {},
         optional={
@@ -262,7 +263,7 @@ def test_invalid_utf8_names_the_file_in_every_loader(tmp_path: Path, monkeypatch
     policy = tmp_path / "policy.toml"
     for path in (project, vault, system, rules, policy):
         _write_private(path, bad if path != system else b"system_prompt: caf\xe9\n")
-    monkeypatch.setenv(POLICY_ENV, str(policy))
+    policy_named(monkeypatch, policy)
     loaders = [
         (project, lambda: load_project_config(tmp_path, "p")),
         (vault, lambda: load_vault(vault)),
@@ -286,7 +287,7 @@ def test_deep_nesting_is_one_line_in_every_loader(tmp_path: Path, monkeypatch: p
     for path in (project, vault, rules, policy):
         _write_private(path, deep_toml)
     _write_private(system, b"system_prompt: x\nmodel: " + b"[" * 3000 + b"]" * 3000 + b"\n")
-    monkeypatch.setenv(POLICY_ENV, str(policy))
+    policy_named(monkeypatch, policy)
     for path, load in [
         (project, lambda: load_project_config(tmp_path, "p")),
         (vault, lambda: load_vault(vault)),
