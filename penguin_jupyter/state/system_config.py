@@ -202,6 +202,15 @@ def parse_system_config(file: str, data: Any) -> SystemConfig:
     )
 
 
+# libyaml's parser when PyYAML was built with it: the same safe types, and a deeply nested document
+# is refused in milliseconds (the pure-Python parser takes seconds to reach its RecursionError).
+_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _load_yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_SAFE_LOADER)  # a safe loader: plain data only
+
+
 def load_system_config(path: str | os.PathLike[str]) -> SystemConfig:
     file = str(path)
     try:
@@ -209,7 +218,7 @@ def load_system_config(path: str | os.PathLike[str]) -> SystemConfig:
     except FileNotFoundError:
         raise ConfigError(file, None, "file not found") from None
     try:
-        data = parse_config(file, yaml.safe_load, text)
+        data = parse_config(file, _load_yaml, text)
     except yaml.YAMLError as exc:
         detail = " ".join(str(exc).split())
         raise ConfigError(file, None, f"invalid YAML: {detail}") from None

@@ -295,9 +295,13 @@ def test_deep_nesting_is_one_line_in_every_loader(tmp_path: Path, monkeypatch: p
         (rules, lambda: read_rules(rules)),
         (policy, load_policy),
     ]:
-        with pytest.raises(ConfigError, match=r"is nested more than 64 levels deep$") as info:
+        with pytest.raises(ConfigError) as info:
             load()
-        assert str(info.value) == f"{path}: is nested more than 64 levels deep"
+        _one_line_naming(info.value, path)
+        if path == system:  # libyaml refuses it itself (when PyYAML has it), in its words
+            assert "nesting depth" in str(info.value) or str(info.value).endswith("is nested more than 64 levels deep")
+        else:
+            assert str(info.value) == f"{path}: is nested more than 64 levels deep"
 
 
 def test_a_newline_in_a_rules_tool_name_is_one_line(tmp_path: Path) -> None:
