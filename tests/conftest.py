@@ -22,7 +22,7 @@ settings.register_profile(
     "penguin",
     derandomize=True,
     database=None,
-    deadline=timedelta(seconds=5),  # a bound for a runaway example, far above a loaded machine's
+    deadline=timedelta(seconds=10),  # a bound for a runaway example, far above a loaded machine's
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
