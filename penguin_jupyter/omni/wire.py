@@ -127,3 +127,10 @@ def parse_wire_line(line: str | bytes) -> tuple[OmniMessage, bool]:
 
 def from_json(line: str | bytes) -> OmniMessage:
     return parse_wire_line(line)[0]
+
+
+def with_valid_unicode(msg: OmniMessage) -> OmniMessage:
+    """`msg`, or a copy whose strings hold no lone surrogate (each became U+FFFD)."""
+    data = to_dict(msg)
+    repaired = repair_strings(data)
+    return msg if repaired is data else from_dict(repaired)

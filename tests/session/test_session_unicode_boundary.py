@@ -48,3 +48,19 @@ async def test_a_lone_surrogate_from_the_model_is_repaired_and_the_next_task_wor
     assert "broken \ufffd text" in [
         m.payload.text for m in recorded if m.type == "model_msg" and m.payload.type == "text"
     ]
+
+
+async def test_a_lone_surrogate_in_the_users_text_is_repaired_too(tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    with ScriptedModelServer(["ok"]) as server:
+        agent = await create_agent()
+        configure_model(agent.root, server)
+        session = await agent.create_session(workspace_dir=workspace)
+        out = await collect(session.run([user_text("pasted \udc80 text")], approve=allow))
+        assert out[-1].payload.type == "request_end" and out[-1].payload.status == "completed"
+        assert "pasted \ufffd text" in str(server.requests[0]["messages"])
+        assert session.recording_error is None
+        path = session.trace_path
+        await session.aclose()
+    assert "pasted \ufffd text" in _texts(read_trace(path))
