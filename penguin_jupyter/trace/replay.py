@@ -156,7 +156,7 @@ class _TurnReplayer:
         self.in_request = False
         self.in_compaction = False
         self.dangling: CompactionBeginPayload | None = None
-        self.committed: list[str] = []  # insertion-ordered set of committed call ids
+        self.committed: dict[str, None] = {}  # insertion-ordered set of committed call ids
         self.answered: set[str] = set()
         self.turns = 0
         self.render: list[OmniMessage] = []
@@ -193,11 +193,11 @@ class _TurnReplayer:
     def _unique_calls(self, outputs: list[OmniMessage]) -> list[OmniMessage]:
         """The request's model output with one message per tool call id (the first wins)."""
         kept: list[OmniMessage] = []
-        seen = set(self.committed)
+        seen: set[str] = set()
         for msg in outputs:
             call_id = _call_id(msg)
             if call_id is not None:
-                if call_id in seen:
+                if call_id in seen or call_id in self.committed:
                     self._note(f"dropped a second record of tool call {call_id} (the first is kept)")
                     continue
                 seen.add(call_id)
@@ -228,8 +228,8 @@ class _TurnReplayer:
             # every call of a completed request is in the history, so each must be answered
             # (a recorded call is completed; one that says otherwise was edited)
             call_id = _call_id(out)
-            if call_id is not None and call_id not in self.committed:
-                self.committed.append(call_id)
+            if call_id is not None:
+                self.committed[call_id] = None
         if not self.in_compaction:
             self.turns += 1
         self.snapshot, self.outputs, self.in_request = [], [], False
