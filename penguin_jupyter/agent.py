@@ -9,6 +9,7 @@ read through `penguin_jupyter.state`; the conversation itself runs in `session.p
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -70,11 +71,14 @@ from .trace import (
     latest_session_id,
     list_session_files,
     read_trace,
+    replay_notes_diagnostic,
     resume_trace,
 )
 from .trace.writer import trace_file_path
 
 __all__ = ["Agent", "SessionInfo", "create_agent"]
+
+log = logging.getLogger(__name__)
 
 _DEFAULT_THINKING_LEVEL = "medium"
 
@@ -373,6 +377,8 @@ class Agent:
         located = self._locate_or_fail(session_id)
         records = read_trace(located.path)
         replay = resume_trace(records)
+        if replay.notes:
+            log.warning("%s", replay_notes_diagnostic(str(located.path), replay.notes))
         if replay.meta is None:
             raise ValueError(
                 f"Cannot resume {session_id}: its Trace has no session_meta record ({located.path})."

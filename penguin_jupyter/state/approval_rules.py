@@ -44,6 +44,7 @@ from ..environment.registry import BUILTIN_DECLARATIONS
 from ..environment.saved_rule_offer import offered_command_pattern
 from ..regular_files import RefusedFile, read_regular_bytes
 from . import file_lock, paths
+from .config_files import parse_config, read_config_text
 from .errors import ConfigError
 from .toml_writer import dumps_toml, write_private_file
 
@@ -122,8 +123,8 @@ def parse_rule(raw: Any, file: str, number: int, *, from_policy: bool = False, d
     if action not in ACTIONS:
         raise ConfigError(file, f"{where}: action", f'must be "allow", "ask", "deny" or "auto" (got {action!r})')
     tool = raw.get("tool")
-    if not isinstance(tool, str) or not tool.strip():
-        raise ConfigError(file, f"{where}: tool", "must be a tool name")
+    if not isinstance(tool, str) or not tool.strip() or not tool.strip().isprintable():
+        raise ConfigError(file, f"{where}: tool", f"must be a tool name (got {tool!r})")
     if action == "auto" and command_argument(tool.strip()) is None:
         raise ConfigError(file, f"{where}: action", f'"auto" runs a command in the sandbox; {tool} runs no command')
     command, path = raw.get("command"), raw.get("path")
@@ -144,11 +145,9 @@ def parse_rule(raw: Any, file: str, number: int, *, from_policy: bool = False, d
 
 def parse_rules_text(text: str, file: str) -> list[Rule]:
     try:
-        data = tomllib.loads(text)
+        data = parse_config(file, tomllib.loads, text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(file, None, f"not valid TOML ({exc})") from None
-    except RecursionError:
-        raise ConfigError(file, None, "not valid TOML (nested too deeply)") from None
     unknown = sorted(set(data) - {"rule"})
     if unknown:
         raise ConfigError(file, unknown[0], "unknown key (rules are [[rule]] tables)")
@@ -162,12 +161,12 @@ def read_rules(path: Path) -> list[Rule]:
     """The rules of one file ([] when it does not exist); ConfigError when it cannot be used (not
     a regular file — a symlink to one is followed —, above `MAX_RULES_BYTES`, not UTF-8 TOML)."""
     try:
-        text = read_regular_bytes(path, MAX_RULES_BYTES).decode("utf-8")
+        text = read_config_text(path, lambda file: read_regular_bytes(file, MAX_RULES_BYTES).decode("utf-8"))
     except (FileNotFoundError, NotADirectoryError):
         return []
     except RefusedFile as exc:
         raise ConfigError(str(path), None, f"cannot read ({exc})") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise ConfigError(str(path), None, f"cannot read ({type(exc).__name__})") from None
     return parse_rules_text(text, str(path))
 
