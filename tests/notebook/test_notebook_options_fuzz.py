@@ -17,9 +17,9 @@ from penguin_jupyter.notebook.runtime.options import (
     MAX_PYTHON_TIMEOUT_S,
     OPTION_PARSERS,
     OptionError,
+    parse_budget,
     parse_cell_options,
     parse_line_command,
-    parse_budget,
     parse_python_timeout,
 )
 from tests.support.fuzz import bounded, hostile_text
