@@ -24,6 +24,7 @@ from ..omni import (
     UnreadableArguments,
     partial_tool_call_output,
     read_call_arguments,
+    repair_surrogates,
     tool_call_output,
 )
 from ..omni.models import PartialToolCallOutputPayload, ToolCallOutputPayload
@@ -34,7 +35,6 @@ from .archive import (
     ArchiveSaved,
     archive_budget_mib,
     archive_directory,
-    repair_surrogates,
 )
 from .types import BuiltinTool, ToolExecutionContext, ToolFailed, ToolResult
 

@@ -33,6 +33,8 @@ from penguin_jupyter.state.errors import ConfigError
 from tests.support.declared import declare_notebook_tools
 from tests.support.policy import policy_named
 
+pytestmark = pytest.mark.security
+
 declare_notebook_tools()  # run_python and the notebook tools, as a kernel's session declares them
 
 ALLOW_GIT_STATUS = Rule("allow", "exec_command", command="git status*", source="rules.toml")
