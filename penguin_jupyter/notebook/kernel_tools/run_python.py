@@ -124,9 +124,7 @@ class RunPythonTool(DeclaredTool[RunPythonArguments]):
         code = arguments.code
         refused = capture_refusal(self._shell)
         if refused is not None:  # what the code displays could not be made fetch-free: it does not run
-            yield partial_tool_call_output("delta", refused, ctx.tool_call_id)
-            yield ToolResult(stop_reason="failed")
-            return
+            raise ToolFailed(refused)
         loop = asyncio.get_running_loop()
         chunks: asyncio.Queue[str] = asyncio.Queue()
         done = loop.create_future()
