@@ -35,6 +35,8 @@ const ERROR_RANK = 105;
 export const LOAD_SOURCE = '%load_ext penguin_jupyter';
 /** nbformat's cell id shape, the only ids `{cell:…}` names. */
 const CELL_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** How long a click waits for the kernel to say whether it loaded the extension (comm_info). */
+const LOADED_WAIT_MS = 5000;
 const ASK_LABEL = 'Ask penguin';
 const SEND_LABEL = 'Send to penguin';
 
@@ -144,7 +146,7 @@ export async function askAbout(panel: NotebookPanel, failing: Cell): Promise<Ask
     throw new Error('the notebook has no model yet');
   }
   const kernel = panel.sessionContext.session?.kernel ?? null;
-  const loaded = kernel ? await penguinLoaded(kernel, 1000).catch(() => null) : null;
+  const loaded = kernel ? await penguinLoaded(kernel, LOADED_WAIT_MS).catch(() => null) : null;
   const cells = panel.content.widgets;
   let at = cells.indexOf(failing) + 1;
   let loadCell: Cell | null = null;
