@@ -10,7 +10,9 @@
  * A kernel that has not loaded the extension gets, above the new cell, a visible
  * `%load_ext penguin_jupyter` cell that runs at once (it sends nothing to a model and makes the
  * `%%penguin` cell work, also after a restart and Run All); a second ask below the same cell
- * reuses the cell still waiting to be run instead of adding another.
+ * reuses the cell still waiting to be run instead of adding another — only one this page inserted
+ * or one holding exactly the default prompt: a `%%penguin` cell a shared notebook carries below
+ * its error is never what a click sends.
  *
  * The button lives in a renderer for `application/vnd.jupyter.error` (every error output carries
  * that type beside the stderr text JupyterLab shows) added to each notebook's own rendermime, so
@@ -70,14 +72,29 @@ function hasError(cell: Cell): boolean {
   return false;
 }
 
-/** A failing cell Ask penguin can name: a code cell, not itself a %%penguin cell. */
-function askable(cell: Cell): boolean {
-  return cell.model.type === 'code' && !isPenguinCell(cell);
+/** A Python notebook (or one that does not say its language): penguin runs in Python kernels. */
+function pythonNotebook(panel: NotebookPanel): boolean {
+  const model = panel.content.model;
+  const spec = model?.getMetadata('kernelspec') as { language?: unknown } | undefined;
+  const info = model?.getMetadata('language_info') as { name?: unknown } | undefined;
+  const language = spec?.language ?? info?.name;
+  return typeof language !== 'string' || language.toLowerCase() === 'python';
 }
+
+/** A failing cell Ask penguin can name: a code cell of a Python notebook, not itself a %%penguin
+ * or a %load_ext penguin_jupyter cell. */
+function askable(panel: NotebookPanel, cell: Cell): boolean {
+  return cell.model.type === 'code' && !isPenguinCell(cell) && !isLoadCell(cell) && pythonNotebook(panel);
+}
+
+/** The ask cells this page inserted: their prompt may have been edited here since. */
+const inserted = new WeakSet<Cell>();
 
 /**
  * The ask cell below `failing` that has not run yet (right below it, or below a load cell right
- * below it), if there is one.
+ * below it), if there is one this page may send: one it inserted, or one holding exactly the
+ * default prompt. A notebook is a stranger's file: a `%%penguin` cell it carries below an error,
+ * with its own prompt and options, is never what one click sends.
  */
 function pendingAsk(panel: NotebookPanel, failing: Cell): CodeCell | null {
   const cells = panel.content.widgets;
@@ -99,7 +116,8 @@ function pendingAsk(panel: NotebookPanel, failing: Cell): CodeCell | null {
   }
   const model = (next as CodeCell).model;
   const waiting = model.executionCount === null && model.outputs.length === 0 && model.executionState !== 'running';
-  return waiting ? (next as CodeCell) : null;
+  const ours = inserted.has(next) || sourceOf(next) === askSource(failing.model.id);
+  return waiting && ours ? (next as CodeCell) : null;
 }
 
 /** Select `cell` in edit mode with the cursor at the end of its source. */
@@ -160,6 +178,7 @@ export async function askAbout(panel: NotebookPanel, failing: Cell): Promise<Ask
   }
   model.sharedModel.insertCell(at, { cell_type: 'code', source: askSource(id) });
   const asked = panel.content.widgets[at] as CodeCell;
+  inserted.add(asked);
   const runLoad = loadCell !== null && loaded !== true && kernel !== null;
   if (runLoad) {
     void NotebookActions.runCells(panel.content, [loadCell as Cell], panel.sessionContext);
@@ -197,13 +216,21 @@ class AskBar {
     this.button.onclick = () => void this.click();
   }
 
+  /** Find the notebook cell the output is in (on attach: cells move, outputs do not leave theirs). */
+  locate(): { panel: NotebookPanel; cell: Cell } | null {
+    const found = cellOf(this.host);
+    this.where = found ?? null;
+    this.refresh();
+    return this.where;
+  }
+
   /** Show the row only in a notebook code cell it can name; say whether an ask is waiting. */
   refresh(): void {
-    const found = cellOf(this.host);
-    this.where = found && askable(found.cell) ? found : null;
-    this.node.hidden = this.where === null;
-    if (this.where && !this.button.disabled) {
-      const pending = pendingAsk(this.where.panel, this.where.cell);
+    const where = this.where;
+    const shown = where !== null && !where.cell.isDisposed && askable(where.panel, where.cell);
+    this.node.hidden = !shown;
+    if (shown && !this.button.disabled) {
+      const pending = pendingAsk(where.panel, where.cell);
       const waiting = pending !== null && pending !== this.sent;
       this.button.textContent = waiting ? SEND_LABEL : ASK_LABEL;
       this.button.title = waiting
@@ -214,9 +241,8 @@ class AskBar {
   }
 
   private async click(): Promise<void> {
-    this.refresh();
-    const where = this.where;
-    if (!where) {
+    const where = this.locate();
+    if (!where || !askable(where.panel, where.cell)) {
       return;
     }
     const waiting = pendingAsk(where.panel, where.cell);
@@ -263,8 +289,7 @@ class ErrorOutput extends Widget implements IRenderMime.IRenderer {
   }
 
   protected onAfterAttach(): void {
-    this.bar.refresh();
-    const panel = cellOf(this.node)?.panel ?? null;
+    const panel = this.bar.locate()?.panel ?? null;
     if (panel?.content.model) {
       panel.content.model.contentChanged.connect(this.onNotebookChanged, this);
       this.watched = panel;
@@ -322,11 +347,11 @@ export const askPlugin: JupyterFrontEndPlugin<void> = {
       iconClass: 'pg-ask-icon',
       isVisible: () => {
         const found = clickedCell(app, tracker);
-        return !!found && askable(found.cell) && hasError(found.cell);
+        return !!found && askable(found.panel, found.cell) && hasError(found.cell);
       },
       execute: async () => {
         const found = clickedCell(app, tracker);
-        if (found && askable(found.cell)) {
+        if (found && askable(found.panel, found.cell)) {
           await askAbout(found.panel, found.cell);
         }
       }
