@@ -21,7 +21,7 @@ from ...state.errors import ConfigError
 from ..kernel_tools.notebook_place import page_hello
 from .cell_rules import ForgetError, cell_rules, forget, listing
 from .kernel_runtime import KernelRuntime, kernel_runtime
-from .kernel_sessions import NotebookSessions, SessionStartError, config_path_text
+from .kernel_sessions import NotebookSessions, SessionStartError, config_path_text, one_line
 from .options import (
     CELL_USAGE,
     LINE_COMMANDS,
@@ -121,7 +121,12 @@ async def _help(runtime: KernelRuntime, arg: str | None) -> None:
 
 
 async def _status(runtime: KernelRuntime, arg: str | None) -> None:
-    print("\n".join(_status_lines(runtime.sessions)))
+    from ...seams import status_lines
+
+    seams = [f"  {line}" for line in status_lines()]
+    text = "\n".join([*_status_lines(runtime.sessions), "seams (docs/seams.md):", *seams])
+    # redacted here too: status runs even when the kernel's sink cannot redact (UNREDACTED_COMMANDS)
+    print(runtime.sessions.redactor_for(_default_workspace(runtime)).text(text))
 
 
 async def _new(runtime: KernelRuntime, arg: str | None) -> None:
@@ -296,6 +301,21 @@ async def _config(runtime: KernelRuntime, arg: str | None) -> None:
         print(f"  {FIXED_NOTE}")
     else:
         print("\n".join(policy.describe()))
+    print(_sandbox_line(runtime))
+
+
+def _sandbox_line(runtime: KernelRuntime) -> str:
+    """Whether `--approve auto` can sandbox commands here, and the hosts they may reach."""
+    from ...environment.sandbox import sandbox_support
+
+    support = sandbox_support()
+    if not support.available:
+        return f"sandbox: cannot start here ({support.reason}); --approve auto acts as ask"
+    try:
+        hosts = ", ".join(rule.text() for rule in runtime.sessions.sandbox_hosts()) or "none"
+    except Exception as exc:
+        hosts = f"unreadable ({one_line(exc)})"
+    return f"sandbox: available ({support.bwrap}); allowed hosts ([sandbox] allowed_hosts): {hosts}"
 
 
 async def _undo(runtime: KernelRuntime, arg: str | None) -> None:
@@ -323,6 +343,9 @@ async def _undo(runtime: KernelRuntime, arg: str | None) -> None:
     if top is not None and top.transcript is not None:
         await top.transcript.mark("available", "", bridge)
 
+
+# What still runs when the kernel's sink cannot redact: the help text, and status (which says why).
+UNREDACTED_COMMANDS = ("help", "status")
 
 HANDLERS: dict[str, Handler] = {
     "help": _help,
@@ -354,11 +377,18 @@ async def run_line(line: str) -> None:
         tell(str(exc))
         return
     runtime = kernel_runtime(current_shell())
-    from .task_sink import open_task
+    from .task_sink import SinkUnavailable, open_task
 
     # What a line command prints goes out through the kernel's sink like a Task's output
     # (docs/security.md "Threat model"): one redaction choke point for everything penguin shows.
-    sink = open_task(getattr(runtime.shell, "kernel", None), runtime.sessions.redactor_for(_default_workspace(runtime)))
+    redactor = runtime.sessions.redactor_for(_default_workspace(runtime))
+    try:
+        sink = open_task(getattr(runtime.shell, "kernel", None), redactor)
+    except SinkUnavailable as exc:  # fail closed: only what says why (and prints no path) runs
+        tell(str(exc))
+        if command.name not in UNREDACTED_COMMANDS:
+            return
+        sink = None
     try:
         await HANDLERS[command.name](runtime, command.arg)
     finally:
