@@ -87,6 +87,9 @@ function askable(panel: NotebookPanel, cell: Cell): boolean {
   return cell.model.type === 'code' && !isPenguinCell(cell) && !isLoadCell(cell) && pythonNotebook(panel);
 }
 
+/** Tell the toolbar and menu entry to look again (an error output came or went). */
+let askChanged: () => void = () => undefined;
+
 /** The ask cells this page inserted: their prompt may have been edited here since. */
 const inserted = new WeakSet<Cell>();
 
@@ -163,6 +166,7 @@ export async function askAbout(panel: NotebookPanel, failing: Cell): Promise<Ask
   if (!model) {
     throw new Error('the notebook has no model yet');
   }
+  await panel.sessionContext.ready.catch(() => undefined); // a reloaded page may not have its kernel yet
   const kernel = panel.sessionContext.session?.kernel ?? null;
   const loaded = kernel ? await penguinLoaded(kernel, LOADED_WAIT_MS).catch(() => null) : null;
   const cells = panel.content.widgets;
@@ -294,11 +298,13 @@ class ErrorOutput extends Widget implements IRenderMime.IRenderer {
       panel.content.model.contentChanged.connect(this.onNotebookChanged, this);
       this.watched = panel;
     }
+    askChanged();
   }
 
   protected onBeforeDetach(): void {
     this.watched?.content.model?.contentChanged.disconnect(this.onNotebookChanged, this);
     this.watched = null;
+    askChanged();
   }
 
   private onNotebookChanged(): void {
@@ -356,5 +362,7 @@ export const askPlugin: JupyterFrontEndPlugin<void> = {
         }
       }
     });
+    askChanged = () => app.commands.notifyCommandChanged(ASK_COMMAND);
+    tracker.activeCellChanged.connect(() => askChanged());
   }
 };

@@ -6,8 +6,8 @@ mode, and sends nothing; the second click ("Send to penguin") runs it, and the k
 `{cell:ID}` expansion puts that cell's source and error into the request. It works on an error
 re-rendered after a reload, and in a kernel that never loaded the extension: a visible
 `%load_ext penguin_jupyter` cell goes in above the ask and runs at once. The cell's context menu
-offers the same ask (reusing the cell still waiting, never a `%%penguin` cell the notebook came
-with). The transcript folds the long user message
+and the active failing cell's toolbar offer the same ask (reusing the cell still waiting, never a
+`%%penguin` cell the notebook came with). The transcript folds the long user message
 (the expanded cell) after its head, as long tool output folds.
 """
 
@@ -26,7 +26,7 @@ from tests.support.browser import (  # noqa: E402
     cell,
     cell_sources,
     open_notebook,
-    run_all,
+    run_cell_at,
     save,
     wait_cell_done,
     wait_kernel_idle,
@@ -107,9 +107,14 @@ def test_ask_penguin_names_the_failing_cell_and_sends_only_on_the_second_click_a
     server = scripted([{"text": ANSWER}])
     _notebook(lab, "ask.ipynb", [nbformat.v4.new_code_cell(LOAD, id="load"), _failing_cell(with_error=False)])
     open_notebook(page, lab, "ask.ipynb")
-    run_all(page)
-    wait_cell_done(page, 1)
+    # the failing cell, run where it stands: its toolbar (made before the error) comes to offer the ask
+    cell(page, 1).locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Control+Enter")
+    toolbar = cell(page, 1).get_by_role("toolbar", name="Cell toolbar")
+    toolbar.get_by_role("button", name="Ask penguin").wait_for()
     _button(page, 1, "Ask penguin").wait_for()
+    run_cell_at(page, 0)  # %load_ext
+    wait_cell_done(page, 0)
     save(page, lab.root_dir / "ask.ipynb", expect="NameError")
     page.reload()  # the error output is rendered again, from the saved notebook; the kernel stays
     page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell").first.wait_for()
