@@ -45,7 +45,7 @@ declare_notebook_tools()
 
 LABEXT = REPO / "labextension"
 RUNNER = """
-import { buildBlocks, diffPreview, LEGACY_CARD_ROLES, readBundle, withSavedImages } from './model.mjs';
+import { buildBlocks, diffPreview, foldText, LEGACY_CARD_ROLES, readBundle, withSavedImages } from './model.mjs';
 let input = '';
 process.stdin.on('data', chunk => (input += chunk));
 process.stdin.on('end', () => {
@@ -57,6 +57,7 @@ process.stdin.on('end', () => {
     diffs: request.diffs.map(([name, args]) => diffPreview(name, args, tools[name] ?? { body: '*' })),
     saved: request.saved ? withSavedImages(request.saved.bundle, request.saved.html) : null,
     legacy: LEGACY_CARD_ROLES,
+    folds: (request.folds || []).map(foldText),
   };
   process.stdout.write(JSON.stringify(result));
 });
@@ -301,3 +302,29 @@ def test_bundles_saved_before_the_roles_read_with_the_frozen_legacy_roles(node_m
     forged = {**old, "tools": {"run_python": {"body": 5, "script": "x", "headline": ["code", 7]}, "x": "y"}}
     assert read_bundle(forged)["tools"] == {"run_python": {"headline": ["code"]}, "x": {"body": "*"}}
     assert run_ts(node_model, {"messages": [], "bundle": forged, "diffs": []})["bundle"]["tools"] == read_bundle(forged)["tools"]
+
+
+FOLD_CASES = [
+    "a short prompt",
+    "\n".join(f"line {n}" for n in range(12)),  # exactly the head: nothing folds
+    "\n".join(f"line {n}" for n in range(13)),
+    "\n".join(f"line {n}" for n in range(40)) + "\n",
+    "x" * 1_500,
+    "x" * 98_500,  # one long line: folds by characters
+    "🐧" * 1_400 + "\n" + "é" * 300 + "\n" + "tail",  # characters as Python counts them
+    "\n".join("ж" * 200 for _ in range(10)),
+    "",
+]
+
+
+def test_ts_folds_long_user_messages_like_python(node_model):
+    """The labextension folds a long user message where the HTML and the live view do
+    (transcript/long_prompts.py `fold`: head, rest, the "… N more lines" label)."""
+    long_prompts = pytest.importorskip("penguin_jupyter.notebook.transcript.long_prompts")
+    result = run_ts(node_model, {"messages": [], "bundle": {}, "diffs": [], "folds": FOLD_CASES})
+    python = []
+    for text in FOLD_CASES:
+        folded = long_prompts.fold(text)
+        python.append({"head": folded.head, "rest": folded.rest, "label": folded.label if folded.rest else ""})
+    assert result["folds"] == python
+    assert [bool(f["rest"]) for f in python] == [False, False, True, True, False, True, True, True, False]
