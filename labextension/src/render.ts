@@ -144,7 +144,7 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
       return [el('div', 'pg-failed', `Cannot render this penguin transcript: ${error}`)];
     }
     const body = el('div', 'pg-body');
-    for (const block of buildBlocks(bundle.messages)) {
+    for (const block of buildBlocks(bundle.messages, bundle.tools)) {
       body.appendChild(await this.block(block));
     }
     const parts = [this.header(bundle), body];
@@ -247,7 +247,7 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
     node.appendChild(el('div', 'pg-tool-header',
       el('span', 'pg-tool-title', title),
       card.description && el('span', 'pg-tool-description', ` — ${card.description}`)));
-    if (card.name === 'exec_command' && card.command !== null) {
+    if (card.command !== null) { // a shell command (its tool's `command` card role)
       node.appendChild(collapsiblePre(`$ ${card.command}`, 'pg-command'));
       if (card.workdir) {
         node.appendChild(el('div', 'pg-meta', `in ${card.workdir}`));

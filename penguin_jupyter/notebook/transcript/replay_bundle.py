@@ -3,7 +3,9 @@
 Owns `validate_replay_bundle`: a bundle found in a saved .ipynb was written by whoever wrote the
 file, so it is data. It is accepted only when it is exactly what `make_bundle` writes for a
 completed Task — version 1, status `completed`, a session header of short strings, token counts,
-and messages that each validate as an OmniMessage (partials are not part of a bundle), an
+the card roles of its tools (kept only in the shape `transcript_bundle.card_roles` reads; a bundle
+saved before they were carried reads with the legacy ones), and messages that each validate as
+an OmniMessage (partials are not part of a bundle), an
 `approval_decision`'s `reason` being a short string (shown again as `decision_reason_text`: one
 line, invisible characters made visible) — and when it fits the size limits below. What comes out is the validated messages (OmniMessage objects, so
 what is shown again is their re-serialization, never the saved bytes), the decisions' reasons
@@ -28,14 +30,20 @@ from ...omni import ApprovalDecisionPayload, OmniMessage, TokenCounts
 from ...omni.wire import from_dict
 from .cost_line import read_task_cost
 from .saved_images import image_load, with_images
-from .transcript_bundle import BUNDLE_VERSION, MAX_DECISION_REASON_CHARS, OLDER_SESSION_KEYS, SESSION_KEYS
+from .transcript_bundle import (
+    BUNDLE_VERSION,
+    MAX_DECISION_REASON_CHARS,
+    OLDER_SESSION_KEYS,
+    SESSION_KEYS,
+    saved_tools,
+)
 
 MAX_REPLAY_CHARS = 16 * 1024 * 1024  # the bundle as compact JSON, its images put back
 MAX_REPLAY_MESSAGES = 50_000
 MAX_REPLAY_IMAGES = 1_000  # image references in one transcript
 MAX_ORIGIN_HOPS = 16
 MAX_SESSION_VALUE_CHARS = 4096
-BUNDLE_KEYS = frozenset({"version", "session", "status", "usage", "messages", "undo"})  # undo: not replayed
+BUNDLE_KEYS = frozenset({"version", "session", "status", "usage", "messages", "undo", "tools"})  # undo: not replayed
 
 
 class ReplayRefused(ValueError):
@@ -50,6 +58,7 @@ class ReplayBundle:
     session: dict[str, str] = field(default_factory=dict)
     usage: dict[str, Any] | None = None
     decision_reasons: dict[str, str] = field(default_factory=dict)  # tool_call_id -> reason
+    tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool name -> card roles
 
 
 def validate_replay_bundle(data: Any, images: Sequence[str] = ()) -> ReplayBundle:
@@ -94,6 +103,7 @@ def _validate(data: Any, images: Sequence[str]) -> ReplayBundle:
         session=_session(data.get("session")),
         usage=_usage(data.get("usage")),
         decision_reasons=reasons,
+        tools=saved_tools(data.get("tools")),
     )
 
 
