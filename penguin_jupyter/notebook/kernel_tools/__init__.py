@@ -6,9 +6,9 @@ registered with the session as a `ToolRegistration` (`kernel_tools`, in `extra_t
 Environment builds it, declares it and closes out its calls (timeouts, truncation, framing)
 exactly as the builtin tools'. Rendering is left to the widgets.
 
-The names below load on first use (PEP 562): `%load_ext` imports light modules of this package
-(`cell_interrupts`, `notebook_file`) and must not pay for the tools and the core they pull in
-(~0.2 s); the pre-warm thread imports them in the background instead. A name loaded this way
+The names below load on first use (PEP 562): importing one light module of this package must
+not pay for the tools and the core they pull in (~0.2 s); the pre-warm thread imports them in
+the background instead. A name loaded this way
 must not be a submodule's name too: importing the submodule would rebind the package attribute
 to the module (why `notebook_prompt` is imported from its module).
 """

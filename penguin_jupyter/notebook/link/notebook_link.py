@@ -17,17 +17,17 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..kernel_tools.cell_interrupts import RunningCells
-from ..kernel_tools.notebook_file import (
+from ..transcript.cell_sources import set_cell_source_lookup
+from ..transcript.saved_images import SavedBundle
+from .cell_interrupts import RunningCells
+from .frontend_bridge import BridgeError, NotebookBridge, open_bridge, parent_session
+from .notebook_file import (
     NotebookFileError,
     locate_notebook,
     normalize_cell_source,
 )
-from ..kernel_tools.notebook_place import notebook_place, page_hello
-from ..kernel_tools.saved_notebook_cache import SAVED_NOTEBOOKS, SavedNotebookCache, SavedNotebookIndex
-from ..transcript.cell_sources import set_cell_source_lookup
-from ..transcript.saved_images import SavedBundle
-from .frontend_bridge import BridgeError, NotebookBridge, open_bridge, parent_session
+from .notebook_place import notebook_place, page_hello
+from .saved_notebook_cache import SAVED_NOTEBOOKS, SavedNotebookCache, SavedNotebookIndex
 
 
 @dataclass
