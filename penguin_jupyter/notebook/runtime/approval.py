@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from ...interfaces import AbortSignal, ApprovalDecision
 from ...omni import OmniMessage, ToolCallPayload, read_call_arguments
+from ..link.waits import wait_sliced
 from ..live.live_shared import plain_button, plain_hbox, plain_html
 from ..transcript.cell_sources import CellPreview
 from ..transcript.visible_text import visible_controls
-from .waits import wait_sliced
 
 if TYPE_CHECKING:
     from ...state.approval_rules import Rule

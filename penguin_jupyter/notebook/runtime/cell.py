@@ -22,6 +22,7 @@ from ...seams import off_lines
 from ...state.approval_rules import RuleBook
 from ..kernel_tools.notebook_cells import cell_preview
 from ..link.notebook_link import current_cell_id, link_of
+from ..link.waits import wait_sliced
 from ..live.cell_view import CellView
 from ..transcript.cell_sources import CellPreview
 from ..transcript.cost_line import cost_text, task_cost
@@ -37,7 +38,6 @@ from .cell_rules import CellRules, capped_mode, save_to_project
 from .options import CellOptions
 from .sandbox_approval import cell_sandbox
 from .user_lines import tell
-from .waits import wait_sliced
 
 if TYPE_CHECKING:
     from IPython.display import DisplayHandle
