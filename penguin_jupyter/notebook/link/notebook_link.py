@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ from .notebook_file import (
     locate_notebook,
     normalize_cell_source,
 )
-from .notebook_place import notebook_place, page_hello
+from .notebook_place import PAGE_HELLO_WAIT_S, notebook_place, page_hello
 from .saved_notebook_cache import SAVED_NOTEBOOKS, SavedNotebookCache, SavedNotebookIndex
 
 
@@ -177,6 +178,19 @@ def current_cell_id(shell: Any) -> str | None:
 def link_of(shell: Any) -> NotebookLink | None:
     link = getattr(shell, "_penguin_notebook_link", None) if shell is not None else None
     return link if isinstance(link, NotebookLink) else None
+
+
+async def wait_page_hello(shell: Any, timeout_s: float = PAGE_HELLO_WAIT_S) -> Mapping[str, Any] | None:
+    """The page's hello, waited for (bounded, once per kernel) when a notebook page sent the
+    running cell and the host did not name the notebook (a remote kernel: Restart & Run All
+    sends the cells right after `%load_ext`, before the page's hello is in)."""
+    link = link_of(shell)
+    bridge = link.bridge if link is not None else None
+    if bridge is None:
+        return None
+    if current_cell_id(shell) is not None:  # the page that sent this cell, once per page
+        await bridge.wait_connected(session=parent_session(shell), timeout_s=timeout_s)
+    return page_hello(shell)
 
 
 def open_link(shell: Any) -> NotebookLink | None:

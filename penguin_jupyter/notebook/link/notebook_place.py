@@ -107,18 +107,3 @@ def page_hello(shell: Any) -> Mapping[str, Any] | None:
 
     return current_hello(shell)
 
-
-async def wait_page_hello(shell: Any, timeout_s: float = PAGE_HELLO_WAIT_S) -> Mapping[str, Any] | None:
-    """The page's hello, waited for (bounded, once per kernel) when a notebook page sent the
-    running cell and the host did not name the notebook (a remote kernel: Restart & Run All
-    sends the cells right after `%load_ext`, before the page's hello is in)."""
-    from .frontend_bridge import parent_session
-    from .notebook_link import current_cell_id, link_of
-
-    link = link_of(shell)
-    bridge = link.bridge if link is not None else None
-    if bridge is None:
-        return None
-    if current_cell_id(shell) is not None:  # the page that sent this cell, once per page
-        await bridge.wait_connected(session=parent_session(shell), timeout_s=timeout_s)
-    return page_hello(shell)

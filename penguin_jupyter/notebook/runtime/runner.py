@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...state.errors import ConfigError
 from ..link.notebook_file import notebook_file_path
-from ..link.notebook_link import NotebookLink, link_of
-from ..link.notebook_place import wait_page_hello
+from ..link.notebook_link import NotebookLink, link_of, wait_page_hello
 from .cell import Cell, TaskInterrupted
 from .cell_rules import CellRules, cell_rules
 from .kernel_runtime import ALREADY_RUNNING, KernelRuntime, kernel_runtime
