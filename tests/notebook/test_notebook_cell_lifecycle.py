@@ -73,7 +73,7 @@ async def test_a_second_cell_cannot_enter_while_one_runs(runtime):
 
 
 async def test_open_rows_are_denied_at_exit(runtime):
-    from penguin_jupyter.notebook.runtime.approval import ApprovalRow
+    from penguin_jupyter.notebook.live.approval_row import ApprovalRow
 
     cell = _cell(runtime, "")
     async with cell:

@@ -23,13 +23,14 @@ from ...state.approval_rules import RuleBook
 from ..kernel_tools.notebook_cells import cell_preview
 from ..link.notebook_link import current_cell_id, link_of
 from ..link.waits import wait_sliced
+from ..live.approval_row import ApprovalRow
 from ..live.cell_view import CellView
 from ..transcript.cell_sources import CellPreview
 from ..transcript.cost_line import cost_text, task_cost
 from ..transcript.saved_images import with_saved_images
 from ..transcript.transcript_bundle import TRANSCRIPT_MIME, decision_reason_text, static_transcript
 from ..undo import task_bracket
-from .approval import CELL_ENDED_NOTE, ApprovalRow, CellAsker, approval_channel
+from .approval import CELL_ENDED_NOTE, CellAsker, approval_channel
 from .approval_card import where_lines
 from .approval_router import CellApproval
 from .background_feed import BackgroundFeed
