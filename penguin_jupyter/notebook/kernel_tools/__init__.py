@@ -8,8 +8,7 @@ exactly as the builtin tools'. Rendering is left to the widgets.
 
 The names below load on first use (PEP 562): importing one light module of this package must
 not pay for the tools and the core they pull in (~0.2 s); the pre-warm thread imports them in
-the background instead. A name loaded this way
-must not be a submodule's name too: importing the submodule would rebind the package attribute
+the background instead. A name loaded this way must not be a submodule's name too: importing the submodule would rebind the package attribute
 to the module (why `notebook_prompt` is imported from its module).
 """
 
@@ -21,14 +20,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from ...environment.registry import ToolRegistration
-    from .expand import expand_variables
     from .inspect_variables import InspectVariablesTool
     from .kernel_shell import KernelShell
     from .propose_cell import ProposeCellTool
     from .run_python import RunPythonTool
 
 _LAZY = {
-    "expand_variables": ".expand",
     "InspectVariablesTool": ".inspect_variables",
     "ProposeCellTool": ".propose_cell",
     "RunPythonTool": ".run_python",
@@ -67,6 +64,5 @@ __all__ = [
     "InspectVariablesTool",
     "ProposeCellTool",
     "RunPythonTool",
-    "expand_variables",
     "kernel_tools",
 ]

@@ -156,10 +156,10 @@ async def run_cell(line: str, body: str) -> None:
     except CellNotStarted as exc:
         tell(str(exc))
         return
-    from ..kernel_tools.cell_history import previous_cell_text, task_context
-    from ..kernel_tools.expand import PREVIOUS_CELL, cell_references, expand_variables
     from ..kernel_tools.notebook_cells import cells_by_id
     from ..link.notebook_link import current_cell_id
+    from .cell_history import previous_cell_text, task_context
+    from .expand import PREVIOUS_CELL, cell_references, expand_variables
 
     references = cell_references(body)
     cells = await cells_by_id(link, [ref for ref in references if ref != PREVIOUS_CELL])

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 
 from ...omni.markers import quoted_data
-from .summaries import summarize_variable
+from ..kernel_tools.summaries import summarize_variable
 
 PREVIOUS_CELL = "-1"
 _TOKEN = re.compile(r"\{\{|\}\}|\{cell:(-1|[A-Za-z0-9_-]+)\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
