@@ -18,8 +18,8 @@ from .kernel_sessions import NotebookSessions, default_python_timeout_ms
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
+    from ..output.task_sink import TaskSink
     from .cell import Cell
-    from .task_sink import TaskSink
 
 SHELL_ATTRIBUTE = "_penguin_runtime"
 ALREADY_RUNNING = "penguin: another %%penguin cell is still running in this kernel"
@@ -45,7 +45,7 @@ class KernelRuntime:
         the header's first state is redacted (a sink a cell never entered is closed first)."""
         if self.current is not None and self.current is not cell:
             return  # that cell's sink stays; enter() refuses this one
-        from .task_sink import open_task  # (loaded with the first Task, not by %load_ext)
+        from ..output.task_sink import open_task  # (loaded with the first Task, not by %load_ext)
 
         if self._sink is not None:
             self._sink.close()

@@ -377,7 +377,7 @@ async def run_line(line: str) -> None:
         tell(str(exc))
         return
     runtime = kernel_runtime(current_shell())
-    from .task_sink import SinkUnavailable, open_task
+    from ..output.task_sink import SinkUnavailable, open_task
 
     # What a line command prints goes out through the kernel's sink like a Task's output
     # (docs/security.md "Threat model"): one redaction choke point for everything penguin shows.

@@ -120,7 +120,7 @@ def _open_cell(
     line) when the kernel's sink cannot redact: nothing of the Task would be shown redacted, so
     none of it runs (fail closed)."""
     from ...seams import off_lines
-    from .task_sink import SinkUnavailable
+    from ..output.task_sink import SinkUnavailable
 
     try:
         cell = Cell(runtime, session, opts, prompt, rules, context=context)
