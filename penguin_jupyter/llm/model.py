@@ -43,6 +43,7 @@ from ..omni import (
 from .answer_budget import AnswerBudget
 from .classify import classify_error
 from .config import GenerativeModelConfig, base_uni_config
+from .connect_failure import ConnectKind, connect_failure
 from .limits import (
     effective_max_tokens,
     estimate_messages_tokens,
@@ -146,6 +147,8 @@ class GenerativeModel:
         )
         self._last_request_total = self._base_input_tokens
         self._last_warned_cap: int | None = None
+        # the previous attempt's connection failure: a resolver that cannot answer is tried twice
+        self._previous_connect: ConnectKind | None = None
         self._pending_history: list[UniMessage] | None = None
         self._client: ProviderClient | None = None
         self._client_error: BaseException | None = None
@@ -228,7 +231,9 @@ class GenerativeModel:
         cap = effective_max_tokens(configured, self._context_window, estimated_input)
         if cap is not None and configured and cap < configured / 2 and cap != self._last_warned_cap:
             self._last_warned_cap = cap
-            log.warning(
+            # a diagnostic, not a user's problem: INFO stays out of the cell (nothing configures
+            # logging in a kernel, so only WARNING and above reach its stderr)
+            log.info(
                 "output cap clamped hard: max_tokens %s -> %s (context_window %s, estimated input %s)",
                 configured,
                 cap,
@@ -373,6 +378,7 @@ class GenerativeModel:
         A completed one: the final messages, `token_usage` and `completed`."""
         if ex.responded:
             self._answer_budget.answered()
+            self._previous_connect = None
         if ex.outcome is not None:
             ex.client.keep_history(ex.committed_before)
             reason = "failed" if ex.outcome.status == "completed" else ex.outcome.status
@@ -439,7 +445,11 @@ class GenerativeModel:
     def _error_outcome(self, error: BaseException, signal: AbortSignal | None) -> LLMOutcome:
         if signal is not None and signal.aborted:
             return LLMOutcome("aborted")
-        return classify_error(error, fast_mode=self.config.fast_mode)
+        previous, connect = self._previous_connect, connect_failure(error, self.config.base_url)
+        self._previous_connect = connect.kind if connect is not None else None
+        return classify_error(
+            error, fast_mode=self.config.fast_mode, base_url=self.config.base_url, previous_connect=previous
+        )
 
     async def _release(self, stream: AsyncIterator[UniEvent], pending: asyncio.Task[None]) -> None:
         """Stop the pump's reader and close the upstream, abandoning either if it does not wind

@@ -149,7 +149,7 @@ def test_html_is_self_contained_and_escaped():
     assert '<span class="pg-diff-del">-y = 2</span>\n<span class="pg-diff-add">+y = 20</span>' in html
     assert "approval: deny" in html and "output (aborted)" in html
     assert "<summary>… 18 more lines</summary>" in html
-    assert "Request timeout: idle timeout — retry 1 in 2.0 s" in html
+    assert "Request failed: idle timeout — retry 1 in 2.0 s" in html
     assert "subagent child-1 · anthropic/claude-test" in html
     assert "Compaction (context, summarize) at 120000 context tokens, 14 turns — completed" in html
     assert "Aborted: aborted by user" in html
@@ -177,7 +177,7 @@ def test_plain_summary_exact():
             "4 tool calls: exec_command ×2, edit_file, run_subagent",
             "1 subagent",
             "MCP connect: files — completed: files completed in 12 ms, 3 tools",
-            "Request timeout: idle timeout — retry 1 in 2.0 s",
+            "Request failed: idle timeout — retry 1 in 2.0 s",
             "Compaction (context, summarize) at 120000 context tokens, 14 turns — completed",
             "[reached max turns (3); stopping]",
             "Aborted: aborted by user",
