@@ -128,6 +128,8 @@ async def _new(runtime: KernelRuntime, arg: str | None) -> None:
     except SessionStartError as exc:
         tell(str(exc))
         return
+    for note in state.take_start_notes():
+        print(note)
     print(f"penguin: new session {session.session_id} — the next %%penguin cell runs in it")
 
 
@@ -213,6 +215,7 @@ async def _models(runtime: KernelRuntime, arg: str | None) -> None:
         return
     if not cfg.models:
         print(f"penguin: no models configured in {config_path_text()}")
+        print(_key_models_text(runtime))
         return
     default = cfg.default_model
     for entry in cfg.models:
@@ -222,6 +225,24 @@ async def _models(runtime: KernelRuntime, arg: str | None) -> None:
         )
         endpoint = f"  {entry.base_url}" if entry.base_url else ""
         print(f"{entry.provider}/{entry.model_id}{' (default)' if is_default else ''}{endpoint}")
+
+
+def _key_models_text(runtime: KernelRuntime) -> str:
+    """Which model a provider's key selects (the first key set, in this order; docs/state.md)."""
+    from ...state.key_models import KEY_MODELS, key_variable, model_for_keys
+
+    state = runtime.sessions
+    chosen = model_for_keys(state.model_credentials(_default_workspace(runtime)))
+    lines = ["a provider key alone selects a model (the first key set, in this order):"]
+    for provider, model_id in KEY_MODELS:
+        variable = key_variable(provider)
+        mark = ""
+        if chosen is not None and chosen.variable == variable:
+            mark = f"  ← in use: {variable} is set in {chosen.source}"
+        lines.append(f"  {provider}/{model_id}  ({variable}){mark}")
+    if chosen is None:
+        lines.append("no key is set; %penguin demo tries it offline")
+    return "\n".join(lines)
 
 
 async def _compact(runtime: KernelRuntime, arg: str | None) -> None:

@@ -153,6 +153,8 @@ async def run_cell(line: str, body: str) -> None:
     cell = Cell(runtime, session, opts, prompt, rules, context=task_context(shell, current_cell_id(shell)))
     for notice, problem in runtime.sessions.take_dotenv_notices():  # the first use of a folder's .env
         (cell.show_note if problem else cell.show_info)(notice)
+    for start_note in runtime.sessions.take_start_notes():  # the model a provider's key selected
+        cell.show_info(start_note)
     if resumed is not None:
         cell.show_info(resumed)
     for line_shown in (why if str(session.workspace_dir) == workspace else None, note):
