@@ -430,6 +430,10 @@ class Agent:
             )
         return infos
 
+    def has_session(self, session_id: str) -> bool:
+        """Whether this agent recorded `session_id` (a trace file names it); reads no trace."""
+        return find_latest_trace_file(self.traces_dir, session_id) is not None
+
     def latest_session_id(self) -> str | None:
         return latest_session_id(self.traces_dir)
 

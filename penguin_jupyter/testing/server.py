@@ -59,6 +59,8 @@ class ScriptedModelServer:
     `api_key` set, any other key gets the provider's own bad-key answer; `validate=False` turns
     the providers' request rules off (see docs/model.md); `log_requests=False` keeps no request
     log (`requests`/`calls` stay empty: a benchmark's server holding no history copies).
+    `after_script` is an entry served to every request once the script is exhausted (the
+    interactive demo's "the scripted task is done" answer) instead of the HTTP 500.
     """
 
     def __init__(
@@ -71,6 +73,7 @@ class ScriptedModelServer:
         api_key: str | None = None,
         validate: bool = True,
         log_requests: bool = True,
+        after_script: Any = None,
     ) -> None:
         self.host = host
         self.model = model
@@ -90,6 +93,7 @@ class ScriptedModelServer:
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.extend(script or [])
+        self._after_script = parse_entry(after_script, -1) if after_script is not None else None
 
     @classmethod
     def from_file(cls, path: str | Path, **kwargs: Any) -> ScriptedModelServer:
@@ -163,7 +167,10 @@ class ScriptedModelServer:
         with self._lock:
             self._record(call)
             if not self._pending:
-                return None, self._served
+                if self._after_script is None:
+                    return None, self._served
+                self._served += 1
+                return self._after_script, self._served
             self._served += 1
             return self._pending.popleft(), self._served
 

@@ -73,3 +73,102 @@ def test_a_refused_local_endpoint_ends_the_cell_at_the_first_attempt_naming_it(t
     assert events[0]["error_message"] == cause
     assert f"Request failed: {cause}" in bundle["text/html"]
     assert "Request timeout" not in bundle["text/html"]
+
+
+# --- trying it needs nothing: %penguin demo --------------------------------------------------------
+
+
+def test_penguin_demo_runs_the_scripted_task_then_says_it_is_done_and_stops_at_exit(tmp_path):
+    import json
+    import os
+    from pathlib import Path
+
+    kernel = _kernel(tmp_path, {})
+    stopped_by_exit: dict = {}
+    try:
+        helped = kernel.execute("%penguin help").stdout
+        started = kernel.execute("%penguin demo")
+        kernel.execute("%penguin approve allow-all")
+        task = kernel.execute(
+            "%%penguin\nList the files here, read sales.csv and write a short revenue summary to summary.md.",
+            timeout=120,
+        )
+        after = kernel.execute("%%penguin\nAnd now plot it.", timeout=120)
+        where = kernel.execute(
+            "import json, os\n"
+            "from penguin_jupyter.notebook.demo import running_demo\n"
+            "d = running_demo()\n"
+            "print(json.dumps({'root': str(d.root), 'port': d.server.port, 'home': os.environ['PENGUIN_HOME']}))"
+        )
+        stopped_by_exit = json.loads(where.stdout.strip().splitlines()[-1])
+    finally:
+        kernel.close(graceful=True)  # as JupyterLab's shutdown or restart: the demo's exit hook runs
+    assert "%penguin demo" in helped and "demo [stop]" in helped
+    assert started.stdout.startswith("penguin: offline demo started — a scripted model on 127.0.0.1")
+    assert "%%penguin\n    List the files here" in started.stdout and "`%penguin demo stop`" in started.stdout
+    assert started.stderr == ""
+    bundle = task.final_bundles()[-1][MIME]
+    assert bundle["status"] == "completed"
+    calls = [m["payload"]["name"] for m in bundle["messages"] if m["payload"]["type"] == "tool_call"]
+    assert calls == ["exec_command", "read_file", "write_file"]
+    assert (tmp_path / "notebooks" / "summary.md").is_file()
+    # the script is done: the demo model says so and how to go on, as an answer, not an error
+    done = after.final_bundles()[-1][MIME]
+    assert done["status"] == "completed"
+    assert "offline demo model" in json.dumps(done["messages"]) and "%penguin demo stop" in json.dumps(done["messages"])
+    assert after.stderr == ""
+    # the kernel's exit stopped the server and removed the temporary data root
+    assert stopped_by_exit["home"] == stopped_by_exit["root"]
+    assert not Path(stopped_by_exit["root"]).exists()
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", stopped_by_exit["port"]), timeout=2).close()
+    assert os.environ.get("PENGUIN_HOME") != stopped_by_exit["root"]
+
+
+def test_penguin_demo_stop_restores_the_data_root(tmp_path):
+    kernel = _kernel(tmp_path, {})
+    try:
+        before = kernel.execute("import os; print(os.environ['PENGUIN_HOME'])").stdout.strip()
+        kernel.execute("%penguin demo")
+        during = kernel.execute("import os; print(os.environ['PENGUIN_HOME'])").stdout.strip()
+        stop = kernel.execute("%penguin demo stop")
+        again = kernel.execute("%penguin demo stop")
+        after = kernel.execute("import os; print(os.environ['PENGUIN_HOME'])").stdout.strip()
+        bad = kernel.execute("%penguin demo now")
+    finally:
+        kernel.close()
+    assert during != before and after == before
+    assert stop.stdout.strip() == "penguin: demo stopped"
+    assert again.stdout.strip() == "penguin: no demo is running"
+    assert bad.stderr.strip() == "penguin: usage: %penguin demo [stop]"
+    from pathlib import Path
+
+    assert not Path(during).exists()
+
+
+# --- the stale "cannot resume session" warning ----------------------------------------------------
+
+
+def test_a_session_this_data_root_never_recorded_is_not_a_warning_after_each_demo_start(tmp_path):
+    """Before: the first cell after each demo start warned "cannot resume session …" (the id in
+    the notebook's metadata lived in an earlier, deleted data root) and saved it into the output."""
+    import nbformat
+
+    notebook_dir = tmp_path / "notebooks"
+    notebook_dir.mkdir()
+    gone = "session-2026-01-01-00-00-00-0123abcd"
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["penguin"] = {"session_id": gone}
+    nbformat.write(nb, str(notebook_dir / "analysis.ipynb"))
+    kernel = _kernel(tmp_path, {})
+    try:
+        results = []
+        for _ in range(2):
+            kernel.execute("from penguin_jupyter.notebook.demo import start_demo_model\nstart_demo_model()")
+            results.append(kernel.execute("%%penguin --approve allow-all\nSummarise sales.csv.", timeout=120))
+    finally:
+        kernel.close()
+    for result in results:
+        assert "cannot resume" not in result.stderr, result.stderr
+        assert gone not in str(result.messages)
+        assert result.final_bundles()[-1][MIME]["status"] == "completed"

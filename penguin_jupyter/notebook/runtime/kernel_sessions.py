@@ -230,6 +230,14 @@ class NotebookSessions:
         notes, self.start_notes = self.start_notes, []
         return notes
 
+    async def has_session(self, session_id: str) -> bool:
+        """Whether this kernel's data root holds `session_id` (False when the agent cannot open)."""
+        try:
+            agent = await self.get_agent()
+            return agent.has_session(session_id)
+        except Exception:
+            return False
+
     async def resume(self, session_id: str) -> Session:
         """Session `session_id` becomes the current one; SessionStartError leaves everything as it was."""
         await self._wait_for_frontend()

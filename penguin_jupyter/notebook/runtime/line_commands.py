@@ -2,7 +2,8 @@
 
 Owns what each command prints and does: status, new, sessions, resume, model, models, approve,
 python-timeout, compact, usage, trace, config (with the administrator's policy), rules (the
-approval rules in force; `rules forget N`), undo (the journals are notebook/undo/'s), help.
+approval rules in force; `rules forget N`), undo (the journals are notebook/undo/'s), demo (the
+offline scripted model, notebook/demo.py), help.
 Parsing is `options.py`'s; the session switches (all-or-nothing: a failed `new` / `resume` / `model`
 leaves everything as it was) are
 `kernel_sessions.py`'s.
@@ -43,6 +44,12 @@ def help_text() -> str:
     width = max(len(key) for key in LINE_COMMANDS)
     lines = ["%penguin commands:"] + [f"  {key.ljust(width)}  {text}" for key, text in LINE_COMMANDS.items()]
     lines += ["", "%%penguin runs the cell body as one task of the notebook's session:", CELL_USAGE]
+    lines += [
+        "",
+        "No model yet? `%penguin demo` tries it offline (no key); one provider key — exported or in a "
+        ".env next to the notebook (OPENAI_API_KEY, ANTHROPIC_API_KEY, …) — is enough for a real model "
+        "(%penguin models shows which).",
+    ]
     return "\n".join(lines)
 
 
@@ -327,6 +334,17 @@ async def _undo(runtime: KernelRuntime, arg: str | None) -> None:
         await top.transcript.mark("available", "", bridge)
 
 
+async def _demo(runtime: KernelRuntime, arg: str | None) -> None:
+    """`%penguin demo`: the offline scripted model for this kernel; `%penguin demo stop` ends it."""
+    from ..demo import start_demo_model, stop_demo_model
+
+    if arg == "stop":
+        stopped = stop_demo_model()
+        print("penguin: demo stopped" if stopped else "penguin: no demo is running")
+        return
+    print(start_demo_model(_default_workspace(runtime)).usage())
+
+
 HANDLERS: dict[str, Handler] = {
     "help": _help,
     "status": _status,
@@ -343,6 +361,7 @@ HANDLERS: dict[str, Handler] = {
     "config": _config,
     "rules": _rules,
     "undo": _undo,
+    "demo": _demo,
 }
 
 

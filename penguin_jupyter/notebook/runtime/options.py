@@ -191,6 +191,7 @@ LINE_COMMANDS: dict[str, str] = {
     "config": "show where models and credentials are read from, and the administrator's policy",
     "rules [forget N]": "list the approval rules in force, numbered with their file; forget N removes rule N",
     "undo": "undo the most recent Task not yet undone: its cells, variables and files (again: the one before)",
+    "demo [stop]": "try it offline: a scripted model for this kernel, no key needed (stop ends it; so does the kernel's exit)",
     "help": "show this help",
 }
 
@@ -223,6 +224,10 @@ def parse_line_command(line: str) -> LineCommand:
         return LineCommand("rules", args[1])
     if name == "undo":
         return _undo_command(args)
+    if name == "demo":
+        if args not in ([], ["stop"]):
+            raise OptionError("penguin: usage: %penguin demo [stop]")
+        return LineCommand("demo", args[0] if args else None)
     if name in needs_arg:
         if len(args) != 1:
             raise OptionError(f"penguin: usage: %penguin {needs_arg[name]}")

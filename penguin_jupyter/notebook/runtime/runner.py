@@ -92,14 +92,16 @@ async def _session(
     runtime: KernelRuntime, link: NotebookLink | None, opts: CellOptions, workspace: str
 ) -> tuple[Session, str | None, str | None]:
     """The cell's Session, the line saying it resumed one (information) and a note (a problem);
-    in a fresh kernel it continues the session the notebook used last (its metadata says which),
-    unless the cell asks for `--new` or `--session`."""
+    in a fresh kernel it continues the session the notebook used last (its metadata says which,
+    when this data root recorded it), unless the cell asks for `--new` or `--session`."""
     if runtime.current is not None:
         raise CellNotStarted(ALREADY_RUNNING)
     sessions = runtime.sessions
     fresh = sessions.session is None and not opts.new and not opts.session_id
     remembered = link.remembered_session() if link is not None and fresh else None
-    if remembered:
+    # A session this data root never recorded (a colleague's notebook, a demo's data root that
+    # is gone) is no one's loss: a new session starts without a warning about it.
+    if remembered and await sessions.has_session(remembered):
         try:
             session = await sessions.resume(remembered)
             resumed = f"penguin: resumed session {remembered}, which this notebook used last (--new starts fresh)"
