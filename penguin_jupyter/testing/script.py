@@ -30,6 +30,8 @@ _ENTRY_KEYS = (
     "chunk",
     "reasoning_field",
     "redacted_thinking",
+    "if_tools",
+    "unless_tools",
 )
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 _TOOL_CALL_KEYS = ("name", "arguments", "id")
@@ -83,6 +85,8 @@ class ScriptEntry:
     redacted_thinking: bool = False  # Anthropic: one redacted_thinking block before the thinking
     chunk: int = DEFAULT_CHUNK_CHARS  # argument fragment size (text/reasoning are split at parse time)
     source: Mapping[str, Any] = field(default_factory=dict)  # the entry as written, for `remaining`
+    if_tools: tuple[str, ...] = ()  # served only to a request offering all of these (conditions.py)
+    unless_tools: tuple[str, ...] = ()  # … and none of these
 
 
 class ScriptError(ValueError):
@@ -207,6 +211,14 @@ def _fault(raw: Any, where: str) -> Fault | None:
     return Fault(kind=kind, after=after)
 
 
+def _tool_names(raw: Any, where: str) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(name, str) and name for name in raw):
+        raise _fail(where, "expected a list of tool names")
+    return tuple(raw)
+
+
 def parse_entry(raw: Any, position: int) -> ScriptEntry:
     """Validate one entry; a bare string is shorthand for `{"text": string}`."""
     where = f"script entry {position}"
@@ -249,6 +261,8 @@ def parse_entry(raw: Any, position: int) -> ScriptEntry:
         redacted_thinking=redacted,
         chunk=chunk,
         source=dict(raw),
+        if_tools=_tool_names(raw.get("if_tools"), f"{where}.if_tools"),
+        unless_tools=_tool_names(raw.get("unless_tools"), f"{where}.unless_tools"),
     )
 
 

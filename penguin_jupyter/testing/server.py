@@ -25,6 +25,7 @@ from urllib.parse import parse_qsl, urlsplit
 from penguin_jupyter.omni import dumps_compact
 
 from .chunks import error_body
+from .conditions import meets, offered_tools
 from .protocols import Exchange, Ledger, Protocol, Rejection, protocol_for
 from .protocols.gemini import model_of
 from .script import Fault, ScriptEntry, load_script_file, parse_entry
@@ -166,6 +167,9 @@ class ScriptedModelServer:
         """Record `call` and hand it the next entry (None when exhausted) and its serial number."""
         with self._lock:
             self._record(call)
+            offered = offered_tools(call.body)
+            while self._pending and not meets(self._pending[0].if_tools, self._pending[0].unless_tools, offered):
+                self._pending.popleft()  # an entry for a path this run did not take
             if not self._pending:
                 if self._after_script is None:
                     return None, self._served
