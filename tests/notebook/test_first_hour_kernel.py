@@ -172,3 +172,30 @@ def test_a_session_this_data_root_never_recorded_is_not_a_warning_after_each_dem
         assert "cannot resume" not in result.stderr, result.stderr
         assert gone not in str(result.messages)
         assert result.final_bundles()[-1][MIME]["status"] == "completed"
+
+
+# --- no internal log lines in cells ---------------------------------------------------------------
+
+
+def test_a_hard_clamp_of_the_output_cap_does_not_print_into_the_cell(tmp_path):
+    """Before: `output cap clamped hard: max_tokens 32000 -> 512 …` on the cell's stderr."""
+    import os
+    from pathlib import Path
+
+    from penguin_jupyter.state import add_model
+
+    with ScriptedModelServer(["fine"]) as server:
+        add_model(
+            Path(os.environ["PENGUIN_HOME"]), "default_project", provider="local", model_id="small",
+            base_url=server.url, api_key="sk-test-key-0123456789", client_type="openai-chat",
+            context_window=4096, default=True,
+        )  # fmt: skip
+        kernel = _kernel(tmp_path, {})
+        try:
+            result = kernel.execute("%%penguin\nhello", timeout=120)
+        finally:
+            kernel.close()
+        body = server.requests[0]
+        assert (body.get("max_tokens") or body["max_completion_tokens"]) < 32000 / 2  # the clamp did happen
+    assert "clamped" not in result.stderr and result.stderr == ""
+    assert result.final_bundles()[-1][MIME]["status"] == "completed"
