@@ -199,3 +199,62 @@ def test_a_hard_clamp_of_the_output_cap_does_not_print_into_the_cell(tmp_path):
         assert (body.get("max_tokens") or body["max_completion_tokens"]) < 32000 / 2  # the clamp did happen
     assert "clamped" not in result.stderr and result.stderr == ""
     assert result.final_bundles()[-1][MIME]["status"] == "completed"
+
+
+# --- big prompts ----------------------------------------------------------------------------------
+
+
+def _configure(server: ScriptedModelServer, context_window: int) -> None:
+    import os
+    from pathlib import Path
+
+    from penguin_jupyter.state import add_model
+
+    add_model(
+        Path(os.environ["PENGUIN_HOME"]), "default_project", provider="local", model_id="m",
+        base_url=server.url, api_key="sk-test-key-0123456789", client_type="openai-chat",
+        context_window=context_window, default=True,
+    )  # fmt: skip
+
+
+def test_a_prompt_larger_than_the_context_window_is_refused_before_sending(tmp_path):
+    with ScriptedModelServer(["never"]) as server:
+        _configure(server, 32_768)
+        kernel = _kernel(tmp_path, {})
+        try:
+            result = kernel.execute("%%penguin\n" + "x" * 200_000, timeout=120)
+        finally:
+            kernel.close()
+        assert server.requests == []
+    assert len(result.stderr.strip().splitlines()) == 1
+    line = result.stderr.strip()
+    assert line.startswith("penguin: this prompt is about 50,")
+    assert "more than the context window of local/m (32,768 tokens), so nothing was sent" in line
+    assert not result.final_bundles()
+
+
+def test_a_one_megabyte_prompt_is_saved_once_and_folds_in_the_transcript(tmp_path):
+    """Before: a 1 MB prompt made a 3 MB .ipynb (the cell's source, the bundle's user message and
+    the HTML transcript), shown unfolded."""
+    prompt = "".join(f"row {i:06d}, sensor reading {i * 7 % 1000:03d}, ok\n" for i in range(30_000))
+    assert len(prompt) > 1_000_000
+    with ScriptedModelServer(["Read it."]) as server:
+        _configure(server, 1_048_576)
+        kernel = _kernel(tmp_path, {})
+        try:
+            result = kernel.execute("%%penguin\nSummarise these readings:\n" + prompt, timeout=180)
+        finally:
+            kernel.close()
+        sent = str(server.requests[0])
+        assert "row 000000," in sent and "row 029999, sensor reading 993, ok" in sent  # all of it went
+    saved = result.final_bundles()[-1]
+    import json
+
+    size = len(json.dumps(saved))
+    assert size < 40_000, size  # the cell's outputs: far below the prompt (was over 2 MB)
+    user = next(m["payload"]["text"] for m in saved[MIME]["messages"] if m["payload"].get("role") == "user")
+    assert user.startswith("Summarise these readings:\nrow 000000,")
+    assert "more characters of this prompt are not kept in the transcript" in user
+    html = saved["text/html"]
+    assert "<details><summary>… " in html and " more lines</summary>" in html
+    assert "row 029999" not in html

@@ -16,6 +16,7 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
+from .long_prompts import fold
 from .markdown_html import compact_tables, markdown_html
 from .no_fetch_html import image_html, safe_html
 from .transcript_model import (
@@ -84,6 +85,17 @@ def _collapsible_pre(text: str, *, css: str = "") -> str:
     )
 
 
+def _user_text(text: str) -> str:
+    """A user message as Markdown; a long one folds after its head, like long tool output."""
+    folded = fold(text)
+    if not folded.rest:
+        return markdown_html(text)
+    return (
+        f"{markdown_html(folded.head)}<details><summary>{_e(folded.label)}</summary>"
+        f"{markdown_html(folded.rest)}</details>"
+    )
+
+
 def _diff(text: str) -> str:
     rows = []
     for line in text.split("\n"):
@@ -138,10 +150,10 @@ def _block(block: Block) -> str:
             f"<pre>{_e(block.thinking)}</pre></details>"
         )
     if isinstance(block, TextBlock):
-        body = markdown_html(block.text)
         if block.role == "user":
             who = block.sender or "user"
-            return f"<div class='pg-user'><div class='pg-meta'>{_e(who)}</div>{body}</div>"
+            return f"<div class='pg-user'><div class='pg-meta'>{_e(who)}</div>{_user_text(block.text)}</div>"
+        body = markdown_html(block.text)
         failed = (
             ""
             if block.stop_reason == "completed"
