@@ -258,3 +258,24 @@ def test_a_one_megabyte_prompt_is_saved_once_and_folds_in_the_transcript(tmp_pat
     html = saved["text/html"]
     assert "<details><summary>… " in html and " more lines</summary>" in html
     assert "row 029999" not in html
+
+
+# --- undo -----------------------------------------------------------------------------------------
+
+
+def test_a_task_that_changed_nothing_offers_no_undo_in_the_kernel(tmp_path):
+    script = [
+        {"tool_calls": [{"name": "exec_command", "id": "call_ls", "arguments": {"cmd": "ls"}}]},
+        {"text": "Two files."},
+    ]
+    with ScriptedModelServer(script) as server:
+        _configure(server, 32_768)
+        kernel = _kernel(tmp_path, {})
+        try:
+            task = kernel.execute("%%penguin --approve allow-all\nWhat is here?", timeout=120)
+            undo = kernel.execute("%penguin undo")
+        finally:
+            kernel.close()
+    bundle = task.final_bundles()[-1][MIME]
+    assert bundle["status"] == "completed" and "undo" not in bundle  # no Undo button
+    assert "nothing to undo" in undo.stderr and "nothing needed restoring" not in undo.stdout

@@ -202,7 +202,8 @@ def render_html(bundle: Mapping[str, Any]) -> str:
     meta.append(f"approve {session['approval_mode']}" if session.get("approval_mode") else "")
     status = str(bundle.get("status") or "completed")
     header = (
-        f"<div class='pg-header'>🐧 penguin · {_e(model)} · <span class='pg-status-{_e(status)}'>{_e(status)}</span>"
+        # No emoji: where no colour-emoji font is installed (server images) it was a missing-glyph box.
+        f"<div class='pg-header'>penguin · {_e(model)} · <span class='pg-status-{_e(status)}'>{_e(status)}</span>"
         f"{_undone(bundle.get('undo'))}"
         f"<div class='pg-meta'>{_e(' · '.join(m for m in meta if m))}</div></div>"
     )
