@@ -154,7 +154,8 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
       s.approval_mode ? `approve ${s.approval_mode}` : ''
     ].filter(Boolean).join(' · ');
     const header = el('div', 'pg-header',
-      el('span', 'pg-title', `🐧 penguin · ${model} · `),
+      // no emoji: a missing-glyph box where no colour-emoji font is installed (issue 39)
+      el('span', 'pg-title', `penguin · ${model} · `),
       el('span', `pg-status pg-status-${bundle.status}`, bundle.status),
       el('div', 'pg-meta', meta),
       undoControl(bundle.undo ?? null, this.node));
