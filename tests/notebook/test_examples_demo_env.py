@@ -70,3 +70,40 @@ def test_agent_in_notebook_runs_headless_and_says_it_could_not_insert_cells(tmp_
     table = "".join(by_species["outputs"][0]["data"]["text/plain"])
     assert "Gentoo" in table and "5116.7" in table
     assert len(code_cells) == 5  # nothing was inserted
+
+
+@pytest.mark.kernel
+def test_a_notebook_that_fails_after_starting_the_demo_leaves_nothing_behind(tmp_path):
+    """Issue 39: Run All stopped at a failing cell, so `demo.stop()` never ran and the scripted
+    server and its temporary data root were left behind. nbconvert shuts the kernel down as a
+    frontend does; the demo's exit hook stops it."""
+    import os
+    from pathlib import Path
+
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext penguin_jupyter"),
+        nbformat.v4.new_code_cell(
+            "from penguin_jupyter.notebook.demo import start_demo_model\n"
+            "demo = start_demo_model()\n"
+            "open('demo-root.txt', 'w').write(f'{demo.root} {demo.server.port}')"
+        ),
+        nbformat.v4.new_code_cell("import polars  # not in the demo environment: the run stops here"),
+        nbformat.v4.new_code_cell("demo.stop()"),
+    ]
+    nbformat.write(nb, str(tmp_path / "fails.ipynb"))
+    jupyter = Path(sys.executable).with_name("jupyter")
+    done = subprocess.run(
+        [str(jupyter), "nbconvert", "--to", "notebook", "--execute", "fails.ipynb", "--output", "fails.out.ipynb"],
+        cwd=tmp_path, env=demo_env(tmp_path / ".guard"), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode != 0 and "ModuleNotFoundError" in done.stderr
+    root, port = (tmp_path / "demo-root.txt").read_text().split()
+    assert not os.path.exists(root), "the demo's temporary data root was left behind"
+    import socket
+
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", int(port)), timeout=2).close()
