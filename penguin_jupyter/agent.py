@@ -24,10 +24,20 @@ from .environment.types import BuiltinTool, EnvironmentConfig, ToolConfig
 from .interfaces import EnvironmentServices, ThinkingLevelName, VisionDescriberService
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator, vision_model_config
 from .llm.answer_budget import DEFAULT_ANSWER_BUDGET_MS, DEFAULT_CONNECT_TIMEOUT_MS
-from .omni import OmniMessage, SessionMetaPayload, TextPayload, compaction_end, payload_as, session_meta
+from .omni import (
+    OmniMessage,
+    SessionMetaPayload,
+    TextPayload,
+    TokenCounts,
+    compaction_end,
+    payload_as,
+    session_meta,
+)
+from .prices import ModelPrice, cost_usd, list_price
 from .private_files import UnsafePathError, read_private_text
 from .redaction import Redactor
 from .session import Session, SessionSetup
+from .spending import Budgets, SpendMeter
 from .state import (
     ConfigError,
     ModelEntry,
@@ -255,9 +265,11 @@ class Agent:
         thinking_level: ThinkingLevelName | None,
         depth: int,
         credentials: Mapping[str, str] | None = None,
+        spend: SpendMeter | None = None,
     ) -> Session:
         """A subagent session (used by the SubagentRunner): `source: "subagent"`, no subagent
-        tools once the depth cap is reached; `credentials` are its parent's model keys."""
+        tools once the depth cap is reached; `credentials` are its parent's model keys, `spend`
+        its parent's budgets (its requests count in the parent's Task)."""
         return self._open_session(
             workspace_dir=workspace_dir,
             provider=provider,
@@ -266,6 +278,7 @@ class Agent:
             depth=depth,
             thinking_level=thinking_level,
             credentials=credentials or {},
+            spend=spend,
         )
 
     def _open_session(
@@ -280,6 +293,7 @@ class Agent:
         depth: int = 0,
         thinking_level: ThinkingLevelName | None = None,
         credentials: Mapping[str, str],
+        spend: SpendMeter | None = None,
     ) -> Session:
         workspace = _existing_workspace(workspace_dir)
         ensure_agent_layout(self.root, self.project_id, self.agent_id)  # checked again: a sibling too
@@ -317,6 +331,7 @@ class Agent:
                 depth=depth,
                 thinking_level=thinking_level,
                 credentials=credentials,
+                spend=spend,
             )
         except BaseException:
             lock.release()
@@ -462,7 +477,7 @@ class Agent:
         # GenerativeModelConfig refuses a level outside THINKING_LEVELS with one line naming it.
         return cast(ThinkingLevelName, level)
 
-    def _vision_service(self, credentials: Mapping[str, str]) -> VisionDescriberService:
+    def _vision_service(self, credentials: Mapping[str, str], spend: SpendMeter) -> VisionDescriberService:
         cfg = self.load_project_config()
         ref = cfg.vision_model
         entry = cfg.get_model(ref.provider, ref.model_id) if ref is not None else None
@@ -476,6 +491,7 @@ class Agent:
             timeout_ms=120000,
             credentials=credentials,
         )
+        base.price, base.spend_gate = _price(entry, self._spend_policy_cap()), spend
         return VisionDescriberService(
             model_id=entry.model_id, create_llm=lambda: GenerativeModel(vision_model_config(base))
         )
@@ -496,6 +512,7 @@ class Agent:
         depth: int = 0,
         thinking_level: ThinkingLevelName | None = None,
         credentials: Mapping[str, str],
+        spend: SpendMeter | None = None,
     ) -> Session:
         level = thinking_level or self._thinking_level(config)
         builtin = config.builtin_tools
@@ -504,9 +521,12 @@ class Agent:
         disabled = policy.disabled_tools if policy is not None else frozenset()
         if depth >= MAX_SUBAGENT_DEPTH:
             disabled = disabled | frozenset(SUBAGENT_TOOL_NAMES)
+        owns_spend = spend is None
+        if spend is None:
+            spend = self.spend_meter(replay.session_tokens if replay is not None else None, entry)
         if depth < MAX_SUBAGENT_DEPTH:
             runner = AgentSubagentRunner(
-                ParentContext(self, entry.provider, entry.model_id, workspace, level, depth, credentials)
+                ParentContext(self, entry.provider, entry.model_id, workspace, level, depth, credentials, spend)
             )
 
         vault = (
@@ -522,7 +542,7 @@ class Agent:
                 workspace_dir=workspace,
                 tool_config=ToolConfig(builtin=builtin, mcp_servers=config.mcp_servers),
                 session_scratchpad_dir=str(scratchpad),
-                services=EnvironmentServices(subagent_runner=runner, vision_describer=self._vision_service(credentials)),
+                services=EnvironmentServices(subagent_runner=runner, vision_describer=self._vision_service(credentials, spend)),
                 vault=vault or None,
                 extra_tools=list(extra_tools or []),
                 model_class="vision" if entry.is_vision else "text-only",
@@ -549,6 +569,7 @@ class Agent:
             credentials=credentials,
         )
         model_config.tool_call_ids = ToolCallIdAllocator()
+        model_config.price, model_config.spend_gate = _price(entry, policy.max_usd_per_day if policy else None), spend
         cfg = self.load_project_config()
         return Session(
             SessionSetup(
@@ -569,8 +590,37 @@ class Agent:
                 redactor=redactor,
                 replay=replay,
                 meta_recorded=meta_recorded,
+                spend=spend,
+                owns_spend=owns_spend,
             )
         )
+
+    def _spend_policy_cap(self) -> float | None:
+        policy = load_policy()
+        return policy.max_usd_per_day if policy is not None else None
+
+    def spend_meter(self, session_tokens: TokenCounts | None = None, entry: ModelEntry | None = None) -> SpendMeter:
+        """A new session's budgets (docs/cost.md): the project's per-session and per-day
+        budgets and the administrator's daily cap, with today's ledger under this data root; a
+        resumed session's spend so far is its trace's token counts at the model's price."""
+        cfg = self.load_project_config()
+        policy = load_policy()
+        cap = policy.max_usd_per_day if policy is not None else None
+        meter = SpendMeter(
+            self.root,
+            Budgets(
+                session_usd=cfg.budget_usd_per_session,
+                day_usd=cfg.budget_usd_per_day,
+                policy_day_usd=cap,
+                config_source=str(self.project_config_path),
+                policy_source=f"max_usd_per_day in {policy.path}" if policy is not None else "",
+            ),
+        )
+        price = _price(entry, cap) if entry is not None else None
+        price = price or (list_price(entry.model_id) if entry is not None else None)
+        if session_tokens is not None and price is not None:
+            meter.session.usd = cost_usd(session_tokens, price)
+        return meter
 
 
 def _model_config(
@@ -600,6 +650,15 @@ def _model_config(
         answer_budget_ms=DEFAULT_ANSWER_BUDGET_MS if answer_budget_ms is None else answer_budget_ms,
         credentials=dict(credentials or {}),
     )
+
+
+def _price(entry: ModelEntry, policy_cap_usd: float | None) -> ModelPrice | None:
+    """The price a model entry is charged at: its own `price` table, except that under an
+    administrator's daily cap a model with a list price is charged at the list price (a user's
+    own table cannot lower what the cap counts). None: the model's list price, if any."""
+    if entry.price is None or (policy_cap_usd is not None and list_price(entry.model_id) is not None):
+        return None
+    return entry.price
 
 
 def _existing_workspace(workspace_dir: str | os.PathLike[str]) -> str:

@@ -16,13 +16,15 @@ import penguin_jupyter
 
 PACKAGE = Path(penguin_jupyter.__file__).parent
 # Leaf modules that import nothing of the package: any layer above the protocol may use them.
-_LEAVES = {"redaction", "private_files"}
+_LEAVES = {"redaction", "private_files", "regular_files", "prices"}
 _CORE = {"omni", "interfaces", "engine", "llm", "environment", "trace", "state"} | _LEAVES
 # part -> the other parts it may import
 ALLOWED: dict[str, set[str]] = {
     "omni": set(),
     "redaction": set(),
     "private_files": set(),
+    "regular_files": set(),
+    "prices": set(),
     "interfaces": {"omni"},
     "engine": {"omni", "interfaces"} | _LEAVES,
     "llm": {"omni", "interfaces"} | _LEAVES,
@@ -31,10 +33,11 @@ ALLOWED: dict[str, set[str]] = {
     "state": {"omni", "interfaces", "environment"} | _LEAVES,
     "testing": {"omni", "interfaces"},
     "session_images": {"omni", "interfaces"} | _LEAVES,
-    "session": _CORE | {"session_images"},
-    "subagent_runner": {"omni", "interfaces", "session"},
-    "agent": _CORE | {"session", "subagent_runner"},
-    "notebook": _CORE | {"session", "agent", "subagent_runner", "testing", "session_images"},
+    "spending": {"llm", "state"} | _LEAVES,
+    "session": _CORE | {"session_images", "spending"},
+    "subagent_runner": {"omni", "interfaces", "session", "spending"},
+    "agent": _CORE | {"session", "subagent_runner", "spending"},
+    "notebook": _CORE | {"session", "agent", "subagent_runner", "testing", "session_images", "spending"},
     "__init__": {"session", "agent", "notebook"},
 }
 UI_PACKAGES = ("IPython", "ipywidgets", "ipykernel")

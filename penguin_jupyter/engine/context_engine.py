@@ -21,12 +21,13 @@ from ..interfaces import (
     AbortSignal,
     ApprovalDecision,
     ApproveFn,
+    BudgetStop,
     EnvironmentInterface,
     LLMInterface,
     LLMOutcome,
     ThinkingLevelName,
 )
-from ..omni import CompactionReason, OmniMessage, abort, assistant_text, partial_text
+from ..omni import CompactionReason, OmniMessage, abort, assistant_text, markers, partial_text, user_text
 from .carry_over import TurnResult, build_carry_over, with_retried_turns
 from .compaction import CompactionResult, Compactor
 from .context_state import ContextState
@@ -322,6 +323,11 @@ class ContextEngine:
             async for msg in run_turn(ctx, attempt_input, reconnects, turn):
                 yield msg
             step.turn, step.attempt_input = turn, attempt_input
+            if isinstance(turn.outcome, BudgetStop):
+                step.ended = True
+                for msg in self._budget_stop(attempt_input, turn.outcome.message or "a spending budget"):
+                    yield self._emit(msg)
+                return
             ending = self._ending_of(turn, attempt_input, ctx.signal)
             if ending is not None:
                 step.ended = True
@@ -421,7 +427,16 @@ class ContextEngine:
         step.compaction_decided = result.status == "aborted"
 
     def _max_turns_notice(self) -> list[OmniMessage]:
-        text = f"[reached max turns ({self._max_turns}); stopping]"
+        return self._stop_notice(f"[reached max turns ({self._max_turns}); stopping]")
+
+    def _budget_stop(self, attempt_input: list[OmniMessage], reason: str) -> list[OmniMessage]:
+        """A request refused by a spending budget (docs/cost.md): nothing was sent, so the whole
+        input carries over, with a note that tells the next task's model why this one stopped."""
+        self._state.carry_over = [*attempt_input, user_text(markers.build_budget_stop_text(reason), "harness")]
+        return self._stop_notice(f"[stopped before a model request: {reason}]")
+
+    @staticmethod
+    def _stop_notice(text: str) -> list[OmniMessage]:
         return [
             partial_text("start", ""),
             partial_text("delta", text),

@@ -75,6 +75,7 @@ from .models import (
     SubagentPayload,
     TextPayload,
     ThinkingPayload,
+    TokenCost,
     TokenCounts,
     TokenUsagePayload,
     ToolCallOutputPayload,

@@ -7,8 +7,10 @@ bound to it). In order (the command policy's refusals come before all of this, i
 
 1. The rules (`state/approval_rules.RuleBook`: project, workspace, the administrator's policy;
    the policy's disabled tools are denied too): a matching deny denies. deny-all denies.
-2. A matching ask rule asks; a matching allow rule allows (a read of a credential file, outside
-   the workspace or of a URL still asks, as for "always allow").
+2. A matching ask rule asks; a matching allow rule allows (a read of a credential file — also
+   named by a command's word —, outside the workspace or of a URL still asks, as for "always
+   allow"). A command allow rule whose words match a call that does more than they name
+   (`approval_rules.Verdict.uncovered`) leaves the call to the mode, and a card says why.
 3. No rule: the launching mode decides by itself when it can (`_auto_decision`: allow-all, the
    session's "always allow" set, read-only reads).
 4. Otherwise a human is asked: in the launching cell while it runs; after it ended, in the
@@ -32,7 +34,7 @@ from typing import Any, Literal
 from ...environment.secret_files import credential_read_reason
 from ...interfaces import ApprovalDecision, ApproveFn, Permission
 from ...omni import OmniMessage, ToolCallPayload
-from ...state.approval_rules import Rule, RuleBook, Verdict, suggested_rule
+from ...state.approval_rules import Rule, RuleBook, Verdict, credential_argument, suggested_rule
 from .approval import CellAsker, RuleOffer, tool_name_of
 from .options import APPROVAL_MODES
 
@@ -107,13 +109,19 @@ class ApprovalRouter:
             return self._read_only_decision(launcher, tool_call)
         return None
 
-    @staticmethod
-    def _read_reason(launcher: CellApproval, tool_call: OmniMessage) -> str | None:
-        """Why a read must be asked (`asked: read of a credential file: ~/.pgpass`), or None."""
+    def _read_reason(self, launcher: CellApproval, tool_call: OmniMessage) -> str | None:
+        """Why a read must be asked (`asked: read of a credential file: ~/.pgpass`, also when a
+        command's word names one), or None."""
         try:
             reason = credential_read_reason(tool_call, launcher.workspace_dir, launcher.scratchpad_dir)
         except Exception:
             return None
+        if reason is None:
+            try:
+                workspace = launcher.workspace_dir or "."
+                reason = credential_argument(tool_name_of(tool_call), self._arguments(tool_call), workspace)
+            except Exception:  # a check that cannot run must not let the call through unasked
+                reason = "the command's arguments could not be checked for credential files"
         return None if reason is None else f"asked: {reason}"
 
     @staticmethod
@@ -209,6 +217,9 @@ class ApprovalRouter:
         running = self._running()
         launching_cell_running = not launcher.ended and running is launcher
         verdict, label = self._verdict(launcher, tool_call)
+        uncovered = None  # an allow rule's words matched, the call does more: the mode decides, the card says why
+        if verdict is not None and verdict.uncovered:
+            verdict, uncovered = None, label
         if verdict is not None and verdict.action == "deny" and label:
             self._remember(tool_call, label)
             return "deny"
@@ -223,6 +234,7 @@ class ApprovalRouter:
             auto = self._auto_decision(launcher, tool_call, reason)
             if auto is not None:
                 self._remember(tool_call, self._auto_reason(launcher, tool_call, auto))
+            reason = uncovered or reason
         where = route(auto, launching_cell_running, running is not None)
         # a saved allow rule could not change what a matching rule already says: no offer then
         offer = self._offer(launcher, tool_call) if where.startswith("ask") and verdict is None else None

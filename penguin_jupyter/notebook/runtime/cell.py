@@ -23,6 +23,7 @@ from ..kernel_tools.notebook_cells import cell_preview
 from ..link.notebook_link import current_cell_id, link_of
 from ..live.cell_view import CellView
 from ..transcript.cell_sources import CellPreview
+from ..transcript.cost_line import cost_text, task_cost
 from ..transcript.saved_images import with_saved_images
 from ..transcript.transcript_bundle import TRANSCRIPT_MIME, decision_reason_text, static_transcript
 from ..undo import task_bracket
@@ -79,6 +80,8 @@ class Cell:
         self.mode, capped_note = capped_mode(opts.approve or runtime.sessions.approval_mode, rules.policy)
         self.decision_reasons: dict[str, str] = {}  # tool_call_id -> why no click was needed
         self.python_timeout_s = opts.python_timeout_s  # this cell's --python-timeout
+        # this cell's --budget, else `%penguin budget` (docs/cost.md)
+        self.budget_usd = opts.budget_usd if opts.budget_usd is not None else runtime.sessions.budget_usd
         self.signal = AbortSignal()
         self.loop = asyncio.get_running_loop()
         self.redactor = session.redactor  # names each secret: [redacted:NAME]
@@ -209,6 +212,7 @@ class Cell:
                 signal=self.signal,
                 thinking_level=self.opts.thinking,
                 max_turns=self.opts.max_turns,
+                budget_usd=self.budget_usd,
             )
             async for msg in messages:
                 self._on_message(msg)
@@ -219,8 +223,10 @@ class Cell:
 
     def _on_message(self, msg: OmniMessage) -> None:
         self._remember(msg)
-        if not msg.origin and isinstance(msg.payload, TokenUsagePayload):
-            self.runtime.sessions.last_usage = msg
+        if isinstance(msg.payload, TokenUsagePayload):
+            if not msg.origin:
+                self.runtime.sessions.last_usage = msg
+            self.view.show_cost(cost_text(task_cost(self.session.spend)))
         try:
             self.view.handle(msg)
             self._decision_reason(msg)
@@ -325,7 +331,7 @@ class Cell:
             self.record.messages,
             session_info=self.info,
             status=status,
-            usage=self.record.usage,
+            usage=self._usage_with_cost(),
             redactor=self.redactor,
             decision_reasons=self.decision_reasons,
             undo={"task_id": undo_task.task_id, "state": "available"} if undo_task is not None else None,
@@ -337,6 +343,15 @@ class Cell:
         self._display.update(mimebundle, raw=True)
         for note in self.lasting_notes:
             tell(self.redactor.text(note))
+
+    def _usage_with_cost(self) -> dict[str, Any] | None:
+        """The last request's token counts with what the Task cost, for the saved transcript."""
+        usage = self.record.usage
+        cost = task_cost(self.session.spend)
+        if usage is None or not isinstance(usage.payload, TokenUsagePayload):
+            return None if cost is None or (not cost["task_usd"] and not cost["unpriced_requests"]) else {"cost": cost}
+        counts = usage.payload.model_dump(include={"session", "request"})
+        return {**counts, "cost": cost} if cost is not None else counts
 
     async def _offer_undo(self, undo_task: TaskJournal) -> None:
         """The transcript's Undo button now targets this Task (docs/undo.md)."""

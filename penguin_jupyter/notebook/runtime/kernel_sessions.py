@@ -21,7 +21,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypedDict
 
-from ...state.admin_policy import load_policy
 from ...state.dotenv import workspace_credentials
 from ...state.errors import NoModelConfiguredError
 from .options import CellOptions
@@ -92,6 +91,7 @@ class NotebookSessions:
     always_allowed: dict[str, set[str]] = field(default_factory=dict)
     last_usage: OmniMessage | None = None
     python_timeout_s: float | None = None  # `%penguin python-timeout`; None = the tool's default
+    budget_usd: float | None = None  # `%penguin budget`: each following cell's Task cap; None = none
     subagent_metas: dict[str, OmniMessage] = field(default_factory=dict)
     dotenv_announced: set[str] = field(default_factory=set)  # `.env` files a cell has named
     # path → (line not shown yet, whether it is a problem: the file could not be read)
@@ -101,10 +101,7 @@ class NotebookSessions:
     def model_credentials(self, workspace: str) -> Mapping[str, str]:
         """The model keys of the workspace's `.env` for the model client (never the kernel's
         environment); the first use of each `.env` queues its one-line notice for the cell. The
-        administrator's policy may turn `.env` off (`read_dotenv = false`)."""
-        policy = load_policy()
-        if policy is not None and not policy.read_dotenv:
-            return {}
+        administrator's policy may turn `.env` off (`read_dotenv = false`: `dotenv.read_dotenv`)."""
         found = workspace_credentials(workspace)
         notice = found.notice()
         if notice is not None and found.path is not None and str(found.path) not in self.dotenv_announced:

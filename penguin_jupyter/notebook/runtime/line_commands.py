@@ -16,7 +16,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 from ...omni import CompactionEndPayload, OmniMessage, TokenUsagePayload
-from ...state.admin_policy import POLICY_ENV, load_policy, policy_path
+from ...prices import format_usd
+from ...state.admin_policy import FIXED_NOTE, POLICY_ENV, load_policy, policy_path
 from ...state.errors import ConfigError
 from ..kernel_tools.notebook_place import page_hello
 from .cell_rules import ForgetError, cell_rules, forget, listing
@@ -26,11 +27,13 @@ from .options import (
     CELL_USAGE,
     LINE_COMMANDS,
     OptionError,
+    parse_budget,
     parse_line_command,
     parse_model_pair,
     parse_python_timeout,
     timeout_text,
 )
+from .spend_report import spend_lines
 from .user_lines import tell
 from .workspace import resolve_workspace
 
@@ -262,16 +265,30 @@ async def _compact(runtime: KernelRuntime, arg: str | None) -> None:
 
 async def _usage(runtime: KernelRuntime, arg: str | None) -> None:
     usage = runtime.sessions.last_usage
+    session = runtime.sessions.session
     if usage is None or not isinstance(usage.payload, TokenUsagePayload):
-        print("penguin: no token usage yet")
+        print("penguin: no token usage yet in this session")
+    else:
+        s, r = usage.payload.session, usage.payload.request
+        print(f"session: total {s.total}, input {s.cache_write}, cached input {s.cache_read}, output {s.output}")
+        print(f"last request: total {r.total}, input {r.cache_write}, cached input {r.cache_read}, output {r.output}")
+    meter = session.spend if session is not None else None
+    if meter is None:  # no session yet: today's ledger and the budgets a new session would get
+        try:
+            meter = (await runtime.sessions.get_agent()).spend_meter()
+        except Exception as exc:
+            tell(f"penguin: cannot read today's spend: {exc}")
+    for line in spend_lines(meter, runtime.sessions.budget_usd):
+        print(line)
+
+
+async def _budget(runtime: KernelRuntime, arg: str | None) -> None:
+    if arg == "off":
+        runtime.sessions.budget_usd = None
+        print("penguin: no budget for the following cells (a cell's --budget still applies)")
         return
-    s, r = usage.payload.session, usage.payload.request
-    print(
-        f"session: total {s.total}, input {s.cache_write}, cached input {s.cache_read}, output {s.output}"
-    )
-    print(
-        f"last request: total {r.total}, input {r.cache_write}, cached input {r.cache_read}, output {r.output}"
-    )
+    runtime.sessions.budget_usd = usd = parse_budget(arg or "")
+    print(f"penguin: each following cell's Task may spend at most {format_usd(usd)} on model requests")
 
 
 async def _trace(runtime: KernelRuntime, arg: str | None) -> None:
@@ -304,6 +321,7 @@ async def _config(runtime: KernelRuntime, arg: str | None) -> None:
         print(f"also read: {variables}; not the workspace's .env (the administrator's policy turns it off)")
     if policy is None:
         print(f"administrator's policy: none ({POLICY_ENV} unset and no {policy_path()[0]})")
+        print(f"  {FIXED_NOTE}")
     else:
         print("\n".join(policy.describe()))
 
@@ -353,6 +371,7 @@ HANDLERS: dict[str, Handler] = {
     "model": _model,
     "approve": _approve,
     "python-timeout": _python_timeout,
+    "budget": _budget,
     "sessions": _sessions,
     "models": _models,
     "compact": _compact,

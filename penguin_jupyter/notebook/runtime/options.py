@@ -20,7 +20,7 @@ APPROVAL_MODES: tuple[str, ...] = get_args(ApprovalMode)
 CELL_USAGE = (
     "usage: %%penguin [--model PROVIDER/MODEL_ID] [--new] [--session ID] "
     "[--approve ask|read-only|allow-all|deny-all] [--thinking none|low|medium|high|xhigh|max] "
-    "[--max-turns N] [--python-timeout SECONDS] [--workspace DIR] [--quiet] [--rerun]"
+    "[--max-turns N] [--python-timeout SECONDS] [--budget USD] [--workspace DIR] [--quiet] [--rerun]"
 )
 
 
@@ -37,6 +37,7 @@ class CellOptions:
     thinking: ThinkingLevelName | None = None
     max_turns: int | None = None
     python_timeout_s: float | None = None
+    budget_usd: float | None = None  # what this cell's Task may spend on model requests
     workspace: str | None = None
     quiet: bool = False
     rerun: bool = False  # ask the model again even if the cell's saved Task completed
@@ -69,6 +70,22 @@ def parse_python_timeout(value: str) -> float:
             f"penguin: python-timeout needs a number of seconds >= 0 (0 = no limit), got {value!r}"
         )
     return seconds
+
+
+# The largest budget accepted: more than anyone spends in a day, small enough to print.
+MAX_BUDGET_USD = 1_000_000.0
+
+
+def parse_budget(value: str) -> float:
+    """`--budget` / `%penguin budget`: a positive number of USD (a leading `$` allowed)."""
+    text = value.strip().removeprefix("$")
+    try:
+        usd = float(text) if text.isascii() else math.nan
+    except ValueError:
+        usd = math.nan
+    if not math.isfinite(usd) or usd <= 0 or usd > MAX_BUDGET_USD:
+        raise OptionError(f"penguin: budget needs a positive number of USD up to {MAX_BUDGET_USD:,.0f}, got {value!r}")
+    return usd
 
 
 def parse_thinking(value: str) -> ThinkingLevelName:
@@ -120,6 +137,10 @@ def _set_python_timeout(opts: CellOptions, value: str) -> None:
     opts.python_timeout_s = parse_python_timeout(value)
 
 
+def _set_budget(opts: CellOptions, value: str) -> None:
+    opts.budget_usd = parse_budget(value)
+
+
 def _set_workspace(opts: CellOptions, value: str) -> None:
     opts.workspace = value
 
@@ -144,6 +165,7 @@ OPTION_PARSERS: dict[str, Callable[[CellOptions, str], None]] = {
     "--thinking": _set_thinking,
     "--max-turns": _set_max_turns,
     "--python-timeout": _set_python_timeout,
+    "--budget": _set_budget,
     "--workspace": _set_workspace,
 }
 FLAG_PARSERS: dict[str, Callable[[CellOptions], None]] = {"--new": _set_new, "--quiet": _set_quiet, "--rerun": _set_rerun}
@@ -185,8 +207,9 @@ LINE_COMMANDS: dict[str, str] = {
     "models": "list the configured models",
     "approve MODE": "set the approval mode (ask, read-only, allow-all, deny-all)",
     "python-timeout SECONDS": "run_python's time limit for the next cells (0 = no limit; default 120)",
+    "budget USD|off": "cap what each following cell's Task may spend on model requests (a cell's --budget wins)",
     "compact": "compact the current session's context now",
-    "usage": "show the token usage of the current session",
+    "usage": "show the tokens and cost of the last Task, this session and today",
     "trace": "show the path of the current trace file",
     "config": "show where models and credentials are read from, and the administrator's policy",
     "rules [forget N]": "list the approval rules in force, numbered with their file; forget N removes rule N",
@@ -212,6 +235,7 @@ def parse_line_command(line: str) -> LineCommand:
         "model": "model PROVIDER/MODEL_ID",
         "approve": "approve MODE",
         "python-timeout": "python-timeout SECONDS",
+        "budget": "budget USD|off",
     }
     known = {key.split()[0] for key in LINE_COMMANDS}
     if name not in known:
@@ -222,12 +246,8 @@ def parse_line_command(line: str) -> LineCommand:
         if len(args) != 2 or args[0] != "forget" or not args[1].isdigit():
             raise OptionError("penguin: usage: %penguin rules [forget N]")
         return LineCommand("rules", args[1])
-    if name == "undo":
-        return _undo_command(args)
-    if name == "demo":
-        if args not in ([], ["stop"]):
-            raise OptionError("penguin: usage: %penguin demo [stop]")
-        return LineCommand("demo", args[0] if args else None)
+    if name in ("undo", "demo"):
+        return _undo_command(args) if name == "undo" else _demo_command(args)
     if name in needs_arg:
         if len(args) != 1:
             raise OptionError(f"penguin: usage: %penguin {needs_arg[name]}")
@@ -237,6 +257,8 @@ def parse_line_command(line: str) -> LineCommand:
             parse_approval_mode(args[0])
         if name == "python-timeout":
             parse_python_timeout(args[0])
+        if name == "budget" and args[0] != "off":
+            parse_budget(args[0])
         return LineCommand(name, args[0])
     if args:
         raise OptionError(f"penguin: %penguin {name} takes no arguments")
@@ -252,6 +274,13 @@ def _undo_command(args: list[str]) -> LineCommand:
     if len(args) == 1 and args[0].startswith("--task=") and args[0][7:].strip():
         return LineCommand("undo", args[0][7:])
     raise OptionError("penguin: usage: %penguin undo [--task ID]")
+
+
+def _demo_command(args: list[str]) -> LineCommand:
+    """`demo` (start the offline scripted model) or `demo stop`."""
+    if args not in ([], ["stop"]):
+        raise OptionError("penguin: usage: %penguin demo [stop]")
+    return LineCommand("demo", args[0] if args else None)
 
 
 def timeout_text(seconds: float) -> str:
