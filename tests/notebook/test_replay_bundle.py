@@ -32,6 +32,8 @@ from penguin_jupyter.omni import (
 from penguin_jupyter.redaction import Redactor
 from tests.support.no_fetch import audit
 
+pytestmark = pytest.mark.security
+
 RULE_REASON = "allowed by rule 1 (ls*) in /home/u/.penguin/data/default_project/approval_rules.toml"
 
 

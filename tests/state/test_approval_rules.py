@@ -32,6 +32,8 @@ from penguin_jupyter.state.approval_rules import (
 from penguin_jupyter.state.errors import ConfigError
 from tests.support.policy import policy_named
 
+pytestmark = pytest.mark.security
+
 ALLOW_GIT_STATUS = Rule("allow", "exec_command", command="git status*", source="rules.toml")
 ALLOW_LS = Rule("allow", "exec_command", command="ls", source="rules.toml")
 
