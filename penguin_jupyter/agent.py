@@ -10,6 +10,7 @@ read through `penguin_jupyter.state`; the conversation itself runs in `session.p
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from typing import cast
 
 from .engine import CompactionSettings, effective_context_threshold
 from .environment import Environment
+from .environment.environment import SANDBOX_KEY
+from .environment.sandbox import SandboxGrants
 from .environment.secret_files import register_data_root
 from .environment.types import BuiltinTool, EnvironmentConfig, ToolConfig
 from .interfaces import EnvironmentServices, ThinkingLevelName, VisionDescriberService
@@ -58,6 +61,7 @@ from .state.ids import is_valid_id, require_id
 from .state.key_models import KeyModel, model_for_keys
 from .state.model_catalog import catalogue_entry
 from .state.project_config import HOW_TO_ADD_MODEL
+from .state.sandbox_settings import sandbox_config
 from .state.secrets import collect_secrets
 from .subagent_runner import MAX_SUBAGENT_DEPTH, SUBAGENT_TOOL_NAMES, AgentSubagentRunner, ParentContext
 from .trace import (
@@ -69,11 +73,14 @@ from .trace import (
     latest_session_id,
     list_session_files,
     read_trace,
+    replay_notes_diagnostic,
     resume_trace,
 )
 from .trace.writer import trace_file_path
 
 __all__ = ["Agent", "SessionInfo", "create_agent"]
+
+log = logging.getLogger(__name__)
 
 _DEFAULT_THINKING_LEVEL = "medium"
 
@@ -120,6 +127,9 @@ class Agent:
         self.agent_id = require_id("agent_id", agent_id)
         self.project_id = require_id("project_id", project_id)
         self.root = root
+        # A host that decides per call how commands run (the notebook's approval router) puts
+        # its ledger here; every Environment this agent builds reads it (environment/sandbox/).
+        self.sandbox_grants: SandboxGrants | None = None
 
     # --- paths and state -----------------------------------------------------------------------
 
@@ -155,7 +165,9 @@ class Agent:
             return None
         if not paths.system_config_path(self.root, self.project_id, agent_id).is_file():
             return None
-        return Agent(agent_id, project_id=self.project_id, root=self.root)
+        sibling = Agent(agent_id, project_id=self.project_id, root=self.root)
+        sibling.sandbox_grants = self.sandbox_grants
+        return sibling
 
     def redactor(self, workspace_dir: str | os.PathLike[str] | None = None) -> Redactor:
         """Every configured secret (model api_keys, provider and credential variables of the
@@ -385,6 +397,8 @@ class Agent:
         located = self._locate_or_fail(session_id)
         records = read_trace(located.path)
         replay = resume_trace(records)
+        if replay.notes:
+            log.warning("%s", replay_notes_diagnostic(str(located.path), replay.notes))
         if replay.meta is None:
             raise ValueError(
                 f"Cannot resume {session_id}: its Trace has no session_meta record ({located.path})."
@@ -537,12 +551,18 @@ class Agent:
         scratchpad = paths.session_scratchpad_dir(self.root, self.project_id, self.agent_id, session_id)
         redactor = self.redactor(workspace)
         trace.redactor = redactor
+        cfg = self.load_project_config()
+        sandbox = sandbox_config(cfg, str(self.project_config_path), policy, self.sandbox_grants)
         environment = Environment(
             EnvironmentConfig(
                 workspace_dir=workspace,
                 tool_config=ToolConfig(builtin=builtin, mcp_servers=config.mcp_servers),
                 session_scratchpad_dir=str(scratchpad),
-                services=EnvironmentServices(subagent_runner=runner, vision_describer=self._vision_service(credentials, spend)),
+                services=EnvironmentServices(
+                    subagent_runner=runner,
+                    vision_describer=self._vision_service(credentials, spend),
+                    extra={SANDBOX_KEY: sandbox},
+                ),
                 vault=vault or None,
                 extra_tools=list(extra_tools or []),
                 model_class="vision" if entry.is_vision else "text-only",
@@ -570,7 +590,6 @@ class Agent:
         )
         model_config.tool_call_ids = ToolCallIdAllocator()
         model_config.price, model_config.spend_gate = _price(entry, policy.max_usd_per_day if policy else None), spend
-        cfg = self.load_project_config()
         return Session(
             SessionSetup(
                 session_id=session_id,

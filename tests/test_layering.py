@@ -17,13 +17,14 @@ import penguin_jupyter
 
 PACKAGE = Path(penguin_jupyter.__file__).parent
 # Leaf modules that import nothing of the package: any layer above the protocol may use them.
-_LEAVES = {"redaction", "private_files", "regular_files", "prices", "seams"}
+_LEAVES = {"redaction", "private_files", "regular_files", "prices", "seams", "process_start"}
 _CORE = {"omni", "interfaces", "engine", "llm", "environment", "trace", "state"} | _LEAVES
 # part -> the other parts it may import
 ALLOWED: dict[str, set[str]] = {
     "omni": set(),
     "redaction": set(),
     "private_files": set(),
+    "process_start": set(),
     "regular_files": set(),
     "prices": set(),
     "seams": set(),

@@ -345,3 +345,16 @@ def _read_reason(value: Any, may_be_url: bool, workspace: str, own: tuple[str, .
     ):
         return f"outside the workspace: {_shown(real)}"
     return None
+
+
+def credential_locations(workspace_dir: str | None) -> list[Path]:
+    """Every folder and file of the list, for a sandbox to hide (`environment/sandbox/`):
+    the credential folders, the named files in the home folder and at the workspace's top, the
+    registered ones, and every penguin data root with `~/.penguin`. Locations, not identities:
+    a hard link elsewhere is not among them."""
+    locations = [folder for folder, _ in _credential_dirs()]
+    locations += [file for file, _ in _credential_files(workspace_dir)]
+    if workspace_dir:
+        locations += [Path(workspace_dir) / name for name in _CREDENTIAL_NAMES]
+    locations += _private_roots()
+    return list(dict.fromkeys(locations))

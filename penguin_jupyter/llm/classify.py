@@ -26,6 +26,7 @@ from agenthub.errors import EmptyResponseError, ToolCallArgumentParseError, Unsu
 
 from ..interfaces import LLMOutcome
 from .connect_failure import ConnectKind, connect_failure
+from .stream_reading import UnreadableStream
 
 FAST_MODE_GUIDANCE = (
     "Fast mode is enabled for this model; turn it off in the model settings to use this model."
@@ -107,15 +108,11 @@ class ProviderFailure:
 
     @property
     def is_permanent(self) -> bool:
-        """Sending the same request again gets the same answer (docs/model-requests.md "Failures
-        waiting cannot fix"): the provider said so (`x-should-retry: false`), or it answered with
-        a 4xx that is not one of the statuses that pass (408, 409, 425, 429) nor a credential
-        refusal (that is `auth`)."""
-        if self.is_auth or self.is_retryable:
-            return False
-        if self.should_retry is False:
-            return True
-        return self.status is not None and 400 <= self.status <= 499
+        """The provider said the same request will fail again (`x-should-retry: false`, as its
+        own SDK reads it; docs/model-requests.md "Failures waiting cannot fix"). Another 4xx that
+        does not pass is retried once and made permanent when refused the same way again
+        (`rejections.py`)."""
+        return not self.is_auth and self.should_retry is False
 
 
 class ProviderStreamError(Exception):
@@ -251,8 +248,11 @@ def describe_error(error: BaseException) -> str:
             status = f"HTTP {failure.status}: " if failure.status and failure.status >= 400 else ""
             codes = f" ({', '.join(failure.codes)})" if failure.codes else ""
             piece = f"{status}{failure.message.strip()}{codes}"
+        elif isinstance(level, UnreadableStream):
+            parts.append(str(level))
+            break  # it says what came; the SDK's error under it is not the provider's words
         else:
-            piece = str(level).strip() or type(level).__name__
+            piece = _readable(level)
             code = getattr(level, "code", None)
             if isinstance(code, str) and code and code not in piece:
                 piece = f"{piece} ({code})"
@@ -261,9 +261,25 @@ def describe_error(error: BaseException) -> str:
     return ": ".join(parts) or type(error).__name__
 
 
+def _readable(level: BaseException) -> str:
+    """One level's message; agenthub's end-of-stream check without the event it quotes whole."""
+    lines = str(level).strip().splitlines()
+    text = lines[0] if lines else type(level).__name__
+    if type(level) is ValueError and text.startswith(_INCOMPLETE_STREAM_PREFIXES):
+        return "the model's stream ended early: " + text.split(", got:")[0]
+    return text
+
+
 def is_malformed(error: BaseException) -> bool:
     for level in cause_chain(error):
-        if isinstance(level, json.JSONDecodeError | ToolCallArgumentParseError | EmptyResponseError):
+        if isinstance(
+            level,
+            json.JSONDecodeError
+            | ToolCallArgumentParseError
+            | EmptyResponseError
+            | UnreadableStream
+            | UnicodeDecodeError,
+        ):
             return True
         # agenthub's stream validation (`LLMClient._validate_last_event`) raises a plain ValueError
         if type(level) is ValueError and str(level).startswith(_INCOMPLETE_STREAM_PREFIXES):
@@ -285,6 +301,8 @@ def is_fast_mode_rejection(error: BaseException) -> bool:
 
 def _is_connection_failure(level: BaseException) -> bool:
     connection_types = [_loaded(module, "APIConnectionError") for module in ("openai", "anthropic")]
+    # google-genai may read through httpx2 (httpx's successor), whose errors are its own types
+    connection_types += [_loaded("httpx2", "TransportError"), _loaded("httpx2", "StreamError")]
     if any(kind is not None and isinstance(level, kind) for kind in connection_types):
         return True  # APITimeoutError subclasses it
     if isinstance(level, _TRANSPORT_TYPES):
@@ -313,9 +331,9 @@ def classify_error(
 ) -> LLMOutcome:
     """Rules 3–8 of docs/model.md "Request lifecycle" for an error that neither the user nor the idle timer caused.
 
-    A failure waiting cannot fix — a host name that does not resolve, a refused local port, a
-    provider answer marked permanent — is a permanent `failed`, so the engine ends the Task at
-    the first attempt; a resolver that could not answer is retried once (`previous_connect` is
+    A failure waiting cannot fix — a host name that does not resolve, a refused local port, an
+    answer the provider marks `x-should-retry: false` — is a permanent `failed`, so the engine
+    ends the Task at the first attempt; a resolver that could not answer is retried once (`previous_connect` is
     the previous attempt's connection failure). docs/model-requests.md "Failures waiting cannot
     fix"; `base_url` names the host when the error does not carry its request."""
     if is_malformed(error):

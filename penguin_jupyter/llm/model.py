@@ -5,7 +5,8 @@ Owns one request's lifecycle as named steps — prepare (outbound merge, config,
 (stream, pump, abort waiter), relay (events raced against abort, the first-response window and the
 idle timer), conclude (history, outcome, usage) — plus the per-request config and the one-time
 `set_history` replay on resume. Segmentation is `translator.py`, error rules `classify.py`,
-arithmetic `limits.py`, the first-response budget `answer_budget.py`. The model never retries:
+arithmetic `limits.py`, the first-response budget `answer_budget.py`, a refusal repeated
+`rejections.py`. The model never retries:
 reconnecting is the engine's job; a budget spent on silence ends with a permanent failure.
 """
 
@@ -55,7 +56,9 @@ from .limits import (
 )
 from .outbound import group_history, merge_to_uni_message
 from .provider import ProviderClient, UnsupportedModel, client_error_outcome, open_provider
+from .rejections import RepeatedRejection
 from .spend import UNCAPPED_OUTPUT_TOKENS, RequestEstimate, SpendTicket
+from .stream_reading import SHAPE_ERRORS, unreadable_event
 from .tool_call_ids import ToolCallIdAllocator
 from .translator import EventTranslator
 from .upstream_pump import UpstreamPump
@@ -173,6 +176,7 @@ class GenerativeModel:
         self._client: ProviderClient | None = None
         self._client_error: BaseException | None = None
         self._answer_budget = AnswerBudget(config.connect_timeout_ms, config.answer_budget_ms)
+        self._rejections = RepeatedRejection()
         self._ensure_client()
 
     # --- client -----------------------------------------------------------------------------
@@ -422,6 +426,9 @@ class GenerativeModel:
             return []
         try:
             return list(ex.translator.push_event(event))
+        except SHAPE_ERRORS as exc:  # a value of the wrong type inside the event
+            ex.outcome = LLMOutcome("malformed", str(unreadable_event(event, exc)))
+            return []
         except Exception as exc:
             ex.outcome = self._error_outcome(exc, ex.signal)
             return []
@@ -437,6 +444,8 @@ class GenerativeModel:
         if ex.responded:
             self._answer_budget.answered()
             self._previous_connect = None
+        if ex.outcome is None or ex.outcome.status != "failed":
+            self._rejections.forget()
         if ex.outcome is not None:
             ex.client.keep_history(ex.committed_before)
             reason = "failed" if ex.outcome.status == "completed" else ex.outcome.status
@@ -510,9 +519,10 @@ class GenerativeModel:
             return LLMOutcome("aborted")
         previous, connect = self._previous_connect, connect_failure(error, self.config.base_url)
         self._previous_connect = connect.kind if connect is not None else None
-        return classify_error(
+        outcome = classify_error(
             error, fast_mode=self.config.fast_mode, base_url=self.config.base_url, previous_connect=previous
         )
+        return self._rejections.judge(error, outcome)
 
     async def _release(self, stream: AsyncIterator[UniEvent], pending: asyncio.Task[None]) -> None:
         """Stop the pump's reader and close the upstream, abandoning either if it does not wind

@@ -5,13 +5,14 @@ Owns the rule files and what a rule matches:
 * project rules `<data root>/<project>/approval_rules.toml` (private, 0600; "Save to project"
   appends here, `%penguin rules forget N` removes);
 * workspace rules `<workspace>/.penguin/approvals.toml` — written by whoever wrote the folder, so
-  they can only tighten: `ask` or `deny`; an `allow` there is ignored with one line;
-* each rule a `[[rule]]` table: `action = "allow" | "ask" | "deny"`, `tool`, and optionally
+  they can only tighten: `ask` or `deny`; an `allow` (or `auto`) there is ignored with one line;
+* each rule a `[[rule]]` table: `action = "allow" | "ask" | "deny" | "auto"` (`auto`: run the
+  command in the sandbox without asking; for a tool that declares a command), `tool`, and optionally
   `command` (a pattern over the parsed command words, for a tool that declares a command
   argument) or `path` (a glob relative to the workspace, for a tool that declares file
   arguments).
 
-`RuleBook.judge` answers for one call: among the matching rules deny beats ask beats allow; None
+`RuleBook.judge` answers for one call: among the matching rules deny beats ask beats auto beats allow; None
 when no rule matches (the cell's mode decides). A deny or ask command rule matches every spelling
 of its words (`command_effects.spellings`); an allow command rule covers a simple command only
 when its words match and every effect past the words it names is known-safe
@@ -43,12 +44,14 @@ from ..environment.registry import BUILTIN_DECLARATIONS
 from ..environment.saved_rule_offer import offered_command_pattern
 from ..regular_files import RefusedFile, read_regular_bytes
 from . import file_lock, paths
+from .config_files import parse_config, read_config_text
 from .errors import ConfigError
 from .toml_writer import dumps_toml, write_private_file
 
-Action = Literal["allow", "ask", "deny"]
-ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny")
-SEVERITY = {"deny": 2, "ask": 1, "allow": 0}
+Action = Literal["allow", "ask", "deny", "auto"]
+ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny", "auto")
+SEVERITY = {"deny": 3, "ask": 2, "auto": 1, "allow": 0}
+LOOSENING: tuple[Action, ...] = ("allow", "auto")  # what a workspace file may not say
 PROJECT_RULES_FILE = "approval_rules.toml"
 MAX_RULES_BYTES = 1 << 20  # a rule is a few lines; a larger file is refused, never read
 WORKSPACE_RULES_FILE = os.path.join(".penguin", "approvals.toml")
@@ -118,10 +121,12 @@ def parse_rule(raw: Any, file: str, number: int, *, from_policy: bool = False, d
         raise ConfigError(file, f"{where}: {unknown[0]}", "unknown field (use action, tool, command, path)")
     action = raw.get("action", default_action)
     if action not in ACTIONS:
-        raise ConfigError(file, f"{where}: action", f'must be "allow", "ask" or "deny" (got {action!r})')
+        raise ConfigError(file, f"{where}: action", f'must be "allow", "ask", "deny" or "auto" (got {action!r})')
     tool = raw.get("tool")
-    if not isinstance(tool, str) or not tool.strip():
-        raise ConfigError(file, f"{where}: tool", "must be a tool name")
+    if not isinstance(tool, str) or not tool.strip() or not tool.strip().isprintable():
+        raise ConfigError(file, f"{where}: tool", f"must be a tool name (got {tool!r})")
+    if action == "auto" and command_argument(tool.strip()) is None:
+        raise ConfigError(file, f"{where}: action", f'"auto" runs a command in the sandbox; {tool} runs no command')
     command, path = raw.get("command"), raw.get("path")
     if command is not None and path is not None:
         raise ConfigError(file, f"{where}: path", "a rule has a command or a path, not both")
@@ -140,11 +145,9 @@ def parse_rule(raw: Any, file: str, number: int, *, from_policy: bool = False, d
 
 def parse_rules_text(text: str, file: str) -> list[Rule]:
     try:
-        data = tomllib.loads(text)
+        data = parse_config(file, tomllib.loads, text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(file, None, f"not valid TOML ({exc})") from None
-    except RecursionError:
-        raise ConfigError(file, None, "not valid TOML (nested too deeply)") from None
     unknown = sorted(set(data) - {"rule"})
     if unknown:
         raise ConfigError(file, unknown[0], "unknown key (rules are [[rule]] tables)")
@@ -158,12 +161,12 @@ def read_rules(path: Path) -> list[Rule]:
     """The rules of one file ([] when it does not exist); ConfigError when it cannot be used (not
     a regular file — a symlink to one is followed —, above `MAX_RULES_BYTES`, not UTF-8 TOML)."""
     try:
-        text = read_regular_bytes(path, MAX_RULES_BYTES).decode("utf-8")
+        text = read_config_text(path, lambda file: read_regular_bytes(file, MAX_RULES_BYTES).decode("utf-8"))
     except (FileNotFoundError, NotADirectoryError):
         return []
     except RefusedFile as exc:
         raise ConfigError(str(path), None, f"cannot read ({exc})") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise ConfigError(str(path), None, f"cannot read ({type(exc).__name__})") from None
     return parse_rules_text(text, str(path))
 
@@ -173,7 +176,7 @@ def read_workspace_rules(workspace: str) -> tuple[list[Rule], str | None]:
     they were ignored."""
     path = workspace_rules_path(workspace)
     rules = read_rules(path)
-    ignored = [number for number, rule in enumerate(rules, start=1) if rule.action == "allow"]
+    ignored = [number for number, rule in enumerate(rules, start=1) if rule.action in LOOSENING]
     note = None
     if ignored:
         listed = ", ".join(str(n) for n in ignored)
@@ -181,7 +184,7 @@ def read_workspace_rules(workspace: str) -> tuple[list[Rule], str | None]:
             f"penguin: {path}: rule {listed}: allow ignored — a workspace file can only tighten "
             "(ask or deny); save allow rules to the project instead"
         )
-    return [rule for rule in rules if rule.action != "allow"], note
+    return [rule for rule in rules if rule.action not in LOOSENING], note
 
 
 def save_project_rule(root: Path, project_id: str, rule: Rule) -> Rule:
@@ -358,7 +361,7 @@ class RuleBook:
 
     def label(self, verdict: Verdict) -> str:
         """`allowed by rule 3 (git status) in <file>`, `denied by the administrator's policy`."""
-        verb = {"allow": "allowed", "ask": "asked", "deny": "denied"}[verdict.action]
+        verb = {"allow": "allowed", "ask": "asked", "deny": "denied", "auto": "sandboxed"}[verdict.action]
         rule = verdict.rule
         if verdict.uncovered:
             return f"asked: {verdict.note} (not covered by rule {self.number_of(rule)} ({rule.pattern()}) in {rule.source})"
@@ -368,7 +371,7 @@ class RuleBook:
         return f"{text}: {verdict.note}" if verdict.note else text
 
     def judge(self, tool: str, arguments: Mapping[str, Any], workspace: str) -> Verdict | None:
-        """deny beats ask beats allow among the rules that match; None when none does (or an
+        """deny beats ask beats auto beats allow among the rules that match; None when none does (or an
         uncovered verdict: an allow rule's words matched, the call does more)."""
         matching = [rule for rule in self.rules() if rule.tool == tool]
         for action in ("deny", "ask"):
@@ -378,6 +381,9 @@ class RuleBook:
                     return Verdict("ask", rule, "the command could not be checked against it")
                 if hit:
                     return Verdict(rule.action, rule)
+        sandboxed = _allow_hit([r for r in matching if r.action == "auto"], tool, arguments, workspace)
+        if sandboxed is not None:  # its words matched: the sandbox holds whatever else it does
+            return Verdict("auto", sandboxed.rule if isinstance(sandboxed, Verdict) else sandboxed)
         allowed = _allow_hit([r for r in matching if r.action == "allow"], tool, arguments, workspace)
         if isinstance(allowed, Verdict):
             return allowed

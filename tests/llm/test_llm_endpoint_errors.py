@@ -330,21 +330,23 @@ def test_a_temporary_resolver_failure_is_retried_once() -> None:
 
 
 @pytest.mark.parametrize(
-    "fault",
+    ("fault", "asked"),
     [
-        {"kind": "http", "status": 500, "message": "quota gone for good", "headers": {"x-should-retry": "false"}},
-        {"kind": "http", "status": 404, "message": "no such model"},
+        # the provider's word: not asked again
+        ({"kind": "http", "status": 500, "message": "quota gone for good", "headers": {"x-should-retry": "false"}}, 1),
+        # a 4xx: one retry, then refused the same way again (llm/rejections.py)
+        ({"kind": "http", "status": 404, "message": "no such model"}, 2),
     ],
 )
-async def test_an_answer_the_provider_marks_permanent_is_asked_once(fault: dict) -> None:
-    """Counted at the server: one request, no countdown, then the Task ends naming the answer."""
-    with ScriptedModelServer([{"fault": fault}, "never served"]) as server:
-        messages = await run_engine(scripted_model(server), max_reconnects=5)
-        assert len(server.requests) == 1
+async def test_an_answer_waiting_cannot_fix_is_asked_at_most_twice(fault: dict, asked: int) -> None:
+    """Counted at the server: the Task ends naming the answer, the ladder not climbed."""
+    with ScriptedModelServer([{"fault": fault}] * asked + ["never served"]) as server:
+        messages = await run_engine(scripted_model(server), backoff_base_ms=10, max_reconnects=5)
+        assert len(server.requests) == asked
         assert server.remaining == [{"text": "never served"}]
     ends = request_ends(messages)
-    assert len(ends) == 1 and "retry_in_ms" not in ends[0]
-    assert ends[0]["error_message"].startswith(f"HTTP {fault['status']}: {fault['message']}")
+    assert len(ends) == asked and "retry_in_ms" not in ends[-1]
+    assert ends[-1]["error_message"].startswith(f"HTTP {fault['status']}: {fault['message']}")
 
 
 async def test_the_scripted_servers_exhaustion_is_asked_once() -> None:

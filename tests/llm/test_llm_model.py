@@ -159,10 +159,10 @@ async def test_only_new_messages_are_sent_on_the_stateful_client():
         ({"kind": "http", "status": 429}, "timeout", "Rate limit reached", False),
         ({"kind": "http", "status": 500}, "timeout", "HTTP 500: ", False),
         ({"kind": "http", "status": 503}, "timeout", "HTTP 503: ", False),
-        # a 4xx that is not one of those that pass: the same request gets the same answer
-        ({"kind": "http", "status": 400}, "failed", "HTTP 400: ", True),
-        ({"kind": "http", "status": 403}, "failed", "HTTP 403: ", True),
-        ({"kind": "http", "status": 404}, "failed", "HTTP 404: ", True),
+        # a first 4xx that does not pass is retried once (rejections.py makes a repeat permanent)
+        ({"kind": "http", "status": 400}, "failed", "HTTP 400: ", False),
+        ({"kind": "http", "status": 403}, "failed", "HTTP 403: ", False),
+        ({"kind": "http", "status": 404}, "failed", "HTTP 404: ", False),
         ({"kind": "http", "status": 400, "code": "invalid_api_key"}, "auth", "invalid_api_key", False),
         # the provider's own word: x-should-retry: false makes even a 5xx or a 429 permanent
         ({"kind": "http", "status": 500, "headers": {"x-should-retry": "false"}}, "failed", "HTTP 500: ", True),
@@ -229,7 +229,8 @@ async def test_truncated_stream_without_final_usage_is_malformed():
     with ScriptedModelServer([{"text": "hi", "usage": None}]) as s:
         messages, outcome = await collect(scripted_model(s), [user_text("q")])
     assert outcome.status == "malformed"
-    assert outcome.message.startswith("Last event must carry")
+    # readable, without the whole event agenthub quotes
+    assert outcome.message == "the model's stream ended early: Last event must carry usage_metadata"
     assert "token_usage" not in kinds(messages)
 
 

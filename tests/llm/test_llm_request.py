@@ -319,8 +319,9 @@ def test_estimates():
 # --- docs/model.md "Request lifecycle" classification (error shapes the SDKs raise) -------------------------------------------
 
 
-def _response(status: int) -> httpx.Response:
-    return httpx.Response(status, request=httpx.Request("POST", "http://127.0.0.1/v1/chat/completions"))
+def _response(status: int, headers: dict[str, str] | None = None) -> httpx.Response:
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    return httpx.Response(status, headers=headers, request=request)
 
 
 def _chained(outer: BaseException, cause: BaseException) -> BaseException:
@@ -354,10 +355,16 @@ def _chained(outer: BaseException, cause: BaseException) -> BaseException:
         (openai.RateLimitError("slow down", response=_response(429), body=None), "timeout"),
         (openai.InternalServerError("boom", response=_response(502), body=None), "timeout"),
         (openai.APIStatusError("late", response=_response(408), body=None), "timeout"),
-        # a 4xx that does not pass is permanent (docs/model-requests.md "Failures waiting cannot fix")
-        (openai.BadRequestError("bad request", response=_response(400), body=None), "failed!"),
+        (openai.BadRequestError("bad request", response=_response(400), body=None), "failed"),
         (
             openai.PermissionDeniedError("request timed out upstream", response=_response(403), body=None),
+            "failed",
+        ),
+        # the provider's word (docs/model-requests.md "Failures waiting cannot fix")
+        (
+            openai.BadRequestError(
+                "bad request", response=_response(400, {"x-should-retry": "false"}), body=None
+            ),
             "failed!",
         ),
         (openai.APITimeoutError(request=httpx.Request("POST", "http://x")), "timeout"),

@@ -108,8 +108,8 @@ def _expected(launching_mode: str, tool: str, situation: str) -> tuple[str, str 
         return "deny", None
     if launching_mode == "allow-all":
         return "allow", None
-    if launching_mode == "read-only" and PERMISSIONS[tool] == "r":
-        return "allow", None
+    if launching_mode in ("read-only", "auto") and PERMISSIONS[tool] == "r":
+        return "allow", None  # auto reads as read-only; its commands ask here (no sandbox given)
     if situation == "launching cell running":
         return "allow", "launching"  # its human answers "y"
     if situation == "later cell running":

@@ -34,6 +34,7 @@ from .background_feed import BackgroundFeed
 from .cell_record import CellRecord
 from .cell_rules import CellRules, capped_mode, save_to_project
 from .options import CellOptions
+from .sandbox_approval import cell_sandbox
 from .user_lines import inform, tell
 from .waits import wait_sliced
 
@@ -79,6 +80,15 @@ class Cell:
         rules = rules if rules is not None else CellRules(RuleBook(), None)
         # the administrator's policy caps the mode; the one line saying so is shown when it does
         self.mode, capped_note = capped_mode(opts.approve or runtime.sessions.approval_mode, rules.policy)
+        # auto acts as ask where no sandbox can start (one line, once per kernel)
+        self.mode, sandbox, sandbox_note = cell_sandbox(
+            self.mode,
+            rules.policy.path if rules.policy is not None and rules.policy.sandbox_required else "",
+            runtime.sessions.sandbox_grants,
+            runtime.sessions.sandbox_hosts,
+            runtime.sessions.sandbox_announced,
+            auto_rules=any(rule.action == "auto" for rule in rules.book.rules()),
+        )
         self.decision_reasons: dict[str, str] = {}  # tool_call_id -> why no click was needed
         self.python_timeout_s = opts.python_timeout_s  # this cell's --python-timeout
         # this cell's --budget, else `%penguin budget` (docs/cost.md)
@@ -122,8 +132,9 @@ class Cell:
             policy_path=rules.policy.path if rules.policy is not None else "",
             save_rule=save_to_project,
             scratchpad_dir=str(session.scratchpad_dir),
+            sandbox=sandbox,
         )
-        for note in [*rules.notes, *([capped_note] if capped_note else [])]:
+        for note in [*rules.notes, *(line for line in (capped_note, sandbox_note) if line)]:
             self.show_note(note)
         registry = session.background_subagents()
         self.feed = (

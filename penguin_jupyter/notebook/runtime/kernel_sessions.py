@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypedDict
 
+from ...environment.sandbox import HostRule, SandboxGrants
 from ...state.dotenv import workspace_credentials
 from ...state.errors import NoModelConfiguredError
 from .options import CellOptions
@@ -97,6 +98,17 @@ class NotebookSessions:
     # path → (line not shown yet, whether it is a problem: the file could not be read)
     dotenv_notices: dict[str, tuple[str, bool]] = field(default_factory=dict)
     start_notes: list[str] = field(default_factory=list)  # e.g. the model a key selected
+    # how each allowed command runs, from the approval router to the spawn (environment/sandbox/)
+    sandbox_grants: SandboxGrants = field(default_factory=SandboxGrants)
+    sandbox_announced: set[str] = field(default_factory=set)  # "no sandbox here" lines shown once
+
+    def sandbox_hosts(self) -> tuple[HostRule, ...]:
+        """The project's `[sandbox] allowed_hosts` (what a card need not ask for)."""
+        from ...state.sandbox_settings import allowed_hosts
+
+        if self.agent is None:
+            return ()
+        return allowed_hosts(self.agent.load_project_config(), str(self.agent.project_config_path))
 
     def model_credentials(self, workspace: str) -> Mapping[str, str]:
         """The model keys of the workspace's `.env` for the model client (never the kernel's
@@ -128,6 +140,7 @@ class NotebookSessions:
             from ...agent import create_agent
 
             self.agent = await create_agent()
+            self.agent.sandbox_grants = self.sandbox_grants
         return self.agent
 
     def redactor_for(self, workspace: str) -> Redactor:

@@ -22,7 +22,7 @@ from ...state.errors import ConfigError
 from ..kernel_tools.notebook_place import page_hello
 from .cell_rules import ForgetError, cell_rules, forget, listing
 from .kernel_runtime import KernelRuntime, kernel_runtime
-from .kernel_sessions import NotebookSessions, SessionStartError, config_path_text
+from .kernel_sessions import NotebookSessions, SessionStartError, config_path_text, one_line
 from .options import (
     CELL_USAGE,
     LINE_COMMANDS,
@@ -329,6 +329,21 @@ async def _config(runtime: KernelRuntime, arg: str | None) -> None:
         print(f"  {FIXED_NOTE}")
     else:
         print("\n".join(policy.describe()))
+    print(_sandbox_line(runtime))
+
+
+def _sandbox_line(runtime: KernelRuntime) -> str:
+    """Whether `--approve auto` can sandbox commands here, and the hosts they may reach."""
+    from ...environment.sandbox import sandbox_support
+
+    support = sandbox_support()
+    if not support.available:
+        return f"sandbox: cannot start here ({support.reason}); --approve auto acts as ask"
+    try:
+        hosts = ", ".join(rule.text() for rule in runtime.sessions.sandbox_hosts()) or "none"
+    except Exception as exc:
+        hosts = f"unreadable ({one_line(exc)})"
+    return f"sandbox: available ({support.bwrap}); allowed hosts ([sandbox] allowed_hosts): {hosts}"
 
 
 async def _undo(runtime: KernelRuntime, arg: str | None) -> None:
