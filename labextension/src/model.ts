@@ -179,6 +179,37 @@ function taskCost(value: Json): TaskCost | null {
   };
 }
 
+// A long user message folds after its head (transcript/long_prompts.py `fold`; keep in step).
+export const FOLD_HEAD_LINES = 12;
+export const FOLD_HEAD_CHARS = 1500;
+
+export interface Folded {
+  head: string;
+  rest: string; // empty: nothing folded
+  label: string; // `… 40 more lines`, or `… 98,500 more characters` for one long line
+}
+
+/** As long_prompts.fold: the first FOLD_HEAD_LINES lines (at most FOLD_HEAD_CHARS characters,
+ * counted as Python counts them) and the rest. */
+export function foldText(text: string): Folded {
+  const chars = Array.from(text);
+  let head = Array.from(text.split('\n').slice(0, FOLD_HEAD_LINES).join('\n'));
+  if (head.length > FOLD_HEAD_CHARS) {
+    head = head.slice(0, FOLD_HEAD_CHARS);
+  }
+  if (head.length >= chars.length) {
+    return { head: text, rest: '', label: '' };
+  }
+  let rest = chars.slice(head.length);
+  if (rest[0] === '\n') {
+    rest = rest.slice(1);
+  }
+  const restText = rest.join('');
+  const lines = restText.split('\n').length;
+  const label = lines > 1 ? `… ${lines} more lines` : `… ${rest.length.toLocaleString('en-US')} more characters`;
+  return { head: head.join(''), rest: restText, label };
+}
+
 /** As prices.format_usd: under a dollar up to four decimals (trailing zeros dropped to two). */
 export function formatUsd(amount: number): string {
   if (amount > 0 && amount < 0.0001) {

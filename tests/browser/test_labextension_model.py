@@ -36,7 +36,7 @@ from tests.support.transcript import REPO, child, sample_messages
 
 LABEXT = REPO / "labextension"
 RUNNER = """
-import { buildBlocks, diffPreview, readBundle, withSavedImages } from './model.mjs';
+import { buildBlocks, diffPreview, foldText, readBundle, withSavedImages } from './model.mjs';
 let input = '';
 process.stdin.on('data', chunk => (input += chunk));
 process.stdin.on('end', () => {
@@ -46,6 +46,7 @@ process.stdin.on('end', () => {
     bundle: readBundle(request.bundle),
     diffs: request.diffs.map(([name, args]) => diffPreview(name, args)),
     saved: request.saved ? withSavedImages(request.saved.bundle, request.saved.html) : null,
+    folds: (request.folds || []).map(foldText),
   };
   process.stdout.write(JSON.stringify(result));
 });
@@ -243,3 +244,29 @@ def test_ts_puts_back_the_images_saved_in_the_html_like_python(node_model):
     assert run_ts(node_model, request)["saved"] == python
     images = [m["payload"].get("images") for m in python["messages"] if m["payload"]["type"] == "tool_call_output"]
     assert images == [[PNG, PNG], []]  # a reference without its image is left out
+
+
+FOLD_CASES = [
+    "a short prompt",
+    "\n".join(f"line {n}" for n in range(12)),  # exactly the head: nothing folds
+    "\n".join(f"line {n}" for n in range(13)),
+    "\n".join(f"line {n}" for n in range(40)) + "\n",
+    "x" * 1_500,
+    "x" * 98_500,  # one long line: folds by characters
+    "🐧" * 1_400 + "\n" + "é" * 300 + "\n" + "tail",  # characters as Python counts them
+    "\n".join("ж" * 200 for _ in range(10)),
+    "",
+]
+
+
+def test_ts_folds_long_user_messages_like_python(node_model):
+    """The labextension folds a long user message where the HTML and the live view do
+    (transcript/long_prompts.py `fold`: head, rest, the "… N more lines" label)."""
+    long_prompts = pytest.importorskip("penguin_jupyter.notebook.transcript.long_prompts")
+    result = run_ts(node_model, {"messages": [], "bundle": {}, "diffs": [], "folds": FOLD_CASES})
+    python = []
+    for text in FOLD_CASES:
+        folded = long_prompts.fold(text)
+        python.append({"head": folded.head, "rest": folded.rest, "label": folded.label if folded.rest else ""})
+    assert result["folds"] == python
+    assert [bool(f["rest"]) for f in python] == [False, False, True, True, False, True, True, True, False]

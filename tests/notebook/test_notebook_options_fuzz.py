@@ -13,9 +13,11 @@ from hypothesis import strategies as st
 
 from penguin_jupyter.notebook.kernel_tools.run_python import seconds_to_ms
 from penguin_jupyter.notebook.runtime.options import (
+    MAX_BUDGET_USD,
     MAX_PYTHON_TIMEOUT_S,
     OPTION_PARSERS,
     OptionError,
+    parse_budget,
     parse_cell_options,
     parse_line_command,
     parse_python_timeout,
@@ -25,7 +27,7 @@ from tests.support.fuzz import bounded, hostile_text
 NUMBERS = ["0", "1", "-1", "120", "0.5", "1e306", "inf", "nan", "-0", "²", "١٢٠", "1_000", "9" * 5000, "", " 7 "]
 words = st.sampled_from([*OPTION_PARSERS, "--new", "--quiet", "--rerun", "--model=a/b", "--max-turns=3", *NUMBERS])
 option_lines = st.lists(words | hostile_text, max_size=6).map(" ".join) | hostile_text
-COMMANDS = ["rules", "rules forget", "python-timeout", "resume", "model", "approve", "undo", "undo --task", "status", "help"]
+COMMANDS = ["rules", "rules forget", "python-timeout", "budget", "resume", "model", "approve", "undo", "undo --task", "status", "help"]
 command_lines = st.tuples(st.sampled_from(COMMANDS), st.lists(st.sampled_from(NUMBERS) | hostile_text, max_size=2)).map(
     lambda parts: " ".join([parts[0], *parts[1]])
 ) | hostile_text
@@ -48,6 +50,8 @@ def test_any_option_line_is_usable_values_or_one_line(line: str) -> None:
         seconds_to_ms(opts.python_timeout_s)  # what run_python's definition does with it
     if opts.max_turns is not None:
         assert opts.max_turns == -1 or 1 <= opts.max_turns < 10**9
+    if opts.budget_usd is not None:
+        assert 0 < opts.budget_usd <= MAX_BUDGET_USD
 
 
 @bounded(400)
@@ -83,3 +87,11 @@ def test_python_timeout_outside_its_documented_range_is_refused(value: str) -> N
 def test_max_turns_takes_ascii_integers(value: str) -> None:
     with pytest.raises(OptionError, match=r"^penguin: --max-turns"):
         parse_cell_options(f"--max-turns {value}")
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "abc", "1e3", "1_000", "inf", "nan", "1e400", "²", "1000001", "", "$"])
+def test_a_budget_outside_plain_positive_usd_is_one_line(value: str) -> None:
+    with pytest.raises(OptionError) as caught:
+        parse_budget(value)
+    _one_line(caught.value)
+    assert parse_budget("0.50") == 0.5 and parse_budget("$2") == 2.0 and parse_budget("1000000") == MAX_BUDGET_USD

@@ -96,14 +96,14 @@ MAX_BUDGET_USD = 1_000_000.0
 
 
 def parse_budget(value: str) -> float:
-    """`--budget` / `%penguin budget`: a positive number of USD (a leading `$` allowed)."""
+    """`--budget` / `%penguin budget`: a positive number of USD written in plain ASCII digits
+    (`0.50`, `$2`), at most `MAX_BUDGET_USD`."""
     text = value.strip().removeprefix("$")
-    try:
-        usd = float(text) if text.isascii() else math.nan
-    except ValueError:
-        usd = math.nan
-    if not math.isfinite(usd) or usd <= 0 or usd > MAX_BUDGET_USD:
-        raise OptionError(f"penguin: budget needs a positive number of USD up to {MAX_BUDGET_USD:,.0f}, got {value!r}")
+    usd = float(text) if _ASCII_DECIMAL.fullmatch(text) else math.nan
+    if not 0 < usd <= MAX_BUDGET_USD:
+        raise OptionError(
+            f"penguin: budget needs a positive number of USD up to {MAX_BUDGET_USD:,.0f}, got {shown(value)}"
+        )
     return usd
 
 

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from ...omni import ApprovalDecisionPayload, OmniMessage, TokenCounts
 from ...omni.wire import from_dict
+from .cost_line import read_task_cost
 from .saved_images import image_load, with_images
 from .transcript_bundle import BUNDLE_VERSION, MAX_DECISION_REASON_CHARS, OLDER_SESSION_KEYS, SESSION_KEYS
 
@@ -47,7 +48,7 @@ class ReplayBundle:
 
     messages: list[OmniMessage]
     session: dict[str, str] = field(default_factory=dict)
-    usage: dict[str, dict[str, int]] | None = None
+    usage: dict[str, Any] | None = None
     decision_reasons: dict[str, str] = field(default_factory=dict)  # tool_call_id -> reason
 
 
@@ -110,15 +111,28 @@ def _session(value: Any) -> dict[str, str]:
     return session
 
 
-def _usage(value: Any) -> dict[str, dict[str, int]] | None:
+def _usage(value: Any) -> dict[str, Any] | None:
+    """The saved token counts, and what the Task cost when the bundle says (cost_line.TaskCost)."""
     if value is None:
         return None
-    if not isinstance(value, Mapping) or set(value) != {"session", "request"}:
-        raise ReplayRefused("the transcript's usage is not {session, request} token counts")
+    if not isinstance(value, Mapping) or not {"session", "request"} <= set(value) <= {
+        "session",
+        "request",
+        "cost",
+    }:
+        raise ReplayRefused("the transcript's usage is not {session, request} token counts (and a cost)")
     try:
-        return {key: TokenCounts.model_validate(value[key]).model_dump() for key in ("session", "request")}
+        usage: dict[str, Any] = {
+            key: TokenCounts.model_validate(value[key]).model_dump() for key in ("session", "request")
+        }
     except ValidationError as exc:
         raise ReplayRefused(f"the transcript's usage is invalid: {exc.errors()[0].get('msg')}") from None
+    if "cost" in value:
+        cost = read_task_cost(value["cost"])
+        if cost is None:
+            raise ReplayRefused("the transcript's cost is not {task_usd, session_usd} in USD")
+        usage["cost"] = cost
+    return usage
 
 
 def _messages(value: Any, reasons: dict[str, str]) -> list[OmniMessage]:
@@ -136,7 +150,9 @@ def _messages(value: Any, reasons: dict[str, str]) -> list[OmniMessage]:
         if message.kind.startswith("partial_"):
             raise ReplayRefused(f"message {index} of the transcript is a partial (a bundle holds none)")
         if message.origin is not None and len(message.origin) > MAX_ORIGIN_HOPS:
-            raise ReplayRefused(f"message {index} of the transcript is nested deeper than {MAX_ORIGIN_HOPS} subagents")
+            raise ReplayRefused(
+                f"message {index} of the transcript is nested deeper than {MAX_ORIGIN_HOPS} subagents"
+            )
         if isinstance(message.payload, ApprovalDecisionPayload):
             _take_reason(item.get("payload") or {}, message.payload.tool_call_id, index, reasons)
         messages.append(message)
