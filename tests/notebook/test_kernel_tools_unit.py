@@ -23,7 +23,7 @@ from penguin_jupyter.notebook.kernel_tools.displayed import (
 )
 from penguin_jupyter.notebook.kernel_tools.notebook_prompt import notebook_prompt
 from penguin_jupyter.notebook.kernel_tools.python_runner import html_to_text
-from penguin_jupyter.notebook.runtime.expand import expand_variables
+from penguin_jupyter.notebook.runtime.cell_prompt import expand_variables
 from penguin_jupyter.notebook.runtime.kernel_runtime import KernelRuntime
 from penguin_jupyter.notebook.runtime.options import (
     LineCommand,

@@ -26,6 +26,7 @@ from .notebook_file import (
     NotebookFileError,
     locate_notebook,
     normalize_cell_source,
+    notebook_file_path,
 )
 from .notebook_place import PAGE_HELLO_WAIT_S, notebook_place, page_hello
 from .saved_notebook_cache import SAVED_NOTEBOOKS, SavedNotebookCache, SavedNotebookIndex
@@ -188,7 +189,10 @@ def link_of(shell: Any) -> NotebookLink | None:
 async def wait_page_hello(shell: Any, timeout_s: float = PAGE_HELLO_WAIT_S) -> Mapping[str, Any] | None:
     """The page's hello, waited for (bounded, once per kernel) when a notebook page sent the
     running cell and the host did not name the notebook (a remote kernel: Restart & Run All
-    sends the cells right after `%load_ext`, before the page's hello is in)."""
+    sends the cells right after `%load_ext`, before the page's hello is in); None when the host
+    named the notebook (docs/notebook-runtime.md "Remote kernels")."""
+    if notebook_file_path(getattr(shell, "user_ns", None)):
+        return None
     link = link_of(shell)
     bridge = link.bridge if link is not None else None
     if bridge is None:
