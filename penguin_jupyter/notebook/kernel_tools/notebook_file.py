@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -53,6 +54,30 @@ def locate_notebook(directory: str, cell_source: str) -> str | None:
         if any(normalize_cell_source(str(cell.get("source", ""))) == wanted for cell in cells):
             return str(path)
     return None
+
+
+def notebooks_holding_cell(directory: str, cell_id: str) -> list[str]:
+    """The .ipynb files in `directory` (the newest MAX_SCANNED_NOTEBOOKS, none larger than
+    MAX_NOTEBOOK_BYTES) whose text holds the cell id `cell_id` (a JSON string): how a kernel that
+    was not told its notebook, and heard from no page, identifies it by the running cell. Only a
+    candidate list — the caller parses them; copies of a notebook share their cell ids."""
+    needle = json.dumps(cell_id).encode()
+    try:
+        candidates = sorted(Path(directory).glob("*.ipynb"), key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        return []
+    found = []
+    for path in candidates[:MAX_SCANNED_NOTEBOOKS]:
+        try:
+            info = path.stat()
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_NOTEBOOK_BYTES:
+                continue  # a FIFO or device named *.ipynb is never opened
+            with open(path, "rb") as handle:
+                if needle in handle.read(MAX_NOTEBOOK_BYTES):
+                    found.append(str(path))
+        except OSError:
+            continue
+    return found
 
 
 def read_saved_cells(path: str) -> list[dict[str, object]]:

@@ -21,7 +21,12 @@ from .cell_rules import CellRules, cell_rules
 from .kernel_runtime import ALREADY_RUNNING, KernelRuntime, kernel_runtime
 from .kernel_sessions import SessionStartError
 from .options import CellOptions, OptionError, parse_cell_options
-from .saved_transcript import penguin_cell_source, show_saved_transcript, transcript_bundle_of
+from .saved_transcript import (
+    penguin_cell_source,
+    show_saved_transcript,
+    transcript_bundle_of,
+    unknown_notebook_line,
+)
 from .user_lines import tell
 from .workspace import choose_workspace, resolve_workspace
 
@@ -125,13 +130,15 @@ async def run_cell(line: str, body: str) -> None:
         opts = _options(line, body)
         hello = await _page_hello(shell, namespace) if link is not None else None
         if link is not None and not opts.rerun:
-            saved = link.saved_completed_bundle(source)
-            if saved is not None:  # Run All reproduces without the model (what validates)
+            saved = link.saved_transcript(source)
+            if saved.bundle is not None:  # Run All reproduces without the model (what validates)
                 redactor = runtime.sessions.redactor_for(resolve_workspace(opts.workspace, namespace, hello=hello))
-                refused = show_saved_transcript(saved, redactor)
+                refused = show_saved_transcript(saved.bundle, redactor)
                 if refused is None:
                     return
                 tell(refused)
+            elif saved.unknown is not None:  # never a silent model call instead of a replay
+                tell(unknown_notebook_line(saved.unknown))
         workspace, why = _workspace(opts, namespace, hello)
         rules = _rules(workspace)
         session, resumed, note = await _session(runtime, link, opts, workspace)
