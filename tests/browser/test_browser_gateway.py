@@ -11,6 +11,7 @@ Fixtures and page helpers: tests/support/browser.py.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -184,21 +185,29 @@ def _drop_page_hellos(page) -> list[int]:
     return dropped
 
 
-def _run_all_until_done(page, last_cell: int, attempts: int = 3) -> None:
-    """Run All, and when the upstream gateway race leaves the cells not run (`[*]` or `[ ]` with
-    the kernel idle, docs/notebook-runtime.md "Remote kernels") reload and Run All again, as a
-    user does."""
+LAST_CELL = "import uuid\nprint('run', uuid.uuid4().hex)"  # a new line on every run
+
+
+def _run_all_until_done(page, attempts: int = 3) -> None:
+    """Run All until the last cell printed a new line; when the upstream gateway race leaves the
+    cells not run (`[*]` or `[ ]` with the kernel idle, docs/notebook-runtime.md "Remote kernels"),
+    reload and Run All again, as a user does. (A reloaded page shows the saved prompts and
+    outputs, so only a new output says the cells ran.)"""
     for attempt in range(attempts):
+        before = output_text(page, 2) if cell(page, 2).count() else ""
         run_all(page)
-        try:
-            wait_cell_done(page, last_cell, timeout_ms=45_000)
-            return
-        except PlaywrightTimeoutError:
-            if attempt == attempts - 1:
-                raise
-            page.reload()
-            page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell").first.wait_for()
-            _wait_gateway_kernel_idle(page)
+        deadline = time.monotonic() + 45
+        while time.monotonic() < deadline:
+            now = output_text(page, 2)
+            if now.startswith("run ") and now != before:
+                wait_cell_done(page, 2)
+                return
+            time.sleep(0.25)
+        if attempt == attempts - 1:
+            raise AssertionError(f"Run All did not run the cells {attempts} times in a row")
+        page.reload()
+        page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell").first.wait_for()
+        _wait_gateway_kernel_idle(page)
 
 
 def test_restart_and_run_all_then_reload_and_run_all_replays_without_the_model(page, lab, scripted):
@@ -210,12 +219,12 @@ def test_restart_and_run_all_then_reload_and_run_all_replays_without_the_model(p
     `%%penguin` cell shows its saved transcript and the model gets no request."""
     server = scripted([{"text": "Counted: 3 rows.", "delay_ms": 200}, {"text": "asked again"}])
     (lab.root_dir / FOLDER).mkdir(exist_ok=True)
-    path = lab.write_notebook(RESTART_NOTEBOOK, "%%penguin\nCount the rows", "print('after', 1 + 1)")
+    path = lab.write_notebook(RESTART_NOTEBOOK, "%%penguin\nCount the rows", LAST_CELL)
     page.goto(lab.notebook_url(RESTART_NOTEBOOK))
     page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell").first.wait_for()
     lab.wait_kernel_connected(RESTART_NOTEBOOK)
     _wait_gateway_kernel_idle(page)
-    _run_all_until_done(page, 2)
+    _run_all_until_done(page)
     transcript = cell(page, 1).locator(".penguin-transcript")
     transcript.wait_for(timeout=120_000)
     expect(transcript).to_contain_text("Counted: 3 rows.")
@@ -228,7 +237,7 @@ def test_restart_and_run_all_then_reload_and_run_all_replays_without_the_model(p
     page.reload()  # right after the restart: the page that asked for Run All is gone
     page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell").first.wait_for()
     _wait_gateway_kernel_idle(page)
-    _run_all_until_done(page, 2)
+    _run_all_until_done(page)
     replayed = output_text(page, 1)
     assert dropped, "the page sent no bridge hello to drop"
     assert len(server.requests) == 1, f"Run All after the reload called the model again:\n{replayed}"
