@@ -315,3 +315,17 @@ def test_a_gateway_kernel_that_cannot_identify_its_notebook_says_so_before_askin
     assert f"2 saved notebooks in {folder.resolve()} hold this cell" in lines[0], lines[0]
     assert "remote.ipynb" in lines[0] and "remote-Copy1.ipynb" in lines[0]
     assert "SAVED-ANSWER" not in str(copies.final_bundles())  # neither copy is guessed
+
+
+def test_the_cell_id_search_opens_only_regular_notebook_files(tmp_path):
+    """A FIFO or a device named *.ipynb in the folder is never opened (it would block or never end)."""
+    import os
+
+    from penguin_jupyter.notebook.kernel_tools.notebook_file import notebooks_holding_cell
+
+    _saved_penguin_notebook(tmp_path / "real.ipynb", "agent", "%%penguin\nHi", "hello")
+    os.mkfifo(tmp_path / "pipe.ipynb")
+    (tmp_path / "zero.ipynb").symlink_to("/dev/zero")
+    (tmp_path / "other.ipynb").write_text('{"cells": [{"id": "agent-2"}]}')  # an id that only starts alike
+    assert notebooks_holding_cell(str(tmp_path), "agent") == [str(tmp_path / "real.ipynb")]
+    assert notebooks_holding_cell(str(tmp_path / "missing"), "agent") == []
