@@ -151,11 +151,22 @@ def test_xarray_dask_backed_dataset_loads_nothing_and_in_memory_dataarray_shows_
     assert "Not computed" not in text
 
 
+def _spark_jobs(tracker, group: str) -> list[int]:
+    """The ids of `group`'s jobs once Spark's status tracker has heard of them (it is fed
+    asynchronously, through the listener bus)."""
+    deadline = time.monotonic() + 60
+    while not tracker.getJobIdsForGroup(group) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    jobs = list(tracker.getJobIdsForGroup(group))
+    assert jobs, f"the status tracker never saw the {group!r} job"
+    return jobs
+
+
 def test_spark_dataframe_summary_runs_no_job():
     """A real local Spark (pyspark from the `data` extra, Java from scripts/setup.sh): neither the
-    summary nor the listing starts a Spark job. Counted with Spark's own status tracker, by job
-    group: the tracker hears of jobs in order (Spark's listener bus), so once the positive
-    control's job is in, a job the summary had started would be in too."""
+    summary nor the listing starts a Spark job. Spark numbers jobs in the order they are
+    submitted, from any thread (a summary runs on a worker thread, outside the test's job group):
+    an action just before and one just after bracket them, and no job id lies in between."""
     from pyspark.sql import SparkSession
 
     spark = (
@@ -169,16 +180,15 @@ def test_spark_dataframe_summary_runs_no_job():
     tracker = context.statusTracker()
     try:
         frame = spark.createDataFrame([(1, "a"), (2, "b")], ["n", "s"])
-        context.setJobGroup("summary", "the summary and the listing")
+        context.setJobGroup("before", "the action before")
+        assert frame.count() == 2
+        before = _spark_jobs(tracker, "before")
         text = summarize_variable("sdf", frame)
         table = variables_table({"sdf": frame})
-        context.setJobGroup("control", "an action")
-        assert frame.count() == 2  # the positive control: an action runs a job
-        deadline = time.monotonic() + 60
-        while not tracker.getJobIdsForGroup("control") and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert tracker.getJobIdsForGroup("control"), "the status tracker never saw the control's job"
-        assert tracker.getJobIdsForGroup("summary") == [], "summarizing the Spark DataFrame ran a Spark job"
+        context.setJobGroup("after", "the action after")
+        assert frame.count() == 2
+        after = _spark_jobs(tracker, "after")
+        assert min(after) == max(before) + 1, "summarizing the Spark DataFrame ran a Spark job"
         assert text.startswith("sdf: Spark DataFrame (lazy), 2 columns; no Spark job was run\n")
         assert "  n: bigint, nullable" in text
         assert "sdf\tspark.DataFrame\t?×2 (lazy)\tnot computed" in table
