@@ -1,9 +1,11 @@
 """Tool latency: one `exec_command("true")` round trip through `Environment.execute_tool`
-against a bare `asyncio.create_subprocess_exec("bash", "-lc", "true")`.
+against a bare `asyncio.create_subprocess_exec("bash", "-lc", "true")`, and the same call in the
+sandbox (docs/security.md "Sandbox": bubblewrap, the seccomp filter, the mounts) against the
+unsandboxed one — without network, and with an allowed host (the proxy and the in-sandbox bridge).
 
-Both sides start a login bash and wait for it to end; the Environment adds its tool pipeline
-(argument check, command session, output framing, close-out). Runs alternate between the two
-so a load spike hits both; the table reports medians over many iterations.
+Every path starts a login bash and waits for it to end; the Environment adds its tool pipeline
+(argument check, command session, output framing, close-out), the sandbox bwrap's namespaces and
+mounts. Runs alternate between the paths so a load spike hits all; the table reports medians.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ sys.path[:0] = [str(BENCH_DIR), str(BENCH_DIR.parent)]  # run from anywhere, pac
 from _common import print_table, verdict  # noqa: E402
 
 from penguin_jupyter.environment import Environment, EnvironmentConfig, ToolConfig  # noqa: E402
-from penguin_jupyter.interfaces import ToolExecutionRequest  # noqa: E402
+from penguin_jupyter.environment.sandbox import SandboxConfig, SandboxGrants, parse_hosts, sandbox_support  # noqa: E402
+from penguin_jupyter.interfaces import EnvironmentServices, ToolExecutionRequest  # noqa: E402
 from penguin_jupyter.omni import tool_call  # noqa: E402
 
 ITERATIONS = 80
@@ -51,37 +54,60 @@ async def timed(coro) -> float:
     return time.perf_counter() - start
 
 
+def _environment(workspace: str, sandbox: SandboxConfig | None) -> Environment:
+    services = EnvironmentServices(extra={"sandbox": sandbox}) if sandbox is not None else None
+    return Environment(EnvironmentConfig(workspace_dir=workspace, tool_config=ToolConfig(), services=services))
+
+
 async def main(iterations: int) -> None:
+    support = sandbox_support()
     with tempfile.TemporaryDirectory(prefix="penguin-bench-tool-") as workspace:
-        env = Environment(EnvironmentConfig(workspace_dir=workspace, tool_config=ToolConfig()))
-        await env.list_tools()
+        envs = {"plain": _environment(workspace, None)}
+        if support.available:  # a ledger with no grant: every command runs sandboxed
+            envs["sandboxed"] = _environment(workspace, SandboxConfig(grants=SandboxGrants()))
+            hosts = parse_hosts(["pypi.org"])
+            envs["sandboxed+host"] = _environment(workspace, SandboxConfig(grants=SandboxGrants(), allowed_hosts=hosts))
+        for env in envs.values():
+            await env.list_tools()
         bare: list[float] = []
-        tool: list[float] = []
+        times: dict[str, list[float]] = {name: [] for name in envs}
         try:
             for n in range(WARMUP + iterations):
                 b = await timed(bare_true())
-                t = await timed(tool_true(env, n))
+                measured = {name: await timed(tool_true(env, n)) for name, env in envs.items()}
                 if n >= WARMUP:
                     bare.append(b)
-                    tool.append(t)
+                    for name, value in measured.items():
+                        times[name].append(value)
         finally:
-            env.dispose()
-    med_bare, med_tool = statistics.median(bare), statistics.median(tool)
-    ratio = med_tool / med_bare
+            for env in envs.values():
+                env.dispose()
+    med_bare = statistics.median(bare)
+    med = {name: statistics.median(values) for name, values in times.items()}
+    ratio = med["plain"] / med_bare
     rows = [
         ['bare create_subprocess_exec("bash","-lc","true")', iterations, 1000 * med_bare,
-         1000 * min(bare), 1000 * _p90(bare), 1.0],
-        ['Environment.execute_tool exec_command "true"', iterations, 1000 * med_tool,
-         1000 * min(tool), 1000 * _p90(tool), ratio],
+         1000 * min(bare), 1000 * _p90(bare), 1.0, ""],
+        ['Environment.execute_tool exec_command "true"', iterations, 1000 * med["plain"],
+         1000 * min(times["plain"]), 1000 * _p90(times["plain"]), ratio, 1.0],
     ]  # fmt: skip
+    notes = [f"goal ratio <= 1.5: {ratio:.2f} -> {verdict(ratio <= 1.5)}"]
+    for name, label in (("sandboxed", "in the sandbox (no network)"), ("sandboxed+host", "in the sandbox, an allowed host")):
+        if name in med:
+            vs_plain = med[name] / med["plain"]
+            rows.append([f'exec_command "true" {label}', iterations, 1000 * med[name], 1000 * min(times[name]),
+                         1000 * _p90(times[name]), med[name] / med_bare, vs_plain])  # fmt: skip
+    if "sandboxed" in med:
+        sandboxed = med["sandboxed"] / med["plain"]
+        notes.append(f"goal sandboxed / unsandboxed <= 1.5: {sandboxed:.2f} -> {verdict(sandboxed <= 1.5)}")
+    else:
+        notes.append(f"no sandbox here ({support.reason}): the sandboxed rows are left out")
     print_table(
-        "Tool round trip: exec_command true vs a bare subprocess",
-        ["path", "runs", "median ms", "min ms", "p90 ms", "x bare (median)"],
+        "Tool round trip: exec_command true vs a bare subprocess, and in the sandbox",
+        ["path", "runs", "median ms", "min ms", "p90 ms", "x bare", "x unsandboxed"],
         rows,
-        [f"goal ratio <= 1.5: {ratio:.2f} -> {verdict(ratio <= 1.5)}"],
+        notes,
     )
-
-
 def _p90(values: list[float]) -> float:
     return statistics.quantiles(values, n=10)[-1]
 

@@ -9,6 +9,7 @@ read through `penguin_jupyter.state`; the conversation itself runs in `session.p
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -18,15 +19,27 @@ from typing import cast
 
 from .engine import CompactionSettings, effective_context_threshold
 from .environment import Environment
+from .environment.environment import SANDBOX_KEY
+from .environment.sandbox import SandboxGrants
 from .environment.secret_files import register_data_root
 from .environment.types import BuiltinTool, EnvironmentConfig, ToolConfig
 from .interfaces import EnvironmentServices, ThinkingLevelName, VisionDescriberService
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator, vision_model_config
 from .llm.answer_budget import DEFAULT_ANSWER_BUDGET_MS, DEFAULT_CONNECT_TIMEOUT_MS
-from .omni import OmniMessage, SessionMetaPayload, TextPayload, compaction_end, payload_as, session_meta
+from .omni import (
+    OmniMessage,
+    SessionMetaPayload,
+    TextPayload,
+    TokenCounts,
+    compaction_end,
+    payload_as,
+    session_meta,
+)
+from .prices import ModelPrice, cost_usd, list_price
 from .private_files import UnsafePathError, read_private_text
 from .redaction import Redactor
 from .session import Session, SessionSetup
+from .spending import Budgets, SpendMeter
 from .state import (
     ConfigError,
     ModelEntry,
@@ -46,6 +59,7 @@ from .state.errors import NoModelConfiguredError
 from .state.ids import is_valid_id, require_id
 from .state.model_catalog import catalogue_entry
 from .state.project_config import HOW_TO_ADD_MODEL
+from .state.sandbox_settings import sandbox_config
 from .state.secrets import collect_secrets
 from .subagent_runner import MAX_SUBAGENT_DEPTH, SUBAGENT_TOOL_NAMES, AgentSubagentRunner, ParentContext
 from .trace import (
@@ -57,11 +71,14 @@ from .trace import (
     latest_session_id,
     list_session_files,
     read_trace,
+    replay_notes_diagnostic,
     resume_trace,
 )
 from .trace.writer import trace_file_path
 
 __all__ = ["Agent", "SessionInfo", "create_agent"]
+
+log = logging.getLogger(__name__)
 
 _DEFAULT_THINKING_LEVEL = "medium"
 
@@ -108,6 +125,9 @@ class Agent:
         self.agent_id = require_id("agent_id", agent_id)
         self.project_id = require_id("project_id", project_id)
         self.root = root
+        # A host that decides per call how commands run (the notebook's approval router) puts
+        # its ledger here; every Environment this agent builds reads it (environment/sandbox/).
+        self.sandbox_grants: SandboxGrants | None = None
 
     # --- paths and state -----------------------------------------------------------------------
 
@@ -143,7 +163,9 @@ class Agent:
             return None
         if not paths.system_config_path(self.root, self.project_id, agent_id).is_file():
             return None
-        return Agent(agent_id, project_id=self.project_id, root=self.root)
+        sibling = Agent(agent_id, project_id=self.project_id, root=self.root)
+        sibling.sandbox_grants = self.sandbox_grants
+        return sibling
 
     def redactor(self, workspace_dir: str | os.PathLike[str] | None = None) -> Redactor:
         """Every configured secret (model api_keys, provider and credential variables of the
@@ -235,9 +257,11 @@ class Agent:
         thinking_level: ThinkingLevelName | None,
         depth: int,
         credentials: Mapping[str, str] | None = None,
+        spend: SpendMeter | None = None,
     ) -> Session:
         """A subagent session (used by the SubagentRunner): `source: "subagent"`, no subagent
-        tools once the depth cap is reached; `credentials` are its parent's model keys."""
+        tools once the depth cap is reached; `credentials` are its parent's model keys, `spend`
+        its parent's budgets (its requests count in the parent's Task)."""
         return self._open_session(
             workspace_dir=workspace_dir,
             provider=provider,
@@ -246,6 +270,7 @@ class Agent:
             depth=depth,
             thinking_level=thinking_level,
             credentials=credentials or {},
+            spend=spend,
         )
 
     def _open_session(
@@ -260,6 +285,7 @@ class Agent:
         depth: int = 0,
         thinking_level: ThinkingLevelName | None = None,
         credentials: Mapping[str, str],
+        spend: SpendMeter | None = None,
     ) -> Session:
         workspace = _existing_workspace(workspace_dir)
         ensure_agent_layout(self.root, self.project_id, self.agent_id)  # checked again: a sibling too
@@ -297,6 +323,7 @@ class Agent:
                 depth=depth,
                 thinking_level=thinking_level,
                 credentials=credentials,
+                spend=spend,
             )
         except BaseException:
             lock.release()
@@ -350,6 +377,8 @@ class Agent:
         located = self._locate_or_fail(session_id)
         records = read_trace(located.path)
         replay = resume_trace(records)
+        if replay.notes:
+            log.warning("%s", replay_notes_diagnostic(str(located.path), replay.notes))
         if replay.meta is None:
             raise ValueError(
                 f"Cannot resume {session_id}: its Trace has no session_meta record ({located.path})."
@@ -438,7 +467,7 @@ class Agent:
         # GenerativeModelConfig refuses a level outside THINKING_LEVELS with one line naming it.
         return cast(ThinkingLevelName, level)
 
-    def _vision_service(self, credentials: Mapping[str, str]) -> VisionDescriberService:
+    def _vision_service(self, credentials: Mapping[str, str], spend: SpendMeter) -> VisionDescriberService:
         cfg = self.load_project_config()
         ref = cfg.vision_model
         entry = cfg.get_model(ref.provider, ref.model_id) if ref is not None else None
@@ -452,6 +481,7 @@ class Agent:
             timeout_ms=120000,
             credentials=credentials,
         )
+        base.price, base.spend_gate = _price(entry, self._spend_policy_cap()), spend
         return VisionDescriberService(
             model_id=entry.model_id, create_llm=lambda: GenerativeModel(vision_model_config(base))
         )
@@ -472,6 +502,7 @@ class Agent:
         depth: int = 0,
         thinking_level: ThinkingLevelName | None = None,
         credentials: Mapping[str, str],
+        spend: SpendMeter | None = None,
     ) -> Session:
         level = thinking_level or self._thinking_level(config)
         builtin = config.builtin_tools
@@ -480,9 +511,12 @@ class Agent:
         disabled = policy.disabled_tools if policy is not None else frozenset()
         if depth >= MAX_SUBAGENT_DEPTH:
             disabled = disabled | frozenset(SUBAGENT_TOOL_NAMES)
+        owns_spend = spend is None
+        if spend is None:
+            spend = self.spend_meter(replay.session_tokens if replay is not None else None, entry)
         if depth < MAX_SUBAGENT_DEPTH:
             runner = AgentSubagentRunner(
-                ParentContext(self, entry.provider, entry.model_id, workspace, level, depth, credentials)
+                ParentContext(self, entry.provider, entry.model_id, workspace, level, depth, credentials, spend)
             )
 
         vault = (
@@ -493,12 +527,18 @@ class Agent:
         scratchpad = paths.session_scratchpad_dir(self.root, self.project_id, self.agent_id, session_id)
         redactor = self.redactor(workspace)
         trace.redactor = redactor
+        cfg = self.load_project_config()
+        sandbox = sandbox_config(cfg, str(self.project_config_path), policy, self.sandbox_grants)
         environment = Environment(
             EnvironmentConfig(
                 workspace_dir=workspace,
                 tool_config=ToolConfig(builtin=builtin, mcp_servers=config.mcp_servers),
                 session_scratchpad_dir=str(scratchpad),
-                services=EnvironmentServices(subagent_runner=runner, vision_describer=self._vision_service(credentials)),
+                services=EnvironmentServices(
+                    subagent_runner=runner,
+                    vision_describer=self._vision_service(credentials, spend),
+                    extra={SANDBOX_KEY: sandbox},
+                ),
                 vault=vault or None,
                 extra_tools=list(extra_tools or []),
                 model_class="vision" if entry.is_vision else "text-only",
@@ -525,7 +565,7 @@ class Agent:
             credentials=credentials,
         )
         model_config.tool_call_ids = ToolCallIdAllocator()
-        cfg = self.load_project_config()
+        model_config.price, model_config.spend_gate = _price(entry, policy.max_usd_per_day if policy else None), spend
         return Session(
             SessionSetup(
                 session_id=session_id,
@@ -545,8 +585,37 @@ class Agent:
                 redactor=redactor,
                 replay=replay,
                 meta_recorded=meta_recorded,
+                spend=spend,
+                owns_spend=owns_spend,
             )
         )
+
+    def _spend_policy_cap(self) -> float | None:
+        policy = load_policy()
+        return policy.max_usd_per_day if policy is not None else None
+
+    def spend_meter(self, session_tokens: TokenCounts | None = None, entry: ModelEntry | None = None) -> SpendMeter:
+        """A new session's budgets (docs/cost.md): the project's per-session and per-day
+        budgets and the administrator's daily cap, with today's ledger under this data root; a
+        resumed session's spend so far is its trace's token counts at the model's price."""
+        cfg = self.load_project_config()
+        policy = load_policy()
+        cap = policy.max_usd_per_day if policy is not None else None
+        meter = SpendMeter(
+            self.root,
+            Budgets(
+                session_usd=cfg.budget_usd_per_session,
+                day_usd=cfg.budget_usd_per_day,
+                policy_day_usd=cap,
+                config_source=str(self.project_config_path),
+                policy_source=f"max_usd_per_day in {policy.path}" if policy is not None else "",
+            ),
+        )
+        price = _price(entry, cap) if entry is not None else None
+        price = price or (list_price(entry.model_id) if entry is not None else None)
+        if session_tokens is not None and price is not None:
+            meter.session.usd = cost_usd(session_tokens, price)
+        return meter
 
 
 def _model_config(
@@ -576,6 +645,15 @@ def _model_config(
         answer_budget_ms=DEFAULT_ANSWER_BUDGET_MS if answer_budget_ms is None else answer_budget_ms,
         credentials=dict(credentials or {}),
     )
+
+
+def _price(entry: ModelEntry, policy_cap_usd: float | None) -> ModelPrice | None:
+    """The price a model entry is charged at: its own `price` table, except that under an
+    administrator's daily cap a model with a list price is charged at the list price (a user's
+    own table cannot lower what the cap counts). None: the model's list price, if any."""
+    if entry.price is None or (policy_cap_usd is not None and list_price(entry.model_id) is not None):
+        return None
+    return entry.price
 
 
 def _existing_workspace(workspace_dir: str | os.PathLike[str]) -> str:

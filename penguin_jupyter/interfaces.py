@@ -139,6 +139,15 @@ class LLMOutcome:
     permanent: bool = False
 
 
+@dataclass(frozen=True)
+class BudgetStop(LLMOutcome):
+    """A request never sent because it could cross a spending budget (`message` says which):
+    the engine ends the task cleanly instead of retrying (docs/cost.md)."""
+
+    status: StopReason = "failed"
+    permanent: bool = True
+
+
 @dataclass
 class GenerativeModelParameters:
     new_messages: list[OmniMessage]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import weakref
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from .omni import (
 )
 from .redaction import EMPTY, Redactor
 from .session_images import fold_images
+from .spending import SpendMeter
 from .trace import ReplayState, SessionLock, TraceWriter
 
 log = logging.getLogger(__name__)
@@ -73,6 +75,8 @@ class SessionSetup:
     redactor: Redactor = EMPTY  # the configured secrets (docs/security.md)
     replay: ReplayState | None = None  # set for a resumed session
     meta_recorded: bool = False
+    spend: SpendMeter | None = None  # budgets every request of this session passes (docs/cost.md)
+    owns_spend: bool = True  # False for a subagent: its parent's Task owns the meter
 
 
 class Session:
@@ -221,11 +225,18 @@ class Session:
         signal: AbortSignal | None = None,
         thinking_level: ThinkingLevelName | None = None,
         max_turns: int | None = None,
+        budget_usd: float | None = None,
     ) -> AsyncIterator[OmniMessage]:
         """One task: policy-wrapped approval, folded images, bootstrap on the first run, engine.
-        `max_turns` overrides the configured turn limit for this task only."""
+        `max_turns` overrides the configured turn limit for this task only; `budget_usd` caps
+        what this task's model requests may cost (docs/cost.md)."""
         if self._disposed:
             raise RuntimeError(f"Session {self.session_id} is disposed")
+        if budget_usd is not None and (not math.isfinite(budget_usd) or budget_usd <= 0):
+            raise ValueError(f"budget_usd must be a positive number of USD, got {budget_usd!r}")
+        spend = self._setup.spend
+        if spend is not None and self._setup.owns_spend:
+            spend.begin_task(budget_usd)
         if approve is not None:
             approve = self._policy_wrapped(approve)
         messages = require_messages(new_messages, "Session.run")
@@ -330,6 +341,11 @@ class Session:
         if self._engine is None:  # pragma: no cover - guarded by run()
             raise RuntimeError("session engine is not ready")
         return self._engine
+
+    @property
+    def spend(self) -> SpendMeter | None:
+        """This session's budgets and spend (docs/cost.md); shared with its subagents."""
+        return self._setup.spend
 
     def _policy_wrapped(self, approve: ApproveFn) -> ApproveFn:
         from .environment import wrap_approve_with_command_policy

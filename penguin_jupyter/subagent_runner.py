@@ -23,6 +23,7 @@ from .omni import OmniMessage, user_text, with_origin
 
 if TYPE_CHECKING:
     from .session import Session
+    from .spending import SpendMeter
 
 MAX_SUBAGENT_DEPTH = 1
 SUBAGENT_TOOL_NAMES = ("run_subagent", "input_subagent", "kill_subagent")
@@ -43,6 +44,7 @@ class ChildSessionOpener(Protocol):
         thinking_level: ThinkingLevelName | None,
         depth: int,
         credentials: Mapping[str, str] | None = None,
+        spend: SpendMeter | None = None,
     ) -> Session: ...
 
     def sibling(self, agent_id: str) -> ChildSessionOpener | None:
@@ -61,6 +63,7 @@ class ParentContext:
     thinking_level: ThinkingLevelName | None
     depth: int
     credentials: Mapping[str, str] = field(default_factory=dict)  # model keys of the workspace's .env
+    spend: SpendMeter | None = None  # the parent's budgets: a child's requests count in its Task
 
 
 class SubagentSessionHandle:
@@ -134,6 +137,7 @@ class AgentSubagentRunner:
             thinking_level=thinking_level or parent.thinking_level,
             depth=parent.depth + 1,
             credentials=parent.credentials,
+            spend=parent.spend,
         )
         return SubagentSessionHandle(session)
 

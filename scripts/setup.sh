@@ -21,15 +21,30 @@ fi
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --upgrade pip >/dev/null
+# Debian packages, installed when missing (as root), while pip installs: bubblewrap, the sandbox of
+# `--approve auto` (docs/security.md "Sandbox"); with --test also chromium (the browser tests) and
+# a Java runtime (the Spark test).
+missing=()
+command -v bwrap >/dev/null || missing+=(bubblewrap)
 if [ "${1:-}" = "--test" ]; then
-  python -m pip install -q -e '.[test]'
-  missing=()
   [ -x /usr/bin/chromium ] || missing+=(chromium fonts-noto-color-emoji)
   command -v java >/dev/null || missing+=(default-jre-headless)
-  if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ]; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null) \
-      || echo "could not install ${missing[*]}: browser tests skip without chromium, the Spark test fails without java"
+fi
+apt_job=""
+if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null) &
+  apt_job=$!
+fi
+if [ "${1:-}" = "--test" ]; then
+  python -m pip install -q -e '.[test]'
+  if [ "$(id -u)" = 0 ]; then  # the ordinary user the sandbox's escape suite also runs as
+    id pjsandbox >/dev/null 2>&1 || useradd --create-home --shell /bin/bash pjsandbox \
+      || echo "user pjsandbox could not be created; the ordinary-user sandbox test will skip"
   fi
 else
   python -m pip install -q -e .
+fi
+if [ -n "$apt_job" ] && ! wait "$apt_job"; then
+  echo "could not install ${missing[*]}: without bubblewrap --approve auto acts as ask and the sandbox" \
+    "tests skip; without chromium the browser tests skip; without java the Spark test fails"
 fi

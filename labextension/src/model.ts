@@ -14,6 +14,7 @@ export type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-an
 export const BUNDLE_VERSION = 1;
 export const STOP_REASONS = ['completed', 'failed', 'aborted', 'timeout', 'malformed', 'auth'];
 const MAX_TURNS_NOTICE = /^\[reached max turns \((-?\d+)\); stopping\]$/;
+const BUDGET_STOP_NOTICE = /^\[stopped before a model request: ([\s\S]+)\]$/; // the engine's budget stop (docs/cost.md)
 const DETAIL_LIMIT = 200;
 const SILENT_EVENTS = new Set(['request_begin', 'token_usage', 'tool_list_ready', 'subagent', 'goal_finished']);
 // The argument whose whole text says what a call does: a card shows it in full.
@@ -46,6 +47,12 @@ export interface TokenCounts {
   total: number;
 }
 
+export interface TaskCost {
+  task_usd: number;
+  session_usd: number;
+  unpriced_requests: number;
+}
+
 export interface UndoState {
   task_id: string;
   state: 'available' | 'blocked' | 'undone';
@@ -56,7 +63,7 @@ export interface Bundle {
   version: number;
   session: { [key: string]: string };
   status: string;
-  usage: { session: TokenCounts; request: TokenCounts } | null;
+  usage: { session: TokenCounts; request: TokenCounts; cost?: TaskCost } | null;
   messages: Json[];
   undo?: UndoState; // only when the bundle has one (as the Python reader)
 }
@@ -156,6 +163,53 @@ function messageDict(message: Json): Json | null {
   return data;
 }
 
+function taskCost(value: Json): TaskCost | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  const usd = (v: Json) => typeof v === 'number' && isFinite(v) && v >= 0;
+  if (!usd(value.task_usd) || !usd(value.session_usd)) {
+    return null;
+  }
+  const unpriced = value.unpriced_requests;
+  return {
+    task_usd: value.task_usd,
+    session_usd: value.session_usd,
+    unpriced_requests: typeof unpriced === 'number' && Number.isInteger(unpriced) && unpriced >= 0 ? unpriced : 0
+  };
+}
+
+/** As prices.format_usd: under a dollar up to four decimals (trailing zeros dropped to two). */
+export function formatUsd(amount: number): string {
+  if (amount > 0 && amount < 0.0001) {
+    return '<$0.0001';
+  }
+  if (amount !== 0 && Math.abs(amount) < 1) {
+    let text = amount.toFixed(4);
+    while (text.endsWith('0') && text.split('.')[1].length > 2) {
+      text = text.slice(0, -1);
+    }
+    return `$${text}`;
+  }
+  return '$' + amount.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+}
+
+/** As transcript/cost_line.cost_text: "price unknown" for a Task whose requests have no price. */
+export function costText(cost: TaskCost | null | undefined): string {
+  if (!cost) {
+    return '';
+  }
+  if (cost.unpriced_requests && !cost.task_usd) {
+    return 'cost: price unknown';
+  }
+  let text = `cost: ${formatUsd(cost.task_usd)} this Task · ${formatUsd(cost.session_usd)} session`;
+  if (cost.unpriced_requests) {
+    const n = cost.unpriced_requests;
+    text += ` (+${n} request${n !== 1 ? 's' : ''} of unknown price)`;
+  }
+  return text;
+}
+
 function tokenCounts(value: Json): TokenCounts {
   const source = isObject(value) ? value : {};
   const num = (v: Json) => (typeof v === 'number' && isFinite(v) ? Math.trunc(v) : 0);
@@ -228,9 +282,14 @@ export function readBundle(data: Json): Bundle {
       }
     }
   }
-  const usage = isObject(data.usage)
-    ? { session: tokenCounts(data.usage.session), request: tokenCounts(data.usage.request) }
-    : null;
+  let usage: Bundle['usage'] = null;
+  if (isObject(data.usage)) {
+    usage = { session: tokenCounts(data.usage.session), request: tokenCounts(data.usage.request) };
+    const cost = taskCost(data.usage.cost);
+    if (cost) {
+      usage.cost = cost;
+    }
+  }
   const messages = (Array.isArray(data.messages) ? data.messages : [])
     .map(messageDict)
     .filter((m: Json) => m !== null);
@@ -706,6 +765,14 @@ function addModel(scope: Scope, payload: Json): void {
     const match = role === 'assistant' ? MAX_TURNS_NOTICE.exec(text) : null;
     if (match) {
       scope.blocks.push({ kind: 'event', event: 'max_turns', text, status: stop, details: { max_turns: Number(match[1]) } });
+      return;
+    }
+    const budget = role === 'assistant' ? BUDGET_STOP_NOTICE.exec(text) : null;
+    if (budget) {
+      // the unsent request's own request_end says the same: the notice replaces it
+      const same = (b: Block) => b.kind === 'event' && (b as EventBlock).event === 'request_error' && (b as EventBlock).details.error_message === budget[1];
+      scope.blocks.splice(0, scope.blocks.length, ...scope.blocks.filter(b => !same(b)));
+      scope.blocks.push({ kind: 'event', event: 'budget_stop', text, status: stop, details: { reason: budget[1] } });
       return;
     }
     scope.blocks.push({ kind: 'text', role, text, stop_reason: stop, sender: payload.sender ?? null });

@@ -10,7 +10,7 @@
 
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
-import { Block, Bundle, buildBlocks, BUNDLE_VERSION, readBundle, ToolCard, withSavedImages } from './model';
+import { Block, Bundle, buildBlocks, BUNDLE_VERSION, costText, readBundle, ToolCard, withSavedImages } from './model';
 import { imageNode, safeFragment, safeHtml } from './nofetch';
 import { undoControl } from './undo_control';
 
@@ -139,9 +139,10 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
     const parts = [this.header(bundle), body];
     if (bundle.usage) {
       const s = bundle.usage.session;
+      const cost = costText(bundle.usage.cost);
       parts.push(el('div', 'pg-usage',
         `tokens: session ${s.total} total (${s.cache_write} input, ${s.cache_read} cached input, ` +
-        `${s.output} output) · last request ${bundle.usage.request.total}`));
+        `${s.output} output) · last request ${bundle.usage.request.total}` + (cost ? ` · ${cost}` : '')));
     }
     return parts;
   }

@@ -4,7 +4,7 @@ steering, background notices, max_turns), over any LLMInterface and EnvironmentI
 Owns the turn loop and the state that persists between runs. One turn's mechanics are in
 `turn.py`, compaction in `compaction.py` (a collaborator over the shared `ContextState`),
 carry-over building in `carry_over.py`, waits in `waits.py`, Trace recording in `recorder.py`,
-the heap kept out of garbage collections while a run or a manual compaction lasts in `task_heap.py`.
+the heap kept out of garbage collections while a run or a manual compaction lasts in `seams/task_heap.py`.
 A task is a loop of three named steps: a turn with its retries (attempt → outcome), the
 compaction check after it, and the input of the next turn. Never raises for LLM or tool failures: they
 become messages; only a host contract violation (a broken steering fold) ends `run` with an
@@ -21,12 +21,14 @@ from ..interfaces import (
     AbortSignal,
     ApprovalDecision,
     ApproveFn,
+    BudgetStop,
     EnvironmentInterface,
     LLMInterface,
     LLMOutcome,
     ThinkingLevelName,
 )
-from ..omni import CompactionReason, OmniMessage, abort, assistant_text, partial_text
+from ..omni import CompactionReason, OmniMessage, abort, assistant_text, markers, partial_text, user_text
+from ..seams.task_heap import TASK_HEAP
 from .carry_over import TurnResult, build_carry_over, with_retried_turns
 from .compaction import CompactionResult, Compactor
 from .context_state import ContextState
@@ -35,7 +37,6 @@ from .protocols import BackgroundNotices, CreateLLM, FoldInputImages, TraceSink
 from .recorder import Recorder
 from .settings import CompactionSettings, EngineState, compactability_of
 from .steering import SteeringQueue, carries_steering, steering_messages
-from .task_heap import TASK_HEAP
 from .turn import TurnContext, run_turn
 from .waits import Backoff
 
@@ -322,6 +323,11 @@ class ContextEngine:
             async for msg in run_turn(ctx, attempt_input, reconnects, turn):
                 yield msg
             step.turn, step.attempt_input = turn, attempt_input
+            if isinstance(turn.outcome, BudgetStop):
+                step.ended = True
+                for msg in self._budget_stop(attempt_input, turn.outcome.message or "a spending budget"):
+                    yield self._emit(msg)
+                return
             ending = self._ending_of(turn, attempt_input, ctx.signal)
             if ending is not None:
                 step.ended = True
@@ -421,7 +427,16 @@ class ContextEngine:
         step.compaction_decided = result.status == "aborted"
 
     def _max_turns_notice(self) -> list[OmniMessage]:
-        text = f"[reached max turns ({self._max_turns}); stopping]"
+        return self._stop_notice(f"[reached max turns ({self._max_turns}); stopping]")
+
+    def _budget_stop(self, attempt_input: list[OmniMessage], reason: str) -> list[OmniMessage]:
+        """A request refused by a spending budget (docs/cost.md): nothing was sent, so the whole
+        input carries over, with a note that tells the next task's model why this one stopped."""
+        self._state.carry_over = [*attempt_input, user_text(markers.build_budget_stop_text(reason), "harness")]
+        return self._stop_notice(f"[stopped before a model request: {reason}]")
+
+    @staticmethod
+    def _stop_notice(text: str) -> list[OmniMessage]:
         return [
             partial_text("start", ""),
             partial_text("delta", text),

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..interfaces import AbortSignal, ApproveFn, EnvironmentServices, SignalWatch, unless_aborted
-from ..omni import OmniMessage, StopReason, partial_tool_call_output, tool_call_output
+from ..omni import OmniMessage, StopReason, partial_tool_call_output, repair_surrogates, tool_call_output
 from ..omni.models import PartialToolCallOutputPayload, ToolCallOutputPayload
 from ..redaction import EMPTY, Redactor
 from .archive import (
@@ -27,7 +27,6 @@ from .archive import (
     ArchiveSaved,
     archive_budget_mib,
     archive_directory,
-    repair_surrogates,
 )
 from .types import BuiltinTool, ToolExecutionContext, ToolResult
 

@@ -17,6 +17,9 @@ Two readings, for the two directions a rule can go:
   `echo $(curl …)`, `env A=1 curl …` and `bash -c 'curl …'`. `None` only when even this cannot
   be parsed (the caller then asks).
 
+`named_words` says how many of a command's leading words a pattern names as written (an allow
+rule covers those; every other word must be known-safe, `command_effects.coverage`).
+
 Which tools have a command argument is the tool declarations' business (`command=`); what a
 decision is, the approval router's; which rule a card offers to save, `saved_rule_offer.py`'s.
 The command policy (`command_policy.py`) is separate and always runs first.
@@ -137,4 +140,34 @@ def pattern_matches(pattern: str, words: list[str]) -> bool:
     if not wanted:
         return False
     return words[: len(wanted)] == wanted
+
+
+def every_word(cmd: str, depth: int = 0) -> list[str]:
+    """Every word `cmd` holds, for a check that must over-match (a credential file named anywhere):
+    the words of every part, redirection targets included, substitutions opened, and the words of
+    any word that itself reads as a command (`bash -c 'cat < f'`), to `MAX_DEPTH`. Unbalanced
+    quotes: the text split at white space."""
+    opened = _SUBSTITUTION.sub(" ; ", cmd).replace(")", " ; ")
+    tokens = _tokens(opened)
+    words: list[str] = []
+    for token in opened.split() if tokens is None else tokens:
+        if not token or all(ch in _PUNCTUATION for ch in token):
+            continue
+        words.append(token)
+        if depth < MAX_DEPTH and any(ch in token for ch in " \t" + _PUNCTUATION):
+            words.extend(every_word(token, depth + 1))
+    return words
+
+
+def named_words(pattern: str, words: list[str]) -> int:
+    """How many leading words of `words` a matching pattern names as written: its words without
+    glob characters, in order (`git status` names 2; `git st*` names 1; `*` names none). What a
+    rule covers beyond them is the command analysis' business (`command_effects.coverage`)."""
+    wanted = _tokens(pattern) or []
+    named = 0
+    for want, word in zip(wanted, words, strict=False):
+        if _GLOB.search(want) or want != word:
+            break
+        named += 1
+    return named
 

@@ -24,6 +24,7 @@ from .commands import CommandSessionManager
 from .defaults import default_tool_config, model_facing_parameters
 from .notices import BackgroundEvent, BackgroundListener, NoticeHub
 from .registry import BUILTIN_TOOL_FACTORIES
+from .sandbox import CommandSandbox, SandboxConfig
 from .types import BuiltinTool, EnvironmentConfig, ToolDefinitionConfig
 
 log = logging.getLogger(__name__)
@@ -32,10 +33,12 @@ if TYPE_CHECKING:  # imported on first use (the mcp SDK is slow to import)
     from .mcp import McpManager
 
 MCP_PREFIX = "mcp__"
-# Keys in EnvironmentServices.extra: the NoticeHub (set by the Environment) and an optional
-# `() -> ProxyPolicy | None` callable (set by the host; re-read at every command spawn).
+# Keys in EnvironmentServices.extra: the NoticeHub (set by the Environment), an optional
+# `() -> ProxyPolicy | None` callable (set by the host; re-read at every command spawn) and an
+# optional `SandboxConfig` (set by the Agent: how commands run in the sandbox).
 NOTICES_KEY = "notices"
 PROXY_POLICY_KEY = "proxy_policy"
+SANDBOX_KEY = "sandbox"
 
 
 class Environment:
@@ -46,8 +49,15 @@ class Environment:
         self.notices = NoticeHub()
         services = config.services or EnvironmentServices()
         proxy_policy = services.extra.get(PROXY_POLICY_KEY)
+        sandbox_config = services.extra.get(SANDBOX_KEY)
         self.command_sessions = CommandSessionManager(
-            self.notices, vault=config.vault, proxy_policy=proxy_policy if callable(proxy_policy) else None
+            self.notices,
+            vault=config.vault,
+            proxy_policy=proxy_policy if callable(proxy_policy) else None,
+            sandbox=CommandSandbox(
+                sandbox_config if isinstance(sandbox_config, SandboxConfig) else SandboxConfig(),
+                config.workspace_dir,
+            ),
         )
         # Tools reach runtime services through this object: the command registry, and the
         # notice hub for tools that arm background reports of their own (subagents).
@@ -67,6 +77,7 @@ class Environment:
                 workspace_dir=config.workspace_dir,
                 vault=config.vault,
                 disabled=config.disabled_tools,
+                sandbox=self.command_sessions.sandbox,
             )
         self._disposed = False
 

@@ -15,7 +15,9 @@ from urllib.parse import urlsplit
 from agenthub.types import ToolSchema, UniConfig
 
 from ..interfaces import THINKING_LEVELS, ThinkingLevelName, ToolDefinition
+from ..prices import ModelPrice
 from .answer_budget import DEFAULT_ANSWER_BUDGET_MS, DEFAULT_CONNECT_TIMEOUT_MS
+from .spend import SpendGate
 from .tool_call_ids import ToolCallIdAllocator
 
 DEFAULT_REQUEST_TIMEOUT_MS = 120000
@@ -32,7 +34,9 @@ class GenerativeModelConfig:
     `answer_budget.py`; ≤ 0 disables either). Pass the session's `tool_call_ids` allocator so
     ids stay unique across model objects. `credentials`: model keys by variable name from the
     workspace's `.env`, used only when `api_key` is None and the variable is not exported
-    (they are never put into the process environment)."""
+    (they are never put into the process environment). `price`: USD per million tokens (None:
+    agenthub's list price for `model_id`, if it has one); `spend_gate`: the budgets every
+    request of this model is admitted by and reported to (docs/cost.md)."""
 
     model_id: str
     api_key: str | None = None
@@ -49,6 +53,8 @@ class GenerativeModelConfig:
     connect_timeout_ms: int = DEFAULT_CONNECT_TIMEOUT_MS
     answer_budget_ms: int = DEFAULT_ANSWER_BUDGET_MS
     credentials: Mapping[str, str] = field(default_factory=dict)
+    price: ModelPrice | None = None
+    spend_gate: SpendGate | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.model_id, str) or not self.model_id.strip():

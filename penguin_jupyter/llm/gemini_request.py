@@ -8,11 +8,11 @@ of the history from request to request, so their wire form and JSON can be kept 
 
 `PreConvertedContents` stands in for `generate_content_stream` on the model's own SDK client (and
 `_build_request` on its own `BaseApiClient`; nothing process-wide, installed through
-`sdk_internals.py`). For a `Content` list it produces the JSON of each element not at the same
-position last time with the SDK's own steps (`sdk_internals.gemini_wire_contents`, then the
+`seams/llm_sdk.py`). For a `Content` list it produces the JSON of each element not at the same
+position last time with the SDK's own steps (`llm_sdk.gemini_wire_contents`, then the
 SDK's `json.dumps`), and calls the SDK with a one-`Content` placeholder list carrying a unique
 token. Everything else — the config, the path, headers, retries, continuation hops, streaming,
-errors — is the SDK's. When the SDK builds that request's HTTP body, the placeholder's JSON is
+errors — is the SDK's (its events are recorded for the request, `stream_reading.py`). When the SDK builds that request's HTTP body, the placeholder's JSON is
 replaced by the kept JSON of the whole list and the body handed over as bytes, which the SDK sends
 as they are: byte for byte what it would have built (tests/llm/test_llm_long_history.py compares
 them at the scripted server). See docs/model-requests.md ("Long sessions").
@@ -29,13 +29,14 @@ from typing import Any
 
 from google.genai import types
 
-from .loop_slices import run_in_slices
-from .sdk_internals import (
+from ..seams.llm_sdk import (
     gemini_api_client,
     gemini_wire_contents,
     replace_gemini_build_request,
     replace_gemini_stream,
 )
+from .loop_slices import run_in_slices
+from .stream_reading import mark_answered, read_events
 
 _NOT_ENCODED = object()  # in place of a Content whose JSON is not kept
 PENDING_REQUESTS = 4  # placeholders kept for the requests (and their continuation hops) in flight
@@ -87,14 +88,14 @@ class PreConvertedContents:
                 and contents
                 and all(isinstance(c, types.Content) for c in contents)
             ):
-                return await stream(model=model, contents=contents, config=config)
+                return _answered(await stream(model=model, contents=contents, config=config))
             self._count += 1
             token = f"{self._prefix}{self._count}"
             self._pending[token] = await self.encode(contents)
             while len(self._pending) > PENDING_REQUESTS:
                 self._pending.popitem(last=False)
             placeholder = types.Content(role="user", parts=[types.Part(text=token)])
-            return await stream(model=model, contents=[placeholder], config=config)
+            return _answered(await stream(model=model, contents=[placeholder], config=config))
 
         return generate_content_stream
 
@@ -111,6 +112,12 @@ class PreConvertedContents:
             return request
 
         return build_request
+
+
+def _answered(stream: Any) -> Any:
+    """The SDK's stream, its events recorded for the request (`stream_reading.py`)."""
+    mark_answered()
+    return read_events(stream)
 
 
 def _placeholder_token(contents: Any) -> str | None:

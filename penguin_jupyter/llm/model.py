@@ -5,7 +5,8 @@ Owns one request's lifecycle as named steps — prepare (outbound merge, config,
 (stream, pump, abort waiter), relay (events raced against abort, the first-response window and the
 idle timer), conclude (history, outcome, usage) — plus the per-request config and the one-time
 `set_history` replay on resume. Segmentation is `translator.py`, error rules `classify.py`,
-arithmetic `limits.py`, the first-response budget `answer_budget.py`. The model never retries:
+arithmetic `limits.py`, the first-response budget `answer_budget.py`, a refusal repeated
+`rejections.py`. The model never retries:
 reconnecting is the engine's job; a budget spent on silence ends with a permanent failure.
 """
 
@@ -27,12 +28,14 @@ from agenthub.types import UniConfig, UniEvent, UniMessage
 
 from ..interfaces import (
     THINKING_LEVELS,
+    BudgetStop,
     GenerativeModelParameters,
     LLMOutcome,
     ThinkingLevelName,
 )
 from ..omni import (
     OmniMessage,
+    TokenCost,
     TokenCounts,
     ToolCallPayload,
     add_token_counts,
@@ -40,6 +43,7 @@ from ..omni import (
     is_complete_model_message,
     token_usage,
 )
+from ..prices import ModelPrice, cost_usd, list_price
 from .answer_budget import AnswerBudget
 from .classify import classify_error
 from .config import GenerativeModelConfig, base_uni_config
@@ -51,6 +55,9 @@ from .limits import (
 )
 from .outbound import group_history, merge_to_uni_message
 from .provider import ProviderClient, UnsupportedModel, client_error_outcome, open_provider
+from .rejections import RepeatedRejection
+from .spend import UNCAPPED_OUTPUT_TOKENS, RequestEstimate, SpendTicket
+from .stream_reading import SHAPE_ERRORS, unreadable_event
 from .tool_call_ids import ToolCallIdAllocator
 from .translator import EventTranslator
 from .upstream_pump import UpstreamPump
@@ -92,6 +99,7 @@ class _Prepared:
     client: ProviderClient
     message: UniMessage
     config: UniConfig
+    ticket: SpendTicket | None = None
 
 
 @dataclass
@@ -110,6 +118,21 @@ class _Exchange:
     response: _ResponseSeen
     started: float = field(default_factory=time.monotonic)
     outcome: LLMOutcome | None = None
+    ticket: SpendTicket | None = None
+
+    def settle(self, usd: float | None) -> None:
+        """The request completed: its spend ticket is settled with what it cost (once)."""
+        ticket, self.ticket = self.ticket, None
+        if ticket is not None:
+            with suppress(Exception):  # the request is done: a ledger that fails must not undo it
+                ticket.settle(usd)
+
+    def release(self) -> None:
+        """The request did not complete: its reservation goes (once)."""
+        ticket, self.ticket = self.ticket, None
+        if ticket is not None:
+            with suppress(Exception):
+                ticket.release()
 
     @property
     def responded(self) -> bool:
@@ -150,6 +173,7 @@ class GenerativeModel:
         self._client: ProviderClient | None = None
         self._client_error: BaseException | None = None
         self._answer_budget = AnswerBudget(config.connect_timeout_ms, config.answer_budget_ms)
+        self._rejections = RepeatedRejection()
         self._ensure_client()
 
     # --- client -----------------------------------------------------------------------------
@@ -171,6 +195,11 @@ class GenerativeModel:
             self._client.set_history(self._pending_history)
             self._pending_history = None
         return self._client
+
+    @property
+    def price(self) -> ModelPrice | None:
+        """USD per million tokens: the configured price, else agenthub's list price, else None."""
+        return self.config.price or list_price(self.config.model_id)
 
     @property
     def last_request_total(self) -> int:
@@ -255,15 +284,21 @@ class GenerativeModel:
             return
         exchange = self._open(prepared, parameters.signal)
         if isinstance(exchange, LLMOutcome):
+            if prepared.ticket is not None:
+                with suppress(Exception):
+                    prepared.ticket.release()
             yield exchange
             return
         try:
-            async for msg in self._relay(exchange):
-                yield msg
+            try:
+                async for msg in self._relay(exchange):
+                    yield msg
+            finally:
+                await self._close(exchange)
+            for item in self._conclude(exchange):
+                yield item
         finally:
-            await self._close(exchange)
-        for item in self._conclude(exchange):
-            yield item
+            exchange.release()  # not settled by a completed conclusion (failed, aborted, abandoned)
 
     def _prepare(self, parameters: GenerativeModelParameters) -> _Prepared | LLMOutcome:
         """The gateway message, the request config and the client, or why there is no request."""
@@ -280,7 +315,33 @@ class GenerativeModel:
         if client is None:
             assert self._client_error is not None
             return client_error_outcome(self._client_error)
-        return _Prepared(client, message, config)
+        ticket = self._admit(new_messages, config)
+        if isinstance(ticket, LLMOutcome):
+            return ticket
+        return _Prepared(client, message, config, ticket)
+
+    def estimate(self, new_messages: list[OmniMessage], config: UniConfig) -> RequestEstimate:
+        """At most what the request about to be sent can cost (docs/cost.md "Budgets")."""
+        cap = config.get("max_tokens")
+        return RequestEstimate(
+            model_id=self.config.model_id,
+            input_tokens=self._last_request_total + estimate_messages_tokens(new_messages),
+            max_output_tokens=cap if isinstance(cap, int) and cap > 0 else UNCAPPED_OUTPUT_TOKENS,
+            price=self.price,
+        )
+
+    def _admit(self, new_messages: list[OmniMessage], config: UniConfig) -> SpendTicket | LLMOutcome | None:
+        """The spend gate's ticket for this request (None: no gate), or the budget stop."""
+        gate = self.config.spend_gate
+        if gate is None:
+            return None
+        try:
+            admitted = gate.admit(self.estimate(new_messages, config))
+        except Exception as exc:  # a budget that cannot be checked must not let the request out
+            admitted = f"the spending budget could not be checked ({type(exc).__name__}: {exc})"
+        if isinstance(admitted, str):
+            return BudgetStop(message=admitted)
+        return admitted
 
     def _open(self, prepared: _Prepared, signal: AbortSignal | None) -> _Exchange | LLMOutcome:
         """Start the upstream stream, its pump and the abort waiter; start the answer clock."""
@@ -313,6 +374,7 @@ class GenerativeModel:
             # One abort waiter per request (not one per event); cancelled in `_close`.
             abort_waiter=asyncio.ensure_future(signal.wait()) if signal is not None else None,
             response=response,
+            ticket=prepared.ticket,
         )
 
     async def _relay(self, ex: _Exchange) -> AsyncIterator[OmniMessage]:
@@ -359,6 +421,9 @@ class GenerativeModel:
             return []
         try:
             return list(ex.translator.push_event(event))
+        except SHAPE_ERRORS as exc:  # a value of the wrong type inside the event
+            ex.outcome = LLMOutcome("malformed", str(unreadable_event(event, exc)))
+            return []
         except Exception as exc:
             ex.outcome = self._error_outcome(exc, ex.signal)
             return []
@@ -373,6 +438,8 @@ class GenerativeModel:
         A completed one: the final messages, `token_usage` and `completed`."""
         if ex.responded:
             self._answer_budget.answered()
+        if ex.outcome is None or ex.outcome.status != "failed":
+            self._rejections.forget()
         if ex.outcome is not None:
             ex.client.keep_history(ex.committed_before)
             reason = "failed" if ex.outcome.status == "completed" else ex.outcome.status
@@ -383,7 +450,12 @@ class GenerativeModel:
         request_tokens = ex.translator.request_tokens
         self._last_request_total = request_tokens.total
         self.session_tokens = add_token_counts(self.session_tokens, request_tokens)
-        yield token_usage(self.session_tokens, request_tokens)
+        price = self.price
+        cost = None
+        if price is not None:
+            cost = TokenCost(request=cost_usd(request_tokens, price), session=cost_usd(self.session_tokens, price))
+        ex.settle(None if cost is None else cost.request)
+        yield token_usage(self.session_tokens, request_tokens, cost)
         yield LLMOutcome("completed")
 
     # --- waits and stops ------------------------------------------------------------------------
@@ -439,7 +511,7 @@ class GenerativeModel:
     def _error_outcome(self, error: BaseException, signal: AbortSignal | None) -> LLMOutcome:
         if signal is not None and signal.aborted:
             return LLMOutcome("aborted")
-        return classify_error(error, fast_mode=self.config.fast_mode)
+        return self._rejections.judge(error, classify_error(error, fast_mode=self.config.fast_mode))
 
     async def _release(self, stream: AsyncIterator[UniEvent], pending: asyncio.Task[None]) -> None:
         """Stop the pump's reader and close the upstream, abandoning either if it does not wind

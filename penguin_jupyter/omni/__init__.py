@@ -75,6 +75,7 @@ from .models import (
     SubagentPayload,
     TextPayload,
     ThinkingPayload,
+    TokenCost,
     TokenCounts,
     TokenUsagePayload,
     ToolCallOutputPayload,
@@ -82,6 +83,16 @@ from .models import (
     ToolListReadyPayload,
     ToolSpec,
 )
-from .wire import dumps_compact, from_dict, from_json, to_dict, to_json
+from .unicode import is_valid_unicode, repair_in_place, repair_strings, repair_surrogates
+from .wire import (
+    dumps_compact,
+    from_dict,
+    from_json,
+    loads_strict,
+    parse_wire_line,
+    to_dict,
+    to_json,
+    with_valid_unicode,
+)
 
 __all__ = [name for name in dir() if not name.startswith("_")]

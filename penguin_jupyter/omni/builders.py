@@ -41,6 +41,7 @@ from .models import (
     SubagentPayload,
     TextPayload,
     ThinkingPayload,
+    TokenCost,
     TokenCounts,
     TokenUsagePayload,
     ToolCallOutputPayload,
@@ -269,13 +270,18 @@ def add_token_counts(a: TokenCounts, b: TokenCounts) -> TokenCounts:
 
 
 def token_usage(
-    session: TokenCounts | Mapping[str, int], request: TokenCounts | Mapping[str, int]
+    session: TokenCounts | Mapping[str, int],
+    request: TokenCounts | Mapping[str, int],
+    cost_usd: TokenCost | Mapping[str, float] | None = None,
 ) -> OmniMessage:
-    return _event(
-        TokenUsagePayload(
-            session=TokenCounts.model_validate(session), request=TokenCounts.model_validate(request)
-        )
-    )
+    """`cost_usd` ({request, session} in USD) only when the model's price is known."""
+    counts: dict[str, Any] = {
+        "session": TokenCounts.model_validate(session),
+        "request": TokenCounts.model_validate(request),
+    }
+    if cost_usd is not None:
+        counts["cost_usd"] = TokenCost.model_validate(cost_usd).model_dump()
+    return _event(TokenUsagePayload.model_validate(counts))
 
 
 def compaction_begin(reason: CompactionReason, mode: CompactionMode, context: int, turns: int) -> OmniMessage:

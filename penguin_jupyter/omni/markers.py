@@ -2,7 +2,9 @@
 
 Owns how markers are spelled. Producers write the square form only; parsers also accept
 the legacy angle form `<tag>…</tag>` (square tried first), except `[user_steering]`,
-which never had one. No escaping is applied to bodies.
+which never had one. No escaping is applied to bodies; text a stranger wrote that the harness
+puts into a prompt (a cell's error, a variable's values) goes in as `quoted_data`, so it can
+neither close the block around it nor start a line that reads as the harness's or the user's.
 """
 
 from __future__ import annotations
@@ -21,6 +23,16 @@ DEVELOPER_INSTRUCTIONS = "developer_instructions"
 def marker_block(tag: str, body: str) -> str:
     """`[tag]\\nbody\\n[/tag]`."""
     return f"[{tag}]\n{body}\n[/{tag}]"
+
+
+DATA_QUOTE = "| "
+
+
+def quoted_data(text: str) -> str:
+    """`text` as data inside a harness block: every line (any line break Python knows, so a
+    lone `\r` or U+2028 too) starts with `| `, so no line of it can be `[/tag]`, a fake `[user]`
+    or anything else that would read as the block's end or a new speaker."""
+    return "\n".join(DATA_QUOTE + line for line in (text.splitlines() or [""]))
 
 
 def strip_marker_blocks(text: str, tag: str) -> str:
@@ -137,3 +149,17 @@ def attached_image_line(path_or_url: str) -> str:
 
 def attached_file_line(path: str) -> str:
     return f"[attached file: {path}]"
+
+
+# --- budget stop -------------------------------------------------------------------------------
+
+BUDGET_STOP = "budget_stop"
+
+
+def build_budget_stop_text(reason: str) -> str:
+    """What the next task's model reads after a task a spending budget stopped (docs/cost.md)."""
+    return marker_block(
+        BUDGET_STOP,
+        f"The previous task was stopped before a model request because it could cross a spending "
+        f"budget: {reason}. Its work so far is above; the user may raise the budget or continue.",
+    )

@@ -7,6 +7,7 @@ Field order in each class is the wire order.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
@@ -211,10 +212,39 @@ class ApprovalDecisionPayload(_Payload):
     tool_call_id: str
 
 
+class TokenCost(_Payload):
+    """What a request and the session so far cost, in USD at the model's price (docs/cost.md)."""
+
+    request: float = 0.0
+    session: float = 0.0
+
+    @field_validator("request", "session", mode="before")
+    @classmethod
+    def _finite(cls, value: Any) -> Any:
+        return value if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) else 0.0
+
+
 class TokenUsagePayload(_Payload):
+    """The reference's three fields, plus — only when the model's price is known — an extra
+    `cost_usd` ({request, session} in USD, written after them; docs/cost.md): an addition the
+    reference's readers ignore, kept out of the declared fields so the payload's shape is the
+    reference's."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
     type: Literal["token_usage"] = "token_usage"
     session: TokenCounts
     request: TokenCounts
+
+    @property
+    def cost_usd(self) -> TokenCost | None:
+        raw = (self.model_extra or {}).get("cost_usd")
+        if isinstance(raw, TokenCost):
+            return raw
+        try:
+            return TokenCost.model_validate(raw) if isinstance(raw, dict) else None
+        except ValueError:
+            return None
 
 
 class AbortPayload(_Payload):

@@ -3,20 +3,29 @@
 Owns reading the system-wide policy a deployment sets and users cannot loosen: the TOML file
 named by `PENGUIN_POLICY`, else `/etc/penguin/policy.toml` (`DEFAULT_POLICY_PATH`):
 
-    max_approve = "ask" | "read-only" | "allow-all"    # the highest approval mode a cell gets
+    max_approve = "ask" | "read-only" | "auto" | "allow-all"   # the highest approval mode a cell gets
     disabled_tools = ["exec_command"]                  # never offered to the model
     allowed_models = ["openai/gpt-5.5"]                # empty or absent: all
     deny = [{ tool = "exec_command", command = "curl*" }]   # deny rules that always apply
     read_dotenv = false                                # workspace .env files are not read
+    sandbox = "required"                               # no command runs outside the sandbox
+    max_usd_per_day = 20                               # each user's model spend a day (docs/cost.md)
+
+Where the policy is read from is decided once per process, from the environment the process
+was started with (`/proc/self/environ` on Linux; elsewhere `os.environ` when this module is first
+imported): code in the kernel that sets `os.environ["PENGUIN_POLICY"]` later changes nothing
+(`policy_path`). The file itself is read again at each use, so an administrator's edit applies to
+the next cell; it must be a regular file of at most `MAX_POLICY_BYTES`.
 
 No file at the default path means no policy. A file `PENGUIN_POLICY` names that is missing, or a
 bad file, is a `ConfigError` (one line naming the file and field): callers refuse to run rather
 than run without the policy. Applying it is left to the Agent (models), the Environment (tools:
-the toolset it builds), the approval router (mode, deny rules) and the notebook (`.env`).
+the toolset it builds; commands: the sandbox), the approval router (mode, deny rules) and `dotenv.read_dotenv` (`.env`).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -24,14 +33,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..process_start import start_environment_value
+from ..regular_files import RefusedFile, read_regular_bytes
 from .approval_rules import Rule, parse_rule
+from .config_files import parse_config, read_config_text
 from .errors import ConfigError
 
 POLICY_ENV = "PENGUIN_POLICY"
 DEFAULT_POLICY_PATH = "/etc/penguin/policy.toml"
-POLICY_KEYS = frozenset({"max_approve", "disabled_tools", "allowed_models", "deny", "read_dotenv"})
+MAX_POLICY_BYTES = 1 << 20
+FIXED_NOTE = (
+    f"(the path was fixed when the kernel started: later changes to {POLICY_ENV} in the kernel are "
+    "ignored; the file is read again at each cell)"
+)
+POLICY_KEYS = frozenset(
+    {"max_approve", "disabled_tools", "allowed_models", "deny", "read_dotenv", "max_usd_per_day", "sandbox"}
+)
 # From the strictest to the most permissive; a policy's max_approve caps a cell's mode.
-MODE_ORDER: tuple[str, ...] = ("deny-all", "ask", "read-only", "allow-all")
+MODE_ORDER: tuple[str, ...] = ("deny-all", "ask", "read-only", "auto", "allow-all")
+SANDBOX_SETTINGS: tuple[str, ...] = ("optional", "required")
 
 
 class PolicyRefusal(ValueError):
@@ -46,7 +66,13 @@ class Policy:
     allowed_models: tuple[str, ...] = ()
     deny: tuple[Rule, ...] = ()
     read_dotenv: bool = True
+    sandbox: str = "optional"  # "required": no command runs outside the sandbox, in any mode
+    max_usd_per_day: float | None = None
     keys: frozenset[str] = field(default_factory=frozenset)  # the keys the file set
+
+    @property
+    def sandbox_required(self) -> bool:
+        return self.sandbox == "required"
 
     def cap_mode(self, mode: str) -> str:
         """`mode`, or `max_approve` when `mode` is more permissive."""
@@ -77,32 +103,46 @@ class Policy:
         cap = "" if self.max_approve == "allow-all" else f" (a cell asking for more runs under {self.max_approve})"
         lines = [
             f"administrator's policy: {self.path}",
+            f"  {FIXED_NOTE}",
             f"  highest approval mode: {self.max_approve}{cap}",
             f"  disabled tools (never offered to the model): {tools}",
             f"  allowed models: {models}",
             f"  workspace .env files read: {'yes' if self.read_dotenv else 'no'}",
+            f"  model spend a day: {'no cap' if self.max_usd_per_day is None else f'at most ${self.max_usd_per_day:,.2f} per user'}",
         ]
         denied = [rule.text().removeprefix("deny ") for rule in self.deny]
         lines += [f"  always denied: {text}" for text in denied] or ["  always denied: nothing"]
+        if self.sandbox_required:
+            lines.append("  sandbox: required (no command runs outside it, in any mode)")
         return lines
 
 
+def _decide_policy_path() -> tuple[Path, bool]:
+    at_start = start_environment_value(POLICY_ENV)
+    named = (os.environ.get(POLICY_ENV, "") if at_start is None else at_start).strip()
+    return (Path(named).expanduser().absolute(), True) if named else (Path(DEFAULT_POLICY_PATH), False)
+
+
+_FIXED_PATH = _decide_policy_path()  # decided before any cell's code can change os.environ
+
+
 def policy_path() -> tuple[Path, bool]:
-    """(the policy file, whether `PENGUIN_POLICY` named it)."""
-    named = os.environ.get(POLICY_ENV, "").strip()
-    return (Path(named).expanduser(), True) if named else (Path(DEFAULT_POLICY_PATH), False)
+    """(the policy file, whether `PENGUIN_POLICY` named it): fixed for the life of the process."""
+    return _FIXED_PATH
 
 
 def load_policy() -> Policy | None:
     """The policy in force, None without one; ConfigError when it cannot be used."""
     path, named = policy_path()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_config_text(path, lambda file: read_regular_bytes(file, MAX_POLICY_BYTES).decode("utf-8"))
     except (FileNotFoundError, NotADirectoryError):
         if named:
             raise ConfigError(str(path), None, f"does not exist (named by {POLICY_ENV})") from None
         return None
-    except (OSError, UnicodeDecodeError) as exc:
+    except RefusedFile as exc:
+        raise ConfigError(str(path), None, f"cannot read ({exc})") from None
+    except OSError as exc:
         raise ConfigError(str(path), None, f"cannot read ({type(exc).__name__})") from None
     return parse_policy(text, str(path))
 
@@ -116,7 +156,7 @@ def _strings(data: Mapping[str, Any], key: str, file: str) -> tuple[str, ...]:
 
 def parse_policy(text: str, file: str) -> Policy:
     try:
-        data = tomllib.loads(text)
+        data = parse_config(file, tomllib.loads, text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(file, None, f"not valid TOML ({exc})") from None
     unknown = sorted(set(data) - POLICY_KEYS)
@@ -124,7 +164,9 @@ def parse_policy(text: str, file: str) -> Policy:
         raise ConfigError(file, unknown[0], f"unknown key (known: {', '.join(sorted(POLICY_KEYS))})")
     max_approve = data.get("max_approve", "allow-all")
     if max_approve not in MODE_ORDER:
-        raise ConfigError(file, "max_approve", f'must be "ask", "read-only" or "allow-all" (got {max_approve!r})')
+        raise ConfigError(
+            file, "max_approve", f'must be "ask", "read-only", "auto" or "allow-all" (got {max_approve!r})'
+        )
     models = _strings(data, "allowed_models", file)
     for model in models:
         provider, sep, model_id = model.partition("/")
@@ -141,6 +183,14 @@ def parse_policy(text: str, file: str) -> Policy:
     read_dotenv = data.get("read_dotenv", True)
     if not isinstance(read_dotenv, bool):
         raise ConfigError(file, "read_dotenv", "must be true or false")
+    sandbox = data.get("sandbox", "optional")
+    if sandbox not in SANDBOX_SETTINGS:
+        raise ConfigError(file, "sandbox", f'must be "required" or "optional" (got {sandbox!r})')
+    cap = data.get("max_usd_per_day")
+    if cap is not None and (
+        isinstance(cap, bool) or not isinstance(cap, int | float) or not math.isfinite(cap) or cap < 0
+    ):
+        raise ConfigError(file, "max_usd_per_day", f"must be a number of USD, 0 or more (got {cap!r})")
     return Policy(
         path=file,
         max_approve=max_approve,
@@ -148,5 +198,7 @@ def parse_policy(text: str, file: str) -> Policy:
         allowed_models=models,
         deny=tuple(Rule(r.action, r.tool, r.command, r.path, file, True) for r in deny),
         read_dotenv=read_dotenv,
+        sandbox=sandbox,
+        max_usd_per_day=None if cap is None else float(cap),
         keys=frozenset(data),
     )

@@ -5,14 +5,19 @@ Owns the rule files and what a rule matches:
 * project rules `<data root>/<project>/approval_rules.toml` (private, 0600; "Save to project"
   appends here, `%penguin rules forget N` removes);
 * workspace rules `<workspace>/.penguin/approvals.toml` — written by whoever wrote the folder, so
-  they can only tighten: `ask` or `deny`; an `allow` there is ignored with one line;
-* each rule a `[[rule]]` table: `action = "allow" | "ask" | "deny"`, `tool`, and optionally
+  they can only tighten: `ask` or `deny`; an `allow` (or `auto`) there is ignored with one line;
+* each rule a `[[rule]]` table: `action = "allow" | "ask" | "deny" | "auto"` (`auto`: run the
+  command in the sandbox without asking; for a tool that declares a command), `tool`, and optionally
   `command` (a pattern over the parsed command words, for a tool that declares a command
   argument) or `path` (a glob relative to the workspace, for a tool that declares file
   arguments).
 
-`RuleBook.judge` answers for one call: among the matching rules deny beats ask beats allow; None
-when no rule matches (the cell's mode decides). A bad file is one `ConfigError` line naming the
+`RuleBook.judge` answers for one call: among the matching rules deny beats ask beats auto beats allow; None
+when no rule matches (the cell's mode decides). A deny or ask command rule matches every spelling
+of its words (`command_effects.spellings`); an allow command rule covers a simple command only
+when its words match and every effect past the words it names is known-safe
+(`command_effects.uncovered_reason`, docs/security.md "What a rule covers") — else the verdict is
+`uncovered`: the mode decides and the card says why. A bad file is one `ConfigError` line naming the
 file, the rule and the field, and nothing of it applies. The administrator's policy is
 `admin_policy.py`; how a decision is made from a verdict is the notebook's approval router.
 """
@@ -27,17 +32,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..environment.command_words import loose_parts, pattern_matches, strict_parts
+from ..environment.command_effects import (
+    CommandEffects,
+    analyse_words,
+    credential_argument_reason,
+    uncovered_reason,
+)
+from ..environment.command_effects.spellings import spellings
+from ..environment.command_words import loose_parts, named_words, pattern_matches, strict_parts
 from ..environment.registry import BUILTIN_DECLARATIONS
 from ..environment.saved_rule_offer import offered_command_pattern
+from ..regular_files import RefusedFile, read_regular_bytes
 from . import file_lock, paths
+from .config_files import parse_config, read_config_text
 from .errors import ConfigError
 from .toml_writer import dumps_toml, write_private_file
 
-Action = Literal["allow", "ask", "deny"]
-ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny")
-SEVERITY = {"deny": 2, "ask": 1, "allow": 0}
+Action = Literal["allow", "ask", "deny", "auto"]
+ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny", "auto")
+SEVERITY = {"deny": 3, "ask": 2, "auto": 1, "allow": 0}
+LOOSENING: tuple[Action, ...] = ("allow", "auto")  # what a workspace file may not say
 PROJECT_RULES_FILE = "approval_rules.toml"
+MAX_RULES_BYTES = 1 << 20  # a rule is a few lines; a larger file is refused, never read
 WORKSPACE_RULES_FILE = os.path.join(".penguin", "approvals.toml")
 SESSION_SOURCE = "this session"
 RULE_KEYS = frozenset({"action", "tool", "command", "path"})
@@ -105,10 +121,12 @@ def parse_rule(raw: Any, file: str, number: int, *, from_policy: bool = False, d
         raise ConfigError(file, f"{where}: {unknown[0]}", "unknown field (use action, tool, command, path)")
     action = raw.get("action", default_action)
     if action not in ACTIONS:
-        raise ConfigError(file, f"{where}: action", f'must be "allow", "ask" or "deny" (got {action!r})')
+        raise ConfigError(file, f"{where}: action", f'must be "allow", "ask", "deny" or "auto" (got {action!r})')
     tool = raw.get("tool")
-    if not isinstance(tool, str) or not tool.strip():
-        raise ConfigError(file, f"{where}: tool", "must be a tool name")
+    if not isinstance(tool, str) or not tool.strip() or not tool.strip().isprintable():
+        raise ConfigError(file, f"{where}: tool", f"must be a tool name (got {tool!r})")
+    if action == "auto" and command_argument(tool.strip()) is None:
+        raise ConfigError(file, f"{where}: action", f'"auto" runs a command in the sandbox; {tool} runs no command')
     command, path = raw.get("command"), raw.get("path")
     if command is not None and path is not None:
         raise ConfigError(file, f"{where}: path", "a rule has a command or a path, not both")
@@ -127,7 +145,7 @@ def parse_rule(raw: Any, file: str, number: int, *, from_policy: bool = False, d
 
 def parse_rules_text(text: str, file: str) -> list[Rule]:
     try:
-        data = tomllib.loads(text)
+        data = parse_config(file, tomllib.loads, text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(file, None, f"not valid TOML ({exc})") from None
     unknown = sorted(set(data) - {"rule"})
@@ -140,12 +158,15 @@ def parse_rules_text(text: str, file: str) -> list[Rule]:
 
 
 def read_rules(path: Path) -> list[Rule]:
-    """The rules of one file ([] when it does not exist); ConfigError when it cannot be used."""
+    """The rules of one file ([] when it does not exist); ConfigError when it cannot be used (not
+    a regular file — a symlink to one is followed —, above `MAX_RULES_BYTES`, not UTF-8 TOML)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_config_text(path, lambda file: read_regular_bytes(file, MAX_RULES_BYTES).decode("utf-8"))
     except (FileNotFoundError, NotADirectoryError):
         return []
-    except (OSError, UnicodeDecodeError) as exc:
+    except RefusedFile as exc:
+        raise ConfigError(str(path), None, f"cannot read ({exc})") from None
+    except OSError as exc:
         raise ConfigError(str(path), None, f"cannot read ({type(exc).__name__})") from None
     return parse_rules_text(text, str(path))
 
@@ -155,7 +176,7 @@ def read_workspace_rules(workspace: str) -> tuple[list[Rule], str | None]:
     they were ignored."""
     path = workspace_rules_path(workspace)
     rules = read_rules(path)
-    ignored = [number for number, rule in enumerate(rules, start=1) if rule.action == "allow"]
+    ignored = [number for number, rule in enumerate(rules, start=1) if rule.action in LOOSENING]
     note = None
     if ignored:
         listed = ", ".join(str(n) for n in ignored)
@@ -163,7 +184,7 @@ def read_workspace_rules(workspace: str) -> tuple[list[Rule], str | None]:
             f"penguin: {path}: rule {listed}: allow ignored — a workspace file can only tighten "
             "(ask or deny); save allow rules to the project instead"
         )
-    return [rule for rule in rules if rule.action != "allow"], note
+    return [rule for rule in rules if rule.action not in LOOSENING], note
 
 
 def save_project_rule(root: Path, project_id: str, rule: Rule) -> Rule:
@@ -213,13 +234,34 @@ def _command_of(tool: str, arguments: Mapping[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def command_cwd(tool: str, arguments: Mapping[str, Any], workspace: str) -> str:
+    """The folder a tool's command runs in, resolved as the tool resolves it (exec_command's
+    `workdir`, joined to the workspace and normalised; the workspace without one)."""
+    declaration = BUILTIN_DECLARATIONS.get(tool)
+    fields = declaration.arguments.model_fields if declaration is not None else {}
+    workdir = arguments.get("workdir") if "workdir" in fields else None
+    return os.path.normpath(os.path.join(workspace, workdir)) if isinstance(workdir, str) and workdir else workspace
+
+
+def credential_argument(tool: str, arguments: Mapping[str, Any], workspace: str) -> str | None:
+    """`read of a credential file: ~/.aws/credentials` when a word of the tool's command names one
+    (the approval router asks then, whatever allows the call but allow-all)."""
+    command = _command_of(tool, arguments)
+    if command is None:
+        return None
+    return credential_argument_reason(command, command_cwd(tool, arguments, workspace), workspace)
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """What the rules say about a call: the action and the rule that decided it."""
+    """What the rules say about a call: the action and the rule that decided it. `uncovered`: an
+    allow rule's words matched but the call does more than the rule names (`note` says what); the
+    cell's mode then decides, and a card shows the note."""
 
     action: Action
     rule: Rule
     note: str = ""  # e.g. why a deny rule could not be checked
+    uncovered: bool = False
 
 
 def _tightening_hit(rule: Rule, tool: str, arguments: Mapping[str, Any], workspace: str) -> bool | None:
@@ -231,7 +273,7 @@ def _tightening_hit(rule: Rule, tool: str, arguments: Mapping[str, Any], workspa
         parts = loose_parts(command)
         if parts is None:
             return None
-        return any(pattern_matches(rule.command, part) for part in parts)
+        return any(pattern_matches(rule.command, spelled) for part in parts for spelled in spellings(part))
     if rule.path is not None:
         for value in _paths_of(tool, arguments):
             for real in (False, True):
@@ -243,21 +285,51 @@ def _tightening_hit(rule: Rule, tool: str, arguments: Mapping[str, Any], workspa
     return True
 
 
-def _allow_hit(rules: list[Rule], tool: str, arguments: Mapping[str, Any], workspace: str) -> Rule | None:
+def _part_rule(rules: list[Rule], words: list[str], cwd: str, workspace: str) -> Rule | Verdict | None:
+    """The command rule that covers one simple command: its pattern matches the words and every
+    effect past the words it names is covered (`command_effects.uncovered_reason`); else the
+    uncovered verdict of the first rule whose words matched, or None when none did."""
+    effects: CommandEffects | None = None
+    uncovered: Verdict | None = None
+    for rule in rules:
+        pattern = rule.command or ""
+        if not pattern_matches(pattern, words):
+            continue
+        effects = effects or analyse_words(words, cwd)
+        reason = uncovered_reason(effects, named_words(pattern, words), workspace)
+        if reason is None:
+            return rule
+        uncovered = uncovered or Verdict("ask", rule, reason, uncovered=True)
+    return uncovered
+
+
+def _command_hit(rules: list[Rule], command: str, cwd: str, workspace: str) -> Rule | Verdict | None:
+    """Every part of the command (strictly parsed) covered by some command rule → the first
+    part's rule; a part whose words a rule matched but which does more → that uncovered verdict."""
+    parts = strict_parts(command)
+    if not parts:
+        return None
+    used = [_part_rule(rules, part, cwd, workspace) for part in parts]
+    uncovered = next((hit for hit in used if isinstance(hit, Verdict)), None)
+    if uncovered is not None:
+        return uncovered
+    return used[0] if all(isinstance(hit, Rule) for hit in used) else None
+
+
+def _allow_hit(rules: list[Rule], tool: str, arguments: Mapping[str, Any], workspace: str) -> Rule | Verdict | None:
     """The allow rule that covers the whole call: a tool-wide rule; every part of the command
-    (strictly parsed) matched by some command rule; every path (inside the workspace, by its real
-    location) matched by some path rule."""
+    covered by some command rule (`_command_hit`); every path (inside the workspace, by its real
+    location) matched by some path rule. An uncovered verdict when a command rule's words matched
+    but the call does more than it names."""
     for rule in rules:
         if rule.command is None and rule.path is None:
             return rule
     command_rules = [rule for rule in rules if rule.command is not None]
     command = _command_of(tool, arguments)
     if command_rules and command is not None:
-        parts = strict_parts(command)
-        if parts:
-            used = [next((r for r in command_rules if pattern_matches(r.command or "", part)), None) for part in parts]
-            if all(rule is not None for rule in used):
-                return used[0]
+        hit = _command_hit(command_rules, command, command_cwd(tool, arguments, workspace), workspace)
+        if hit is not None:
+            return hit
     path_rules = [rule for rule in rules if rule.path is not None]
     values = _paths_of(tool, arguments)
     if path_rules and values:
@@ -289,15 +361,18 @@ class RuleBook:
 
     def label(self, verdict: Verdict) -> str:
         """`allowed by rule 3 (git status) in <file>`, `denied by the administrator's policy`."""
-        verb = {"allow": "allowed", "ask": "asked", "deny": "denied"}[verdict.action]
+        verb = {"allow": "allowed", "ask": "asked", "deny": "denied", "auto": "sandboxed"}[verdict.action]
         rule = verdict.rule
+        if verdict.uncovered:
+            return f"asked: {verdict.note} (not covered by rule {self.number_of(rule)} ({rule.pattern()}) in {rule.source})"
         if rule.from_policy:
             return f"{verb} by the administrator's policy ({rule.pattern()})"
         text = f"{verb} by rule {self.number_of(rule)} ({rule.pattern()}) in {rule.source}"
         return f"{text}: {verdict.note}" if verdict.note else text
 
     def judge(self, tool: str, arguments: Mapping[str, Any], workspace: str) -> Verdict | None:
-        """deny beats ask beats allow among the rules that match; None when none does."""
+        """deny beats ask beats auto beats allow among the rules that match; None when none does (or an
+        uncovered verdict: an allow rule's words matched, the call does more)."""
         matching = [rule for rule in self.rules() if rule.tool == tool]
         for action in ("deny", "ask"):
             for rule in (r for r in matching if r.action == action):
@@ -306,7 +381,12 @@ class RuleBook:
                     return Verdict("ask", rule, "the command could not be checked against it")
                 if hit:
                     return Verdict(rule.action, rule)
+        sandboxed = _allow_hit([r for r in matching if r.action == "auto"], tool, arguments, workspace)
+        if sandboxed is not None:  # its words matched: the sandbox holds whatever else it does
+            return Verdict("auto", sandboxed.rule if isinstance(sandboxed, Verdict) else sandboxed)
         allowed = _allow_hit([r for r in matching if r.action == "allow"], tool, arguments, workspace)
+        if isinstance(allowed, Verdict):
+            return allowed
         return Verdict("allow", allowed) if allowed is not None else None
 
 
@@ -319,7 +399,8 @@ def suggested_rule(tool: str, arguments: Mapping[str, Any], workspace: str) -> R
         return None
     if command_argument(tool) is not None:
         command = _command_of(tool, arguments)
-        pattern = offered_command_pattern(command) if command is not None else None
+        cwd = command_cwd(tool, arguments, workspace)
+        pattern = offered_command_pattern(command, cwd, workspace) if command is not None else None
         return Rule("allow", tool, command=pattern) if pattern else None
     if path_arguments(tool):
         values = _paths_of(tool, arguments)

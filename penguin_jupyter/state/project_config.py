@@ -9,6 +9,7 @@ never by a concatenated string. Agent-level settings live in `system_config.py`.
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Callable
@@ -16,7 +17,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from ..prices import ModelPrice, PriceError, parse_price
 from ..private_files import read_private_text
+from .config_files import parse_config, read_config_text
 from .errors import ConfigError
 from .file_lock import exclusive
 from .paths import project_config_path, resolve_root
@@ -54,7 +57,8 @@ class ModelEntry:
     base_url: str | None = None
     display_name: str | None = None
     fast_mode: bool | None = None
-    extra: dict[str, Any] = field(default_factory=dict)  # unknown keys (pricing, …), kept on save
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown keys and `price`, kept on save
+    price: ModelPrice | None = field(default=None, repr=False)  # parsed from extra["price"]
 
     @property
     def is_vision(self) -> bool:
@@ -85,6 +89,8 @@ class ProjectConfig:
     name: str | None = None
     default_chat: dict[str, Any] = field(default_factory=dict)
     command_policy: dict[str, Any] | None = None
+    budget_usd_per_session: float | None = None
+    budget_usd_per_day: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # unknown top-level keys, kept on save
 
     def get_model(self, provider: str, model_id: str) -> ModelEntry | None:
@@ -157,10 +163,35 @@ def _parse_entry(file: str, index: int, raw: Any) -> ModelEntry:
             raise ConfigError(file, f"{where}.{key}", f"must be a positive integer, got {values[key]}")
     values["client_type"] = canonical_client_type(values.get("client_type"))
     extra = {k: v for k, v in raw.items() if k not in _ENTRY_TYPES}
-    return ModelEntry(**values, extra=extra)
+    price = None
+    if "price" in raw:
+        try:
+            price = parse_price(raw["price"], file)
+        except PriceError as exc:
+            raise ConfigError(file, f"{where}.price", str(exc)) from None
+    return ModelEntry(**values, extra=extra, price=price)
 
 
-_TOP_LEVEL_KEYS = ("models", "default_model", "vision_model", "name", "default_chat", "command_policy")
+def _budget(file: str, data: dict[str, Any], key: str) -> float | None:
+    """A budget in USD: a positive finite number (absent: no budget)."""
+    if key not in data:
+        return None
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        raise ConfigError(file, key, f"must be a positive number of USD, got {value!r}")
+    return float(value)
+
+
+_TOP_LEVEL_KEYS = (
+    "models",
+    "default_model",
+    "vision_model",
+    "name",
+    "default_chat",
+    "command_policy",
+    "budget_usd_per_session",
+    "budget_usd_per_day",
+)
 
 
 def parse_project_config(file: str, data: dict[str, Any]) -> ProjectConfig:
@@ -180,6 +211,8 @@ def parse_project_config(file: str, data: dict[str, Any]) -> ProjectConfig:
             raise ConfigError(file, key, "must be a table")
     cfg.default_chat = dict(data.get("default_chat", {}))
     cfg.command_policy = data.get("command_policy")
+    cfg.budget_usd_per_session = _budget(file, data, "budget_usd_per_session")
+    cfg.budget_usd_per_day = _budget(file, data, "budget_usd_per_day")
     cfg.extra = {k: v for k, v in data.items() if k not in _TOP_LEVEL_KEYS}
     return cfg
 
@@ -188,11 +221,11 @@ def load_project_config(root: str | os.PathLike[str] | None, project_id: str) ->
     """The project's config; a missing file is an empty config (no models)."""
     path = project_config_path(resolve_root(root), project_id)
     try:
-        text = read_private_text(path)  # under the data root: private, or refused
+        text = read_config_text(path, read_private_text)  # under the data root: private, or refused
     except FileNotFoundError:
         return ProjectConfig()
     try:
-        data = tomllib.loads(text)
+        data = parse_config(str(path), tomllib.loads, text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), None, f"invalid TOML: {exc}") from None
     return parse_project_config(str(path), data)
@@ -205,7 +238,7 @@ def _entry_table(entry: ModelEntry) -> dict[str, Any]:
     table = {
         f.name: getattr(entry, f.name)
         for f in fields(entry)
-        if f.name != "extra" and getattr(entry, f.name) is not None
+        if f.name not in ("extra", "price") and getattr(entry, f.name) is not None
     }
     return {**table, **entry.extra}
 
@@ -221,6 +254,8 @@ def render_project_config(cfg: ProjectConfig) -> str:
         "vision_model": _ref_table(cfg.vision_model),
         "default_chat": cfg.default_chat or None,
         "command_policy": cfg.command_policy,
+        "budget_usd_per_session": cfg.budget_usd_per_session,
+        "budget_usd_per_day": cfg.budget_usd_per_day,
         **cfg.extra,
         "models": [_entry_table(m) for m in cfg.models] or None,
     }
@@ -263,11 +298,19 @@ def add_model(
     vision: bool | None = None,
     default: bool = False,
     vision_default: bool = False,
+    price: dict[str, float] | None = None,
 ) -> ProjectConfig:
     """Add or update the (provider, model_id) entry; unspecified fields keep their old values.
 
-    `default=True` makes it the project default model; `vision_default=True` the vision model.
+    `default=True` makes it the project default model; `vision_default=True` the vision model;
+    `price` = {input, cached, output} in USD per million tokens (docs/cost.md).
     """
+    parsed_price = None
+    if price is not None:
+        try:
+            parsed_price = parse_price(price, "add_model")
+        except PriceError as exc:
+            raise ValueError(f"add_model price: {exc}") from None
     if not provider or not model_id:
         raise ValueError("add_model needs both provider and model_id")
     updates = {
@@ -287,6 +330,8 @@ def add_model(
         for key, value in updates.items():
             if value is not None:
                 setattr(entry, key, value)
+        if parsed_price is not None:
+            entry.price, entry.extra["price"] = parsed_price, dict(price or {})
         if default:
             cfg.default_model = ModelRef(provider, model_id)
         if vision_default:

@@ -108,6 +108,19 @@ def _register_extra_tools() -> None:
         return text
 
 
+def _register_writer() -> None:
+    """`--writer`: one tool that writes a file where it is told (the sandbox tests)."""
+
+    @server.tool(description="Writes text to a file; answers ok or the error.")
+    def write(path: str, text: str) -> str:
+        try:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            return f"error: {exc.strerror}"
+        return "ok"
+
+
 def _header_logging(app, path: str):
     async def logged(scope, receive, send):
         if scope.get("type") == "http":
@@ -138,6 +151,8 @@ def main(argv: list[str]) -> None:
         time.sleep(3)  # keeps a connect attempt pending long enough to abort it
     if "--extra" in argv:
         _register_extra_tools()
+    if "--writer" in argv:
+        _register_writer()
     for kind in ("--http", "--sse"):
         if kind in argv:
             port = int(argv[argv.index(kind) + 1])

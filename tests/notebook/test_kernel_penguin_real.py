@@ -258,7 +258,7 @@ def test_line_commands_new_and_resume(tmp_path, notebook_dir):
         assert f"models and credentials: {os.environ['PENGUIN_HOME']}/default_project/" in config
         assert help_text.startswith("%penguin commands:") and "resume ID" in help_text
         assert bad.stderr.strip() == (
-            "penguin: unknown approval mode 'sometimes' (choose from ask, read-only, allow-all, deny-all)"
+            "penguin: unknown approval mode 'sometimes' (choose from ask, read-only, auto, allow-all, deny-all)"
         )
         second_sid = _final_bundle(second)[TRANSCRIPT_MIME]["session"]["session_id"]
         assert second_sid != sid
@@ -492,7 +492,7 @@ def test_secrets_are_redacted_live_and_in_the_transcript(tmp_path, notebook_dir)
         finally:
             kernel.close()
         assert bad.stderr.strip() == (
-            "penguin: unknown approval mode 'sometimes' (choose from ask, read-only, allow-all, deny-all)"
+            "penguin: unknown approval mode 'sometimes' (choose from ask, read-only, auto, allow-all, deny-all)"
         )
         assert not bad.of_type("comm_open", "display_data")
         assert len(server.requests) == 2, "the bad-option cell must not reach the model"

@@ -176,7 +176,7 @@ def test_python_timeout_option_and_line_command_parse():
         with pytest.raises(OptionError) as info:
             parse_cell_options(f"--python-timeout {bad}")
         assert str(info.value) == (
-            f"penguin: python-timeout needs a number of seconds >= 0 (0 = no limit), got {bad!r}"
+            f"penguin: python-timeout needs a number of seconds from 0 to 604800 (0 = no limit), got {bad!r}"
         )
     with pytest.raises(OptionError, match="needs a value"):
         parse_cell_options("--python-timeout")

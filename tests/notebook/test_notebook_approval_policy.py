@@ -22,6 +22,8 @@ from penguin_jupyter.notebook.runtime.approval_router import ApprovalRouter, Cel
 from penguin_jupyter.notebook.runtime.options import APPROVAL_MODES
 from penguin_jupyter.omni import OmniMessage, tool_call, with_origin
 
+pytestmark = pytest.mark.security
+
 PERMISSIONS = {"read_file": "r", "exec_command": "rw"}
 WHERE = contextvars.ContextVar("WHERE", default="nowhere")
 
@@ -106,8 +108,8 @@ def _expected(launching_mode: str, tool: str, situation: str) -> tuple[str, str 
         return "deny", None
     if launching_mode == "allow-all":
         return "allow", None
-    if launching_mode == "read-only" and PERMISSIONS[tool] == "r":
-        return "allow", None
+    if launching_mode in ("read-only", "auto") and PERMISSIONS[tool] == "r":
+        return "allow", None  # auto reads as read-only; its commands ask here (no sandbox given)
     if situation == "launching cell running":
         return "allow", "launching"  # its human answers "y"
     if situation == "later cell running":

@@ -56,7 +56,7 @@ def test_cell_options_parse_every_flag():
         ("--model gpt-4.1", "penguin: --model needs PROVIDER/MODEL_ID (both halves), got 'gpt-4.1'"),
         (
             "--approve maybe",
-            "penguin: unknown approval mode 'maybe' (choose from ask, read-only, allow-all, deny-all)",
+            "penguin: unknown approval mode 'maybe' (choose from ask, read-only, auto, allow-all, deny-all)",
         ),
         (
             "--thinking lots",

@@ -5,7 +5,9 @@ exited session, else the least-recently-used running one, killed), idle reaping,
 process-exit hook that hard-kills whatever is still alive. Every child carries this registry's
 owner marker (`owner_marker.py`), so kill-all and dispose also reap what escaped the process
 group (`setsid`, double forks), and the owner's watchdog reaps them if the process dies. Background completion reports are
-armed here and delivered through the Environment's NoticeHub.
+armed here and delivered through the Environment's NoticeHub. A command whose `SandboxPlan` says
+so runs in the Environment's sandbox (`environment/sandbox/`), which this registry owns and
+disposes with it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Callable
 
 from ..child_env import ProxyPolicy, build_child_env
 from ..notices import BackgroundEvent, NoticeHub, report_label, report_output
+from ..sandbox import CommandSandbox, SandboxPlan
 from .owner_marker import OWNER_ENV_VAR, ensure_watchdog, new_owner_token, process_prefix, reap_marked
 from .session import CommandSession
 
@@ -45,8 +48,10 @@ class CommandSessionManager:
         vault: dict[str, str] | None = None,
         cap: int = COMMAND_SESSION_CAP,
         proxy_policy: Callable[[], ProxyPolicy | None] | None = None,
+        sandbox: CommandSandbox | None = None,
     ):
         self.notices = notices
+        self.sandbox = sandbox
         self.vault = vault
         self.proxy_policy = proxy_policy  # re-read at every spawn
         self.cap = cap
@@ -69,14 +74,20 @@ class CommandSessionManager:
     def disposed(self) -> bool:
         return self._disposed
 
-    def spawn(self, cmd: str, cwd: str) -> CommandSession:
+    def spawn(self, cmd: str, cwd: str, plan: SandboxPlan | None = None) -> CommandSession:
+        """Start `cmd`; in the sandbox when `plan` says so (a plan with a refusal never gets here)."""
         if self._disposed:
             raise ManagerDisposedError()
         policy = self.proxy_policy() if self.proxy_policy is not None else None
         ensure_watchdog()  # once per process, at its first command: off the hot path after that
         env = build_child_env(self.vault, policy)
         env[OWNER_ENV_VAR] = self.owner_token
-        session = CommandSession(cmd, cwd, env)
+        launch = None
+        if plan is not None and plan.sandboxed:
+            if self.sandbox is None or plan.refusal is not None:
+                raise RuntimeError(plan.refusal or "no sandbox configured for this environment")
+            launch = self.sandbox.launch(["bash", "-lc", cmd], cwd, env, plan)
+        session = CommandSession(cmd, cwd, env, launch)
         self._live = {s for s in self._live if not s.exited}
         self._live.add(session)
         return session
@@ -175,6 +186,8 @@ class CommandSessionManager:
             return
         self._disposed = True
         self.kill_all()
+        if self.sandbox is not None:
+            self.sandbox.dispose()
 
     def hard_kill_all(self) -> None:
         for session in list(self._live) + list(self._sessions.values()):

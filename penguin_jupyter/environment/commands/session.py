@@ -2,7 +2,9 @@
 
 Owns the bounded unread-output buffer (1 MiB chars, oldest dropped with a marker), completion
 on the foreground shell's exit (not pipe EOF), the SIGTERM-then-SIGKILL group kill, and the
-async `collect(yield_ms)` window. Threads do the blocking I/O so a session works from any event
+async `collect(yield_ms)` window. A sandboxed session (`launch`, environment/sandbox/) runs the
+same `bash -lc` under bwrap: the child is bwrap, whose group a kill ends (the whole sandbox dies
+with it); an interrupt and a kill's first SIGTERM go to the command's own group inside. Threads do the blocking I/O so a session works from any event
 loop (the notebook may drive successive runs from different loops).
 """
 
@@ -21,6 +23,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import IO
 
 from ...interfaces import AbortSignal, unless_aborted
+from ..sandbox import SandboxLaunch
 
 OUTPUT_BUFFER_CAP = 1024 * 1024
 POST_EXIT_DRAIN_S = 0.05
@@ -38,8 +41,10 @@ def signal_name(number: int) -> str:
 
 
 class CommandSession:
-    def __init__(self, cmd: str, cwd: str, env: dict[str, str]):
+    def __init__(self, cmd: str, cwd: str, env: dict[str, str], launch: SandboxLaunch | None = None):
         self.cmd = cmd
+        self.launch = launch
+        self.sandbox_notes: list[str] = []  # what the sandbox reports once the command ended
         self._lock = threading.Lock()
         self._chunks: deque[str] = deque()
         self._buffered = 0
@@ -54,16 +59,25 @@ class CommandSession:
         self._on_settled: Callable[[CommandSession], None] | None = None
         self.last_output_at = time.monotonic()
         self.last_used = time.monotonic()
-        self.proc = subprocess.Popen(
-            ["bash", "-lc", cmd],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            bufsize=0,
-        )
+        try:
+            self.proc = subprocess.Popen(
+                launch.argv if launch is not None else ["bash", "-lc", cmd],
+                cwd=cwd,
+                env=launch.env if launch is not None else env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                bufsize=0,
+                pass_fds=launch.pass_fds if launch is not None else (),
+            )
+        except BaseException:
+            if launch is not None:
+                launch.started()
+                launch.close()
+            raise
+        if launch is not None:
+            launch.started()
         self.pid = self.proc.pid
         self._readers = [
             threading.Thread(target=self._read_pipe, args=(self.proc.stdout,), daemon=True),
@@ -150,6 +164,8 @@ class CommandSession:
             self.exit_signal = signal_name(-code)
         else:
             self.exit_code = code
+        if self.launch is not None:
+            self.sandbox_notes = self.launch.close()
         self._exited.set()
         self._wake()
         callback = self._on_settled
@@ -225,15 +241,25 @@ class CommandSession:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, sig)
 
+    def _signal_command(self, sig: int, wait: bool) -> None:
+        """`sig` to the command's own group: inside the sandbox when there is one (its init's
+        group), else the child's group."""
+        group = self.launch.inner_group(wait) if self.launch is not None and not self.exited else None
+        if group is None:
+            self._signal_group(sig)
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(group, sig)
+
     def interrupt(self) -> None:
-        self._signal_group(signal_module.SIGINT)
+        self._signal_command(signal_module.SIGINT, wait=True)
 
     def kill(self) -> None:
         """SIGTERM to the process group, unconditional SIGKILL after the grace; idempotent."""
         if self._killed:
             return
         self._killed = True
-        self._signal_group(signal_module.SIGTERM)
+        self._signal_command(signal_module.SIGTERM, wait=False)
         self._kill_timer = threading.Timer(KILL_GRACE_S, self._signal_group, args=(signal_module.SIGKILL,))
         self._kill_timer.daemon = True
         self._kill_timer.start()

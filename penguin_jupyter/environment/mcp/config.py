@@ -13,6 +13,7 @@ from typing import Any, Literal, get_args
 from urllib.parse import urlparse
 
 from ...interfaces import MCPServerConfig, Permission
+from ..sandbox import BadHost, parse_hosts
 
 DEFAULT_CONNECT_TIMEOUT_MS = 10_000
 SERVER_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
@@ -41,6 +42,8 @@ class ResolvedServer:
     timeout_ms: int | None = None
     max_output_length: int | None = None
     permission: Permission | None = None
+    sandbox: bool = False  # stdio: run the server in the sandbox (docs/security.md "Sandbox")
+    allowed_hosts: tuple[str, ...] = ()  # stdio in the sandbox: hosts it may reach besides the project's
 
 
 def guess_transport(config: Any) -> TransportKind:
@@ -59,7 +62,7 @@ def guess_transport(config: Any) -> TransportKind:
 def resolve_server(entry: MCPServerConfig | dict[str, Any]) -> ResolvedServer:
     """Validate one entry; raises InvalidServerConfig with a one-line reason."""
     name, config = _entry_parts(entry)
-    if not isinstance(name, str) or not SERVER_NAME_PATTERN.match(name):
+    if not isinstance(name, str) or not SERVER_NAME_PATTERN.fullmatch(name):
         raise InvalidServerConfig(
             f"invalid server name {_show(name)}: use letters, digits, '_' and '-', starting with a letter or digit"
         )
@@ -83,11 +86,15 @@ def _entry_parts(entry: MCPServerConfig | dict[str, Any]) -> tuple[Any, Any]:
 def entry_label(entry: MCPServerConfig | dict[str, Any]) -> str:
     """The name to show in a warning about this entry, even when the name itself is bad."""
     name, _ = _entry_parts(entry)
-    return name if isinstance(name, str) else _show(name)
+    return name if isinstance(name, str) and name.isprintable() else _show(name)
 
 
 def _show(value: Any) -> str:
-    return repr(value) if not isinstance(value, str) else f'"{value}"'
+    """A value in a one-line reason: a string quoted (escaped when it holds a newline or another
+    unprintable character), anything else as its repr."""
+    if isinstance(value, str) and value.isprintable():
+        return f'"{value}"'
+    return repr(value)
 
 
 def _transport(config: dict[str, Any]) -> TransportKind:
@@ -115,7 +122,24 @@ def _stdio_fields(config: dict[str, Any]) -> dict[str, Any]:
     cwd = config.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         raise InvalidServerConfig('"cwd" must be a string')
-    return {"command": command, "args": list(args), "env": _string_map(config, "env"), "cwd": cwd}
+    sandbox = config.get("sandbox", False)
+    if not isinstance(sandbox, bool):
+        raise InvalidServerConfig('"sandbox" must be true or false')
+    hosts = config.get("allowedHosts", [])
+    if not isinstance(hosts, list):
+        raise InvalidServerConfig('"allowedHosts" must be a list of host names')
+    try:
+        allowed = tuple(rule.text() for rule in parse_hosts(hosts))
+    except BadHost as exc:
+        raise InvalidServerConfig(f'"allowedHosts": {exc}') from None
+    return {
+        "command": command,
+        "args": list(args),
+        "env": _string_map(config, "env"),
+        "cwd": cwd,
+        "sandbox": sandbox,
+        "allowed_hosts": allowed,
+    }
 
 
 def _remote_fields(config: dict[str, Any], transport: TransportKind) -> dict[str, Any]:

@@ -6,7 +6,10 @@ task, cancellation and close. The SDK's transports use anyio task groups, which 
 entered and exited by the same task, so a background task owns an `AsyncExitStack` inside
 one anyio `CancelScope`; cancelling that scope (abort, close) unwinds everything in order.
 HTTP reads have no client-side timeout: the Environment's per-tool timeout is the only clock.
-Config validation lives in `config.py`; naming and result mapping in `tools.py`/`render.py`.
+A stdio server whose entry says `sandbox: true` (or every one, when the administrator's policy
+requires the sandbox) runs in the Environment's sandbox (`environment/sandbox/`); one that cannot
+start there fails like any other server. Config validation lives in `config.py`; naming and
+result mapping in `tools.py`/`render.py`.
 """
 
 from __future__ import annotations
@@ -23,16 +26,18 @@ import mcp_types
 from agenthub.abort_signal import run_with_abort
 from mcp import ClientSession
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import MCP_DEFAULT_TIMEOUT, create_mcp_http_client
 
 from ...interfaces import AbortSignal
+from ..sandbox import CommandSandbox, parse_hosts
 from .config import ResolvedServer
 
 STDERR_TAIL_CHARS = 2048
 MAX_TOOL_PAGES = 100
 CLIENT_INFO = mcp_types.Implementation(name="penguin-jupyter", version="0.1.0")
+# Connect, write and pool timeouts of an HTTP or SSE server (the MCP SDK's own default); reads have none.
+HTTP_TIMEOUT_S = 30.0
 
 
 class ConnectCancelled(Exception):
@@ -43,8 +48,9 @@ class McpConnection:
     """Use: `tools = await conn.open(workspace_dir)`, then `await conn.call_tool(...)`,
     finally `await conn.aclose()` (also valid while `open` is still running)."""
 
-    def __init__(self, server: ResolvedServer) -> None:
+    def __init__(self, server: ResolvedServer, sandbox: CommandSandbox | None = None) -> None:
         self.server = server
+        self.sandbox = sandbox  # a stdio server runs in it when its entry or the policy says so
         self._scope: anyio.CancelScope | None = None
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[list[mcp_types.Tool]] | None = None
@@ -150,8 +156,11 @@ class McpConnection:
         if server.transport == "stdio":
             streams = await self._open_stdio(stack, workspace_dir)
         elif server.transport == "http":
-            timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=None)
-            http_client = create_mcp_http_client(headers=server.headers, timeout=timeout)
+            # The client the SDK's transports expect (its redirect handling is theirs: following
+            # stays off here, as in the SDK's own factory).
+            http_client = httpx2.AsyncClient(
+                headers=server.headers, timeout=httpx2.Timeout(HTTP_TIMEOUT_S, read=None), follow_redirects=False
+            )
             await stack.enter_async_context(http_client)
             streams = await stack.enter_async_context(
                 streamable_http_client(server.url, http_client=http_client)
@@ -160,7 +169,7 @@ class McpConnection:
             sse = sse_client(
                 server.url,
                 headers=server.headers,
-                timeout=MCP_DEFAULT_TIMEOUT,
+                timeout=HTTP_TIMEOUT_S,
                 # No read timeout between events: mcp annotates a float, but hands the value to
                 # httpx.Timeout, where None means "wait as long as the stream stays open".
                 sse_read_timeout=None,  # type: ignore[arg-type]
@@ -179,6 +188,14 @@ class McpConnection:
         # Only the SDK's safe default variables plus the entry's own `env` reach the child:
         # the vault is deliberately never injected into MCP server processes.
         params = StdioServerParameters(command=server.command, args=server.args, env=server.env, cwd=cwd)
+        sandbox = self.sandbox
+        if sandbox is not None and (server.sandbox or sandbox.required):
+            env = {**get_default_environment(), **(server.env or {})}
+            launch = sandbox.server_launch([server.command, *server.args], cwd, env, parse_hosts(server.allowed_hosts))
+            stack.callback(launch.close)
+            params = StdioServerParameters(command=launch.argv[0], args=launch.argv[1:], env=launch.env, cwd=cwd)
+        elif server.sandbox:
+            raise RuntimeError("the server asks for the sandbox, and this environment has none")
         errlog = await self._stderr.open_writer()
         try:
             return await stack.enter_async_context(stdio_client(params, errlog=errlog))

@@ -19,6 +19,7 @@ from typing import Any
 
 from ...interfaces import AbortSignal, MCPServerConfig, Permission, unless_aborted
 from ...omni import McpServerResult, McpStatus
+from ..sandbox import CommandSandbox
 from .config import (
     InvalidServerConfig,
     ResolvedServer,
@@ -58,11 +59,13 @@ class McpManager:
         vault: dict[str, str] | None = None,
         warn: WarnFn | None = None,
         disabled: frozenset[str] = frozenset(),
+        sandbox: CommandSandbox | None = None,
     ) -> None:
         # `vault` is accepted so callers can pass their Environment config through, and is
         # deliberately never used: MCP server processes do not receive vault variables.
         del vault
         self._workspace_dir = workspace_dir
+        self._sandbox = sandbox  # stdio servers run in it when their entry (or the policy) says so
         self._warn = warn or log_warning
         self._disabled = disabled  # the administrator's `disabled_tools`: registered, never counted as offered
         self._entries: list[ResolvedServer | _Rejected] = []
@@ -187,7 +190,7 @@ class McpManager:
 
     async def _connect_all(self) -> list[McpServerResult]:
         servers = [e for e in self._entries if isinstance(e, ResolvedServer)]
-        connections = [McpConnection(server) for server in servers]
+        connections = [McpConnection(server, self._sandbox) for server in servers]
         self._attempt_connections = connections
         if self._closed:
             outcomes: list[_Outcome] = [_Cancelled(0) for _ in connections]

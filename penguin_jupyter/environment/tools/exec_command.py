@@ -5,13 +5,14 @@ still-running command, or launch it in the background with a completion report."
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from ...omni import OmniMessage
 from ..commands import CommandSession, CommandSessionManager
-from ..tool_arguments import CallDescription, Flag, MaybeText, Milliseconds, Text
+from ..sandbox import BadHost, CommandCall, SandboxPlan, parse_hosts
+from ..tool_arguments import CallDescription, Flag, MaybeText, Milliseconds, OnBad, Text, Unusable
 from ..tool_declaration import ToolArguments, ToolDeclaration
 from ..types import ToolExecutionContext, ToolResult
 from .common import ToolBase, clamp_yield_ms, command_manager, delta, resolve_path
@@ -26,6 +27,25 @@ DESCRIBE = Field(
         "One short sentence, in the user's language, saying what this call does and why."
     )
 )
+
+
+def _host_list(value: Any) -> tuple[str, ...]:
+    """`network_hosts`: a list of host names (absent or null: none)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise Unusable
+    try:
+        return tuple(rule.text() for rule in parse_hosts(value))
+    except BadHost as exc:
+        raise Unusable(message=f"Invalid \"network_hosts\" for {{tool}}: {exc}.") from None
+
+
+HostList = Annotated[
+    tuple[str, ...],
+    BeforeValidator(_host_list),
+    OnBad('Invalid "network_hosts" for {tool}: expected a list of host names, got {got}.'),
+]
 
 
 class ExecCommandArguments(ToolArguments):
@@ -51,6 +71,27 @@ class ExecCommandArguments(ToolArguments):
             )
         ),
     ] = False
+    unsandboxed: Annotated[
+        Flag,
+        Field(
+            description=(
+                "Run outside the sandbox, with the user's full access to files and network. Only when "
+                "the sandbox blocks what the command must do (writing outside the workspace and /tmp, a "
+                "program that cannot use an HTTP proxy); the user is asked. Default false."
+            )
+        ),
+    ] = False
+    network_hosts: Annotated[
+        HostList,
+        Field(
+            description=(
+                'Hosts the command must reach, e.g. ["pypi.org", "files.pythonhosted.org"] (port 80 and 443; '
+                '"host:port" for another). In the sandbox only these and the project\'s allowed hosts are '
+                "reachable, through an HTTP proxy (HTTPS_PROXY is set); the user is asked for hosts not "
+                "already allowed."
+            ),
+        ),
+    ] = ()
 
 
 EXEC_COMMAND = ToolDeclaration(
@@ -61,7 +102,9 @@ EXEC_COMMAND = ToolDeclaration(
         "watchers, builds) in the foreground: once the yield window passes they keep running and you get a "
         "process_id for input_command / kill_command. Never put them in the background with `&`: when the "
         "foreground command exits its whole process group is cleaned up, killing them too. Set "
-        "run_in_background for long jobs: their completion arrives as a message."
+        "run_in_background for long jobs: their completion arrives as a message. When the output ends "
+        "with [sandboxed: …], the command ran in a sandbox: it could write only in the workspace and /tmp "
+        "and reach only the hosts named there."
     ),
     arguments=ExecCommandArguments,
     permission="rw",
@@ -74,9 +117,22 @@ def unavailable(tool_name: str) -> str:
     return f"[{tool_name} unavailable: no command session manager configured]"
 
 
-def exit_result(session: CommandSession) -> ToolResult:
-    note = session.exit_note()
+def exit_result(session: CommandSession, plan: SandboxPlan | None = None) -> ToolResult:
+    note = joined_notes(session.exit_note(), *session.sandbox_notes, plan.note() if plan is not None else None)
     return ToolResult(stop_reason="failed" if session.exit_failed() else "completed", note=note)
+
+
+def joined_notes(*notes: str | None) -> str | None:
+    present = [note for note in notes if note]
+    return "\n".join(present) if present else None
+
+
+def sandbox_plan(manager: CommandSessionManager, ctx: ToolExecutionContext, arguments: ExecCommandArguments) -> SandboxPlan:
+    """How this approved call runs: the Environment's sandbox reads the approval layer's grant."""
+    if manager.sandbox is None:
+        return SandboxPlan(False)
+    call = CommandCall(ctx.tool_call_id, arguments.cmd, arguments.unsandboxed, arguments.network_hosts)
+    return manager.sandbox.plan(call)
 
 
 class ExecCommandTool(ToolBase[ExecCommandArguments]):
@@ -93,8 +149,13 @@ class ExecCommandTool(ToolBase[ExecCommandArguments]):
             return
         workdir = arguments.workdir
         cwd = resolve_path(ctx.workspace_dir, workdir) if workdir else ctx.workspace_dir
+        plan = sandbox_plan(manager, ctx, arguments)
+        if plan.refusal is not None:
+            yield delta(ctx, plan.refusal)
+            yield ToolResult(stop_reason="failed")
+            return
         try:
-            session = manager.spawn(arguments.cmd, cwd)
+            session = manager.spawn(arguments.cmd, cwd, plan)
         except Exception as exc:
             yield delta(ctx, f"[spawn error: {_spawn_message(exc)}]")
             yield ToolResult(stop_reason="failed")
@@ -104,9 +165,10 @@ class ExecCommandTool(ToolBase[ExecCommandArguments]):
             manager.arm_report(process_id, session)
             yield ToolResult(
                 stop_reason="completed",
-                note=(
+                note=joined_notes(
                     f"[command running in background with process_id {process_id}; its completion will arrive "
-                    "as a user message — no need to poll. Use input_command to interact or kill_command to stop it]"
+                    "as a user message — no need to poll. Use input_command to interact or kill_command to stop it]",
+                    plan.note(),
                 ),
             )
             return
@@ -124,10 +186,13 @@ class ExecCommandTool(ToolBase[ExecCommandArguments]):
                 registered = True
                 yield ToolResult(
                     stop_reason="completed",
-                    note=f"[process running with process_id {process_id}; use input_command to send input or poll for output]",
+                    note=joined_notes(
+                        f"[process running with process_id {process_id}; use input_command to send input or poll for output]",
+                        plan.note(),
+                    ),
                 )
                 return
-            yield exit_result(session)
+            yield exit_result(session, plan)
         finally:
             if not registered:
                 session.kill()

@@ -27,6 +27,7 @@ from ..kernel_tools.notebook_file import (
 from ..kernel_tools.notebook_place import notebook_place, page_hello
 from ..kernel_tools.saved_notebook_cache import SAVED_NOTEBOOKS, SavedNotebookCache, SavedNotebookIndex
 from ..transcript.cell_sources import set_cell_source_lookup
+from ..transcript.saved_images import SavedBundle
 from .frontend_bridge import BridgeError, NotebookBridge, open_bridge, parent_session
 
 
@@ -47,7 +48,7 @@ class SavedLookup:
     completed cell (None: there is none), or, when the saved notebook could not be identified at
     all, why (one clause for the line the cell shows before it asks the model)."""
 
-    bundle: dict[str, Any] | None = None
+    bundle: SavedBundle | None = None
     unknown: str | None = None
 
 
@@ -140,7 +141,7 @@ class NotebookLink:
             pass
 
     # --- Run All reproduces without the model -------------------------------------------
-    def saved_completed_bundle(self, cell_source: str) -> dict[str, Any] | None:
+    def saved_completed_bundle(self, cell_source: str) -> SavedBundle | None:
         """The completed transcript bundle this cell already has, if its source is unchanged (as
         data: runtime/saved_transcript.py checks it before showing anything)."""
         return self.saved_transcript(cell_source).bundle
@@ -155,7 +156,7 @@ class NotebookLink:
             return SavedLookup()
         remembered = self.completed.get(cell_id)
         if remembered is not None and remembered[0] == source_hash(cell_source):
-            return SavedLookup(remembered[1])
+            return SavedLookup(SavedBundle(remembered[1]))
         if self.file_path() is None:
             unknown = self.locate_by_cell(cell_id)
             if unknown is not None:

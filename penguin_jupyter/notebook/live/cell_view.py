@@ -38,6 +38,9 @@ class CellView(Protocol):
 
     def show_note(self, text: str) -> None: ...
 
+    def show_cost(self, text: str) -> None:
+        """What the Task has cost so far (transcript/cost_line.py), after each request."""
+
     def finish(self, status_text: str) -> None: ...
 
     def display_object(self) -> object | None:

@@ -24,12 +24,14 @@ class HeaderWidget:
         self.info = info
         self.label = plain_html(self._label_html())
         self.usage = plain_html()
+        self.cost = plain_html()
         self.status = plain_html("<i>running…</i>")
         self.stop_button = plain_button("Stop", button_style="warning", icon="stop")
         self.stop_button.on_click(lambda _b: on_stop())
         self._usage_setter = ThrottledSetter(self.usage)
+        self._cost_setter = ThrottledSetter(self.cost)
         self.widget = widgets.VBox(
-            [plain_hbox([self.label, self.stop_button]), plain_hbox([self.status, self.usage])],
+            [plain_hbox([self.label, self.stop_button]), plain_hbox([self.status, self.usage, self.cost])],
             layout=shared_layout(border_bottom="1px solid #d0d7de", margin="0 0 4px 0"),
         )
 
@@ -46,10 +48,15 @@ class HeaderWidget:
     def set_usage(self, text: str) -> None:
         self._usage_setter.set(f'<span style="font-size:12px"> · {html.escape(text)}</span>')
 
+    def set_cost(self, text: str) -> None:
+        """`cost: $0.0123 this Task · $0.45 session` (transcript/cost_line.py), after each request."""
+        self._cost_setter.set(f'<span style="font-size:12px"> · {html.escape(text)}</span>' if text else "")
+
     def set_status(self, text: str) -> None:
         self.status.value = f"<i>{html.escape(text)}</i>"
 
     def finish(self, text: str) -> None:
         self._usage_setter.flush()
+        self._cost_setter.flush()
         self.stop_button.disabled = True
         self.set_status(text)

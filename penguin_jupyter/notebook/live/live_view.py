@@ -383,6 +383,9 @@ class LiveView:
     def show_note(self, text: str) -> None:
         self.scope.note(text, TONE_COLORS["warning"])
 
+    def show_cost(self, text: str) -> None:
+        self.header.set_cost(text)
+
     def finish(self, status_text: str) -> None:
         self.scope.flush()
         self.header.finish(status_text)

@@ -156,6 +156,9 @@ class PlainView:
     def show_note(self, text: str) -> None:
         self._line(text)
 
+    def show_cost(self, text: str) -> None:
+        """Printed once, at the end, by the transcript (a line per request would be noise)."""
+
     def finish(self, status_text: str) -> None:
         self._line(f"— {status_text}")
 

@@ -7,10 +7,14 @@ bound to it). In order (the command policy's refusals come before all of this, i
 
 1. The rules (`state/approval_rules.RuleBook`: project, workspace, the administrator's policy;
    the policy's disabled tools are denied too): a matching deny denies. deny-all denies.
-2. A matching ask rule asks; a matching allow rule allows (a read of a credential file, outside
-   the workspace or of a URL still asks, as for "always allow").
+2. A matching ask rule asks; a matching allow rule allows (a read of a credential file — also
+   named by a command's word —, outside the workspace or of a URL still asks, as for "always
+   allow"). A command allow rule whose words match a call that does more than they name
+   (`approval_rules.Verdict.uncovered`) leaves the call to the mode, and a card says why.
 3. No rule: the launching mode decides by itself when it can (`_auto_decision`: allow-all, the
-   session's "always allow" set, read-only reads).
+   session's "always allow" set, read-only reads, and what `auto` allows because it runs in the
+   sandbox — `sandbox_approval.py`, which also denies what a required sandbox forbids and gives
+   every allowed command the grant saying how it runs).
 4. Otherwise a human is asked: in the launching cell while it runs; after it ended, in the
    running cell (inside the subagent's background card); with no cell running, denied.
 
@@ -32,9 +36,19 @@ from typing import Any, Literal
 from ...environment.secret_files import credential_read_reason
 from ...interfaces import ApprovalDecision, ApproveFn, Permission
 from ...omni import OmniMessage, ToolCallPayload
-from ...state.approval_rules import Rule, RuleBook, Verdict, suggested_rule
+from ...state.approval_rules import Rule, RuleBook, Verdict, credential_argument, suggested_rule
 from .approval import CellAsker, RuleOffer, tool_name_of
 from .options import APPROVAL_MODES
+from .sandbox_approval import (
+    CellSandbox,
+    auto_allows,
+    give_grant,
+    rule_sandbox_reason,
+    runs_sandboxed,
+    sandbox_reason,
+    sandbox_refusal,
+    sandbox_statement,
+)
 
 MAX_REASONS = 1000
 Route = Literal["allow", "deny", "ask-launching-cell", "ask-running-cell"]
@@ -56,10 +70,16 @@ class CellApproval:
     disabled_tools: frozenset[str] = frozenset()  # the administrator's policy
     policy_path: str = ""
     save_rule: Callable[[Rule], Rule] | None = None  # "Save to project": writes the project file
+    sandbox: CellSandbox | None = None  # how commands run (auto, the administrator's required sandbox)
 
     def __post_init__(self) -> None:
         if self.mode not in APPROVAL_MODES:
             raise ValueError(f"unknown approval mode {self.mode!r}")
+
+
+def _call_id(tool_call: OmniMessage) -> str:
+    payload = tool_call.payload
+    return payload.tool_call_id if isinstance(payload, ToolCallPayload) else ""
 
 
 def route(auto: ApprovalDecision | None, launching_cell_running: bool, a_cell_running: bool) -> Route:
@@ -77,6 +97,7 @@ class ApprovalRouter:
     def __init__(self, running: Callable[[], CellApproval | None]) -> None:
         self._running = running
         self.reasons: dict[str, str] = {}  # tool_call_id -> why it was decided without a click
+        self._sandboxed_by_rule: set[str] = set()  # tool_call_ids an `auto` rule allowed
 
     def approve_fn(self, launcher: CellApproval) -> ApproveFn:
         """The approve function handed to `session.run` for a cell (and kept by the background
@@ -105,15 +126,23 @@ class ApprovalRouter:
             return "allow"
         if mode == "read-only":
             return self._read_only_decision(launcher, tool_call)
+        if mode == "auto":
+            return "allow" if auto_allows(launcher.sandbox, tool_call, launcher.permission_of) else None
         return None
 
-    @staticmethod
-    def _read_reason(launcher: CellApproval, tool_call: OmniMessage) -> str | None:
-        """Why a read must be asked (`asked: read of a credential file: ~/.pgpass`), or None."""
+    def _read_reason(self, launcher: CellApproval, tool_call: OmniMessage) -> str | None:
+        """Why a read must be asked (`asked: read of a credential file: ~/.pgpass`, also when a
+        command's word names one), or None."""
         try:
             reason = credential_read_reason(tool_call, launcher.workspace_dir, launcher.scratchpad_dir)
         except Exception:
             return None
+        if reason is None:
+            try:
+                workspace = launcher.workspace_dir or "."
+                reason = credential_argument(tool_name_of(tool_call), self._arguments(tool_call), workspace)
+            except Exception:  # a check that cannot run must not let the call through unasked
+                reason = "the command's arguments could not be checked for credential files"
         return None if reason is None else f"asked: {reason}"
 
     @staticmethod
@@ -203,26 +232,68 @@ class ApprovalRouter:
             return f"{'denied' if auto == 'deny' else 'allowed'} by the cell's mode ({launcher.mode})"
         if tool_name_of(tool_call) in launcher.always_allowed:
             return f"allowed for this session (always allow {tool_name_of(tool_call)})"
+        if launcher.mode == "auto":
+            return "allowed by the cell's mode (auto)"
         return f"allowed by the cell's mode ({launcher.mode}: a read)"
 
     async def decide(self, launcher: CellApproval, tool_call: OmniMessage) -> ApprovalDecision:
+        """The decision; an allowed command also gets its grant (how it runs), which the card
+        and the transcript state when the sandbox is in play."""
+        refusal = sandbox_refusal(launcher.sandbox, tool_call)
+        if refusal is not None:
+            self._remember(tool_call, refusal)
+            return "deny"
+        decision = await self._decide_call(launcher, tool_call)
+        by_rule = _call_id(tool_call) in self._sandboxed_by_rule
+        self._sandboxed_by_rule.discard(_call_id(tool_call))
+        if decision == "allow":
+            grant = give_grant(launcher.sandbox, launcher.mode, tool_call, by_rule=by_rule)
+            sandbox = launcher.sandbox
+            if grant is not None and (by_rule or launcher.mode == "auto" or (sandbox is not None and sandbox.required)):
+                self._state(tool_call, sandbox_statement(sandbox, grant))
+        return decision
+
+    def _state(self, tool_call: OmniMessage, statement: str) -> None:
+        """Add how the command runs to its decision's reason (a click's reason is "approved")."""
+        payload = tool_call.payload
+        if isinstance(payload, ToolCallPayload):
+            reason = self.reasons.get(payload.tool_call_id) or "approved"
+            self._remember(tool_call, f"{reason}; {statement}")
+
+    async def _decide_call(self, launcher: CellApproval, tool_call: OmniMessage) -> ApprovalDecision:
         running = self._running()
         launching_cell_running = not launcher.ended and running is launcher
         verdict, label = self._verdict(launcher, tool_call)
+        uncovered = None  # an allow rule's words matched, the call does more: the mode decides, the card says why
+        if verdict is not None and verdict.uncovered:
+            verdict, uncovered = None, label
         if verdict is not None and verdict.action == "deny" and label:
             self._remember(tool_call, label)
             return "deny"
         reason = None if launcher.mode in ("deny-all", "allow-all") else self._read_reason(launcher, tool_call)
+        if reason is not None and runs_sandboxed(launcher.sandbox, launcher.mode, tool_call):
+            reason = None  # a credential the command names is hidden from it in the sandbox
+        if launcher.mode == "auto":
+            asked = sandbox_reason(launcher.sandbox, tool_call)
+            reason = "; ".join(text for text in (reason, asked) if text) or None
         if verdict is not None and launcher.mode != "deny-all":
             if verdict.action == "allow" and (reason is None or launcher.mode == "allow-all") and label:
                 self._remember(tool_call, label)
                 return "allow"
+            if verdict.action == "auto":  # run sandboxed with no card, when the sandbox can hold it
+                held = rule_sandbox_reason(launcher.sandbox, tool_call, launcher.mode)
+                if held is None and reason is None and label:
+                    self._remember(tool_call, label)
+                    self._sandboxed_by_rule.add(_call_id(tool_call))
+                    return "allow"
+                reason = "; ".join(text for text in (reason, held) if text) or None
             auto: ApprovalDecision | None = None
             reason = "; ".join(text for text in (label, reason) if text) or None
         else:
             auto = self._auto_decision(launcher, tool_call, reason)
             if auto is not None:
                 self._remember(tool_call, self._auto_reason(launcher, tool_call, auto))
+            reason = uncovered or reason
         where = route(auto, launching_cell_running, running is not None)
         # a saved allow rule could not change what a matching rule already says: no offer then
         offer = self._offer(launcher, tool_call) if where.startswith("ask") and verdict is None else None

@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from ...interfaces import AbortSignal
 from ...omni import ApprovalDecisionPayload, OmniMessage, SessionMetaPayload, TokenUsagePayload, user_text
+from ...seams import off_lines
 from ...state.approval_rules import RuleBook
 from ..kernel_tools.notebook_cells import cell_preview
 from ..link.notebook_link import current_cell_id, link_of
 from ..live.cell_view import CellView
 from ..transcript.cell_sources import CellPreview
+from ..transcript.cost_line import cost_text, task_cost
 from ..transcript.saved_images import with_saved_images
 from ..transcript.transcript_bundle import TRANSCRIPT_MIME, decision_reason_text, static_transcript
 from ..undo import task_bracket
@@ -32,6 +34,7 @@ from .background_feed import BackgroundFeed
 from .cell_record import CellRecord
 from .cell_rules import CellRules, capped_mode, save_to_project
 from .options import CellOptions
+from .sandbox_approval import cell_sandbox
 from .user_lines import tell
 from .waits import wait_sliced
 
@@ -77,8 +80,19 @@ class Cell:
         rules = rules if rules is not None else CellRules(RuleBook(), None)
         # the administrator's policy caps the mode; the one line saying so is shown when it does
         self.mode, capped_note = capped_mode(opts.approve or runtime.sessions.approval_mode, rules.policy)
+        # auto acts as ask where no sandbox can start (one line, once per kernel)
+        self.mode, sandbox, sandbox_note = cell_sandbox(
+            self.mode,
+            rules.policy.path if rules.policy is not None and rules.policy.sandbox_required else "",
+            runtime.sessions.sandbox_grants,
+            runtime.sessions.sandbox_hosts,
+            runtime.sessions.sandbox_announced,
+            auto_rules=any(rule.action == "auto" for rule in rules.book.rules()),
+        )
         self.decision_reasons: dict[str, str] = {}  # tool_call_id -> why no click was needed
         self.python_timeout_s = opts.python_timeout_s  # this cell's --python-timeout
+        # this cell's --budget, else `%penguin budget` (docs/cost.md)
+        self.budget_usd = opts.budget_usd if opts.budget_usd is not None else runtime.sessions.budget_usd
         self.signal = AbortSignal()
         self.loop = asyncio.get_running_loop()
         self.redactor = session.redactor  # names each secret: [redacted:NAME]
@@ -118,8 +132,9 @@ class Cell:
             policy_path=rules.policy.path if rules.policy is not None else "",
             save_rule=save_to_project,
             scratchpad_dir=str(session.scratchpad_dir),
+            sandbox=sandbox,
         )
-        for note in [*rules.notes, *([capped_note] if capped_note else [])]:
+        for note in [*rules.notes, *(line for line in (capped_note, sandbox_note) if line)]:
             self.show_note(note)
         registry = session.background_subagents()
         self.feed = (
@@ -209,18 +224,23 @@ class Cell:
                 signal=self.signal,
                 thinking_level=self.opts.thinking,
                 max_turns=self.opts.max_turns,
+                budget_usd=self.budget_usd,
             )
             async for msg in messages:
                 self._on_message(msg)
         except Exception as exc:
             self.record.failed = f"{type(exc).__name__}: {exc}"
             self.show_note(f"penguin: the task failed: {self.record.failed}")
+        for seam_line in off_lines():  # a seam the Task found off (its model client's, run_python's)
+            self.show_note(seam_line)
         self._show_recording_notice()
 
     def _on_message(self, msg: OmniMessage) -> None:
         self._remember(msg)
-        if not msg.origin and isinstance(msg.payload, TokenUsagePayload):
-            self.runtime.sessions.last_usage = msg
+        if isinstance(msg.payload, TokenUsagePayload):
+            if not msg.origin:
+                self.runtime.sessions.last_usage = msg
+            self.view.show_cost(cost_text(task_cost(self.session.spend)))
         try:
             self.view.handle(msg)
             self._decision_reason(msg)
@@ -327,7 +347,7 @@ class Cell:
             self.record.messages,
             session_info=self.info,
             status=status,
-            usage=self.record.usage,
+            usage=self._usage_with_cost(),
             redactor=self.redactor,
             decision_reasons=self.decision_reasons,
             undo={"task_id": undo_task.task_id, "state": "available"} if undo_task is not None else None,
@@ -339,6 +359,15 @@ class Cell:
         self._display.update(mimebundle, raw=True)
         for note in self.lasting_notes:
             tell(self.redactor.text(note))
+
+    def _usage_with_cost(self) -> dict[str, Any] | None:
+        """The last request's token counts with what the Task cost, for the saved transcript."""
+        usage = self.record.usage
+        cost = task_cost(self.session.spend)
+        if usage is None or not isinstance(usage.payload, TokenUsagePayload):
+            return None if cost is None or (not cost["task_usd"] and not cost["unpriced_requests"]) else {"cost": cost}
+        counts = usage.payload.model_dump(include={"session", "request"})
+        return {**counts, "cost": cost} if cost is not None else counts
 
     async def _offer_undo(self, undo_task: TaskJournal) -> None:
         """The transcript's Undo button now targets this Task (docs/undo.md)."""

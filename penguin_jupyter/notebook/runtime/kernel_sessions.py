@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypedDict
 
-from ...state.admin_policy import load_policy
+from ...environment.sandbox import HostRule, SandboxGrants
 from ...state.dotenv import workspace_credentials
 from ...state.errors import NoModelConfiguredError
 from .options import CellOptions
@@ -93,18 +93,27 @@ class NotebookSessions:
     always_allowed: dict[str, set[str]] = field(default_factory=dict)
     last_usage: OmniMessage | None = None
     python_timeout_s: float | None = None  # `%penguin python-timeout`; None = the tool's default
+    budget_usd: float | None = None  # `%penguin budget`: each following cell's Task cap; None = none
     subagent_metas: dict[str, OmniMessage] = field(default_factory=dict)
     dotenv_announced: set[str] = field(default_factory=set)  # `.env` files a cell has named
     # path → (line not shown yet, whether it is a problem: the file could not be read)
     dotenv_notices: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    # how each allowed command runs, from the approval router to the spawn (environment/sandbox/)
+    sandbox_grants: SandboxGrants = field(default_factory=SandboxGrants)
+    sandbox_announced: set[str] = field(default_factory=set)  # "no sandbox here" lines shown once
+
+    def sandbox_hosts(self) -> tuple[HostRule, ...]:
+        """The project's `[sandbox] allowed_hosts` (what a card need not ask for)."""
+        from ...state.sandbox_settings import allowed_hosts
+
+        if self.agent is None:
+            return ()
+        return allowed_hosts(self.agent.load_project_config(), str(self.agent.project_config_path))
 
     def model_credentials(self, workspace: str) -> Mapping[str, str]:
         """The model keys of the workspace's `.env` for the model client (never the kernel's
         environment); the first use of each `.env` queues its one-line notice for the cell. The
-        administrator's policy may turn `.env` off (`read_dotenv = false`)."""
-        policy = load_policy()
-        if policy is not None and not policy.read_dotenv:
-            return {}
+        administrator's policy may turn `.env` off (`read_dotenv = false`: `dotenv.read_dotenv`)."""
         found = workspace_credentials(workspace)
         notice = found.notice()
         if notice is not None and found.path is not None and str(found.path) not in self.dotenv_announced:
@@ -131,6 +140,7 @@ class NotebookSessions:
             from ...agent import create_agent
 
             self.agent = await create_agent()
+            self.agent.sandbox_grants = self.sandbox_grants
         return self.agent
 
     def redactor_for(self, workspace: str) -> Redactor:

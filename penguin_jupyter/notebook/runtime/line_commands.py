@@ -15,21 +15,24 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 from ...omni import CompactionEndPayload, OmniMessage, TokenUsagePayload
-from ...state.admin_policy import POLICY_ENV, load_policy, policy_path
+from ...prices import format_usd
+from ...state.admin_policy import FIXED_NOTE, POLICY_ENV, load_policy, policy_path
 from ...state.errors import ConfigError
 from ..kernel_tools.notebook_place import page_hello
 from .cell_rules import ForgetError, cell_rules, forget, listing
 from .kernel_runtime import KernelRuntime, kernel_runtime
-from .kernel_sessions import NotebookSessions, SessionStartError, config_path_text
+from .kernel_sessions import NotebookSessions, SessionStartError, config_path_text, one_line
 from .options import (
     CELL_USAGE,
     LINE_COMMANDS,
     OptionError,
+    parse_budget,
     parse_line_command,
     parse_model_pair,
     parse_python_timeout,
     timeout_text,
 )
+from .spend_report import spend_lines
 from .user_lines import tell
 from .workspace import resolve_workspace
 
@@ -118,7 +121,12 @@ async def _help(runtime: KernelRuntime, arg: str | None) -> None:
 
 
 async def _status(runtime: KernelRuntime, arg: str | None) -> None:
-    print("\n".join(_status_lines(runtime.sessions)))
+    from ...seams import status_lines
+
+    seams = [f"  {line}" for line in status_lines()]
+    text = "\n".join([*_status_lines(runtime.sessions), "seams (docs/seams.md):", *seams])
+    # redacted here too: status runs even when the kernel's sink cannot redact (UNREDACTED_COMMANDS)
+    print(runtime.sessions.redactor_for(_default_workspace(runtime)).text(text))
 
 
 async def _new(runtime: KernelRuntime, arg: str | None) -> None:
@@ -234,16 +242,30 @@ async def _compact(runtime: KernelRuntime, arg: str | None) -> None:
 
 async def _usage(runtime: KernelRuntime, arg: str | None) -> None:
     usage = runtime.sessions.last_usage
+    session = runtime.sessions.session
     if usage is None or not isinstance(usage.payload, TokenUsagePayload):
-        print("penguin: no token usage yet")
+        print("penguin: no token usage yet in this session")
+    else:
+        s, r = usage.payload.session, usage.payload.request
+        print(f"session: total {s.total}, input {s.cache_write}, cached input {s.cache_read}, output {s.output}")
+        print(f"last request: total {r.total}, input {r.cache_write}, cached input {r.cache_read}, output {r.output}")
+    meter = session.spend if session is not None else None
+    if meter is None:  # no session yet: today's ledger and the budgets a new session would get
+        try:
+            meter = (await runtime.sessions.get_agent()).spend_meter()
+        except Exception as exc:
+            tell(f"penguin: cannot read today's spend: {exc}")
+    for line in spend_lines(meter, runtime.sessions.budget_usd):
+        print(line)
+
+
+async def _budget(runtime: KernelRuntime, arg: str | None) -> None:
+    if arg == "off":
+        runtime.sessions.budget_usd = None
+        print("penguin: no budget for the following cells (a cell's --budget still applies)")
         return
-    s, r = usage.payload.session, usage.payload.request
-    print(
-        f"session: total {s.total}, input {s.cache_write}, cached input {s.cache_read}, output {s.output}"
-    )
-    print(
-        f"last request: total {r.total}, input {r.cache_write}, cached input {r.cache_read}, output {r.output}"
-    )
+    runtime.sessions.budget_usd = usd = parse_budget(arg or "")
+    print(f"penguin: each following cell's Task may spend at most {format_usd(usd)} on model requests")
 
 
 async def _trace(runtime: KernelRuntime, arg: str | None) -> None:
@@ -276,8 +298,24 @@ async def _config(runtime: KernelRuntime, arg: str | None) -> None:
         print(f"also read: {variables}; not the workspace's .env (the administrator's policy turns it off)")
     if policy is None:
         print(f"administrator's policy: none ({POLICY_ENV} unset and no {policy_path()[0]})")
+        print(f"  {FIXED_NOTE}")
     else:
         print("\n".join(policy.describe()))
+    print(_sandbox_line(runtime))
+
+
+def _sandbox_line(runtime: KernelRuntime) -> str:
+    """Whether `--approve auto` can sandbox commands here, and the hosts they may reach."""
+    from ...environment.sandbox import sandbox_support
+
+    support = sandbox_support()
+    if not support.available:
+        return f"sandbox: cannot start here ({support.reason}); --approve auto acts as ask"
+    try:
+        hosts = ", ".join(rule.text() for rule in runtime.sessions.sandbox_hosts()) or "none"
+    except Exception as exc:
+        hosts = f"unreadable ({one_line(exc)})"
+    return f"sandbox: available ({support.bwrap}); allowed hosts ([sandbox] allowed_hosts): {hosts}"
 
 
 async def _undo(runtime: KernelRuntime, arg: str | None) -> None:
@@ -306,6 +344,9 @@ async def _undo(runtime: KernelRuntime, arg: str | None) -> None:
         await top.transcript.mark("available", "", bridge)
 
 
+# What still runs when the kernel's sink cannot redact: the help text, and status (which says why).
+UNREDACTED_COMMANDS = ("help", "status")
+
 HANDLERS: dict[str, Handler] = {
     "help": _help,
     "status": _status,
@@ -314,6 +355,7 @@ HANDLERS: dict[str, Handler] = {
     "model": _model,
     "approve": _approve,
     "python-timeout": _python_timeout,
+    "budget": _budget,
     "sessions": _sessions,
     "models": _models,
     "compact": _compact,
@@ -335,11 +377,18 @@ async def run_line(line: str) -> None:
         tell(str(exc))
         return
     runtime = kernel_runtime(current_shell())
-    from .task_sink import open_task
+    from .task_sink import SinkUnavailable, open_task
 
     # What a line command prints goes out through the kernel's sink like a Task's output
     # (docs/security.md "Threat model"): one redaction choke point for everything penguin shows.
-    sink = open_task(getattr(runtime.shell, "kernel", None), runtime.sessions.redactor_for(_default_workspace(runtime)))
+    redactor = runtime.sessions.redactor_for(_default_workspace(runtime))
+    try:
+        sink = open_task(getattr(runtime.shell, "kernel", None), redactor)
+    except SinkUnavailable as exc:  # fail closed: only what says why (and prints no path) runs
+        tell(str(exc))
+        if command.name not in UNREDACTED_COMMANDS:
+            return
+        sink = None
     try:
         await HANDLERS[command.name](runtime, command.arg)
     finally:

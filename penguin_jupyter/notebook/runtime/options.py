@@ -8,6 +8,7 @@ handlers act on what is returned here.
 from __future__ import annotations
 
 import math
+import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,12 +16,12 @@ from typing import Literal, cast, get_args
 
 from ...interfaces import THINKING_LEVELS, ThinkingLevelName
 
-ApprovalMode = Literal["ask", "read-only", "allow-all", "deny-all"]
+ApprovalMode = Literal["ask", "read-only", "auto", "allow-all", "deny-all"]
 APPROVAL_MODES: tuple[str, ...] = get_args(ApprovalMode)
 CELL_USAGE = (
     "usage: %%penguin [--model PROVIDER/MODEL_ID] [--new] [--session ID] "
-    "[--approve ask|read-only|allow-all|deny-all] [--thinking none|low|medium|high|xhigh|max] "
-    "[--max-turns N] [--python-timeout SECONDS] [--workspace DIR] [--quiet] [--rerun]"
+    "[--approve ask|read-only|auto|allow-all|deny-all] [--thinking none|low|medium|high|xhigh|max] "
+    "[--max-turns N] [--python-timeout SECONDS] [--budget USD] [--workspace DIR] [--quiet] [--rerun]"
 )
 
 
@@ -37,6 +38,7 @@ class CellOptions:
     thinking: ThinkingLevelName | None = None
     max_turns: int | None = None
     python_timeout_s: float | None = None
+    budget_usd: float | None = None  # what this cell's Task may spend on model requests
     workspace: str | None = None
     quiet: bool = False
     rerun: bool = False  # ask the model again even if the cell's saved Task completed
@@ -58,17 +60,51 @@ def parse_approval_mode(value: str) -> str:
     return value
 
 
+# Numbers are read as the README writes them: ASCII digits (Python's int() and float() would also
+# take `1_000`, `1e306`, `inf` and other scripts' digits such as `١٢٠`), within a documented range.
+_ASCII_DECIMAL = re.compile(r"[0-9]{1,9}(?:\.[0-9]{0,9})?|\.[0-9]{1,9}")
+_ASCII_INTEGER = re.compile(r"-?[0-9]{1,9}")
+MAX_PYTHON_TIMEOUT_S = 7 * 24 * 3600  # a week
+
+
+def shown(value: str) -> str:
+    """A user's value in a one-line message: quoted, escaped, cut after 40 characters."""
+    return repr(value) if len(value) <= 40 else repr(value[:40]) + "…"
+
+
+def ascii_int(value: str) -> int | None:
+    """`value` as an integer written in ASCII digits (an optional `-`, at most 9 digits), else None."""
+    text = value.strip()
+    return int(text) if _ASCII_INTEGER.fullmatch(text) else None
+
+
 def parse_python_timeout(value: str) -> float:
-    """`--python-timeout` / `%penguin python-timeout`: seconds >= 0, where 0 means no limit."""
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = math.nan
-    if not math.isfinite(seconds) or seconds < 0:
+    """`--python-timeout` / `%penguin python-timeout`: seconds from 0 to a week, where 0 means
+    no limit."""
+    text = value.strip()
+    seconds = float(text) if _ASCII_DECIMAL.fullmatch(text) else math.nan
+    if not 0 <= seconds <= MAX_PYTHON_TIMEOUT_S:
         raise OptionError(
-            f"penguin: python-timeout needs a number of seconds >= 0 (0 = no limit), got {value!r}"
+            f"penguin: python-timeout needs a number of seconds from 0 to {MAX_PYTHON_TIMEOUT_S} "
+            f"(0 = no limit), got {shown(value)}"
         )
     return seconds
+
+
+# The largest budget accepted: more than anyone spends in a day, small enough to print.
+MAX_BUDGET_USD = 1_000_000.0
+
+
+def parse_budget(value: str) -> float:
+    """`--budget` / `%penguin budget`: a positive number of USD written in plain ASCII digits
+    (`0.50`, `$2`), at most `MAX_BUDGET_USD`."""
+    text = value.strip().removeprefix("$")
+    usd = float(text) if _ASCII_DECIMAL.fullmatch(text) else math.nan
+    if not 0 < usd <= MAX_BUDGET_USD:
+        raise OptionError(
+            f"penguin: budget needs a positive number of USD up to {MAX_BUDGET_USD:,.0f}, got {shown(value)}"
+        )
+    return usd
 
 
 def parse_thinking(value: str) -> ThinkingLevelName:
@@ -80,12 +116,11 @@ def parse_thinking(value: str) -> ThinkingLevelName:
 
 
 def parse_max_turns(value: str) -> int:
-    try:
-        turns = int(value)
-    except ValueError:
-        raise OptionError(f"penguin: --max-turns needs an integer, got {value!r}") from None
+    turns = ascii_int(value)
+    if turns is None:
+        raise OptionError(f"penguin: --max-turns needs an integer, got {shown(value)}")
     if turns == 0 or turns < -1:
-        raise OptionError(f"penguin: --max-turns must be a positive integer or -1, got {value!r}")
+        raise OptionError(f"penguin: --max-turns must be a positive integer or -1, got {shown(value)}")
     return turns
 
 
@@ -120,6 +155,10 @@ def _set_python_timeout(opts: CellOptions, value: str) -> None:
     opts.python_timeout_s = parse_python_timeout(value)
 
 
+def _set_budget(opts: CellOptions, value: str) -> None:
+    opts.budget_usd = parse_budget(value)
+
+
 def _set_workspace(opts: CellOptions, value: str) -> None:
     opts.workspace = value
 
@@ -144,6 +183,7 @@ OPTION_PARSERS: dict[str, Callable[[CellOptions, str], None]] = {
     "--thinking": _set_thinking,
     "--max-turns": _set_max_turns,
     "--python-timeout": _set_python_timeout,
+    "--budget": _set_budget,
     "--workspace": _set_workspace,
 }
 FLAG_PARSERS: dict[str, Callable[[CellOptions], None]] = {"--new": _set_new, "--quiet": _set_quiet, "--rerun": _set_rerun}
@@ -183,10 +223,11 @@ LINE_COMMANDS: dict[str, str] = {
     "resume ID": "continue session ID in the next cell",
     "model PROVIDER/MODEL_ID": "use this model for new sessions",
     "models": "list the configured models",
-    "approve MODE": "set the approval mode (ask, read-only, allow-all, deny-all)",
+    "approve MODE": "set the approval mode (ask, read-only, auto, allow-all, deny-all)",
     "python-timeout SECONDS": "run_python's time limit for the next cells (0 = no limit; default 120)",
+    "budget USD|off": "cap what each following cell's Task may spend on model requests (a cell's --budget wins)",
     "compact": "compact the current session's context now",
-    "usage": "show the token usage of the current session",
+    "usage": "show the tokens and cost of the last Task, this session and today",
     "trace": "show the path of the current trace file",
     "config": "show where models and credentials are read from, and the administrator's policy",
     "rules [forget N]": "list the approval rules in force, numbered with their file; forget N removes rule N",
@@ -211,6 +252,7 @@ def parse_line_command(line: str) -> LineCommand:
         "model": "model PROVIDER/MODEL_ID",
         "approve": "approve MODE",
         "python-timeout": "python-timeout SECONDS",
+        "budget": "budget USD|off",
     }
     known = {key.split()[0] for key in LINE_COMMANDS}
     if name not in known:
@@ -218,7 +260,8 @@ def parse_line_command(line: str) -> LineCommand:
     if name == "rules":
         if not args:
             return LineCommand("rules")
-        if len(args) != 2 or args[0] != "forget" or not args[1].isdigit():
+        number = ascii_int(args[1]) if len(args) == 2 and args[0] == "forget" else None
+        if number is None or number < 0:
             raise OptionError("penguin: usage: %penguin rules [forget N]")
         return LineCommand("rules", args[1])
     if name == "undo":
@@ -232,6 +275,8 @@ def parse_line_command(line: str) -> LineCommand:
             parse_approval_mode(args[0])
         if name == "python-timeout":
             parse_python_timeout(args[0])
+        if name == "budget" and args[0] != "off":
+            parse_budget(args[0])
         return LineCommand(name, args[0])
     if args:
         raise OptionError(f"penguin: %penguin {name} takes no arguments")

@@ -119,6 +119,49 @@ async def _session(
         raise CellNotStarted(str(exc)) from None
 
 
+def _open_cell(
+    runtime: KernelRuntime, session: Session, opts: CellOptions, prompt: str, rules: CellRules, context: str
+) -> Cell | None:
+    """The cell's `Cell`, with a line for each rule or protection that is off; None (said in one
+    line) when the kernel's sink cannot redact: nothing of the Task would be shown redacted, so
+    none of it runs (fail closed)."""
+    from ...seams import off_lines
+    from .task_sink import SinkUnavailable
+
+    try:
+        cell = Cell(runtime, session, opts, prompt, rules, context=context)
+    except SinkUnavailable as exc:
+        tell(str(exc))
+        return None
+    for seam_line in off_lines():  # said in every Task's cell while it is off
+        cell.show_note(seam_line)
+    return cell
+
+
+def _replayed(
+    runtime: KernelRuntime,
+    link: NotebookLink | None,
+    opts: CellOptions,
+    source: str,
+    namespace: dict[str, object],
+    hello: Mapping[str, Any] | None,
+) -> bool:
+    """Whether the cell showed its saved transcript instead of asking the model (Run All
+    reproduces; what validates); when it did not, the line saying why, if there is one."""
+    if link is None or opts.rerun:
+        return False
+    saved = link.saved_transcript(source)
+    if saved.bundle is not None:
+        redactor = runtime.sessions.redactor_for(resolve_workspace(opts.workspace, namespace, hello=hello))
+        refused = show_saved_transcript(saved.bundle, redactor)
+        if refused is None:
+            return True
+        tell(refused)
+    elif saved.unknown is not None:  # never a silent model call instead of a replay
+        tell(unknown_notebook_line(saved.unknown))
+    return False
+
+
 async def run_cell(line: str, body: str) -> None:
     """What a `%%penguin` cell executes (via the input transformer)."""
     shell = current_shell()
@@ -129,16 +172,8 @@ async def run_cell(line: str, body: str) -> None:
     try:
         opts = _options(line, body)
         hello = await _page_hello(shell, namespace) if link is not None else None
-        if link is not None and not opts.rerun:
-            saved = link.saved_transcript(source)
-            if saved.bundle is not None:  # Run All reproduces without the model (what validates)
-                redactor = runtime.sessions.redactor_for(resolve_workspace(opts.workspace, namespace, hello=hello))
-                refused = show_saved_transcript(saved.bundle, redactor)
-                if refused is None:
-                    return
-                tell(refused)
-            elif saved.unknown is not None:  # never a silent model call instead of a replay
-                tell(unknown_notebook_line(saved.unknown))
+        if _replayed(runtime, link, opts, source, namespace, hello):
+            return
         workspace, why = _workspace(opts, namespace, hello)
         rules = _rules(workspace)
         session, resumed, note = await _session(runtime, link, opts, workspace)
@@ -157,7 +192,9 @@ async def run_cell(line: str, body: str) -> None:
         if previous is not None:
             cells[PREVIOUS_CELL] = previous
     prompt = expand_variables(body.strip(), namespace, cells)
-    cell = Cell(runtime, session, opts, prompt, rules, context=task_context(shell, current_cell_id(shell)))
+    cell = _open_cell(runtime, session, opts, prompt, rules, task_context(shell, current_cell_id(shell)))
+    if cell is None:
+        return
     for notice, problem in runtime.sessions.take_dotenv_notices():  # the first use of a folder's .env
         (cell.show_note if problem else cell.show_info)(notice)
     if resumed is not None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ...omni import STOP_REASONS, OmniMessage, to_dict
 from ...redaction import EMPTY, Redactor
+from .cost_line import read_task_cost
 from .saved_images import image_refs
 from .visible_text import visible_controls
 
@@ -111,7 +112,9 @@ def _token_counts(value: Any) -> dict[str, int]:
     return {key: int(source.get(key) or 0) for key in TOKEN_KEYS}
 
 
-def _usage(value: Any) -> dict[str, dict[str, int]] | None:
+def _usage(value: Any) -> dict[str, Any] | None:
+    """`{"session": counts, "request": counts}` and, when known, `"cost"` (cost_line.TaskCost:
+    this Task's and this session's USD)."""
     if value is None:
         return None
     if isinstance(value, OmniMessage):
@@ -122,7 +125,14 @@ def _usage(value: Any) -> dict[str, dict[str, int]] | None:
         raise ValueError(
             f"transcript usage must be a mapping with session/request counts, got {type(value).__name__}"
         )
-    return {"session": _token_counts(value.get("session")), "request": _token_counts(value.get("request"))}
+    usage: dict[str, Any] = {
+        "session": _token_counts(value.get("session")),
+        "request": _token_counts(value.get("request")),
+    }
+    cost = read_task_cost(value.get("cost"))
+    if cost is not None:
+        usage["cost"] = cost
+    return usage
 
 
 def _session(info: Any) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
+from .cost_line import cost_text, read_task_cost
 from .markdown_html import compact_tables, markdown_html
 from .no_fetch_html import image_html, safe_html
 from .transcript_model import (
@@ -168,10 +169,12 @@ def _usage(usage: Mapping[str, Any] | None) -> str:
     if not usage:
         return ""
     session, request = usage.get("session") or {}, usage.get("request") or {}
+    cost = cost_text(read_task_cost(usage.get("cost")))
     return (
         f"<div class='pg-usage'>tokens: session {_e(session.get('total', 0))} total "
         f"({_e(session.get('cache_write', 0))} input, {_e(session.get('cache_read', 0))} cached input, "
-        f"{_e(session.get('output', 0))} output) · last request {_e(request.get('total', 0))}</div>"
+        f"{_e(session.get('output', 0))} output) · last request {_e(request.get('total', 0))}"
+        f"{' · ' + _e(cost) if cost else ''}</div>"
     )
 
 

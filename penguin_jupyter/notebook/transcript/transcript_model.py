@@ -25,6 +25,7 @@ from .visible_text import visible_controls
 
 EDIT_CELL_DIFF_HEAD = "--- before\n+++ after\n"  # how edit_cell's output starts its diff
 MAX_TURNS_NOTICE = re.compile(r"^\[reached max turns \((-?\d+)\); stopping\]$")
+BUDGET_STOP_NOTICE = re.compile(r"^\[stopped before a model request: (.+)\]$", re.DOTALL)  # engine, docs/cost.md
 DETAIL_LIMIT = 200
 # The argument whose whole text says what a call will do: a card shows it in full (docs/security.md).
 FULL_TEXT_ARGUMENTS = {
@@ -91,7 +92,8 @@ class ToolCard:
 
 @dataclass
 class EventBlock:
-    """A notice: `event` is retry, request_error, compaction, mcp_connect, abort or max_turns."""
+    """A notice: `event` is retry, request_error, compaction, mcp_connect, abort, max_turns or
+    budget_stop."""
 
     event: str
     text: str
@@ -422,6 +424,16 @@ def _add_model(scope: _Scope, payload: Mapping[str, Any]) -> None:
         match = MAX_TURNS_NOTICE.match(text) if role == "assistant" else None
         if match:
             scope.blocks.append(EventBlock("max_turns", text, stop, {"max_turns": int(match.group(1))}))
+            return
+        budget = BUDGET_STOP_NOTICE.match(text) if role == "assistant" else None
+        if budget:
+            # the unsent request's own `request_end` says the same: the notice replaces it
+            scope.blocks[:] = [
+                b
+                for b in scope.blocks
+                if not (isinstance(b, EventBlock) and b.event == "request_error" and b.details.get("error_message") == budget.group(1))
+            ]
+            scope.blocks.append(EventBlock("budget_stop", text, stop, {"reason": budget.group(1)}))
             return
         scope.blocks.append(TextBlock(role, text, stop, payload.get("sender")))
     elif kind == "thinking":

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from .cost_line import cost_text, read_task_cost
 from .transcript_model import (
     Block,
     EventBlock,
@@ -62,4 +63,7 @@ def render_text(bundle: Mapping[str, Any]) -> str:
     if usage.get("session"):
         counts = usage["session"]
         lines.append(f"tokens: {counts.get('total', 0)} total, {counts.get('output', 0)} output")
+    cost = cost_text(read_task_cost(usage.get("cost")))
+    if cost:
+        lines.append(cost)
     return "\n".join(lines)

@@ -1,0 +1,129 @@
+"""One sandboxed process tree: its bwrap argv, environment and file descriptors, and what is
+left to do after it ends.
+
+Owns `SandboxLaunch`: the seccomp filter handed over in a pipe, the info pipe read (lazily, once)
+for the pid of the sandbox's init — whose process group is the command's, the target of an
+interrupt or a graceful kill — the per-launch `HostProxy` when hosts are allowed, and `close()`:
+the proxy stopped, the blocked hosts and any `.git/commondir` the command planted (removed)
+reported as notes. Spawning and signalling stay with the caller (`commands/session.py`, an MCP
+connection); what the view and namespaces are is `mounts.py` / `bwrap.py`'s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+
+from .bwrap import PROXY_VARIABLES, bwrap_argv, proxy_environment
+from .hosts import HostRule
+from .mounts import FilesystemView, git_must_not_appear
+from .proxy import HostProxy
+from .seccomp import program_for
+
+INFO_WAIT_S = 1.0
+
+
+class SandboxLaunch:
+    """Use: `Popen(launch.argv, env=launch.env, pass_fds=launch.pass_fds, start_new_session=True)`,
+    then `launch.started()`; `inner_group()` for signals; `close()` once the process ended."""
+
+    def __init__(
+        self,
+        *,
+        bwrap: str,
+        view: FilesystemView,
+        command: Sequence[str],
+        env: Mapping[str, str],
+        cwd: str | None,
+        hosts: tuple[HostRule, ...],
+        proxy_socket: str | None,
+        workspace: str,
+    ) -> None:
+        program = program_for()
+        if program is None:  # sandbox_support() said so before; never run without the filter
+            raise OSError("no seccomp filter for this machine")
+        self._filter_read, filter_write = os.pipe()
+        os.write(filter_write, program)  # a few hundred bytes: fits in the pipe at once
+        os.close(filter_write)
+        self._info_read, self._info_write = os.pipe()
+        self._info: dict[str, object] | None = None
+        self._info_buffer = b""
+        self.proxy: HostProxy | None = None
+        if hosts and proxy_socket is not None:
+            self.proxy = HostProxy(hosts, proxy_socket)
+            self.proxy.start()
+        self.argv = bwrap_argv(
+            bwrap,
+            view,
+            command,
+            seccomp_fd=self._filter_read,
+            info_fd=self._info_write,
+            proxy_socket=proxy_socket if self.proxy is not None else None,
+            cwd=cwd,
+        )
+        clean = {k: v for k, v in env.items() if k.upper() not in PROXY_VARIABLES}
+        self.env = {**clean, **proxy_environment(self.proxy is not None), "TMPDIR": "/tmp"}
+        self.pass_fds = (self._filter_read, self._info_write)
+        self.hosts = hosts
+        self._watch = git_must_not_appear(workspace)
+        self._closed = False
+
+    def started(self) -> None:
+        """The child has its copies: close ours of what only it needs."""
+        for fd in (self._filter_read, self._info_write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def inner_group(self, wait: bool = True) -> int | None:
+        """The process group of the sandboxed command (bwrap's init leads it), or None when
+        bwrap never got that far (waiting up to `INFO_WAIT_S` for it when `wait`)."""
+        if self._info is None and self._info_read >= 0:
+            deadline = time.monotonic() + (INFO_WAIT_S if wait else 0.0)
+            with contextlib.suppress(OSError, ValueError):  # closed meanwhile by close()
+                while self._info is None:
+                    timeout = max(0.0, deadline - time.monotonic())
+                    if not select.select([self._info_read], [], [], timeout)[0]:
+                        break
+                    chunk = os.read(self._info_read, 4096)
+                    if not chunk:
+                        break
+                    self._info_buffer += chunk
+                    with contextlib.suppress(ValueError):
+                        self._info = json.loads(self._info_buffer)
+        pid = self._info.get("child-pid") if self._info else None
+        return pid if isinstance(pid, int) and pid > 0 else None
+
+    def close(self) -> list[str]:
+        """Stop the proxy, release the pipes; the notes the command's output should end with."""
+        if self._closed:
+            return []
+        self._closed = True
+        notes = []
+        if self.proxy is not None:
+            self.proxy.close()
+            if self.proxy.refused:
+                blocked = ", ".join(dict.fromkeys(self.proxy.refused))
+                notes.append(
+                    f"[sandbox: blocked network access to {blocked} (not an allowed host; "
+                    "ask for it with network_hosts)]"
+                )
+        if self._info_read >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._info_read)
+            self._info_read = -1
+        for path in self._watch:
+            if os.path.lexists(path):
+                with contextlib.suppress(OSError):
+                    if os.path.isdir(path) and not os.path.islink(path):
+                        shutil.rmtree(path)
+                    else:
+                        os.unlink(path)
+                notes.append(
+                    f"[sandbox: removed {path}, which the command created (it points git elsewhere)]"
+                )
+        return notes

@@ -1,0 +1,232 @@
+"""The sandbox's part of the approval policy (docs/notebook-runtime.md "The approval policy").
+
+Owns `CellSandbox` (what a cell knows of the sandbox: whether it can start here, whether the
+administrator's policy requires it, the project's allowed hosts, the kernel's grant ledger),
+`cell_sandbox` (a cell's effective mode: `auto` acts as `ask` where no sandbox can start, with
+one line the first time a kernel meets that), and the answers the router asks for:
+
+* `sandbox_refusal` — the required sandbox denies `unsandboxed: true`, and every command when
+  it cannot start;
+* `sandbox_reason` — why `auto` must ask about a command: it set `unsandboxed: true` or names
+  hosts the project does not allow;
+* `auto_allows` — what `auto` allows with no card: a command (it runs sandboxed) and a read (as
+  `read-only`). File writes keep their usual card: `write_file` runs in the kernel, outside the
+  sandbox, and a folder a concurrent command turns into a symlink after the decision would take
+  the write elsewhere;
+* `grant_for` / `sandbox_statement` — how an allowed command runs (the grant handed to the
+  spawn through `environment/sandbox/grants.py`) and how the card and the transcript say so.
+
+Which tool is a command is read from its declaration (`command`).
+The rest of the policy (rules, modes, who is asked) is `approval_router.py`'s.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ...environment.registry import BUILTIN_DECLARATIONS
+from ...environment.sandbox import (
+    CommandCall,
+    HostRule,
+    SandboxGrant,
+    SandboxGrants,
+    SandboxSupport,
+    not_covered,
+    parse_host,
+    sandbox_support,
+)
+from ...interfaces import Permission
+from ...omni import OmniMessage, ToolCallPayload
+
+AUTO = "auto"
+NO_SANDBOX_NOTE = "penguin: no sandbox here ({reason}): --approve auto acts as ask (every command asks)"
+REQUIRED_NO_SANDBOX_NOTE = (
+    "penguin: the administrator's policy ({path}) requires the sandbox, which cannot start here "
+    "({reason}): commands are refused"
+)
+
+
+@dataclass(frozen=True)
+class CellSandbox:
+    support: SandboxSupport
+    grants: SandboxGrants
+    required_by: str = ""  # the policy file, when it requires the sandbox
+    allowed_hosts: tuple[HostRule, ...] = ()
+
+    @property
+    def required(self) -> bool:
+        return bool(self.required_by)
+
+
+def cell_sandbox(
+    mode: str,
+    required_by: str,
+    grants: SandboxGrants,
+    allowed_hosts: Callable[[], tuple[HostRule, ...]],
+    announced: set[str],
+    *,
+    auto_rules: bool = False,
+) -> tuple[str, CellSandbox, str | None]:
+    """(the cell's effective mode, its sandbox, the one line to show once per kernel). The
+    probe runs only when the sandbox matters: `auto`, `auto` rules, or a policy that requires it."""
+    if mode != AUTO and not required_by and not auto_rules:
+        return mode, CellSandbox(SandboxSupport(False, "not needed"), grants), None
+    support = sandbox_support()
+    try:
+        hosts = allowed_hosts()
+    except Exception:  # a bad [sandbox] table: the session start reports it, one line
+        hosts = ()
+    sandbox = CellSandbox(support, grants, required_by, hosts)
+    if support.available or (mode != AUTO and not required_by):  # an auto rule asks, on its card
+        return mode, sandbox, None
+    note = (
+        REQUIRED_NO_SANDBOX_NOTE.format(path=required_by, reason=support.reason)
+        if required_by
+        else NO_SANDBOX_NOTE.format(reason=support.reason)
+    )
+    shown = None if note in announced else note
+    announced.add(note)
+    return ("ask" if mode == AUTO else mode), sandbox, shown
+
+
+def _arguments(tool_call: OmniMessage) -> dict[str, Any]:
+    payload = tool_call.payload
+    try:
+        parsed = json.loads(payload.arguments) if isinstance(payload, ToolCallPayload) else {}
+    except (TypeError, ValueError, RecursionError):
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _declaration(tool_call: OmniMessage) -> Any:
+    payload = tool_call.payload
+    return BUILTIN_DECLARATIONS.get(payload.name) if isinstance(payload, ToolCallPayload) else None
+
+
+def is_command(tool_call: OmniMessage) -> bool:
+    declaration = _declaration(tool_call)
+    return declaration is not None and declaration.command is not None
+
+
+def _asked_hosts(arguments: dict[str, Any]) -> tuple[HostRule, ...]:
+    """The `network_hosts` the call names (a bad entry is left out: the tool refuses the call)."""
+    raw = arguments.get("network_hosts")
+    hosts: list[HostRule] = []
+    for entry in raw if isinstance(raw, list) else []:
+        try:
+            hosts.append(parse_host(entry))
+        except ValueError:
+            continue
+    return tuple(dict.fromkeys(hosts))
+
+
+def _unsandboxed(arguments: dict[str, Any]) -> bool:
+    return arguments.get("unsandboxed") is True
+
+
+def runs_sandboxed(sandbox: CellSandbox | None, mode: str, tool_call: OmniMessage) -> bool:
+    """A command this cell will run in the sandbox (`auto`, or the required sandbox), where a
+    word naming a credential file reads nothing: the location is hidden."""
+    if sandbox is None or not sandbox.support.available or not is_command(tool_call):
+        return False
+    return (mode == AUTO or sandbox.required) and not _unsandboxed(_arguments(tool_call))
+
+
+def sandbox_refusal(sandbox: CellSandbox | None, tool_call: OmniMessage) -> str | None:
+    """The administrator's required sandbox: a command that cannot run in it is denied."""
+    if sandbox is None or not sandbox.required or not is_command(tool_call):
+        return None
+    if not sandbox.support.available:
+        return (
+            f"denied by the administrator's policy ({sandbox.required_by}): the sandbox is required "
+            f"and cannot start here ({sandbox.support.reason})"
+        )
+    if _unsandboxed(_arguments(tool_call)):
+        return (
+            f"denied by the administrator's policy ({sandbox.required_by}): the sandbox is required, "
+            "so unsandboxed: true is refused"
+        )
+    return None
+
+
+def sandbox_reason(sandbox: CellSandbox | None, tool_call: OmniMessage) -> str | None:
+    """Why `auto` asks about a command (shown on the card), or None."""
+    if sandbox is None or not is_command(tool_call):
+        return None
+    arguments = _arguments(tool_call)
+    if _unsandboxed(arguments):
+        return "asked: runs outside the sandbox (unsandboxed: true) with full access to your files and network"
+    missing = not_covered(_asked_hosts(arguments), sandbox.allowed_hosts)
+    if not missing:
+        return None
+    hosts = ", ".join(rule.text() for rule in missing)
+    return f"asked: needs network access to {hosts} (not among the project's allowed hosts)"
+
+
+def auto_allows(
+    sandbox: CellSandbox | None, tool_call: OmniMessage, permission_of: Callable[[str], Permission | None]
+) -> bool:
+    """What `auto` allows with no card once `sandbox_reason` found nothing to ask about."""
+    declaration = _declaration(tool_call)
+    if declaration is not None and declaration.command is not None:
+        return sandbox is not None and sandbox.support.available
+    payload = tool_call.payload
+    try:
+        permission = permission_of(payload.name) if isinstance(payload, ToolCallPayload) else None
+    except Exception:
+        permission = None
+    return permission == "r"
+
+
+def rule_sandbox_reason(sandbox: CellSandbox | None, tool_call: OmniMessage, mode: str) -> str | None:
+    """Why an `auto` rule cannot run this call sandboxed with no card (then it asks), or None."""
+    if sandbox is None or not sandbox.support.available:
+        reason = sandbox.support.reason if sandbox is not None else "none configured"
+        return f"asked: an auto rule matches, but no sandbox can start here ({reason})"
+    return None if mode == AUTO else sandbox_reason(sandbox, tool_call)  # auto has it already
+
+
+def grant_for(sandbox: CellSandbox | None, mode: str, tool_call: OmniMessage, *, by_rule: bool = False) -> SandboxGrant:
+    """How an allowed command runs: in the sandbox under `auto` or an `auto` rule (unless the
+    call set `unsandboxed` and was approved) or when the policy requires it, with the hosts it
+    named."""
+    arguments = _arguments(tool_call)
+    if sandbox is None:
+        return SandboxGrant(False)
+    chose_sandbox = (mode == AUTO or by_rule) and sandbox.support.available and not _unsandboxed(arguments)
+    if sandbox.required or chose_sandbox:
+        return SandboxGrant(True, _asked_hosts(arguments))
+    return SandboxGrant(False)
+
+
+def give_grant(
+    sandbox: CellSandbox | None, mode: str, tool_call: OmniMessage, *, by_rule: bool = False
+) -> SandboxGrant | None:
+    """Record the grant of an allowed command for its spawn; None for other tools."""
+    payload = tool_call.payload
+    if sandbox is None or not is_command(tool_call) or not isinstance(payload, ToolCallPayload):
+        return None
+    declaration = _declaration(tool_call)
+    command = _arguments(tool_call).get(declaration.command) if declaration is not None else None
+    grant = grant_for(sandbox, mode, tool_call, by_rule=by_rule)
+    arguments = _arguments(tool_call)
+    key = CommandCall(
+        payload.tool_call_id,
+        command if isinstance(command, str) else "",
+        _unsandboxed(arguments),
+        tuple(rule.text() for rule in _asked_hosts(arguments)),
+    )
+    sandbox.grants.give(key, grant)
+    return grant
+
+
+def sandbox_statement(sandbox: CellSandbox | None, grant: SandboxGrant) -> str:
+    """What the card and the transcript add for an allowed command."""
+    if not grant.sandboxed:
+        return "outside the sandbox"
+    hosts = (*(sandbox.allowed_hosts if sandbox is not None else ()), *grant.hosts)
+    network = ", ".join(dict.fromkeys(rule.text() for rule in hosts)) or "none"
+    return f"in the sandbox (writes: the workspace and /tmp; network: {network})"
