@@ -20,6 +20,8 @@ import tomllib
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 from tests.support.paths import REPO_ROOT
 
 PYPROJECT = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
@@ -119,3 +121,20 @@ def test_an_undeclared_import_is_caught(tmp_path):
         "psutil comes from psutil, which pyproject.toml does not declare (tool.py)"
     ]
     assert _undeclared(tmp_path, _declared(with_test=True)) == []
+
+
+def test_the_lowest_pass_pins_every_declared_library_at_its_lower_bound(tmp_path):
+    import importlib.util as util
+
+    spec = util.spec_from_file_location("lower_bounds", REPO_ROOT / "scripts" / "lower_bounds.py")
+    assert spec is not None and spec.loader is not None
+    lower_bounds = util.module_from_spec(spec)
+    spec.loader.exec_module(lower_bounds)
+    project = PYPROJECT["project"]
+    pinned = lower_bounds.constraints(["data"])
+    wanted = [*project["dependencies"], *project["optional-dependencies"]["data"]]
+    assert sorted(_requirement_name(pin) for pin in pinned) == sorted(_requirement_name(r) for r in wanted)
+    assert "ipykernel==7.4" in pinned and "dask==2024.1" in pinned  # `>=X` → `==X`, extras dropped
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["numpy<3"]\n')
+    with pytest.raises(ValueError, match="needs exactly one '>=' lower bound"):
+        lower_bounds.constraints([], tmp_path / "pyproject.toml")
