@@ -3,8 +3,8 @@
 #   --test    the test extra too (the newest releases pyproject.toml's bounds allow), and, as root,
 #             Debian's chromium (browser tests) and a Java runtime (the real Spark of the `data` extra).
 #   --lowest  after --test: .venv-lowest, the test extra with every library at the lower bound
-#             pyproject.toml declares (scripts/lower_bounds.py), resolved by uv; the repository is
-#             imported from its folder there (CI's lowest-versions pass, scripts/test.sh).
+#             pyproject.toml declares (scripts/lower_bounds.py), resolved by uv, and the package
+#             editable (CI's lowest-versions pass, scripts/test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -15,6 +15,7 @@ if [ "${1:-}" = "--lowest" ]; then
   [ -x .venv-lowest/bin/python ] || "${UV[@]}" venv -q --python "$(.venv/bin/python -c 'import sys; print(sys._base_executable)')" .venv-lowest
   .venv/bin/python scripts/lower_bounds.py data > .venv-lowest/lower-bounds.txt
   "${UV[@]}" pip install -q --python .venv-lowest/bin/python -c .venv-lowest/lower-bounds.txt -r pyproject.toml --extra test
+  "${UV[@]}" pip install -q --python .venv-lowest/bin/python --no-deps -e .  # subprocesses import the package too
   exit 0
 fi
 
