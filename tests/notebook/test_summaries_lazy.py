@@ -110,7 +110,7 @@ def test_polars_lazyframe_summary_collects_nothing():
     )
     assert "`lazy.select(pl.len()).collect()`" in text
     assert "lazy (polars, lazy)" in prompt
-    assert lazy.collect().height == 2 and calls == [3]  # positive control
+    assert lazy.collect().height == 2 and len(calls) == 1  # positive control (older polars filter first)
 
 
 def test_polars_eager_frame_and_series():
