@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Create .venv and install penguin_jupyter editable.
+#   --demo    the demo extra too (what the example notebooks import: pandas, matplotlib, dask).
 #   --test    the test extra too (the newest releases pyproject.toml's bounds allow), and, as root,
 #             Debian's chromium (browser tests) and a Java runtime (the real Spark of the `data` extra).
 #   --lowest  after --test: .venv-lowest, the test extra with every library at the lower bound
@@ -42,6 +43,8 @@ if [ "${1:-}" = "--test" ]; then
     id pjsandbox >/dev/null 2>&1 || useradd --create-home --shell /bin/bash pjsandbox \
       || echo "user pjsandbox could not be created; the ordinary-user sandbox test will skip"
   fi
+elif [ "${1:-}" = "--demo" ]; then
+  python -m pip install -q -e '.[demo]'
 else
   python -m pip install -q -e .
 fi

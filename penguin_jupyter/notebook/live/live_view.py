@@ -11,7 +11,7 @@ Implements `cell_view.CellView`. The header, cards, blocks and throttling live i
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import ipywidgets as widgets
 
@@ -36,6 +36,7 @@ from ...omni import (
 from ...redaction import EMPTY, Redactor
 from ..runtime.approval import ApprovalRow
 from ..transcript.cell_sources import CellPreview
+from ..transcript.long_prompts import fold, saved_user_text
 from ..transcript.markdown_html import markdown_html
 from .live_blocks import SplitTextBlock
 from .live_cards import ToolCardWidget
@@ -207,7 +208,7 @@ class LiveScope:
                 self._open_text().replace(payload.text)
                 self._end_text()
             else:
-                self.add(plain_html(muted_html(self.redactor.text("▸ " + payload.text))))
+                self.add(_user_text_widget(self.redactor.text("▸ " + saved_user_text(payload.text))))
         elif isinstance(payload, PartialThinkingPayload):
             if payload.event_type == "start":
                 self._end_thinking()
@@ -353,6 +354,7 @@ class LiveView:
         *,
         background: bool = False,
         preview: CellPreview | None = None,
+        touches: Sequence[str] = (),
     ) -> None:
         payload = tool_call.payload
         if not isinstance(payload, ToolCallPayload):
@@ -364,7 +366,7 @@ class LiveView:
                 scope.mark_background()
         scope._render_finished()
         card = scope.card(payload.tool_call_id, payload.name)
-        card.set_call(tool_call, preview)
+        card.set_call(tool_call, preview, touches)
         if row is not None:
             self.header.set_status(f"waiting for approval of {payload.name}")
             card.show_approval_row(row.widget)
@@ -397,3 +399,17 @@ class LiveView:
         """Close every widget of the view (after the static transcript replaced it), paced, and
         then the shared layout and style models they used (live_shared.py)."""
         close_widgets_paced([self.root], last=retire_shared())
+
+
+def _user_text_widget(text: str) -> widgets.Widget:
+    """A user message: a long one shows its head and folds the rest behind "… N more lines" (a
+    collapsed Accordion), as a tool card's long body does."""
+    folded = fold(text)
+    head = plain_html(muted_html(folded.head))
+    if not folded.rest:
+        return head
+    more = widgets.Accordion(
+        children=[plain_html(muted_html(folded.rest))], selected_index=None, layout=shared_layout()
+    )
+    more.set_title(0, folded.label)
+    return plain_vbox([head, more])

@@ -29,13 +29,14 @@ from ..transcript.saved_images import with_saved_images
 from ..transcript.transcript_bundle import TRANSCRIPT_MIME, decision_reason_text, static_transcript
 from ..undo import task_bracket
 from .approval import CELL_ENDED_NOTE, ApprovalRow, CellAsker, approval_channel
+from .approval_card import where_lines
 from .approval_router import CellApproval
 from .background_feed import BackgroundFeed
 from .cell_record import CellRecord
 from .cell_rules import CellRules, capped_mode, save_to_project
 from .options import CellOptions
 from .sandbox_approval import cell_sandbox
-from .user_lines import tell
+from .user_lines import inform, tell
 from .waits import wait_sliced
 
 if TYPE_CHECKING:
@@ -165,7 +166,7 @@ class Cell:
         shown = self.view.display_object()
         if shown is not None:
             if self.info_notes:  # above the live view, where the static transcript will stand
-                display({"text/plain": "\n".join(self.info_notes)}, raw=True)
+                inform("\n".join(self.info_notes))
             self._display = display(shown, display_id=True)
         self.runtime.enter(self)
         agent = self.runtime.sessions.agent
@@ -300,7 +301,8 @@ class Cell:
         background: bool = False,
         preview: CellPreview | None = None,
     ) -> None:
-        self.view.show_approval(tool_call, row, background=background, preview=preview)
+        touches = where_lines(tool_call, self.info["workspace"] or ".")
+        self.view.show_approval(tool_call, row, background=background, preview=preview, touches=touches)
 
     def show_note(self, text: str) -> None:
         """A note shown live and printed (stderr) after the transcript, so it stays in the notebook."""
@@ -317,9 +319,7 @@ class Cell:
         if self.view.display_object() is None:
             self.view.show_note(text)
         elif self._display is not None:
-            from IPython.display import display
-
-            display({"text/plain": text}, raw=True)
+            inform(text)
         elif text not in self.info_notes:
             self.info_notes.append(text)
 

@@ -16,18 +16,17 @@ one line the first time a kernel meets that), and the answers the router asks fo
 * `grant_for` / `sandbox_statement` — how an allowed command runs (the grant handed to the
   spawn through `environment/sandbox/grants.py`) and how the card and the transcript say so.
 
-Which tool is a command is read from its declaration (`command`).
+Which tool runs a command is read from its declaration (the `ShellCommand` role).
 The rest of the policy (rules, modes, who is asked) is `approval_router.py`'s.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...environment.registry import BUILTIN_DECLARATIONS
+from ...environment.registry import declaration_of
 from ...environment.sandbox import (
     CommandCall,
     HostRule,
@@ -39,7 +38,7 @@ from ...environment.sandbox import (
     sandbox_support,
 )
 from ...interfaces import Permission
-from ...omni import OmniMessage, ToolCallPayload
+from ...omni import OmniMessage, ToolCallPayload, read_call_arguments
 
 AUTO = "auto"
 NO_SANDBOX_NOTE = "penguin: no sandbox here ({reason}): --approve auto acts as ask (every command asks)"
@@ -93,22 +92,21 @@ def cell_sandbox(
 
 
 def _arguments(tool_call: OmniMessage) -> dict[str, Any]:
+    """The call's arguments (`omni.read_call_arguments`); unreadable ones are none (the tool
+    refuses the call)."""
     payload = tool_call.payload
-    try:
-        parsed = json.loads(payload.arguments) if isinstance(payload, ToolCallPayload) else {}
-    except (TypeError, ValueError, RecursionError):
-        return {}
+    parsed = read_call_arguments(payload.arguments) if isinstance(payload, ToolCallPayload) else {}
     return parsed if isinstance(parsed, dict) else {}
 
 
-def _declaration(tool_call: OmniMessage) -> Any:
+def _command_argument(tool_call: OmniMessage) -> str | None:
+    """The argument the call's tool declares as its shell command (`ShellCommand`), or None."""
     payload = tool_call.payload
-    return BUILTIN_DECLARATIONS.get(payload.name) if isinstance(payload, ToolCallPayload) else None
+    return declaration_of(payload.name).roles.command if isinstance(payload, ToolCallPayload) else None
 
 
 def is_command(tool_call: OmniMessage) -> bool:
-    declaration = _declaration(tool_call)
-    return declaration is not None and declaration.command is not None
+    return _command_argument(tool_call) is not None
 
 
 def _asked_hosts(arguments: dict[str, Any]) -> tuple[HostRule, ...]:
@@ -170,14 +168,11 @@ def auto_allows(
     sandbox: CellSandbox | None, tool_call: OmniMessage, permission_of: Callable[[str], Permission | None]
 ) -> bool:
     """What `auto` allows with no card once `sandbox_reason` found nothing to ask about."""
-    declaration = _declaration(tool_call)
-    if declaration is not None and declaration.command is not None:
+    if is_command(tool_call):
         return sandbox is not None and sandbox.support.available
     payload = tool_call.payload
-    try:
-        permission = permission_of(payload.name) if isinstance(payload, ToolCallPayload) else None
-    except Exception:
-        permission = None
+    # (a permission that cannot be read raises: the router then asks, saying so)
+    permission = permission_of(payload.name) if isinstance(payload, ToolCallPayload) else None
     return permission == "r"
 
 
@@ -209,8 +204,8 @@ def give_grant(
     payload = tool_call.payload
     if sandbox is None or not is_command(tool_call) or not isinstance(payload, ToolCallPayload):
         return None
-    declaration = _declaration(tool_call)
-    command = _arguments(tool_call).get(declaration.command) if declaration is not None else None
+    key_name = _command_argument(tool_call)
+    command = _arguments(tool_call).get(key_name) if key_name is not None else None
     grant = grant_for(sandbox, mode, tool_call, by_rule=by_rule)
     arguments = _arguments(tool_call)
     key = CommandCall(
