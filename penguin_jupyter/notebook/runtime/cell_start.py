@@ -4,7 +4,8 @@ Owns the choice, in this order: the cell's options (a bad one, or an empty body,
 nothing runs); what the notebook says (the page's hello, the saved transcript of this unchanged
 cell, the session the notebook used last — one visit to the link); **replay** — Run All
 reproduces: a completed, unchanged cell shows its saved transcript and runs no session (what
-validates; `--rerun` asks again); the workspace and the rule files (all read, or nothing
+validates; `--rerun` asks again; a saved notebook that cannot be identified — a gateway kernel no
+page answered — is said in one line before the model is asked); the workspace and the rule files (all read, or nothing
 starts); then **the session**: the one `--session` names, a **new** one (`--new`, another
 `--workspace` or `--model`, none yet), the one the notebook used last (**remembered**: a fresh
 kernel resumes it when this data root recorded it; a failure says so and starts a new one), else
@@ -21,13 +22,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...state.errors import ConfigError
-from ..link.notebook_link import NotebookLink, current_cell_id, link_of, wait_page_hello
+from ..link.notebook_link import NotebookLink, SavedLookup, current_cell_id, link_of, wait_page_hello
 from ..transcript.saved_images import SavedBundle
 from .cell_rules import CellRules, cell_rules
 from .kernel_runtime import ALREADY_RUNNING, KernelRuntime
 from .kernel_sessions import NotebookSessions, SessionStartError
 from .options import CellOptions, OptionError, parse_cell_options
-from .saved_transcript import penguin_cell_source, show_saved_transcript
+from .saved_transcript import penguin_cell_source, show_saved_transcript, unknown_notebook_line
 from .user_lines import tell
 from .workspace import choose_workspace, resolve_workspace
 
@@ -56,6 +57,7 @@ class NotebookFacts:
 
     hello: Mapping[str, Any] | None = None  # the page's hello, when the host did not name the notebook
     saved: SavedBundle | None = None  # this unchanged cell's completed transcript, as saved
+    unknown: str | None = None  # why the saved notebook could not be identified (a gateway kernel)
     remembered: str | None = None  # the session the notebook used last (asked in a fresh kernel only)
     cell_id: str | None = None  # the running cell's id (JupyterLab sends it)
 
@@ -88,6 +90,8 @@ async def start_cell(runtime: KernelRuntime, line: str, body: str) -> CellStart 
     notebook = await _notebook_facts(shell, link, opts, source, fresh)
     if notebook.saved is not None and _replayed(sessions, notebook.saved, opts, namespace, notebook.hello):
         return None
+    if notebook.unknown is not None:  # never a silent model call instead of a replay
+        tell(unknown_notebook_line(notebook.unknown))
     workspace, why = _workspace(opts, namespace, notebook.hello)
     rules = _rules(workspace)
     session, lines, fallback = await _session(runtime, opts, workspace, notebook.remembered)
@@ -116,9 +120,11 @@ async def _notebook_facts(
     if link is None:
         return NotebookFacts(cell_id=cell_id)
     hello = await wait_page_hello(shell)
+    saved = SavedLookup() if opts.rerun else link.saved_transcript(source)
     return NotebookFacts(
         hello=hello,
-        saved=None if opts.rerun else link.saved_completed_bundle(source),
+        saved=saved.bundle,
+        unknown=saved.unknown,
         remembered=link.remembered_session() if fresh else None,
         cell_id=cell_id,
     )
