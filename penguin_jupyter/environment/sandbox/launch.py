@@ -18,6 +18,7 @@ import select
 import shutil
 import time
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from .bwrap import PROXY_VARIABLES, bwrap_argv, proxy_environment
 from .hosts import HostRule
@@ -26,6 +27,40 @@ from .proxy import HostProxy
 from .seccomp import program_for
 
 INFO_WAIT_S = 1.0
+
+
+class ProcessLaunch(Protocol):
+    """How a spawner runs one process in a sandbox: `SandboxLaunch` (under bwrap) or, in a
+    sandboxed kernel, `KernelLaunch` (as it is: the kernel's sandbox already holds it)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    pass_fds: tuple[int, ...]
+
+    def started(self) -> None: ...
+
+    def inner_group(self, wait: bool = True) -> int | None: ...
+
+    def close(self) -> list[str]: ...
+
+
+class KernelLaunch:
+    """A process started by a sandboxed kernel: it runs as it is, inside the kernel's sandbox
+    (its own process group is the one to signal)."""
+
+    def __init__(self, command: Sequence[str], env: Mapping[str, str]) -> None:
+        self.argv = list(command)
+        self.env = dict(env)
+        self.pass_fds: tuple[int, ...] = ()
+
+    def started(self) -> None:
+        pass
+
+    def inner_group(self, wait: bool = True) -> int | None:
+        return None
+
+    def close(self) -> list[str]:
+        return []
 
 
 class SandboxLaunch:
@@ -68,7 +103,7 @@ class SandboxLaunch:
         )
         clean = {k: v for k, v in env.items() if k.upper() not in PROXY_VARIABLES}
         self.env = {**clean, **proxy_environment(self.proxy is not None), "TMPDIR": "/tmp"}
-        self.pass_fds = (self._filter_read, self._info_write)
+        self.pass_fds: tuple[int, ...] = (self._filter_read, self._info_write)
         self.hosts = hosts
         self._watch = git_must_not_appear(workspace)
         self._closed = False

@@ -5,7 +5,9 @@ docs/security.md "Sandbox"), a CPU the seccomp filter knows, bubblewrap found (`
 names it, read once — `none` turns the sandbox off, which is then said like any other reason —
 else `bwrap` on PATH), and a trial run of `true` under the very flags commands get (user
 namespaces off, a container without the rights, or a missing /proc show up here). The answer is
-kept for the life of the process: a later change of the environment does not change it. What a
+kept for the life of the process: a later change of the environment does not change it. A
+process that is itself a sandboxed kernel (`enclosing.py`) needs no bubblewrap: its commands run
+in the kernel's sandbox, which is available when its walls are up (`kernel` says so). What a
 caller does with "unavailable" (auto behaves as ask, one line at the first cell; a required
 sandbox refuses commands) is the caller's business.
 """
@@ -20,6 +22,7 @@ import threading
 from dataclasses import dataclass
 
 from .bwrap import NAMESPACE_FLAGS
+from .enclosing import KernelSandbox, kernel_sandbox
 from .seccomp import program_for
 
 BWRAP_ENV = "PENGUIN_BWRAP"
@@ -31,6 +34,7 @@ class SandboxSupport:
     available: bool
     reason: str = ""  # why not, one line ("" when available)
     bwrap: str = ""  # the bubblewrap binary when available
+    kernel: KernelSandbox | None = None  # set: this process is a sandboxed kernel, which holds every command
 
 
 _lock = threading.Lock()
@@ -48,6 +52,11 @@ def sandbox_support() -> SandboxSupport:
 
 
 def _probe() -> SandboxSupport:
+    kernel = kernel_sandbox()
+    if kernel is not None:
+        if kernel.confined:
+            return SandboxSupport(True, "", "", kernel)
+        return SandboxSupport(False, f"this kernel was started in the penguin sandbox, but {kernel.problem}")
     if sys.platform == "darwin":
         return SandboxSupport(False, "macOS is not supported yet (the Seatbelt sandbox is planned)")
     if not sys.platform.startswith("linux"):
