@@ -23,7 +23,7 @@ from jupyter_client.provisioning import LocalProvisioner
 from .launcher import refusal_line, refusal_reason
 
 
-class SandboxProvisioner(LocalProvisioner):  # type: ignore[misc]
+class SandboxProvisioner(LocalProvisioner):
     _ipc_folder: str | None = None
 
     async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
