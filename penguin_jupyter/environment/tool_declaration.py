@@ -96,7 +96,8 @@ ArgumentsT = TypeVar("ArgumentsT", bound=ToolArguments)
 class ToolDeclaration(Generic[ArgumentsT]):
     """Everything about a tool that is not its behaviour. `file_reads` / `file_writes` name the
     arguments that are paths the tool reads / writes, `urls` those that may be a URL it fetches,
-    `command` the argument that is a shell command."""
+    `command` the argument that is a shell command. `in_kernel`: the tool acts only inside the
+    kernel process and on the notebook attached to it (a sandboxed kernel confines it)."""
 
     name: str
     description: str
@@ -109,6 +110,7 @@ class ToolDeclaration(Generic[ArgumentsT]):
     file_writes: tuple[str, ...] = ()
     urls: tuple[str, ...] = ()
     command: str | None = None
+    in_kernel: bool = False
 
     def definition(self) -> ToolDefinitionConfig:
         """The toolset entry (a fresh one: callers may copy it with their own limits)."""

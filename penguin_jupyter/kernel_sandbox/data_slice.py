@@ -187,8 +187,9 @@ def _publish_tree(
 
 
 def _publish_file(source: Path, destination: Path, linked: dict[str, tuple[int, int]]) -> None:
-    """Link the file opened at `source` (never a link it was swapped for) to `destination`,
-    unless something this slice did not put there is already in its place."""
+    """Link the file at `source` to `destination` — only the regular file opened and checked there
+    (a link or another file swapped in meanwhile is dropped) — unless something this slice did
+    not put there is already in its place."""
     fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     try:
         info = os.fstat(fd)
@@ -204,11 +205,16 @@ def _publish_file(source: Path, destination: Path, linked: dict[str, tuple[int, 
             return  # published already, or not ours to replace
         temporary = destination.with_name(f".{destination.name}.{secrets.token_hex(4)}")
         try:
-            os.link(f"/proc/self/fd/{fd}", temporary, follow_symlinks=True)
+            os.link(source, temporary, follow_symlinks=False)
         except OSError as exc:
             if exc.errno != errno.EXDEV:
                 raise
             _copy(fd, temporary)  # another file system under the data root: a copy, at each publish
+        else:
+            linked_now = os.lstat(temporary)
+            if not stat.S_ISREG(linked_now.st_mode) or (linked_now.st_dev, linked_now.st_ino) != identity:
+                os.unlink(temporary)  # swapped between the check and the link: not what was checked
+                return
         os.replace(temporary, destination)
         linked[str(destination)] = (os.lstat(destination).st_dev, os.lstat(destination).st_ino)
     finally:

@@ -6,21 +6,27 @@ can start (no bubblewrap, user namespaces off, not Linux) or the workspace would
 kernel is refused with one line that JupyterLab shows in its "Error Starting Kernel" dialog —
 a user who picked the sandbox never gets a kernel outside it; and the client's connection is
 switched to `transport: ipc` in a private folder, so the server talks to the kernel's Unix
-sockets directly (`sockets.py` links them) instead of through the launcher's TCP relay. The rest
-is `LocalProvisioner`'s: the launcher (`launcher.py`) is the kernel process it starts,
+sockets directly (`sockets.py` links them) instead of through the launcher's TCP relay. A kill
+gives the launcher a moment to clean up (SIGTERM, then SIGKILL). The rest is `LocalProvisioner`'s: the launcher (`launcher.py`) is the kernel process it starts,
 signals and waits for.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import shutil
+import signal
 import tempfile
+import time
 from typing import Any
 
 from jupyter_client.provisioning import LocalProvisioner
 
 from .launcher import refusal_line, refusal_reason
+
+KILL_GRACE_S = 3.0
 
 
 class SandboxProvisioner(LocalProvisioner):
@@ -38,6 +44,18 @@ class SandboxProvisioner(LocalProvisioner):
             manager.ip = os.path.join(self._ipc_folder, "k")
         result: dict[str, Any] = await super().pre_launch(**kwargs)
         return result
+
+    async def kill(self, restart: bool = False) -> None:
+        """SIGTERM to the launcher first (it kills the sandbox, then publishes what the kernel's
+        sessions wrote and removes its private folders), SIGKILL after `KILL_GRACE_S`."""
+        process = self.process
+        if process is not None:
+            with contextlib.suppress(OSError):
+                process.send_signal(signal.SIGTERM)
+            deadline = time.monotonic() + KILL_GRACE_S
+            while process.poll() is None and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+        await super().kill(restart)
 
     async def cleanup(self, restart: bool = False) -> None:
         await super().cleanup(restart)

@@ -14,11 +14,13 @@ to the module (why `notebook_prompt` is imported from its module).
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ...environment.tool_declaration import ToolDeclaration
     from .expand import expand_variables
     from .inspect_variables import InspectVariablesTool
     from .kernel_shell import KernelShell
@@ -56,10 +58,24 @@ def kernel_tools(shell: KernelShell, python_timeout_ms: Callable[[], int] | None
     ]
 
 
+@functools.cache
+def kernel_declarations() -> dict[str, ToolDeclaration[Any]]:
+    """The declarations of the kernel tools and the notebook tools, by name (what the approval
+    policy reads of a tool it did not get from the Environment's builtin set)."""
+    from .inspect_variables import DECLARATION as INSPECT_VARIABLES
+    from .notebook_cells import DELETE_CELL, EDIT_CELL, INSERT_CELL, READ_NOTEBOOK, RUN_CELL
+    from .propose_cell import DECLARATION as PROPOSE_CELL
+    from .run_python import DECLARATION as RUN_PYTHON
+
+    declarations = (RUN_PYTHON, INSPECT_VARIABLES, PROPOSE_CELL, READ_NOTEBOOK, INSERT_CELL, EDIT_CELL, RUN_CELL, DELETE_CELL)
+    return {declaration.name: declaration for declaration in declarations}
+
+
 __all__ = [
     "InspectVariablesTool",
     "ProposeCellTool",
     "RunPythonTool",
     "expand_variables",
+    "kernel_declarations",
     "kernel_tools",
 ]

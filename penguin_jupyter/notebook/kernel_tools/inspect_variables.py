@@ -53,6 +53,7 @@ DECLARATION = ToolDeclaration(
     arguments=InspectVariablesArguments,
     permission="r",
     timeout_ms=30_000,
+    in_kernel=True,
 )
 
 

@@ -97,7 +97,7 @@ class DeleteCellArguments(ToolArguments):
 
 
 def _declaration(name: str, description: str, arguments: type[ToolArguments], permission: Literal["r", "rw"], timeout_ms: int) -> ToolDeclaration[Any]:
-    return ToolDeclaration(name, description, arguments, permission, timeout_ms, max_output_length=32_000)
+    return ToolDeclaration(name, description, arguments, permission, timeout_ms, max_output_length=32_000, in_kernel=True)
 
 
 READ_NOTEBOOK = _declaration(

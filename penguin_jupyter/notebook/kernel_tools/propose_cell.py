@@ -41,6 +41,7 @@ DECLARATION = ToolDeclaration(
     arguments=ProposeCellArguments,
     permission="r",
     timeout_ms=30_000,
+    in_kernel=True,
 )
 
 

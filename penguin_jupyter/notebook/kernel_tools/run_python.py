@@ -68,6 +68,7 @@ DECLARATION = ToolDeclaration(
     arguments=RunPythonArguments,
     permission="rw",
     timeout_ms=120_000,
+    in_kernel=True,
 )
 DEFINITION = DECLARATION.definition()
 

@@ -14,7 +14,8 @@ bound to it). In order (the command policy's refusals come before all of this, i
 3. No rule: the launching mode decides by itself when it can (`_auto_decision`: allow-all, the
    session's "always allow" set, read-only reads, and what `auto` allows because it runs in the
    sandbox — `sandbox_approval.py`, which also denies what a required sandbox forbids and gives
-   every allowed command the grant saying how it runs).
+   every allowed command the grant saying how it runs; in a sandboxed kernel, `run_python` and
+   the notebook tools too).
 4. Otherwise a human is asked: in the launching cell while it runs; after it ended, in the
    running cell (inside the subagent's background card); with no cell running, denied.
 
@@ -43,6 +44,7 @@ from .sandbox_approval import (
     CellSandbox,
     auto_allows,
     give_grant,
+    kernel_statement,
     rule_sandbox_reason,
     sandbox_reason,
     sandbox_refusal,
@@ -248,8 +250,11 @@ class ApprovalRouter:
         if decision == "allow":
             grant = give_grant(launcher.sandbox, launcher.mode, tool_call, by_rule=by_rule)
             sandbox = launcher.sandbox
-            if grant is not None and (by_rule or launcher.mode == "auto" or (sandbox is not None and sandbox.required)):
+            in_kernel = sandbox is not None and sandbox.kernel is not None  # everything runs sandboxed
+            if grant is not None and (by_rule or launcher.mode == "auto" or in_kernel or (sandbox is not None and sandbox.required)):
                 self._state(tool_call, sandbox_statement(sandbox, grant))
+            elif grant is None and (statement := kernel_statement(sandbox, tool_call)) is not None:
+                self._state(tool_call, statement)
         return decision
 
     def _state(self, tool_call: OmniMessage, statement: str) -> None:

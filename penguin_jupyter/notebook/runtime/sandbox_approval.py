@@ -14,8 +14,16 @@ one line the first time a kernel meets that), and the answers the router asks fo
 * `grant_for` / `sandbox_statement` — how an allowed command runs (the grant handed to the
   spawn through `environment/sandbox/grants.py`) and how the card and the transcript say so.
 
-Which tool is a command or writes files is read from its declaration (`command`, `file_writes`).
-The rest of the policy (rules, modes, who is asked) is `approval_router.py`'s.
+In a sandboxed kernel ("Python 3 (penguin sandbox)", `kernel_sandbox/`) the kernel itself is in
+the sandbox: `auto` also allows with no card the tools that act only in the kernel and its
+notebook (`run_python`, the notebook tools), every command runs in the kernel's sandbox (in any
+mode), a command that asks to leave it or to reach a host the kernel was not started with is
+denied without a card (nothing could grant it), and the first cell says, once, that the kernel
+and the user's own cells are confined (`kernel_note`).
+
+Which tool is a command, writes files or acts only in the kernel is read from its declaration
+(`command`, `file_writes`, `in_kernel`). The rest of the policy (rules, modes, who is asked) is
+`approval_router.py`'s.
 """
 
 from __future__ import annotations
@@ -37,10 +45,12 @@ from ...environment.sandbox import (
     parse_host,
     sandbox_support,
 )
+from ...environment.sandbox.enclosing import KernelSandbox, kernel_sandbox
 from ...environment.sandbox.mounts import sandbox_writes
 from ...environment.tools.common import resolve_path
 from ...interfaces import Permission
 from ...omni import OmniMessage, ToolCallPayload
+from ..kernel_tools import kernel_declarations
 
 AUTO = "auto"
 NO_SANDBOX_NOTE = "penguin: no sandbox here ({reason}): --approve auto acts as ask (every command asks)"
@@ -48,6 +58,16 @@ REQUIRED_NO_SANDBOX_NOTE = (
     "penguin: the administrator's policy ({path}) requires the sandbox, which cannot start here "
     "({reason}): commands are refused"
 )
+KERNEL_NOTE = (
+    "penguin: this kernel runs in the penguin sandbox, and so do your own cells: they can write only "
+    "{workspace} and /tmp, cannot read your credentials (~/.ssh, ~/.aws, …) or other sessions, and "
+    "reach only {network}; under --approve auto, run_python and notebook edits need no card"
+)
+BROKEN_KERNEL_NOTE = (
+    "penguin: this kernel was started in the penguin sandbox, but {problem}: it is treated as not "
+    "sandboxed (--approve auto acts as ask)"
+)
+IN_KERNEL_STATEMENT = "in the sandboxed kernel (writes: the workspace and /tmp; network: {network})"
 
 
 @dataclass(frozen=True)
@@ -61,6 +81,11 @@ class CellSandbox:
     def required(self) -> bool:
         return bool(self.required_by)
 
+    @property
+    def kernel(self) -> KernelSandbox | None:
+        """This kernel's own sandbox, when it runs in one with its walls up."""
+        return self.support.kernel if self.support.available else None
+
 
 def cell_sandbox(
     mode: str,
@@ -72,8 +97,10 @@ def cell_sandbox(
     auto_rules: bool = False,
 ) -> tuple[str, CellSandbox, str | None]:
     """(the cell's effective mode, its sandbox, the one line to show once per kernel). The
-    probe runs only when the sandbox matters: `auto`, `auto` rules, or a policy that requires it."""
-    if mode != AUTO and not required_by and not auto_rules:
+    probe runs only when the sandbox matters: `auto`, `auto` rules, a policy that requires it, or
+    a kernel started in the sandbox (which says so at its first cell, whatever the mode)."""
+    in_kernel = kernel_sandbox() is not None
+    if mode != AUTO and not required_by and not auto_rules and not in_kernel:
         return mode, CellSandbox(SandboxSupport(False, "not needed"), grants), None
     support = sandbox_support()
     try:
@@ -81,8 +108,9 @@ def cell_sandbox(
     except Exception:  # a bad [sandbox] table: the session start reports it, one line
         hosts = ()
     sandbox = CellSandbox(support, grants, required_by, hosts)
+    kernel_line = kernel_note(announced)
     if support.available or (mode != AUTO and not required_by):  # an auto rule asks, on its card
-        return mode, sandbox, None
+        return mode, sandbox, kernel_line
     note = (
         REQUIRED_NO_SANDBOX_NOTE.format(path=required_by, reason=support.reason)
         if required_by
@@ -90,7 +118,22 @@ def cell_sandbox(
     )
     shown = None if note in announced else note
     announced.add(note)
-    return ("ask" if mode == AUTO else mode), sandbox, shown
+    return ("ask" if mode == AUTO else mode), sandbox, kernel_line or shown
+
+
+def kernel_note(announced: set[str]) -> str | None:
+    """The line a sandboxed kernel shows at its first cell (None elsewhere, or once shown)."""
+    kernel = kernel_sandbox()
+    if kernel is None:
+        return None
+    if kernel.confined:
+        workspace = kernel.workspace.replace(os.path.expanduser("~"), "~", 1) if kernel.workspace else "?"
+        note = KERNEL_NOTE.format(workspace=workspace, network=kernel.network_text())
+    else:
+        note = BROKEN_KERNEL_NOTE.format(problem=kernel.problem)
+    shown = None if note in announced else note
+    announced.add(note)
+    return shown
 
 
 def _arguments(tool_call: OmniMessage) -> dict[str, Any]:
@@ -104,7 +147,15 @@ def _arguments(tool_call: OmniMessage) -> dict[str, Any]:
 
 def _declaration(tool_call: OmniMessage) -> Any:
     payload = tool_call.payload
-    return BUILTIN_DECLARATIONS.get(payload.name) if isinstance(payload, ToolCallPayload) else None
+    if not isinstance(payload, ToolCallPayload):
+        return None
+    return BUILTIN_DECLARATIONS.get(payload.name) or kernel_declarations().get(payload.name)
+
+
+def _in_kernel(sandbox: CellSandbox | None, tool_call: OmniMessage) -> bool:
+    """A tool that acts only in this kernel, which runs in the sandbox."""
+    declaration = _declaration(tool_call)
+    return sandbox is not None and sandbox.kernel is not None and declaration is not None and declaration.in_kernel
 
 
 def is_command(tool_call: OmniMessage) -> bool:
@@ -129,8 +180,13 @@ def _unsandboxed(arguments: dict[str, Any]) -> bool:
 
 
 def sandbox_refusal(sandbox: CellSandbox | None, tool_call: OmniMessage) -> str | None:
-    """The administrator's required sandbox: a command that cannot run in it is denied."""
-    if sandbox is None or not sandbox.required or not is_command(tool_call):
+    """The administrator's required sandbox: a command that cannot run in it is denied. In a
+    sandboxed kernel, a command that asks to leave it or for a host it cannot reach is denied."""
+    if sandbox is None or not is_command(tool_call):
+        return None
+    if sandbox.kernel is not None:
+        return _kernel_refusal(sandbox.kernel, _arguments(tool_call))
+    if not sandbox.required:
         return None
     if not sandbox.support.available:
         return (
@@ -141,6 +197,19 @@ def sandbox_refusal(sandbox: CellSandbox | None, tool_call: OmniMessage) -> str 
         return (
             f"denied by the administrator's policy ({sandbox.required_by}): the sandbox is required, "
             "so unsandboxed: true is refused"
+        )
+    return None
+
+
+def _kernel_refusal(kernel: KernelSandbox, arguments: dict[str, Any]) -> str | None:
+    if _unsandboxed(arguments):
+        return "denied: this kernel runs in the penguin sandbox, so nothing it starts can leave it (unsandboxed: true)"
+    missing = not_covered(_asked_hosts(arguments), kernel.hosts)
+    if missing:
+        return (
+            f"denied: this kernel's sandbox reaches only {kernel.network_text()}; "
+            f"{', '.join(rule.text() for rule in missing)} cannot be added while it runs (list it in the "
+            "project's [sandbox] allowed_hosts and restart the kernel)"
         )
     return None
 
@@ -179,6 +248,8 @@ def auto_allows(
     sandbox: CellSandbox | None, tool_call: OmniMessage, permission_of: Callable[[str], Permission | None]
 ) -> bool:
     """What `auto` allows with no card once `sandbox_reason` found nothing to ask about."""
+    if _in_kernel(sandbox, tool_call):
+        return True
     declaration = _declaration(tool_call)
     if declaration is not None and declaration.command is not None:
         return sandbox is not None and sandbox.support.available
@@ -236,8 +307,18 @@ def give_grant(
     return grant
 
 
+def kernel_statement(sandbox: CellSandbox | None, tool_call: OmniMessage) -> str | None:
+    """What the card and the transcript add for a tool allowed in the sandboxed kernel."""
+    if sandbox is None or sandbox.kernel is None or not (_in_kernel(sandbox, tool_call) or is_command(tool_call)):
+        return None
+    return IN_KERNEL_STATEMENT.format(network=sandbox.kernel.network_text())
+
+
 def sandbox_statement(sandbox: CellSandbox | None, grant: SandboxGrant) -> str:
     """What the card and the transcript add for an allowed command."""
+    kernel = sandbox.kernel if sandbox is not None else None
+    if kernel is not None:
+        return IN_KERNEL_STATEMENT.format(network=kernel.network_text())
     if not grant.sandboxed:
         return "outside the sandbox"
     hosts = (*(sandbox.allowed_hosts if sandbox is not None else ()), *grant.hosts)
