@@ -229,7 +229,8 @@ def sandbox_reason(sandbox: CellSandbox | None, tool_call: OmniMessage, workspac
                 "asked: runs outside the sandbox (unsandboxed: true) with full access to your files and network"
             )
         else:
-            missing = not_covered(_asked_hosts(arguments), sandbox.allowed_hosts)
+            allowed = sandbox.kernel.hosts if sandbox.kernel is not None else sandbox.allowed_hosts
+            missing = not_covered(_asked_hosts(arguments), allowed)
             if missing:
                 hosts = ", ".join(rule.text() for rule in missing)
                 reasons.append(
