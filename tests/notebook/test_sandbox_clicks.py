@@ -2,8 +2,8 @@
 (penguin_jupyter/testing: `examples/explore-data.ipynb`, `examples/agent-in-notebook.ipynb`, and
 the quickstart's demo script) routed through the real approval router with the tools' real
 permissions, under `--approve ask` and `--approve auto` (with a sandbox that can start). The
-counts are the figures docs/security.md "Sandbox" reports; the sandboxed kernel of Part 2 (where
-`run_python` and the notebook tools would need none) is not built."""
+counts are the figures docs/security.md "Sandbox" reports; the sandboxed kernel's column is
+test_sandbox_kernel_clicks.py."""
 
 from __future__ import annotations
 
