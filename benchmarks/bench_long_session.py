@@ -13,7 +13,7 @@ Reports, with the whole real stack and NO bypass of the SDK's request-body walk:
   stall is also given less the time the loop's thread spent runnable but waiting for a CPU
   (Linux `/proc/thread-self/schedstat`): on a machine with more runnable work than cores the OS
   preempts the process, and that part of a stall is the machine's, not the request's. The
-  requests run inside the scope a Task runs in (`engine/task_heap.py`).
+  requests run inside the scope a Task runs in (`seams/task_heap.py`).
 
 The server is the ScriptedModelServer in its own process (`--serve`, TCP_NODELAY on) with its
 request log switched off (it keeps every request body for tests, which over 2,000 growing
@@ -55,7 +55,7 @@ from _common import (  # noqa: E402
 )
 
 from penguin_jupyter import create_agent, omni  # noqa: E402
-from penguin_jupyter.engine.task_heap import TASK_HEAP  # noqa: E402
+from penguin_jupyter.seams.task_heap import TASK_HEAP  # noqa: E402
 from penguin_jupyter.interfaces import GenerativeModelParameters  # noqa: E402
 from penguin_jupyter.llm import GenerativeModel, GenerativeModelConfig  # noqa: E402
 

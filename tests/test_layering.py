@@ -2,7 +2,8 @@
 notebook): every import between the package's parts, including function-level and
 TYPE_CHECKING ones, is checked against the allowed table, so a new cycle (like the old
 agent <-> subagent_runner one) fails here. Nothing outside notebook/ imports IPython, ipywidgets
-or ipykernel."""
+or ipykernel, but the kernel's seams (`seams/kernel.py`, docs/seams.md), which only notebook/ may
+import. `seams/` is a leaf: it imports nothing of the package but itself."""
 
 from __future__ import annotations
 
@@ -16,14 +17,17 @@ import penguin_jupyter
 
 PACKAGE = Path(penguin_jupyter.__file__).parent
 # Leaf modules that import nothing of the package: any layer above the protocol may use them.
-_LEAVES = {"redaction", "private_files", "prices"}
+_LEAVES = {"redaction", "private_files", "regular_files", "prices", "seams", "process_start"}
 _CORE = {"omni", "interfaces", "engine", "llm", "environment", "trace", "state"} | _LEAVES
 # part -> the other parts it may import
 ALLOWED: dict[str, set[str]] = {
     "omni": set(),
     "redaction": set(),
     "private_files": set(),
+    "process_start": set(),
+    "regular_files": set(),
     "prices": set(),
+    "seams": set(),
     "interfaces": {"omni"},
     "engine": {"omni", "interfaces"} | _LEAVES,
     "llm": {"omni", "interfaces"} | _LEAVES,
@@ -41,6 +45,8 @@ ALLOWED: dict[str, set[str]] = {
     "__init__": {"session", "agent", "notebook"},
 }
 UI_PACKAGES = ("IPython", "ipywidgets", "ipykernel")
+# Modules outside notebook/ that may touch the UI packages, and that only notebook/ may import.
+KERNEL_SEAMS = {"penguin_jupyter.seams.kernel"}
 
 
 def _part(module: str) -> str:
@@ -74,12 +80,15 @@ def _violations() -> list[str]:
     found: list[str] = []
     for path in _sources():
         relative = path.relative_to(PACKAGE.parent).with_suffix("")
-        here = _part(".".join(relative.parts))
+        module = ".".join(relative.parts)
+        here = _part(module)
         for name in _imports(path):
             if not name.startswith("penguin_jupyter"):
-                if here != "notebook" and name.split(".")[0] in UI_PACKAGES:
+                if here != "notebook" and module not in KERNEL_SEAMS and name.split(".")[0] in UI_PACKAGES:
                     found.append(f"{relative}: imports {name} outside notebook/")
                 continue
+            if name in KERNEL_SEAMS and here not in ("notebook", "seams"):
+                found.append(f"{relative}: imports {name} (the kernel's seams) outside notebook/")
             there = _part(name)
             if there != here and there not in ALLOWED[here]:
                 found.append(f"{relative}: {here} imports {there} ({name})")
@@ -106,11 +115,14 @@ def test_the_checker_sees_a_back_import(tmp_path, monkeypatch):
     (fake / "engine").mkdir(parents=True)
     (fake / "__init__.py").write_text("")
     (fake / "engine" / "__init__.py").write_text("")
-    (fake / "engine" / "loop.py").write_text("from ..agent import Agent\nimport ipywidgets\n")
+    (fake / "engine" / "loop.py").write_text(
+        "from ..agent import Agent\nimport ipywidgets\nfrom ..seams.kernel import SESSION_SEND\n"
+    )
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
     assert _violations() == [
         "penguin_jupyter/engine/loop: engine imports agent (penguin_jupyter.agent)",
         "penguin_jupyter/engine/loop: imports ipywidgets outside notebook/",
+        "penguin_jupyter/engine/loop: imports penguin_jupyter.seams.kernel (the kernel's seams) outside notebook/",
     ]
 
 

@@ -4,7 +4,7 @@ steering, background notices, max_turns), over any LLMInterface and EnvironmentI
 Owns the turn loop and the state that persists between runs. One turn's mechanics are in
 `turn.py`, compaction in `compaction.py` (a collaborator over the shared `ContextState`),
 carry-over building in `carry_over.py`, waits in `waits.py`, Trace recording in `recorder.py`,
-the heap kept out of garbage collections while a run or a manual compaction lasts in `task_heap.py`.
+the heap kept out of garbage collections while a run or a manual compaction lasts in `seams/task_heap.py`.
 A task is a loop of three named steps: a turn with its retries (attempt → outcome), the
 compaction check after it, and the input of the next turn. Never raises for LLM or tool failures: they
 become messages; only a host contract violation (a broken steering fold) ends `run` with an
@@ -28,6 +28,7 @@ from ..interfaces import (
     ThinkingLevelName,
 )
 from ..omni import CompactionReason, OmniMessage, abort, assistant_text, markers, partial_text, user_text
+from ..seams.task_heap import TASK_HEAP
 from .carry_over import TurnResult, build_carry_over, with_retried_turns
 from .compaction import CompactionResult, Compactor
 from .context_state import ContextState
@@ -36,7 +37,6 @@ from .protocols import BackgroundNotices, CreateLLM, FoldInputImages, TraceSink
 from .recorder import Recorder
 from .settings import CompactionSettings, EngineState, compactability_of
 from .steering import SteeringQueue, carries_steering, steering_messages
-from .task_heap import TASK_HEAP
 from .turn import TurnContext, run_turn
 from .waits import Backoff
 

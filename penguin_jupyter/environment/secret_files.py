@@ -2,8 +2,10 @@
 
 Owns the list (docs/security.md "Credential files, by identity": penguin's data roots, all of
 them, and the stores in them; the workspace's `.env*`; `~/.ssh/`, `~/.aws/`, `~/.kube/`,
-`~/.config/gh/`, `~/.config/gcloud/`, `~/.gnupg/`, `~/.git-credentials`, `~/.pgpass`, `~/.pypirc`,
-`~/.npmrc`, `~/.netrc`, `~/.docker/config.json`; Jupyter's runtime files and any file registered
+`~/.config/gh/`, `~/.config/gcloud/`, `~/.azure/`, `~/.kaggle/`, `~/.snowflake/`, `~/.gnupg/`,
+`~/.git-credentials`, `~/.pgpass`, `~/.pypirc`, `~/.npmrc`, `~/.netrc`, `~/.docker/config.json`,
+the Hugging Face token, rclone's, Databricks' and dbt's configs (each also where its documented
+variable moves it); Jupyter's runtime files and any file registered
 by the host, such as the kernel's connection file, named by `$PENGUIN_KERNEL_CONNECTION_FILE`),
 the check behind `read_file`'s refusal of penguin's stores (`penguin_store_label`) and
 `credential_read_reason`, which an approval layer calls so that a read-only mode asks instead of
@@ -30,7 +32,7 @@ KERNEL_CONNECTION_FILE_ENV = "PENGUIN_KERNEL_CONNECTION_FILE"
 # What a reason for a credential or private file starts with (the card shows "asked: " before it).
 CREDENTIAL_READ = "read of a credential file"
 # Names that are credential files wherever they are (besides `.env*`).
-_CREDENTIAL_NAMES = (".git-credentials", ".pgpass", ".pypirc", ".npmrc", ".netrc")
+_CREDENTIAL_NAMES = (".git-credentials", ".pgpass", ".pypirc", ".npmrc", ".netrc", ".databrickscfg", "kaggle.json")
 # Bound on the files compared when a hard-linked file is checked against a credential folder.
 _WALK_LIMIT = 5000
 
@@ -81,6 +83,18 @@ def _runtime_dir() -> Path:
     return Path(env) if env else _home() / ".local" / "share" / "jupyter" / "runtime"
 
 
+def _env_path(name: str) -> Path | None:
+    """The path an environment variable names (a tool's documented override), if it is set."""
+    value = os.environ.get(name, "").strip()
+    return Path(value).expanduser() if value else None
+
+
+def _named_dir(env: str, default: Path, label: str) -> list[tuple[Path, str]]:
+    """A tool's folder at its default place and where its variable moves it."""
+    moved = _env_path(env)
+    return [(default, label)] + ([(moved, f"{label} (${env})")] if moved is not None else [])
+
+
 def _credential_dirs() -> list[tuple[Path, str]]:
     home = _home()
     return [
@@ -88,10 +102,33 @@ def _credential_dirs() -> list[tuple[Path, str]]:
         (home / ".aws", "~/.aws/"),
         (home / ".kube", "~/.kube/"),
         (home / ".config" / "gh", "~/.config/gh/"),
-        (home / ".config" / "gcloud", "~/.config/gcloud/"),
+        *_named_dir("CLOUDSDK_CONFIG", home / ".config" / "gcloud", "~/.config/gcloud/"),
+        *_named_dir("AZURE_CONFIG_DIR", home / ".azure", "~/.azure/"),
+        *_named_dir("KAGGLE_CONFIG_DIR", home / ".kaggle", "~/.kaggle/"),
+        *_named_dir("SNOWFLAKE_HOME", home / ".snowflake", "~/.snowflake/"),
         (home / ".gnupg", "~/.gnupg/"),
         (_runtime_dir(), "a Jupyter runtime file (kernel connection or server token)"),
     ]
+
+
+def _tool_files(home: Path) -> Iterator[tuple[Path, str]]:
+    """Data-science tools' credential files, where each tool's documentation puts them (and where
+    its variable moves them); docs/security.md "Credential files, by identity" cites each."""
+    xdg_cache = _env_path("XDG_CACHE_HOME") or home / ".cache"
+    xdg_config = _env_path("XDG_CONFIG_HOME") or home / ".config"
+    hf_home = _env_path("HF_HOME") or xdg_cache / "huggingface"
+    for token in (_env_path("HF_TOKEN_PATH"), hf_home / "token", hf_home / "stored_tokens", home / ".huggingface" / "token"):
+        if token is not None:
+            yield token, "a Hugging Face token"
+    yield _env_path("RCLONE_CONFIG") or xdg_config / "rclone" / "rclone.conf", "the rclone config"
+    yield home / ".rclone.conf", "the rclone config"
+    yield _env_path("DATABRICKS_CONFIG_FILE") or home / ".databrickscfg", "the Databricks config"
+    yield (_env_path("DBT_PROFILES_DIR") or home / ".dbt") / "profiles.yml", "dbt's profiles.yml"
+    yield (_env_path("DOCKER_CONFIG") or home / ".docker") / "config.json", "the Docker config"
+    for env in ("NETRC", "GOOGLE_APPLICATION_CREDENTIALS", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE"):
+        named = _env_path(env)
+        if named is not None:
+            yield named, f"${env}"
 
 
 def _private_roots() -> list[Path]:
@@ -105,6 +142,7 @@ def _credential_files(workspace_dir: str | None) -> Iterator[tuple[Path, str]]:
         yield home / name, f"~/{name}"
     yield home / ".config" / "git" / "credentials", "~/.config/git/credentials"
     yield home / ".docker" / "config.json", "~/.docker/config.json"
+    yield from _tool_files(home)
     for path, label in _registered.items():
         yield Path(path), label
     connection = os.environ.get(KERNEL_CONNECTION_FILE_ENV)

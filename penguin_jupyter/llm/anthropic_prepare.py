@@ -7,7 +7,7 @@ so that the SDK's type-driven walk sees empty lists. The anthropic SDK (2.17) no
 event loop: ≈ 10–50 ms at 4,000 messages, in the same task step as the rest of the request.
 
 `KeptListsUnwalked` stands in for `_copy_and_prepare` on the model's own SDK client object
-(nothing process-wide; installed through `sdk_internals.py`). It takes the lists the passthrough
+(nothing process-wide; installed through `seams/llm_sdk.py`). It takes the lists the passthrough
 put in `extra_body` out of a copy of the options, lets the SDK prepare the rest (the body still
 names each field, as an empty list, so its key keeps its place), and puts each list back into the
 prepared body under that key. The lists are agenthub's wire dicts (JSON values only: no file
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from .sdk_internals import anthropic_options_copy, replace_copy_and_prepare
+from ..seams.llm_sdk import anthropic_options_copy, replace_copy_and_prepare
 
 KEPT_FIELDS = ("messages", "tools")
 

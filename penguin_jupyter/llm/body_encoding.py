@@ -8,7 +8,7 @@ from request to request (`history_conversion.py` keeps them), so their JSON can 
 
 `PreEncodedBody` stands in for the openai SDK client's `_prepare_options` — the hook the SDK
 calls on every attempt, just before building the HTTP request — on the one SDK client object the
-model owns (nothing process-wide; installed by `sdk_internals.py`, like every use of an internal). For the lists `sdk_passthrough.py` put in
+model owns (nothing process-wide; installed by `seams/llm_sdk.py`, like every use of an internal). For the lists `sdk_passthrough.py` put in
 `extra_body` it encodes each element once, joins the kept JSON, and hands the SDK the finished
 bytes, which its request builder sends as they are. The bytes are exactly the SDK's own
 `openapi_dumps` of the merged body (same encoder, same options, elements joined as the encoder
@@ -24,8 +24,8 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from ..seams.llm_sdk import is_omitted, openapi_dumps, replace_prepare_options
 from .loop_slices import run_in_slices
-from .sdk_internals import Omit, openapi_dumps, replace_prepare_options
 
 ENCODED_LIST_FIELDS = ("messages", "input", "tools")
 
@@ -86,7 +86,7 @@ class PreEncodedBody:
 
     async def encode(self, merged: dict[str, Any], fields: list[str]) -> bytes:
         """`openapi_dumps` of `merged` without its omitted values, `fields` from kept JSON."""
-        body = {key: value for key, value in merged.items() if not isinstance(value, Omit)}
+        body = {key: value for key, value in merged.items() if not is_omitted(value)}
         placeholders = {name: f"\ue000penguin-{self._token}-{name}" for name in fields}
         encoded = openapi_dumps({**body, **placeholders})
         for name in fields:

@@ -8,8 +8,8 @@ of the history from request to request, so their wire form and JSON can be kept 
 
 `PreConvertedContents` stands in for `generate_content_stream` on the model's own SDK client (and
 `_build_request` on its own `BaseApiClient`; nothing process-wide, installed through
-`sdk_internals.py`). For a `Content` list it produces the JSON of each element not at the same
-position last time with the SDK's own steps (`sdk_internals.gemini_wire_contents`, then the
+`seams/llm_sdk.py`). For a `Content` list it produces the JSON of each element not at the same
+position last time with the SDK's own steps (`llm_sdk.gemini_wire_contents`, then the
 SDK's `json.dumps`), and calls the SDK with a one-`Content` placeholder list carrying a unique
 token. Everything else — the config, the path, headers, retries, continuation hops, streaming,
 errors — is the SDK's. When the SDK builds that request's HTTP body, the placeholder's JSON is
@@ -29,13 +29,13 @@ from typing import Any
 
 from google.genai import types
 
-from .loop_slices import run_in_slices
-from .sdk_internals import (
+from ..seams.llm_sdk import (
     gemini_api_client,
     gemini_wire_contents,
     replace_gemini_build_request,
     replace_gemini_stream,
 )
+from .loop_slices import run_in_slices
 
 _NOT_ENCODED = object()  # in place of a Content whose JSON is not kept
 PENDING_REQUESTS = 4  # placeholders kept for the requests (and their continuation hops) in flight

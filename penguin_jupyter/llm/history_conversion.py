@@ -62,8 +62,8 @@ from agenthub.openai_chat.client import OpenaiChatClient
 from agenthub.openai_responses.client import OpenaiResponsesClient
 from agenthub.types import UniMessage
 
+from ..seams.llm_sdk import claude_on_bedrock, conversion_function, installed_conversion, replace_conversion
 from .loop_slices import run_in_slices
-from .sdk_internals import claude_on_bedrock, conversion_function, installed_conversion, replace_conversion
 
 Convert = Callable[[list[UniMessage]], Awaitable[list[Any]]]
 ConvertSync = Callable[[list[UniMessage]], list[Any]]
@@ -279,5 +279,4 @@ def install_incremental_conversion(routed: Any) -> bool:
     make = _INCREMENTAL.get(conversion_function(routed))
     if make is None or claude_on_bedrock(routed):
         return False
-    replace_conversion(routed, make)
-    return True
+    return replace_conversion(routed, make)

@@ -6,7 +6,9 @@ routes, the credential check up front, the SDK's own retries off — the engine 
 and the long-session shortcuts of `sdk_passthrough.py`, `anthropic_prepare.py`, `body_encoding.py`,
 `gemini_request.py` and `history_conversion.py`), every call made on it (the stateful stream, its history), and what a
 request reports when no client can be built. Failed requests are classified in `classify.py`; the
-third-party internals this needs are all in `sdk_internals.py`. Provider protocols stay inside
+third-party internals this needs are all in `seams/llm_sdk.py`, each a seam checked before its
+first use: with one off, the model still works through the public path (said in the cell when it
+changes a rule, docs/seams.md). Provider protocols stay inside
 agenthub; a key not configured falls back to the provider environment variable agenthub reads, then
 to the same name in the config's `credentials` (a workspace `.env`'s keys, which never enter the
 process environment: docs/security.md "A folder's `.env` is data").
@@ -22,22 +24,25 @@ from agenthub.base_client import LLMClient
 from agenthub.types import UniConfig, UniEvent, UniMessage
 
 from ..interfaces import LLMOutcome
+from ..seams.llm_sdk import (
+    ROUTING,
+    build_ant_messages_client,
+    gemini_api_client,
+    protocol_client_class,
+    public_client,
+    restore_conversion,
+    restore_copy_and_prepare,
+    restore_gemini_request_path,
+    restore_prepare_options,
+    sdk_object,
+    set_sdk_object,
+)
 from .anthropic_prepare import install_kept_lists_unwalked
 from .body_encoding import PreEncodedBody, install_pre_encoded_body
 from .classify import describe_error
 from .config import GenerativeModelConfig, InvalidBaseUrl, check_base_url
 from .gemini_request import install_pre_converted_contents
 from .history_conversion import install_incremental_conversion, kept_conversion
-from .sdk_internals import (
-    build_ant_messages_client,
-    gemini_api_client,
-    protocol_client_class,
-    restore_conversion,
-    restore_copy_and_prepare,
-    restore_gemini_request_path,
-    sdk_object,
-    set_sdk_object,
-)
 from .sdk_passthrough import SdkBodyPassthrough
 
 # The environment variable each agenthub protocol client reads its key from when none is given.
@@ -72,6 +77,9 @@ def resolved_client_type(config: GenerativeModelConfig) -> str:
 
 def _protocol_client(config: GenerativeModelConfig) -> LLMClient:
     client_type = resolved_client_type(config)
+    if not ROUTING.enabled():  # agenthub's routing moved: its public entry point, as it is
+        client: LLMClient = public_client(config.model_id, config.api_key, config.base_url, client_type)
+        return client
     cls = protocol_client_class(client_type)
     if cls is None or any(word in cls.__name__.lower() for word in _NOT_FOR_CHAT):
         raise UnsupportedModel(
@@ -94,7 +102,8 @@ def _protocol_client(config: GenerativeModelConfig) -> LLMClient:
 class ProviderClient:
     """One model's connection to its provider: agenthub's stateful protocol client plus what this
     project adds around it. `reports_responses`: the SDK tells when a response arrived
-    (openai / anthropic), which the first-response window needs."""
+    (openai / anthropic), which the first-response window needs. Without the SDK object
+    (`seams.llm_sdk.SDK_OBJECT` off) the SDK keeps its own retries and the cell says so."""
 
     def __init__(self, routed: LLMClient, on_response: Callable[[], None] | None = None) -> None:
         self._routed = routed
@@ -107,7 +116,7 @@ class ProviderClient:
             install_kept_lists_unwalked(sdk)
             set_sdk_object(routed, SdkBodyPassthrough(sdk, on_response=on_response))
             self.reports_responses = True
-        else:  # google-genai: its request path keeps the history's wire form
+        elif sdk is not None:  # google-genai: its request path keeps the history's wire form
             install_pre_converted_contents(sdk)
         install_incremental_conversion(routed)
 
@@ -150,8 +159,7 @@ class ProviderClient:
         sdk = sdk_object(self._routed)
         if isinstance(sdk, SdkBodyPassthrough):
             inner = sdk.wrapped
-            if isinstance(inner.__dict__.get("_prepare_options"), PreEncodedBody):
-                del inner.__dict__["_prepare_options"]
+            restore_prepare_options(inner, PreEncodedBody)
             restore_copy_and_prepare(inner)
             set_sdk_object(self._routed, inner)
         elif gemini_api_client(sdk) is not None:

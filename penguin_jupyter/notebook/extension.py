@@ -8,7 +8,8 @@ direct `run_cell_magic` / `run_line_magic` calls.
 
 Loading also starts the pre-warm (`prewarm.py`): a background thread that imports what the first
 `%%penguin` cell needs, so the first cell sends its request at once; `%load_ext` neither waits for
-it nor fails when it fails.
+it nor fails when it fails. And it checks the kernel's seams (`seams/kernel.py`): a protection
+that is off is said under the `%load_ext` cell, one line each (docs/seams.md).
 """
 
 from __future__ import annotations
@@ -82,7 +83,21 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
     register(_line_magic, magic_kind="line", magic_name="penguin")  # type: ignore[call-arg,arg-type]
     register_connection_file()
     _open_notebook_link(ip)
+    _check_kernel_seams()
     start_prewarm()
+
+
+def _check_kernel_seams() -> None:
+    """Run the kernel seams' checks now; say each rule or protection that is off (one line each)."""
+    from ..seams import host_tells_user, off_lines
+    from ..seams.kernel import DISPLAY_CAPTURE, DISPLAY_STREAM, SESSION_SEND
+    from .runtime.user_lines import tell
+
+    host_tells_user()
+    for seam in (SESSION_SEND, DISPLAY_CAPTURE, DISPLAY_STREAM):
+        seam.enabled()
+    for line in off_lines():
+        tell(line)
 
 
 def _open_notebook_link(ip: InteractiveShell) -> None:

@@ -2,7 +2,9 @@
 
 Owns how markers are spelled. Producers write the square form only; parsers also accept
 the legacy angle form `<tag>…</tag>` (square tried first), except `[user_steering]`,
-which never had one. No escaping is applied to bodies.
+which never had one. No escaping is applied to bodies; text a stranger wrote that the harness
+puts into a prompt (a cell's error, a variable's values) goes in as `quoted_data`, so it can
+neither close the block around it nor start a line that reads as the harness's or the user's.
 """
 
 from __future__ import annotations
@@ -21,6 +23,16 @@ DEVELOPER_INSTRUCTIONS = "developer_instructions"
 def marker_block(tag: str, body: str) -> str:
     """`[tag]\\nbody\\n[/tag]`."""
     return f"[{tag}]\n{body}\n[/{tag}]"
+
+
+DATA_QUOTE = "| "
+
+
+def quoted_data(text: str) -> str:
+    """`text` as data inside a harness block: every line (any line break Python knows, so a
+    lone `\r` or U+2028 too) starts with `| `, so no line of it can be `[/tag]`, a fake `[user]`
+    or anything else that would read as the block's end or a new speaker."""
+    return "\n".join(DATA_QUOTE + line for line in (text.splitlines() or [""]))
 
 
 def strip_marker_blocks(text: str, tag: str) -> str:

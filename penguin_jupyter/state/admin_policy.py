@@ -11,11 +11,16 @@ named by `PENGUIN_POLICY`, else `/etc/penguin/policy.toml` (`DEFAULT_POLICY_PATH
     sandbox = "required"                               # no command runs outside the sandbox
     max_usd_per_day = 20                               # each user's model spend a day (docs/cost.md)
 
+Where the policy is read from is decided once per process, from the environment the process
+was started with (`/proc/self/environ` on Linux; elsewhere `os.environ` when this module is first
+imported): code in the kernel that sets `os.environ["PENGUIN_POLICY"]` later changes nothing
+(`policy_path`). The file itself is read again at each use, so an administrator's edit applies to
+the next cell; it must be a regular file of at most `MAX_POLICY_BYTES`.
+
 No file at the default path means no policy. A file `PENGUIN_POLICY` names that is missing, or a
 bad file, is a `ConfigError` (one line naming the file and field): callers refuse to run rather
 than run without the policy. Applying it is left to the Agent (models), the Environment (tools:
-the toolset it builds; commands: the sandbox), the approval router (mode, deny rules) and the
-notebook (`.env`).
+the toolset it builds; commands: the sandbox), the approval router (mode, deny rules) and `dotenv.read_dotenv` (`.env`).
 """
 
 from __future__ import annotations
@@ -28,11 +33,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..process_start import start_environment_value
+from ..regular_files import RefusedFile, read_regular_bytes
 from .approval_rules import Rule, parse_rule
 from .errors import ConfigError
 
 POLICY_ENV = "PENGUIN_POLICY"
 DEFAULT_POLICY_PATH = "/etc/penguin/policy.toml"
+MAX_POLICY_BYTES = 1 << 20
+FIXED_NOTE = (
+    f"(the path was fixed when the kernel started: later changes to {POLICY_ENV} in the kernel are "
+    "ignored; the file is read again at each cell)"
+)
 POLICY_KEYS = frozenset(
     {"max_approve", "disabled_tools", "allowed_models", "deny", "read_dotenv", "max_usd_per_day", "sandbox"}
 )
@@ -90,6 +102,7 @@ class Policy:
         cap = "" if self.max_approve == "allow-all" else f" (a cell asking for more runs under {self.max_approve})"
         lines = [
             f"administrator's policy: {self.path}",
+            f"  {FIXED_NOTE}",
             f"  highest approval mode: {self.max_approve}{cap}",
             f"  disabled tools (never offered to the model): {tools}",
             f"  allowed models: {models}",
@@ -103,21 +116,31 @@ class Policy:
         return lines
 
 
+def _decide_policy_path() -> tuple[Path, bool]:
+    at_start = start_environment_value(POLICY_ENV)
+    named = (os.environ.get(POLICY_ENV, "") if at_start is None else at_start).strip()
+    return (Path(named).expanduser().absolute(), True) if named else (Path(DEFAULT_POLICY_PATH), False)
+
+
+_FIXED_PATH = _decide_policy_path()  # decided before any cell's code can change os.environ
+
+
 def policy_path() -> tuple[Path, bool]:
-    """(the policy file, whether `PENGUIN_POLICY` named it)."""
-    named = os.environ.get(POLICY_ENV, "").strip()
-    return (Path(named).expanduser(), True) if named else (Path(DEFAULT_POLICY_PATH), False)
+    """(the policy file, whether `PENGUIN_POLICY` named it): fixed for the life of the process."""
+    return _FIXED_PATH
 
 
 def load_policy() -> Policy | None:
     """The policy in force, None without one; ConfigError when it cannot be used."""
     path, named = policy_path()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_bytes(path, MAX_POLICY_BYTES).decode("utf-8")
     except (FileNotFoundError, NotADirectoryError):
         if named:
             raise ConfigError(str(path), None, f"does not exist (named by {POLICY_ENV})") from None
         return None
+    except RefusedFile as exc:
+        raise ConfigError(str(path), None, f"cannot read ({exc})") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(str(path), None, f"cannot read ({type(exc).__name__})") from None
     return parse_policy(text, str(path))
@@ -135,6 +158,8 @@ def parse_policy(text: str, file: str) -> Policy:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(file, None, f"not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ConfigError(file, None, "not valid TOML (nested too deeply)") from None
     unknown = sorted(set(data) - POLICY_KEYS)
     if unknown:
         raise ConfigError(file, unknown[0], f"unknown key (known: {', '.join(sorted(POLICY_KEYS))})")

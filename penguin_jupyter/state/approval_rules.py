@@ -42,6 +42,7 @@ from ..environment.command_effects.spellings import spellings
 from ..environment.command_words import loose_parts, named_words, pattern_matches, strict_parts
 from ..environment.registry import BUILTIN_DECLARATIONS
 from ..environment.saved_rule_offer import offered_command_pattern
+from ..regular_files import RefusedFile, read_regular_bytes
 from . import file_lock, paths
 from .errors import ConfigError
 from .toml_writer import dumps_toml, write_private_file
@@ -51,6 +52,7 @@ ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny", "auto")
 SEVERITY = {"deny": 3, "ask": 2, "auto": 1, "allow": 0}
 LOOSENING: tuple[Action, ...] = ("allow", "auto")  # what a workspace file may not say
 PROJECT_RULES_FILE = "approval_rules.toml"
+MAX_RULES_BYTES = 1 << 20  # a rule is a few lines; a larger file is refused, never read
 WORKSPACE_RULES_FILE = os.path.join(".penguin", "approvals.toml")
 SESSION_SOURCE = "this session"
 RULE_KEYS = frozenset({"action", "tool", "command", "path"})
@@ -145,6 +147,8 @@ def parse_rules_text(text: str, file: str) -> list[Rule]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(file, None, f"not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ConfigError(file, None, "not valid TOML (nested too deeply)") from None
     unknown = sorted(set(data) - {"rule"})
     if unknown:
         raise ConfigError(file, unknown[0], "unknown key (rules are [[rule]] tables)")
@@ -155,11 +159,14 @@ def parse_rules_text(text: str, file: str) -> list[Rule]:
 
 
 def read_rules(path: Path) -> list[Rule]:
-    """The rules of one file ([] when it does not exist); ConfigError when it cannot be used."""
+    """The rules of one file ([] when it does not exist); ConfigError when it cannot be used (not
+    a regular file — a symlink to one is followed —, above `MAX_RULES_BYTES`, not UTF-8 TOML)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_bytes(path, MAX_RULES_BYTES).decode("utf-8")
     except (FileNotFoundError, NotADirectoryError):
         return []
+    except RefusedFile as exc:
+        raise ConfigError(str(path), None, f"cannot read ({exc})") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(str(path), None, f"cannot read ({type(exc).__name__})") from None
     return parse_rules_text(text, str(path))

@@ -5,7 +5,9 @@ Owns the grammar (python-dotenv's rules: an optional `export ` prefix; single-qu
 taken literally except `\\'` and `\\\\`; double-quoted values with backslash escapes; quoted
 values may span lines; full-line comments and, outside quotes, ` #` comments after a value;
 empty values), and `workspace_credentials`, the one entry point that decides what a folder's
-`.env` may supply: model API keys only (names ending in `_API_KEY`). Nothing here writes the
+`.env` may supply: model API keys only (names ending in `_API_KEY`); and `read_dotenv`, the one
+place a `.env` is opened (a regular file of at most `MAX_DOTENV_BYTES`, never when the
+administrator's policy says `read_dotenv = false`). Nothing here writes the
 process environment: the credentials travel to the model client inside its config
 (`GenerativeModelConfig.credentials`), and a variable the user exported wins over the file.
 Which values are redacted is `secrets.py`'s job (it uses this parser).
@@ -19,7 +21,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..regular_files import RefusedFile, read_regular_bytes
+from .admin_policy import load_policy
+from .errors import ConfigError
+
 DOTENV_NAME = ".env"
+MAX_DOTENV_BYTES = 1 << 20  # a real .env is a few lines; anything bigger is not read
 KEYS_ONLY = ".env supplies model keys (*_API_KEY) only"
 
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
@@ -136,14 +143,30 @@ class WorkspaceCredentials:
         return f"penguin: {self.path}: " + "; ".join(parts)
 
 
+def dotenv_allowed() -> bool:
+    """Whether a workspace `.env` may be opened at all: not when the administrator's policy says
+    `read_dotenv = false`, nor when the policy cannot be read (cells refuse to run then anyway)."""
+    try:
+        policy = load_policy()
+    except ConfigError:
+        return False
+    return policy is None or policy.read_dotenv
+
+
 def read_dotenv(workspace: str | os.PathLike[str]) -> tuple[Path, dict[str, str], list[int]] | None:
-    """`(path, variables, bad lines)` of `<workspace>/.env`; None when there is none. Raises
-    `ValueError` (one line, never the content) when it exists but cannot be read."""
+    """`(path, variables, bad lines)` of `<workspace>/.env`; None when there is none or the
+    administrator's policy turns `.env` files off (then it is not even opened). Raises `ValueError`
+    (one line, never the content) when it exists but cannot be read: not a regular file (a symlink
+    to one is followed), larger than `MAX_DOTENV_BYTES`, not UTF-8."""
+    if not dotenv_allowed():
+        return None
     path = Path(workspace) / DOTENV_NAME
     try:
-        text = path.read_text(encoding="utf-8")
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        text = read_regular_bytes(path, MAX_DOTENV_BYTES).decode("utf-8")
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    except RefusedFile as exc:
+        raise ValueError(f"cannot read it: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"cannot read it ({exc.__class__.__name__})") from None
     values, bad = parse_dotenv(text)

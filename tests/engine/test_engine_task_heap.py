@@ -1,5 +1,5 @@
 """The heap that existed when a Task started stays out of garbage collections until it ends
-(penguin_jupyter/engine/task_heap.py, docs/model-requests.md "Garbage collection during a Task").
+(penguin_jupyter/seams/task_heap.py, docs/model-requests.md "Garbage collection during a Task").
 
 A real ContextEngine over a real GenerativeModel and the scripted model server; the tool is a
 FakeEnv handler standing in for code the agent runs in the kernel (dropping the last reference to
@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from penguin_jupyter.engine import ContextEngine
-from penguin_jupyter.engine.task_heap import TASK_HEAP, TaskHeap
 from penguin_jupyter.interfaces import AbortSignal, ToolExecutionRequest
 from penguin_jupyter.omni import OmniMessage, tool_call_output, user_text
+from penguin_jupyter.seams.task_heap import TASK_HEAP, TaskHeap
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support.fakes import FakeEnv, allow, collect, types
 from tests.support.llm import scripted_model
@@ -37,6 +37,7 @@ class Cycle:
 def heap(monkeypatch: pytest.MonkeyPatch) -> Iterator[TaskHeap]:
     """TASK_HEAP with a full collection observed and the threshold at 0: every Task freezes."""
     monkeypatch.setattr(TASK_HEAP, "freeze_at_pause_s", 0.0)
+    TASK_HEAP.watch()  # (the first Task adds the timer; these tests need a collection timed before it)
     gc.collect()
     assert TASK_HEAP.last_full_pause_s is not None
     yield TASK_HEAP

@@ -14,6 +14,8 @@ from penguin_jupyter.environment.command_policy import (
 )
 from penguin_jupyter.omni import tool_call
 
+pytestmark = pytest.mark.security
+
 REFUSED = [
     # caught before this round too (kept so the table is the whole promise)
     ("rm -rf /", "rm-recursive-force"),

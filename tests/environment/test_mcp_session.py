@@ -15,6 +15,7 @@ from penguin_jupyter.state import paths
 from penguin_jupyter.testing import ScriptedModelServer
 from penguin_jupyter.trace import read_trace
 from tests.support.mcp import fixture_children, fixture_entry, wait_until
+from tests.support.policy import policy_named
 from tests.support.session import collect, configure_model, kinds
 
 
@@ -132,7 +133,7 @@ async def test_a_tool_the_policy_disables_is_never_offered_mcp_tools_included(tm
     workspace.mkdir()
     policy = tmp_path / "policy.toml"
     policy.write_text('disabled_tools = ["exec_command", "mcp__fx__echo"]\n')
-    monkeypatch.setenv("PENGUIN_POLICY", str(policy))
+    policy_named(monkeypatch, str(policy))
     script = [{"tool_calls": [{"name": "mcp__fx__echo", "arguments": {"text": "leaked"}, "id": "e1"}]}, "done"]
     with ScriptedModelServer(script) as server:
         agent = await create_agent()

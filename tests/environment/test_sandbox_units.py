@@ -4,6 +4,7 @@ parsing, `network_hosts`' one-line errors, and the mounts' view of what a comman
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 import tempfile
@@ -127,3 +128,19 @@ def test_the_view_hides_the_credentials_and_seals_empty_folders_last(monkeypatch
     sealed = [args[i + 1] for i, a in enumerate(args) if a == "--remount-ro"]
     assert args.index("--remount-ro") > args.index(str(workspace)) and str(home / ".penguin") in sealed
     shutil.rmtree(base)
+
+
+def test_the_kernels_own_code_cannot_point_the_sandbox_at_another_program(monkeypatch, tmp_path):
+    """PENGUIN_BWRAP and PATH count as the process was started with them (/proc/self/environ):
+    a cell that sets them later (a fake `bwrap` that runs the command outside) changes nothing."""
+    from penguin_jupyter.environment.sandbox import support
+
+    fake = tmp_path / "bwrap"
+    fake.write_text('#!/bin/sh\nwhile [ "$1" != "--" ]; do shift; done; shift; exec "$@"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PENGUIN_BWRAP", str(fake))
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    found = support._probe()
+    assert found.bwrap != str(fake)
+    if shutil.which("bwrap", path="/usr/bin:/bin"):
+        assert found.available and found.bwrap.endswith("/bwrap") and str(tmp_path) not in found.bwrap

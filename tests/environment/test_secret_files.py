@@ -36,6 +36,8 @@ from penguin_jupyter.testing import ScriptedModelServer
 from tests.support.kernel import KernelHarness, kernel_env
 from tests.support.session import configure_model
 
+pytestmark = pytest.mark.security
+
 
 @pytest.fixture
 def home() -> Path:

@@ -187,7 +187,7 @@ def per_message_conversation() -> list[dict[str, Any]]:
 def per_message_clients() -> list[Any]:
     from agenthub.claude5.client import Claude5Client
 
-    from penguin_jupyter.llm.sdk_internals import build_ant_messages_client, protocol_client_class
+    from penguin_jupyter.seams.llm_sdk import build_ant_messages_client, protocol_client_class
 
     clients: list[Any] = [
         Claude5Client(model="claude-sonnet-4-6", api_key="k", base_url="http://127.0.0.1:9"),
@@ -247,7 +247,7 @@ def test_installed_for_every_protocol_but_claude_on_bedrock() -> None:
             model="m", api_key="k", base_url="http://127.0.0.1:9/v1", client_type=client_type
         )
         assert install_incremental_conversion(client._client) is expected, client_type
-    from penguin_jupyter.llm.sdk_internals import build_ant_messages_client
+    from penguin_jupyter.seams.llm_sdk import build_ant_messages_client
 
     assert install_incremental_conversion(build_ant_messages_client("m", "k", "http://127.0.0.1:9"))
     bedrock = AutoLLMClient(

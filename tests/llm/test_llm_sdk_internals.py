@@ -1,4 +1,4 @@
-"""The third-party internals `llm/sdk_internals.py` relies on still have the shape it expects.
+"""The third-party internals `llm/llm_sdk.py` relies on still have the shape it expects.
 
 One test per numbered item of that module's docstring; each fails naming the item, so an
 upgrade of agenthub, openai, anthropic or google-genai that moves one is caught here, loudly,
@@ -18,9 +18,9 @@ from agenthub.base_client import LLMClient
 from openai import AsyncOpenAI
 from openai._models import FinalRequestOptions
 
-from penguin_jupyter.llm import sdk_internals
 from penguin_jupyter.llm.config import GenerativeModelConfig
 from penguin_jupyter.llm.provider import KEY_VARIABLES, MissingCredential, open_provider
+from penguin_jupyter.seams import llm_sdk
 
 ROUTES = {
     "openai-chat": "OpenaiChatClient",
@@ -38,7 +38,7 @@ ROUTES = {
 
 
 def test_the_module_lists_exactly_the_internals_tested_here() -> None:
-    items = re.findall(r"^(\d)\. ", inspect.getdoc(sdk_internals) or "", re.M)
+    items = re.findall(r"^(\d)\. ", inspect.getdoc(llm_sdk) or "", re.M)
     assert items == ["1", "2", "3", "4", "5", "6", "7", "8"], (
         "a new internal needs its shape test in this file"
     )
@@ -46,7 +46,7 @@ def test_the_module_lists_exactly_the_internals_tested_here() -> None:
 
 def test_item_1_agenthub_routes_client_types_to_the_classes_the_adapter_knows() -> None:
     for client_type, name in ROUTES.items():
-        cls = sdk_internals.protocol_client_class(client_type)
+        cls = llm_sdk.protocol_client_class(client_type)
         assert cls is not None and cls.__name__ == name, f"item 1: agenthub routes {client_type!r} to {cls}"
         assert issubclass(cls, LLMClient)
         # the key variable the adapter checks up front is the one the client reads itself
@@ -54,7 +54,7 @@ def test_item_1_agenthub_routes_client_types_to_the_classes_the_adapter_knows() 
             inspect.getsource(cls.__init__) if "__init__" in vars(cls) else inspect.getsource(cls.__mro__[1])
         )
         assert KEY_VARIABLES[name] in source, f"item 1: {name} no longer reads {KEY_VARIABLES[name]}"
-    assert sdk_internals.protocol_client_class("no-such-model") is None
+    assert llm_sdk.protocol_client_class("no-such-model") is None
 
 
 @pytest.mark.parametrize("client_type", sorted(ROUTES))
@@ -64,7 +64,7 @@ def test_item_2_every_protocol_client_keeps_its_sdk_object_in_client(client_type
             model_id=client_type, api_key="k", base_url="http://127.0.0.1:9/v1", client_type=client_type
         )
     )
-    sdk = sdk_internals.sdk_object(provider.protocol_client)
+    sdk = llm_sdk.sdk_object(provider.protocol_client)
     module = type(getattr(sdk, "wrapped", sdk)).__module__.split(".")[0]
     assert module in ("openai", "anthropic", "google"), f"item 2: {client_type} holds {type(sdk)} in _client"
     # openai and anthropic: retries off and the passthrough in; Gemini: neither is possible
@@ -83,13 +83,13 @@ def test_item_3_openai_prepares_every_attempt_through_prepare_options() -> None:
     assert {"json_data", "extra_json", "files", "content"} <= fields, (
         f"item 3: FinalRequestOptions has {fields}"
     )
-    assert sdk_internals.openapi_dumps({"a": [1]}) == b'{"a":[1]}'
-    assert not isinstance(sdk_internals.Omit(), dict)
+    assert llm_sdk.openapi_dumps({"a": [1]}) == b'{"a":[1]}'
+    assert not llm_sdk.is_omitted({})
 
 
 def test_item_4_every_protocol_client_converts_through_the_replaceable_method() -> None:
     for client_type in ROUTES:
-        cls = sdk_internals.protocol_client_class(client_type)
+        cls = llm_sdk.protocol_client_class(client_type)
         assert callable(getattr(cls, "transform_uni_message_to_model_input", None)), f"item 4: {cls}"
         base = inspect.getsource(LLMClient.streaming_response)
         assert "self._streaming_response_internal(messages, config)" in base, "item 4: the stream path moved"
@@ -101,7 +101,7 @@ def test_item_4_every_protocol_client_converts_through_the_replaceable_method() 
     )
     claude = Claude5Client(model="claude-sonnet-4-6", api_key="k", base_url="http://127.0.0.1:9")
     bedrock = Claude5Client(model="claude-sonnet-4-6", api_key="id,secret", base_url="bedrock://us-east-1")
-    assert not sdk_internals.claude_on_bedrock(claude) and sdk_internals.claude_on_bedrock(bedrock), "item 4"
+    assert not llm_sdk.claude_on_bedrock(claude) and llm_sdk.claude_on_bedrock(bedrock), "item 4"
 
 
 def test_item_5_agenthubs_ant_messages_client_still_cannot_be_built_as_is() -> None:
@@ -114,7 +114,7 @@ def test_item_5_agenthubs_ant_messages_client_still_cannot_be_built_as_is() -> N
     assert assigned == {"_model", "_client", "_history"}, (
         f"item 5: AntMessagesClient.__init__ now sets {assigned}"
     )
-    built = sdk_internals.build_ant_messages_client("m", "sk-ant", "http://127.0.0.1:9")
+    built = llm_sdk.build_ant_messages_client("m", "sk-ant", "http://127.0.0.1:9")
     assert isinstance(built, AntMessagesClient)
     sdk = built._client  # type: ignore[attr-defined]
     headers = {**sdk.default_headers, **sdk.auth_headers}
@@ -145,34 +145,34 @@ def test_item_6_google_genai_builds_generate_content_bodies_as_read() -> None:
         "item 6: bytes bodies are no longer sent as is"
     )
     assert "json.dumps(http_request.data)" in send, "item 6: the SDK encodes bodies differently"
-    agenthub_call = inspect.getsource(sdk_internals.protocol_client_class("gemini-3-flash"))
+    agenthub_call = inspect.getsource(llm_sdk.protocol_client_class("gemini-3-flash"))
     assert "self._client.aio.models.generate_content_stream(" in agenthub_call, (
         "item 6: agenthub's call moved"
     )
 
     sdk = genai.Client(api_key="k", http_options={"base_url": "http://127.0.0.1:9"})
-    api_client = sdk_internals.gemini_api_client(sdk)
+    api_client = llm_sdk.gemini_api_client(sdk)
     assert (
         isinstance(api_client, _api_client.BaseApiClient)
-        and sdk_internals.gemini_api_client(object()) is None
+        and llm_sdk.gemini_api_client(object()) is None
     )
     contents = [
         types.Content(role="model", parts=[types.Part(text="a", thought_signature=b"\x8f\x00")]),
         types.Content(role="user", parts=[types.Part.from_bytes(data=b"\x89PNG", mime_type="image/png")]),
     ]
-    assert sdk_internals.gemini_wire_contents(api_client, contents) == [
+    assert llm_sdk.gemini_wire_contents(api_client, contents) == [
         {"parts": [{"text": "a", "thoughtSignature": "jwA="}], "role": "model"},
         {"parts": [{"inlineData": {"data": "iVBORw==", "mime_type": "image/png"}}], "role": "user"},
     ]
     request = api_client._build_request("post", "models/m:streamGenerateContent", {"contents": []}, None)
     assert request.data == {"contents": []}, "item 6: HttpRequest.data is no longer the request dict"
     json.dumps(request.data)
-    sdk_internals.replace_gemini_stream(sdk, lambda bound: "stream hook")
-    sdk_internals.replace_gemini_build_request(api_client, lambda bound: "build hook")
+    llm_sdk.replace_gemini_stream(sdk, lambda bound: "stream hook")
+    llm_sdk.replace_gemini_build_request(api_client, lambda bound: "build hook")
     assert (
         sdk.aio.models.generate_content_stream == "stream hook" and api_client._build_request == "build hook"
     )
-    sdk_internals.restore_gemini_request_path(sdk)
+    llm_sdk.restore_gemini_request_path(sdk)
     assert inspect.ismethod(sdk.aio.models.generate_content_stream) and inspect.ismethod(
         api_client._build_request
     )
@@ -200,11 +200,11 @@ async def test_item_7_anthropic_merges_then_copies_the_body_once_per_request() -
     )
     assert prepared.json_data == {"model": "m", "messages": messages, "top_k": 3}, "item 7: merge changed"
     assert prepared.extra_json is None and prepared.json_data["messages"] is not messages, "item 7: no copy"
-    copied = sdk_internals.anthropic_options_copy(options)
+    copied = llm_sdk.anthropic_options_copy(options)
     assert copied is not options and copied.json_data is options.json_data
-    assert sdk_internals.replace_copy_and_prepare(sdk, KeptListsUnwalked, KeptListsUnwalked)
-    assert not sdk_internals.replace_copy_and_prepare(sdk, KeptListsUnwalked, KeptListsUnwalked)
-    assert not sdk_internals.replace_copy_and_prepare(
+    assert llm_sdk.replace_copy_and_prepare(sdk, KeptListsUnwalked, KeptListsUnwalked)
+    assert not llm_sdk.replace_copy_and_prepare(sdk, KeptListsUnwalked, KeptListsUnwalked)
+    assert not llm_sdk.replace_copy_and_prepare(
         AsyncOpenAI(api_key="k"), KeptListsUnwalked, KeptListsUnwalked
     )
     ours = await sdk._copy_and_prepare(options)
@@ -212,7 +212,7 @@ async def test_item_7_anthropic_merges_then_copies_the_body_once_per_request() -
         list(ours.json_data.items()) == list(prepared.json_data.items())
         and ours.json_data["messages"] is messages
     )
-    sdk_internals.restore_copy_and_prepare(sdk)
+    llm_sdk.restore_copy_and_prepare(sdk)
     assert inspect.ismethod(sdk._copy_and_prepare)
 
 
@@ -224,7 +224,7 @@ import openai._models as models
 from agenthub.openai_chat.client import OpenaiChatClient
 from agenthub.openai_responses.client import OpenaiResponsesClient
 from openai.types.responses import ResponseStreamEvent
-from penguin_jupyter.llm.sdk_internals import build_stream_event_parser
+from penguin_jupyter.seams.llm_sdk import build_stream_event_parser
 
 built = []
 build = models._build_discriminated_union_meta
@@ -257,4 +257,4 @@ def test_a_missing_key_is_named_before_any_sdk_is_built(monkeypatch: pytest.Monk
 
 def test_agenthub_version_is_the_one_these_shapes_were_read_from() -> None:
     version = getattr(agenthub, "__version__", None)
-    assert version is None or version.startswith("0.4"), f"agenthub {version}: re-read sdk_internals.py"
+    assert version is None or version.startswith("0.4"), f"agenthub {version}: re-read llm_sdk.py"

@@ -21,7 +21,7 @@ from tests.support.kernel import KernelHarness, kernel_env
 from tests.support.live_text import widget_states
 from tests.support.session import configure_model
 
-pytestmark = pytest.mark.kernel
+pytestmark = [pytest.mark.kernel, pytest.mark.security]
 
 LINES = ["echo \u202eevil\u202c start", "echo two", "echo three", "echo four", "echo LINE-FIVE-SENDS-DATA"]
 LINES += [f"echo line {n}" for n in range(6, 20)] + ["echo LINE-TWENTY"]

@@ -31,7 +31,7 @@ from tests.support.kernel import KernelHarness, kernel_env
 from tests.support.live_text import widget_states
 from tests.support.session import configure_child_model, configure_model
 
-pytestmark = pytest.mark.kernel
+pytestmark = [pytest.mark.kernel, pytest.mark.security]
 
 TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
 SAVE_BUTTON = 'Save to project: allow exec_command command "git status"'

@@ -14,6 +14,7 @@ import pytest
 from penguin_jupyter.notebook.kernel_tools.python_runner import BUSY_MESSAGE
 from penguin_jupyter.notebook.kernel_tools.summaries import summarize_variable
 from penguin_jupyter.notebook.transcript.saved_images import with_saved_images
+from penguin_jupyter.omni.markers import quoted_data
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support.kernel import KernelHarness, kernel_env
 from tests.support.session import configure_model, request_messages, typed_messages
@@ -133,10 +134,11 @@ def test_model_inspects_and_changes_the_notebook_dataframe(tmp_path):
     # a session started before the data existed says its list is a snapshot, not the current state
     assert "DataFrames defined when this session started: none yet." in _text(early["messages"][0])
 
-    # 6. `{sales}` became the summary; `{{` stayed a literal brace; unknown names stay as written
+    # 6. `{sales}` became the summary, quoted as data (its values may be a stranger's); `{{`
+    # stayed a literal brace; unknown names stay as written
     user = [content for role, content in typed_messages(requests[0]) if role == "user"][-1]
     assert user == (
-        f"Look at \n{summary}\n and add revenue; keep {{braces}} and {{undefined}} as written."
+        f"Look at \n{quoted_data(summary)}\n and add revenue; keep {{braces}} and {{undefined}} as written."
     )
 
     # 1. inspect_variables sent the DataFrame summary back to the model

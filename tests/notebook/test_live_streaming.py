@@ -218,11 +218,11 @@ def test_prewarm_imports_the_default_models_client(monkeypatch, tmp_path):
 def test_prewarm_builds_the_sdk_parser_of_the_default_models_client(monkeypatch, tmp_path):
     """A default model on a Responses client: the pre-warm thread builds the openai SDK's event
     parser (≈ 0.5 s the first Responses request of the kernel used to spend on the event loop)."""
-    from penguin_jupyter.llm import sdk_internals
+    from penguin_jupyter.seams import llm_sdk
 
     _default_model("openai-responses")
     built = []
-    monkeypatch.setattr(sdk_internals, "build_stream_event_parser", lambda cls: built.append(cls.__name__))
+    monkeypatch.setattr(llm_sdk, "build_stream_event_parser", lambda cls: built.append(cls.__name__))
     state = prewarm_module.PrewarmState()
     monkeypatch.setattr(prewarm_module, "PREWARM", state)
     monkeypatch.setattr(prewarm_module, "MODULES", ())

@@ -36,6 +36,8 @@ from tests.support.no_fetch import (
     svg_with_references,
 )
 
+pytestmark = pytest.mark.security
+
 BASE = "http://evil.example:8123"
 HOST = "evil.example"
 

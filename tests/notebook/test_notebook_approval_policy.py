@@ -22,6 +22,8 @@ from penguin_jupyter.notebook.runtime.approval_router import ApprovalRouter, Cel
 from penguin_jupyter.notebook.runtime.options import APPROVAL_MODES
 from penguin_jupyter.omni import OmniMessage, tool_call, with_origin
 
+pytestmark = pytest.mark.security
+
 PERMISSIONS = {"read_file": "r", "exec_command": "rw"}
 WHERE = contextvars.ContextVar("WHERE", default="nowhere")
 

@@ -28,7 +28,7 @@ from tests.support.kernel import ExecResult, KernelHarness, kernel_env
 from tests.support.live_text import widget_states
 from tests.support.session import configure_model
 
-pytestmark = pytest.mark.kernel
+pytestmark = [pytest.mark.kernel, pytest.mark.security]
 
 KEY = "tok-sink-Qm7Vx2Lp9Rb4Wc8Zt3Nh"
 VARIABLE = "SINK_TEST_TOKEN"

@@ -32,6 +32,8 @@ from penguin_jupyter.omni import (
 from penguin_jupyter.redaction import Redactor
 from tests.support.no_fetch import audit
 
+pytestmark = pytest.mark.security
+
 RULE_REASON = "allowed by rule 1 (ls*) in /home/u/.penguin/data/default_project/approval_rules.toml"
 
 
@@ -113,6 +115,37 @@ def _with_saved_reason(bundle: dict, reason: object) -> dict:
         for m in bundle["messages"]
     ]
     return {**bundle, "messages": messages}
+
+
+def test_saved_images_are_measured_before_they_are_put_back():
+    """Issue 36 (9): 500 references to one 40 KB image make 20 MB once put back — refused by
+    the size limit, measured without building it (tracemalloc peak far below the 20 MB); within
+    the limits the images come back; a bundle nested too deeply is a one-line refusal too."""
+    import tracemalloc
+
+    from penguin_jupyter.notebook.transcript.saved_images import SAVED_IMAGE_REF
+
+    image = "data:image/png;base64," + "A" * 40_000
+    bundle = make_bundle(
+        [tool_call("run_python", {"code": "plot()"}, "p"), tool_call_output("[no output]", "p", images=[image])],
+        session_info=None,
+        status="completed",
+    )
+    bundle["messages"][-1]["payload"]["images"] = [f"{SAVED_IMAGE_REF}0"] * 500
+    tracemalloc.start()
+    with pytest.raises(ReplayRefused, match=r"^the transcript with its images is larger than 16 MB$"):
+        validate_replay_bundle(bundle, [image])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 2_000_000, f"measuring the images took {peak} bytes"
+    bundle["messages"][-1]["payload"]["images"] = [f"{SAVED_IMAGE_REF}0"] * 3
+    assert validate_replay_bundle(bundle, [image]).messages[-1].payload.images == [image] * 3
+    deep: object = []
+    for _ in range(100_000):
+        deep = [deep]
+    nested = {**bundle, "messages": [*bundle["messages"][:-1], {**bundle["messages"][-1], "extra": deep}]}
+    with pytest.raises(ReplayRefused, match=r"^the transcript is nested too deeply$"):
+        validate_replay_bundle(nested, [image])
 
 
 def test_a_decision_reason_survives_the_replay_as_the_card_showed_it():

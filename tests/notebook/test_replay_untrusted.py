@@ -36,7 +36,7 @@ from tests.support.kernel import KernelHarness, kernel_env
 from tests.support.no_fetch import audit
 from tests.support.session import configure_model
 
-pytestmark = pytest.mark.kernel
+pytestmark = [pytest.mark.kernel, pytest.mark.security]
 
 BASE = "http://127.0.0.2:9"  # nothing listens: what matters is that no output names it loadably
 

@@ -52,6 +52,8 @@ from tests.support.no_fetch import PNG_4X4, audit
 from tests.support.run_python_no_fetch import DISPLAY_PATHS, hostile_display_code
 from tests.support.session import configure_model
 
+pytestmark = pytest.mark.security
+
 BASE = "http://evil.example:8123"
 HOST = "evil.example"
 NOTE = "penguin: not shown live ("

@@ -94,21 +94,14 @@ async def test_an_approved_unsandboxed_command_runs_outside_and_the_transcript_s
     assert router.take_reason("c1") == "approved; outside the sandbox"
 
 
-async def test_auto_allows_reads_and_writes_the_sandbox_allows_and_asks_for_the_rest(tmp_path):
-    (tmp_path / ".git" / "hooks").mkdir(parents=True)
-    (tmp_path / ".git" / "config").write_text("")
+async def test_auto_allows_reads_and_asks_for_writes_and_what_cannot_be_sandboxed(tmp_path):
     router, approval, prompts = _cell("auto", str(tmp_path))
-    write = tool_call("write_file", {"file_path": "out/result.csv", "content": "a"}, "w1")
-    assert await router.decide(approval, write) == "allow"
     assert await router.decide(approval, tool_call("read_file", {"file_path": "result.csv"}, "r1")) == "allow"
-    hook = tool_call("write_file", {"file_path": ".git/hooks/pre-commit", "content": "x"}, "w2")
-    assert await router.decide(approval, hook) == "deny"
-    assert "asked: writes .git/hooks/pre-commit, where the sandbox lets no command write" in prompts[-1]
-    outside = tool_call("write_file", {"file_path": "~/../../etc/x", "content": "x"}, "w3")
-    assert await router.decide(approval, outside) == "deny"
+    write = tool_call("write_file", {"file_path": "out/result.csv", "content": "a"}, "w1")
+    assert await router.decide(approval, write) == "deny"  # asked: a write runs in the kernel, outside
     for name, arguments in (("run_python", {"code": "1"}), ("insert_cell", {"source": "1"})):
         assert await router.decide(approval, tool_call(name, arguments, name)) == "deny"  # asked, as in ask
-    assert len(prompts) == 4
+    assert len(prompts) == 3
 
 
 async def test_ask_and_allow_all_commands_run_as_before_with_their_grant(tmp_path):
@@ -226,3 +219,12 @@ def test_auto_rules_are_for_commands_and_a_workspace_file_cannot_loosen(tmp_path
     (tmp_path / ".penguin" / "approvals.toml").write_text('[[rule]]\naction = "auto"\ntool = "exec_command"\ncommand = "curl*"\n')
     rules, note = read_workspace_rules(str(tmp_path))
     assert rules == [] and note is not None and "rule 1: allow ignored" in note
+
+
+async def test_a_credential_a_sandboxed_command_names_needs_no_card_it_is_hidden(tmp_path):
+    router, approval, prompts = _cell("auto", str(tmp_path))
+    call = tool_call("exec_command", {"cmd": "cat ~/.aws/credentials"}, "k1")
+    assert await router.decide(approval, call) == "allow" and prompts == []
+    escaping = tool_call("exec_command", {"cmd": "cat ~/.aws/credentials", "unsandboxed": True}, "k2")
+    assert await router.decide(approval, escaping) == "deny"  # asked: outside the sandbox it would read it
+    assert "runs outside the sandbox" in prompts[0] and "credential" in prompts[0]

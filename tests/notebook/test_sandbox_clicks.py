@@ -85,5 +85,5 @@ async def test_clicks_for_the_examples_in_ask_and_auto(tmp_path):
     }
     # explore-data: inspect_variables, run_python ×2, propose_cell — auto asks for run_python only
     # agent-in-notebook: read_notebook, insert_cell ×2, run_cell — auto asks for the notebook edits
-    # quickstart: ls -la (sandboxed), read_file, write_file in the workspace — auto asks for nothing
-    assert counts == {"explore-data": (4, 2), "agent-in-notebook": (4, 3), "quickstart demo": (3, 0)}
+    # quickstart: ls -la (sandboxed), read_file, write_file — auto asks for the write only
+    assert counts == {"explore-data": (4, 2), "agent-in-notebook": (4, 3), "quickstart demo": (3, 1)}

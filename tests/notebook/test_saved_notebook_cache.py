@@ -67,7 +67,7 @@ def test_completed_bundle_needs_the_same_cell_the_same_source_and_a_completed_ta
     _notebook(path)
     index = SavedNotebookCache().index(str(path))
     bundle = index.completed_bundle("p1", "%%penguin  --approve ask\nGo\n")  # spacing ignored
-    assert bundle == {"status": "completed"}
+    assert bundle is not None and bundle.bundle == {"status": "completed"}
     assert index.completed_bundle("p1", "%%penguin --approve ask\nGo now") is None  # edited
     assert index.completed_bundle("p2", "%%penguin\nAgain") is None  # no completed Task
     assert index.completed_bundle("c0", "x = 1") is None
@@ -221,8 +221,9 @@ def test_a_plot_saved_once_in_the_html_comes_back_for_replay(tmp_path):
     path = tmp_path / "plot.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[cell]), str(path))  # text/html saved as lines
 
-    bundle = SavedNotebookCache().index(str(path)).completed_bundle("p1", SOURCE)
-    checked = validate_replay_bundle(bundle)
+    saved = SavedNotebookCache().index(str(path)).completed_bundle("p1", SOURCE)
+    assert saved is not None and saved.images == (PLOT,)  # the reference stays until replay's checks
+    checked = validate_replay_bundle(saved.bundle, saved.images)
     assert checked.messages[-1].payload.images == [PLOT]
     again = static_transcript(checked.messages, session_info=checked.session, status="completed")
     assert again == data  # the replayed cell shows (and saves) exactly what the Task left

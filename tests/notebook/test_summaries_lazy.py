@@ -206,3 +206,38 @@ def test_polars_lazyframe_with_an_undeclared_udf_runs_no_user_function(udf):
     declared = pl.LazyFrame({"n": [1, 2]}).with_columns(pl.col("n").map_batches(counted, return_dtype=pl.Int64))
     assert "n: Int64" in summarize_variable("declared", declared) and calls == []
     assert lazy.collect()["m"].to_list() == [2, 3] and calls  # positive control: the query still runs
+
+
+@pytest.mark.security
+def test_a_polars_that_calls_udfs_on_another_thread_turns_the_guard_off_and_resolves_nothing(monkeypatch):
+    """An upgrade that moves polars' schema inference to a thread of its own (simulated: the
+    resolution runs in a worker thread): the guard's probe sees its UDF run, the seam is off, and
+    summaries resolve nothing rather than run the user's function (on 3758335 the guard refused
+    only on polars' foreign threads and the summary thread: the UDF ran)."""
+    import os
+
+    from penguin_jupyter.seams import polars_udfs
+
+    # polars' own code (its file), as an upgrade would ship it
+    source = (
+        "def collect_schema(self):\n"
+        "    from concurrent.futures import ThreadPoolExecutor\n"
+        "    with ThreadPoolExecutor(1) as pool:\n"
+        "        return pool.submit(resolve, self).result()\n"
+    )
+    namespace = {"resolve": pl.LazyFrame.collect_schema}
+    exec(compile(source, os.path.join(os.path.dirname(pl.__file__), "lazyframe", "frame.py"), "exec"), namespace)
+    monkeypatch.setattr(pl.LazyFrame, "collect_schema", namespace["collect_schema"])
+    monkeypatch.setattr(polars_udfs.UDF_GUARD, "on", None)  # decided afresh, restored after
+    calls = []
+
+    def counted(value):
+        calls.append(value)
+        return value
+
+    lazy = pl.LazyFrame({"n": [1, 2, 3]}).with_columns(pl.col("n").map_batches(counted).alias("m"))
+    text = summarize_variable("lazy", lazy)
+    assert calls == [], "no user function ran"
+    assert "columns: not resolved — this polars cannot be kept from running Python UDFs" in text, text
+    assert polars_udfs.UDF_GUARD.status_line().startswith("polars.udf_guard: off — polars ran a Python function")
+    monkeypatch.setattr(polars_udfs.UDF_GUARD, "reason", "")

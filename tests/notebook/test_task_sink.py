@@ -1,14 +1,18 @@
 """The kernel-sink filters of runtime/task_sink.py, unit level (the real kernel is in
 tests/notebook/test_redaction_at_the_sink.py): which messages are redacted, what of them, and the stream
-hold-back across flushes."""
+hold-back across the messages of a stream."""
 
 from __future__ import annotations
 
 import html
 from typing import Any
 
+import pytest
+
 from penguin_jupyter.notebook.runtime import task_sink
 from penguin_jupyter.redaction import Redactor, Secret
+
+pytestmark = pytest.mark.security
 
 KEY = "tok-unit-Zq8Wm3Xr6Tb1"
 REDACTOR = Redactor([Secret("UNIT_TOKEN", KEY)])
@@ -48,7 +52,7 @@ def test_only_messages_for_a_tasks_cell_are_redacted():
         sent.append({"msg": msg_or_type, "content": content, "parent": parent, **kwargs})
 
     task_sink.open_task(_Kernel("task-cell"), REDACTOR)
-    filtered = task_sink._redacting_send(send)
+    filtered = task_sink._redacting_send(send, _Session())
     filtered(None, {"parent_header": {"msg_id": "task-cell"}, "content": {"text": KEY}, "metadata": {}})
     filtered(None, "display_data", {"data": {"text/plain": KEY}}, {"header": {"msg_id": "task-cell"}})
     filtered(None, "stream", {"text": KEY}, parent={"header": {"msg_id": "users-own-cell"}})
@@ -57,33 +61,41 @@ def test_only_messages_for_a_tasks_cell_are_redacted():
     assert sent[2]["content"] == {"text": KEY}, "the user's own cell is the notebook's"
 
 
-class _Stream:
-    """What `_StreamHoldBack` wraps: an OutStream's `_flush_buffers` (one batch per flush)."""
+class _Session:
+    """A `Session` as the filter sees it: `msg` builds a message, `send` is what the filter wraps."""
 
-    def __init__(self) -> None:
-        self.batches: list[list[tuple[dict[str, Any], str]]] = []
-
-    def _flush_buffers(self) -> Any:
-        yield from self.batches.pop(0) if self.batches else []
+    def msg(self, msg_type: str, content: dict[str, Any], parent: dict[str, Any]) -> dict[str, Any]:
+        return {"header": {"msg_type": msg_type}, "parent_header": parent, "content": content, "metadata": {}}
 
 
 def test_the_stream_holds_a_tail_that_could_become_a_secret_until_it_is_known_or_the_task_ends():
     sink = task_sink.open_task(_Kernel("held-cell"), REDACTOR)
     assert sink is not None
+    session = _Session()
+    sent: list[tuple[str, str]] = []
+
+    def send(stream: Any, msg_or_type: Any, content: Any = None, parent: Any = None, **kwargs: Any) -> None:
+        sent.append((msg_or_type["parent_header"]["msg_id"], msg_or_type["content"]["text"]))
+
+    filtered = task_sink._redacting_send(send, session)
     cell, other = {"msg_id": "held-cell"}, {"msg_id": "another-cell"}
-    stream = _Stream()
-    holder = task_sink._StreamHoldBack(stream)
 
-    def flush(*batch: tuple[dict[str, Any], str]) -> list[tuple[dict[str, Any], str]]:
-        stream.batches.append(list(batch))
-        return [(parent, text) for parent, text in holder.flush_buffers() if text]
+    def flush(*batch: tuple[dict[str, Any], str]) -> list[tuple[str, str]]:
+        sent.clear()
+        for parent, text in batch:  # what an OutStream flush sends: one message per parent
+            filtered("iopub", session.msg("stream", {"name": "stdout", "text": text}, parent))
+        return list(sent)
 
-    assert flush((cell, "key: " + KEY[:6]), (other, "x " + KEY[:6])) == [(cell, "key: "), (other, "x " + KEY[:6])]
-    assert flush() == [], "nothing new: the tail still waits"
-    assert flush((cell, KEY[6:] + " end\n")) == [(cell, KEY + " end\n")], "the whole key, in one message"
-    assert flush((cell, "again " + KEY[:3])) == [(cell, "again ")]
+    assert flush((cell, "key: " + KEY[:6]), (other, "x " + KEY[:6])) == [
+        ("held-cell", "key: "),
+        ("another-cell", "x " + KEY[:6]),
+    ]
+    assert flush((cell, KEY[6:] + " end\n")) == [("held-cell", PLACEHOLDER + " end\n")], "the whole key, redacted"
+    assert flush((cell, "again " + KEY[:3])) == [("held-cell", "again ")]
+    assert flush((cell, KEY[3:5])) == [], "nothing of it may go yet: nothing is sent"
+    sent.clear()
     sink.close()
-    assert flush() == [(cell, KEY[:3])], "the cell ended: what is held goes out"
+    assert sent == [("held-cell", KEY[:5])], "the cell ended: what is held goes out"
 
 
 def test_widget_comms_are_redacted_and_the_notebook_bridges_comm_is_not(monkeypatch):
@@ -100,7 +112,7 @@ def test_widget_comms_are_redacted_and_the_notebook_bridges_comm_is_not(monkeypa
         sent.append(content)
 
     task_sink.open_task(_Kernel("comm-cell"), REDACTOR)
-    filtered = task_sink._redacting_send(send)
+    filtered = task_sink._redacting_send(send, _Session())
     parent = {"header": {"msg_id": "comm-cell"}}
     source = f"API_TOKEN = '{KEY}'  # the user's own cell, edited by the agent"
     filtered(None, "comm_open", {"comm_id": "w1", "target_name": "jupyter.widget", "data": {"state": {"value": KEY}}}, parent)

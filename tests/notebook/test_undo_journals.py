@@ -16,7 +16,12 @@ import pandas as pd
 import polars as pl
 import pytest
 
-from penguin_jupyter.environment.file_journal import FileJournal, open_file_journal, prune_old_journals
+from penguin_jupyter.environment.file_journal import (
+    OWNER_LOCK,
+    FileJournal,
+    open_file_journal,
+    prune_old_journals,
+)
 from penguin_jupyter.notebook.undo.fingerprint import COPY_LIMIT_BYTES
 from penguin_jupyter.notebook.undo.namespace_journal import NamespaceBaseline
 from penguin_jupyter.notebook.undo.notebook_journal import CellChange, restore_cells
@@ -112,7 +117,7 @@ def test_file_journal_is_private_skips_credentials_and_restores_bytes(tmp_path):
         journal.before_write(str(path), str(workspace))
     journal.before_write(str(data), str(workspace))  # a second write of the same path keeps the first content
     journal.end()
-    saved = [p for p in (tmp_path / "undo").rglob("*") if p.is_file()]
+    saved = [p for p in (tmp_path / "undo").rglob("*") if p.is_file() and p.name != OWNER_LOCK]
     assert [p.read_bytes() for p in saved] == [b"\x00\xff old \r\n"]
     assert {stat.S_IMODE(p.stat().st_mode) for p in saved} == {0o600}
     assert {stat.S_IMODE(p.parent.stat().st_mode) for p in saved} == {0o700}
@@ -161,7 +166,7 @@ def test_the_stack_forgets_tasks_beyond_its_limit_and_releases_their_objects(tmp
         stack.before_namespace_change({"big": [n]})
         stack.end({"big": [n], "new": n}, [])
     assert len(stack.tasks) == MAX_TASKS and stack.tasks[0].task_id == "task-5-000000"
-    assert sorted(p.name for p in (tmp_path / "undo" / "session-1").iterdir()) == sorted(
+    assert sorted(p.name for p in (tmp_path / "undo" / "session-1").iterdir() if p.name != OWNER_LOCK) == sorted(
         t.task_id for t in stack.tasks
     )
     with pytest.raises(UndoRefused, match="older than the last 20 Tasks"):

@@ -27,7 +27,10 @@ REQUEST_USD = (5000 * 10.0 + 100 * 10.0) / 1_000_000
 
 
 def call(cmd: str, call_id: str) -> dict:  # type: ignore[type-arg]
-    return {"tool_calls": [{"name": "exec_command", "arguments": {"cmd": cmd}, "id": call_id}], "usage": USAGE}
+    return {
+        "tool_calls": [{"name": "exec_command", "arguments": {"cmd": cmd}, "id": call_id}],
+        "usage": USAGE,
+    }
 
 
 THREE_REQUESTS = [call("echo a", "call_a"), call("echo b", "call_b"), {"text": "done", "usage": USAGE}]
@@ -75,7 +78,11 @@ async def test_a_task_budget_stops_before_the_request_that_could_cross_it(tmp_pa
 async def test_a_session_budget_from_the_project_config_spans_tasks(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    script = [{"text": "one", "usage": USAGE}, {"text": "two", "usage": USAGE}, {"text": "three", "usage": USAGE}]
+    script = [
+        {"text": "one", "usage": USAGE},
+        {"text": "two", "usage": USAGE},
+        {"text": "three", "usage": USAGE},
+    ]
     with ScriptedModelServer(script) as server:
         agent = await create_agent()
         priced(agent.root, server, budget_usd_per_session=0.11)
@@ -147,7 +154,11 @@ DAY_SCRIPT = textwrap.dedent(
 
 def run_process(workspace: Path) -> list[str]:
     done = subprocess.run(
-        [sys.executable, "-c", DAY_SCRIPT, str(workspace)], capture_output=True, text=True, timeout=120, check=True
+        [sys.executable, "-c", DAY_SCRIPT, str(workspace)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     return [line[5:] for line in done.stdout.splitlines() if line.startswith("TEXT:")]
 
@@ -157,12 +168,16 @@ async def test_the_daily_budget_is_shared_by_processes_and_survives_them(tmp_pat
     finds today's spend in the ledger and is stopped by the daily budget before sending."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    with ScriptedModelServer([{"text": "first", "usage": USAGE}, {"text": "second", "usage": USAGE}]) as server:
+    with ScriptedModelServer(
+        [{"text": "first", "usage": USAGE}, {"text": "second", "usage": USAGE}]
+    ) as server:
         agent = await create_agent()
         priced(agent.root, server, budget_usd_per_day=0.08)
         assert run_process(workspace) == ["first"]
         spent = today(agent.root)
-        assert spent.spent_usd == pytest.approx(REQUEST_USD) and spent.requests == 1 and spent.reserved_usd == 0
+        assert (
+            spent.spent_usd == pytest.approx(REQUEST_USD) and spent.requests == 1 and spent.reserved_usd == 0
+        )
         assert ledger_path(agent.root).stat().st_mode & 0o777 == 0o600
         second = run_process(workspace)
         assert len(server.calls) == 1
@@ -176,7 +191,13 @@ async def test_a_subagents_requests_count_in_the_parent_task_and_its_budget(tmp_
     workspace = tmp_path / "ws"
     workspace.mkdir()
     delegate = {
-        "tool_calls": [{"name": "run_subagent", "arguments": {"prompt": "Caller agent: default_agent. Say hi."}, "id": "s1"}],
+        "tool_calls": [
+            {
+                "name": "run_subagent",
+                "arguments": {"prompt": "Caller agent: default_agent. Say hi."},
+                "id": "s1",
+            }
+        ],
         "usage": USAGE,
     }
     script = [delegate, {"text": "hi from child", "usage": USAGE}, {"text": "never sent", "usage": USAGE}]
@@ -188,5 +209,75 @@ async def test_a_subagents_requests_count_in_the_parent_task_and_its_budget(tmp_
         assert len(server.calls) == 2  # the parent's first request and the child's
         assert parent.spend is not None and parent.spend.task.usd == pytest.approx(2 * REQUEST_USD)
         assert parent.spend.task.requests == 2
-        assert any(t.startswith("[stopped before a model request: this cell's budget of $0.13") for t in texts(out))
+        assert any(
+            t.startswith("[stopped before a model request: this cell's budget of $0.13") for t in texts(out)
+        )
         parent.dispose()
+
+
+def _png() -> bytes:
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+        + chunk(b"IEND", b"")
+    )
+
+
+async def test_the_vision_describer_and_compaction_count_in_the_task(tmp_path: Path) -> None:
+    """describe_image's request to the project's vision model and a compaction's summary request
+    are the Task's spend like its own turns (each priced at its own model's price)."""
+    import yaml
+
+    from penguin_jupyter.state import add_model, paths
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "chart.png").write_bytes(_png())
+    describe = {
+        "tool_calls": [{"name": "describe_image", "arguments": {"source": "chart.png"}, "id": "d1"}],
+        "usage": USAGE,
+    }
+    script = [
+        describe,
+        {"text": "a green dot", "usage": USAGE},  # the describer's answer
+        {"text": "[summary]a chart[/summary]", "usage": USAGE},  # compaction after the first turn
+        {"text": "The chart is one green dot.", "usage": {"prompt_tokens": 500, "completion_tokens": 10}},
+    ]
+    with ScriptedModelServer(script) as server:
+        agent = await create_agent()
+        priced(agent.root, server)
+        update_project_config(
+            agent.root, "default_project", lambda cfg: setattr(cfg.models[0], "vision", False)
+        )
+        add_model(
+            agent.root,
+            "default_project",
+            provider="openai",
+            model_id="eyes",
+            base_url=server.url,
+            api_key="sk-eyes",
+            client_type="openai-chat",
+            vision_default=True,
+            price={"input": 20.0, "output": 20.0},
+        )
+        config_file = paths.system_config_path(agent.root, agent.project_id, agent.agent_id)
+        doc = yaml.safe_load(config_file.read_text())
+        doc["compaction"] = {**(doc.get("compaction") or {}), "max_context_length": 1000}
+        config_file.write_text(yaml.safe_dump(doc, sort_keys=False))
+        session = await agent.create_session(workspace_dir=workspace)
+        out = await collect(session.run([user_text("what is in chart.png?")], approve=allow))
+        assert "The chart is one green dot." in texts(out)
+        assert len(server.calls) == 4
+        assert session.spend is not None and session.spend.task.requests == 4
+        describer_usd = (5000 * 20.0 + 100 * 20.0) / 1_000_000
+        final_usd = (500 * 10.0 + 10 * 10.0) / 1_000_000  # small enough not to compact again
+        assert session.spend.task.usd == pytest.approx(2 * REQUEST_USD + describer_usd + final_usd)
+        session.dispose()

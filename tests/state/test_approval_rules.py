@@ -30,6 +30,9 @@ from penguin_jupyter.state.approval_rules import (
     suggested_rule,
 )
 from penguin_jupyter.state.errors import ConfigError
+from tests.support.policy import policy_named
+
+pytestmark = pytest.mark.security
 
 ALLOW_GIT_STATUS = Rule("allow", "exec_command", command="git status*", source="rules.toml")
 ALLOW_LS = Rule("allow", "exec_command", command="ls", source="rules.toml")
@@ -298,6 +301,8 @@ def test_policy_file() -> None:
     assert policy.deny[0].from_policy and policy.read_dotenv is False
     assert policy.describe() == [  # what %penguin config prints
         "administrator's policy: /etc/penguin/policy.toml",
+        "  (the path was fixed when the kernel started: later changes to PENGUIN_POLICY in the kernel "
+        "are ignored; the file is read again at each cell)",
         "  highest approval mode: ask (a cell asking for more runs under ask)",
         "  disabled tools (never offered to the model): run_subagent",
         "  allowed models: openai/gpt-5.5",
@@ -470,7 +475,7 @@ async def test_disabled_tools_are_not_offered_and_models_are_restricted(tmp_path
     add_model(root, "default_project", provider="openai", model_id="m2", base_url="http://127.0.0.1:9/v1", api_key="k" * 12, client_type="openai-chat")
     policy = tmp_path / "policy.toml"
     policy.write_text('disabled_tools = ["exec_command", "write_file"]\nallowed_models = ["openai/m1"]\n')
-    monkeypatch.setenv("PENGUIN_POLICY", str(policy))
+    policy_named(monkeypatch, str(policy))
     agent = await create_agent()
     session = await agent.create_session(workspace_dir=str(tmp_path))
     try:
@@ -480,7 +485,7 @@ async def test_disabled_tools_are_not_offered_and_models_are_restricted(tmp_path
         await session.aclose()
     with pytest.raises(ValueError, match=r"^model openai/m2 is not allowed by the administrator's policy"):
         await agent.create_session(workspace_dir=str(tmp_path), provider="openai", model_id="m2")
-    monkeypatch.setenv("PENGUIN_POLICY", str(tmp_path / "missing.toml"))
+    policy_named(monkeypatch, str(tmp_path / "missing.toml"))
     with pytest.raises(ConfigError, match=r"missing\.toml: does not exist"):
         await agent.create_session(workspace_dir=str(tmp_path))
 

@@ -23,6 +23,8 @@ from penguin_jupyter.testing import ScriptedModelServer
 from penguin_jupyter.trace.session_lock import LOCK_FILE_NAME
 from tests.support.session import allow, collect, configure_model
 
+pytestmark = pytest.mark.security
+
 OTHER_UID = 65534  # nobody
 as_root_only = pytest.mark.skipif(os.getuid() != 0, reason="making a file another user's needs root")
 

@@ -25,6 +25,8 @@ from penguin_jupyter.testing import ScriptedModelServer
 from tests.support.kernel import KernelHarness, kernel_env
 from tests.support.session import configure_model
 
+pytestmark = pytest.mark.security
+
 pytest_plugins = ["tests.support.no_fetch"]
 
 QUOTED_SECRET = "tok-quoted-secret-4242"

@@ -24,6 +24,8 @@ from penguin_jupyter.testing import ScriptedModelServer
 from tests.support.kernel import KernelHarness, kernel_env
 from tests.support.session import allow, collect, configure_model
 
+pytestmark = pytest.mark.security
+
 API_KEY = "sk-test-secret"  # configure_model's api_key
 VAULT_VALUE = "vault-VALUE-7f3e9a1c"
 ENV_KEY = "sk-ant-ENV-5b8d2e0f4a"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import secrets
 import subprocess
 import sys
 import threading
@@ -25,7 +26,7 @@ from typing import Any
 SSH_SECRET = "SSH-PRIVATE-KEY-3141592"
 AWS_SECRET = "AWS-SECRET-KEY-2718281"
 TRACE_SECRET = "OTHER-SESSION-TRACE-1618033"
-DAEMON_MARK = "313.25"  # `sleep 313.25`: the double-forked daemon, found by its command line
+DAEMON_SECONDS = "313.{}"  # `sleep 313.<random>`: the double-forked daemon, found by its command line
 TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
 
 
@@ -97,7 +98,7 @@ def _layout(base: Path, port: int) -> dict[str, Path]:
     return {"home": home, "data": data, "workspace": workspace}
 
 
-def _calls(port: int, python: str, layout: dict[str, Path]) -> list[tuple[str, str]]:
+def _calls(port: int, python: str, layout: dict[str, Path], mark: str) -> list[tuple[str, str]]:
     """(call id, command) of the auto cell: each one an escape attempt or the write that works."""
     home, data = layout["home"], layout["data"]
     fetch = f"{python} -c 'import urllib.request as u; print(u.urlopen(\"http://127.0.0.1:{port}/{{}}\", timeout=3).read())'"
@@ -112,8 +113,8 @@ def _calls(port: int, python: str, layout: dict[str, Path]) -> list[tuple[str, s
         ("network", f"{fetch.format('direct')}; curl -s -m 3 http://127.0.0.1:{port}/curl; echo"),
         (
             "daemon",
-            "setsid sh -c 'while :; do date +%s%N > heartbeat.txt; echo x > $HOME/daemon-wrote; sleep 0.2; done' "
-            f">/dev/null 2>&1 < /dev/null & (sleep {DAEMON_MARK} &) ; sleep 1; echo started",
+            f"setsid sh -c 'while :; do date +%s%N > heartbeat.txt; echo x > $HOME/daemon-wrote; sleep 0.2{mark}; done' "
+            f">/dev/null 2>&1 < /dev/null & (sleep {DAEMON_SECONDS.format(mark)} &) ; sleep 1; echo started",
         ),
         ("symlink", f"ln -s {home}/.ssh/id_rsa key_link; cat key_link; ln -s {home} home_link; echo x > home_link/via-link.txt"),
         ("fsmonitor", "git status --short"),
@@ -173,7 +174,8 @@ def _clicker(harness: Any, clicks: dict[str, int], approve_always: str = "") -> 
     return on_message
 
 
-def _daemon_alive() -> list[str]:
+def _daemon_alive(mark: str) -> list[str]:
+    """Processes of this run's daemon (its mark is in both command lines), anywhere on the machine."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -181,7 +183,7 @@ def _daemon_alive() -> list[str]:
                 cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
             except OSError:
                 continue
-            if DAEMON_MARK in cmdline or "heartbeat.txt" in cmdline:
+            if f"0.2{mark}" in cmdline or DAEMON_SECONDS.format(mark) in cmdline:
                 found.append(cmdline)
     return found
 
@@ -195,7 +197,8 @@ def run_suite(base: Path) -> dict[str, Any]:
     counting = CountingServer()
     layout = _layout(base, counting.port)
     home, data, workspace = layout["home"], layout["data"], layout["workspace"]
-    calls = _calls(counting.port, sys.executable, layout)
+    mark = str(secrets.randbelow(10**6)).zfill(6)  # unique: other runs may be on this machine
+    calls = _calls(counting.port, sys.executable, layout, mark)
     script: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "exec_command", "id": call_id, "arguments": {"cmd": cmd}}]} for call_id, cmd in calls
     ]
@@ -236,7 +239,7 @@ def run_suite(base: Path) -> dict[str, Any]:
                 observed["heartbeat_before"] = beat.read_text() if beat.exists() else ""
                 time.sleep(1.0)
                 observed["heartbeat_after"] = beat.read_text() if beat.exists() else ""
-                observed["daemon_processes"] = _daemon_alive()
+                observed["daemon_processes"] = _daemon_alive(mark)
 
                 clicks = {"cards": 0, "approved": 0}
                 second = harness.execute(

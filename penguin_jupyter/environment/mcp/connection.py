@@ -28,7 +28,6 @@ from mcp import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import MCP_DEFAULT_TIMEOUT, create_mcp_http_client
 
 from ...interfaces import AbortSignal
 from ..sandbox import CommandSandbox, parse_hosts
@@ -37,6 +36,8 @@ from .config import ResolvedServer
 STDERR_TAIL_CHARS = 2048
 MAX_TOOL_PAGES = 100
 CLIENT_INFO = mcp_types.Implementation(name="penguin-jupyter", version="0.1.0")
+# Connect, write and pool timeouts of an HTTP or SSE server (the MCP SDK's own default); reads have none.
+HTTP_TIMEOUT_S = 30.0
 
 
 class ConnectCancelled(Exception):
@@ -155,8 +156,11 @@ class McpConnection:
         if server.transport == "stdio":
             streams = await self._open_stdio(stack, workspace_dir)
         elif server.transport == "http":
-            timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=None)
-            http_client = create_mcp_http_client(headers=server.headers, timeout=timeout)
+            # The client the SDK's transports expect (its redirect handling is theirs: following
+            # stays off here, as in the SDK's own factory).
+            http_client = httpx2.AsyncClient(
+                headers=server.headers, timeout=httpx2.Timeout(HTTP_TIMEOUT_S, read=None), follow_redirects=False
+            )
             await stack.enter_async_context(http_client)
             streams = await stack.enter_async_context(
                 streamable_http_client(server.url, http_client=http_client)
@@ -165,7 +169,7 @@ class McpConnection:
             sse = sse_client(
                 server.url,
                 headers=server.headers,
-                timeout=MCP_DEFAULT_TIMEOUT,
+                timeout=HTTP_TIMEOUT_S,
                 # No read timeout between events: mcp annotates a float, but hands the value to
                 # httpx.Timeout, where None means "wait as long as the stream stays open".
                 sse_read_timeout=None,  # type: ignore[arg-type]

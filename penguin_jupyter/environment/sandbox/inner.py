@@ -34,7 +34,7 @@ class _SockFprog(ctypes.Structure):
 
 def _fail(text: str) -> None:
     os.write(2, f"penguin sandbox: {text}\n".encode("utf-8", "replace"))  # the command's stderr
-    os._exit(126)
+    sys.exit(126)
 
 
 def _read_all(fd: int) -> bytes:
@@ -84,7 +84,7 @@ def _forward(client: socket.socket, proxy_path: str) -> None:
 
 def _bridge(listener: socket.socket, proxy_path: str, libc: ctypes.CDLL) -> None:
     if os.fork() != 0:  # the middle process exits: the bridge is reparented to the sandbox's init
-        os._exit(0)
+        sys.exit(0)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt of the command's group is not for it
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -94,7 +94,7 @@ def _bridge(listener: socket.socket, proxy_path: str, libc: ctypes.CDLL) -> None
         try:
             client, _ = listener.accept()
         except OSError:
-            os._exit(0)
+            sys.exit(0)
         threading.Thread(target=_forward, args=(client, proxy_path), daemon=True).start()
 
 

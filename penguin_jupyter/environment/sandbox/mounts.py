@@ -228,20 +228,6 @@ def _protect_workspace(
         sealed.append(dot_git)
 
 
-def sandbox_writes(path: str, workspace: str) -> bool:
-    """Whether a sandboxed command could write `path` (resolved as the file tools resolve it:
-    symlinks followed): the deepest of the view's writable, read-only and hidden entries that
-    contains it decides, as the deepest mount does. The private /tmp is not the host's /tmp."""
-    real = _real(path)
-    view = filesystem_view(workspace, "/nonexistent/tmp", "/nonexistent/empty")
-    entries = [(entry, True) for entry in view.writable] + [
-        (e, False) for e in (*view.protected, *view.hidden)
-    ]
-    # the deepest entry decides; at equal depth a read-only or hidden one (mounted after) wins
-    containing = [(len(entry), 0 if writes else 1) for entry, writes in entries if _within(real, entry)]
-    return bool(containing) and max(containing)[1] == 0
-
-
 def _listdir(folder: str) -> list[str]:
     try:
         return os.listdir(folder)

@@ -2,8 +2,8 @@
 
 Owns `sandbox_support()`: Linux only (macOS's Seatbelt and Windows are not implemented: see
 docs/security.md "Sandbox"), a CPU the seccomp filter knows, bubblewrap found (`PENGUIN_BWRAP`
-names it, read once — `none` turns the sandbox off, which is then said like any other reason —
-else `bwrap` on PATH), and a trial run of `true` under the very flags commands get (user
+names it — `none` turns the sandbox off, which is then said like any other reason — else
+`bwrap` on PATH; both as the process was started with them, `process_start.py`), and a trial run of `true` under the very flags commands get (user
 namespaces off, a container without the rights, or a missing /proc show up here). The answer is
 kept for the life of the process: a later change of the environment does not change it. A
 process that is itself a sandboxed kernel (`enclosing.py`) needs no bubblewrap: its commands run
@@ -21,6 +21,7 @@ import sys
 import threading
 from dataclasses import dataclass
 
+from ...process_start import start_environment_value
 from .bwrap import NAMESPACE_FLAGS
 from .enclosing import KernelSandbox, kernel_sandbox
 from .seccomp import program_for
@@ -68,13 +69,20 @@ def _probe() -> SandboxSupport:
         return SandboxSupport(
             False, f"no seccomp filter for this CPU ({platform.machine()}; x86_64 and aarch64 only)"
         )
-    named = os.environ.get(BWRAP_ENV, "").strip()
+    named = _at_start(BWRAP_ENV).strip()
     if named.lower() == "none":
         return SandboxSupport(False, f"turned off ({BWRAP_ENV}=none)")
-    bwrap = named or shutil.which("bwrap") or ""
+    bwrap = named or shutil.which("bwrap", path=_at_start("PATH") or os.defpath) or ""
     if not bwrap or not os.access(bwrap, os.X_OK):
         return SandboxSupport(False, "bubblewrap is not installed (apt-get install bubblewrap)")
     return _trial(bwrap, program)
+
+
+def _at_start(name: str) -> str:
+    """`name` as this process was started with it: a kernel's own code cannot point the sandbox
+    at another program by changing `os.environ` (or PATH) before the first command."""
+    value = start_environment_value(name)
+    return os.environ.get(name, "") if value is None else value
 
 
 def _trial(bwrap: str, program: bytes) -> SandboxSupport:

@@ -1,5 +1,7 @@
 """edit_file (docs/tools.md "edit_file"): exact string replacement with an atomic write and a
-git-style unified diff of every replacement site (at most 5 hunks, self-budgeted)."""
+git-style unified diff of every replacement site (at most 5 hunks, self-budgeted). It edits only
+a regular file of at most `MAX_EDITABLE_BYTES` (never a FIFO or a device, which it would hang on
+or read without end)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field
 
 from ...omni import OmniMessage
+from ...regular_files import RefusedFile, read_regular_bytes
 from ..file_journal import journal_before_write
 from ..tool_arguments import AnyText, Flag, Text, Unusable
 from ..tool_declaration import ToolArguments, ToolDeclaration
@@ -21,6 +24,7 @@ from .file_utils import atomic_write, os_error_text
 from .path_hint import missing_path_hint
 
 MAX_HUNKS = 5
+MAX_EDITABLE_BYTES = 64 * 1024 * 1024
 DEFAULT_BUDGET = 16000
 BUDGET_RESERVE = 120
 MERGE_DISTANCE = 3
@@ -162,8 +166,9 @@ class EditFileTool(ToolBase[EditFileArguments]):
         if os.path.isdir(abs_path):
             return f'Cannot edit "{file_path}": it is a directory.', False
         try:
-            with open(abs_path, "rb") as handle:
-                content = handle.read().decode("utf-8", "surrogateescape")
+            content = read_regular_bytes(abs_path, MAX_EDITABLE_BYTES).decode("utf-8", "surrogateescape")
+        except RefusedFile as exc:
+            return f'Cannot edit "{file_path}": {exc}.', False
         except OSError as exc:
             if exc.errno in (errno.ENOENT, errno.ENOTDIR):
                 return (

@@ -1,5 +1,6 @@
 """write_file (docs/tools.md "write_file"): create or atomically overwrite a file (parents created,
-mode preserved) and report line/byte counts plus a line diff against the previous content."""
+mode preserved) and report line/byte counts plus a line diff against the previous content (read
+only from a regular file of at most `DIFFABLE_PREVIOUS_BYTES`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Annotated
 from pydantic import Field
 
 from ...omni import OmniMessage
+from ...regular_files import read_regular_bytes
 from ..file_journal import journal_before_write
 from ..tool_arguments import AnyText, Text
 from ..tool_declaration import ToolArguments, ToolDeclaration
@@ -80,10 +82,8 @@ class WriteFileTool(ToolBase[WriteFileArguments]):
             return f'Cannot write "{file_path}": it is a directory.', False
         previous: bytes | None = None
         existed = os.path.lexists(abs_path)
-        try:
-            if existed and os.path.getsize(abs_path) <= DIFFABLE_PREVIOUS_BYTES:
-                with open(abs_path, "rb") as handle:
-                    previous = handle.read()
+        try:  # for the diff only: a regular file of at most 1 MB (never a FIFO or /dev/zero)
+            previous = read_regular_bytes(abs_path, DIFFABLE_PREVIOUS_BYTES) if existed else None
         except OSError:
             previous = None
         data = content.encode("utf-8", "surrogatepass")

@@ -5,7 +5,8 @@ Owns `previous_cell_text` (the cell executed just before the running one: its so
 its result's repr or its error's type, message and last traceback lines — IPython's
 `input_hist_raw`, `Out` and stored exceptions, so no frontend is needed) and
 `task_context` (the block added to the model's first request of a Task: the running cell's
-execution count and id, and that previous cell). Both are bounded. The cells of the notebook by
+execution count and id, and that previous cell as `quoted_data`, so nothing in it — a CSV value
+quoted in an error, a fake `[/notebook_context]` — can end the block). Both are bounded. The cells of the notebook by
 id come from the bridge or the saved file (notebook_cells.py / notebook_file.py).
 """
 
@@ -15,7 +16,7 @@ import re
 import traceback
 from typing import Any
 
-from ...omni.markers import marker_block
+from ...omni.markers import marker_block, quoted_data
 
 PREVIOUS_CELL_MAX = 3_000  # characters of one expanded cell
 SOURCE_MAX = 1_500
@@ -23,6 +24,7 @@ RESULT_MAX = 800
 TRACEBACK_LINES = 8
 NOTEBOOK_CONTEXT = "notebook_context"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def _cut(text: str, limit: int) -> str:
@@ -62,12 +64,17 @@ def _error(shell: Any, count: int) -> str | None:
     return head + ("\ntraceback (last lines):\n" + "\n".join(tail) if tail else "")
 
 
+def plain_cell_id(value: object) -> str | None:
+    """A cell id as the harness writes it into a prompt: nbformat's shape (letters, digits, `-`,
+    `_`, at most 64) or nothing — an id comes from a notebook a stranger may have written."""
+    return value if isinstance(value, str) and _CELL_ID.fullmatch(value) else None
+
+
 def _cell_id(shell: Any, count: int) -> str | None:
     last = getattr(shell, "last_execution_result", None)
     if getattr(last, "execution_count", None) != count:
         return None
-    value = getattr(getattr(last, "info", None), "cell_id", None)
-    return value if isinstance(value, str) and value else None
+    return plain_cell_id(getattr(getattr(last, "info", None), "cell_id", None))
 
 
 def previous_cell_text(shell: Any) -> str | None:
@@ -100,12 +107,14 @@ def previous_cell_text(shell: Any) -> str | None:
 def task_context(shell: Any, running_cell_id: str | None) -> str:
     """The block the model gets with a Task's prompt: which cell runs, which ran before it."""
     running = running_count(shell)
+    shown_id = plain_cell_id(running_cell_id)
     lines = [
         "The user wrote this in the running %%penguin cell"
         + (f" [{running}]" if running else "")
-        + (f" (id {running_cell_id})" if running_cell_id else "")
-        + ". \"This\", \"above\" or \"the error\" most likely mean the cell executed just before it:"
+        + (f" (id {shown_id})" if shown_id else "")
+        + ". \"This\", \"above\" or \"the error\" most likely mean the cell executed just before it"
+        + " (quoted, each line after `| `):"
     ]
     previous = previous_cell_text(shell)
-    lines.append(previous if previous else "(no cell ran before it in this kernel)")
+    lines.append(quoted_data(previous) if previous else "(no cell ran before it in this kernel)")
     return marker_block(NOTEBOOK_CONTEXT, "\n".join(lines))

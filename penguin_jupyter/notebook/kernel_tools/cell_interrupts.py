@@ -3,13 +3,15 @@
 A kernel interrupt (SIGINT) reaches only the main thread, where the `%%penguin` cell awaits; the
 cell the agent runs executes on a subshell thread. This module remembers which thread executes
 which cell (IPython's pre/post_run_cell events carry the cell id the frontend sent) and raises
-KeyboardInterrupt in that thread when the Task is stopped. Owns nothing else.
+KeyboardInterrupt in that thread when the Task is stopped (`seams.threads.raise_in_thread`). Owns
+nothing else.
 """
 
 from __future__ import annotations
 
-import ctypes
 import threading
+
+from ...seams.threads import raise_in_thread
 
 
 class RunningCells:
@@ -50,5 +52,4 @@ class RunningCells:
             ident = self._threads.get(cell_id)
             if ident is None:
                 return False
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(KeyboardInterrupt))
-        return True
+        return raise_in_thread(ident, KeyboardInterrupt)

@@ -5,8 +5,9 @@ Owns the dask.distributed side of interrupting `run_python` (timeout, Stop, kern
 `cancel_new()` cancels, on the scheduler, every future a Client gained since (the tasks behind a
 `.compute()`, `client.submit`, `persist` or `dask.compute` in the agent's code), so the cluster
 stops working for a call nobody waits on any more, and the worker thread blocked in the gather
-returns. Interrupting the thread itself is `python_runner`'s. Nothing here imports distributed:
-without it in sys.modules there is nothing to track.
+returns. Interrupting the thread itself is `python_runner`'s. Finding every Client is a seam
+(`seams/dask_clients.py`). Nothing here imports distributed: without it in sys.modules there is
+nothing to track.
 """
 
 from __future__ import annotations
@@ -15,13 +16,7 @@ import sys
 import weakref
 from typing import Any
 
-
-def _clients() -> list[Any]:
-    client_module = sys.modules.get("distributed.client")
-    if client_module is None:
-        return []
-    instances = getattr(client_module.Client, "_instances", ())  # every Client of this process
-    return [c for c in list(instances) if getattr(c, "status", None) in ("running", "connecting")]
+from ...seams.dask_clients import live_clients
 
 
 class DistributedWork:
@@ -33,7 +28,7 @@ class DistributedWork:
     @classmethod
     def snapshot(cls) -> DistributedWork:
         held: weakref.WeakKeyDictionary[Any, set[Any]] = weakref.WeakKeyDictionary()
-        for client in _clients():
+        for client in live_clients():
             try:
                 held[client] = set(list(client.futures))
             except Exception:
@@ -51,7 +46,7 @@ class DistributedWork:
         future_class = getattr(sys.modules.get("distributed.client"), "Future", None)
         if future_class is None:
             return 0
-        for client in _clients():
+        for client in live_clients():
             if getattr(client, "asynchronous", False):
                 continue  # its futures belong to an event loop we must not block on
             try:

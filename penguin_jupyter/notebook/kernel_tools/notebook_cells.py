@@ -395,7 +395,11 @@ async def cells_by_id(link: NotebookLink | None, cell_ids: list[str]) -> dict[st
         full = resolve_cell_id(cell_id, known)
         cell = next((c for c in cells if c.get("id") == full), None)
         if cell is not None:
-            text = cells_text([cell], None).text
+            try:
+                text = cells_text([cell], None).text
+            except (RecursionError, MemoryError) as exc:  # a saved cell's outputs are a stranger's data
+                log.warning("penguin: {cell:%s} could not be shown: %s", cell_id, type(exc).__name__)
+                continue
             out[cell_id] = text if len(text) <= EXPANDED_CELL_MAX else text[:EXPANDED_CELL_MAX] + "… [cell cut]"
     return out
 

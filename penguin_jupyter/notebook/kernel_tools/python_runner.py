@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import base64
-import ctypes
 import html
 import importlib.util
 import io
@@ -25,6 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
+
+from ...seams.matplotlib_show import capture_show
+from ...seams.threads import raise_in_thread
 
 _counter = itertools.count(1)
 _exec_lock = threading.Lock()
@@ -113,23 +115,12 @@ _SHOW_CALL = re.compile(r"\bshow\s*\(")
 
 
 def _capture_show(code: str, before: set[int], outcome: RunOutcome) -> Callable[[], None]:
-    """While `code` runs, `plt.show()` turns the new figures into images for the model instead of
-    drawing them into the notebook cell (where the model never sees them). Returns the undo."""
+    """While `code` runs, `plt.show()` on this thread turns the new figures into images for the
+    model instead of drawing them into the notebook cell (where the model never sees them;
+    `seams.matplotlib_show`). Returns the undo."""
     if not _SHOW_CALL.search(code) or importlib.util.find_spec("matplotlib") is None:
         return lambda: None
-    import matplotlib.pyplot as plt  # the code is about to import it anyway
-
-    original = plt.show
-
-    def show(*_args: object, **_kwargs: object) -> None:
-        outcome.images.extend(_collect_new_figures(before, outcome.displayed_figures))
-
-    plt.show = show
-
-    def restore() -> None:
-        plt.show = original
-
-    return restore
+    return capture_show(lambda: outcome.images.extend(_collect_new_figures(before, outcome.displayed_figures)))
 
 
 def _pil_png(value: Any) -> str | None:
@@ -226,6 +217,4 @@ def interrupt_thread(thread: threading.Thread) -> None:
     """Raise RunPythonInterrupted inside `thread` at its next bytecode."""
     if thread.ident is None or not thread.is_alive():
         return
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(
-        ctypes.c_ulong(thread.ident), ctypes.py_object(RunPythonInterrupted)
-    )
+    raise_in_thread(thread.ident, RunPythonInterrupted)

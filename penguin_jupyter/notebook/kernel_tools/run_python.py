@@ -28,7 +28,7 @@ from ..undo.task_bracket import before_namespace_change
 from .displayed import DisplayCapture
 from .distributed_work import DistributedWork
 from .kernel_shell import KernelShell
-from .output_router import capture_current_thread, release_current_thread
+from .output_router import capture_current_thread, capture_refusal, release_current_thread
 from .propose_cell import NEEDS_CODE
 from .python_runner import (
     RunOutcome,
@@ -121,6 +121,11 @@ class RunPythonTool(DeclaredTool[RunPythonArguments]):
 
     async def run(self, arguments: RunPythonArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         code = arguments.code
+        refused = capture_refusal(self._shell)
+        if refused is not None:  # what the code displays could not be made fetch-free: it does not run
+            yield partial_tool_call_output("delta", refused, ctx.tool_call_id)
+            yield ToolResult(stop_reason="failed")
+            return
         loop = asyncio.get_running_loop()
         chunks: asyncio.Queue[str] = asyncio.Queue()
         done = loop.create_future()

@@ -4,8 +4,9 @@ Owns `SavedNotebookCache`: a small, bounded cache (two notebooks by default) key
 resolved path and its `stat` (mtime in ns, size, inode), holding a `SavedNotebookIndex` — for
 each cell that holds a completed Task, its normalised source and the transcript bundle its
 outputs carry (never its other outputs: a replay shows nothing else), plus the notebook's
-`penguin` metadata — instead of the whole notebook. The bundle is as the file holds it: data,
-checked by transcript/replay_bundle.py before anything shows it. A file rewritten since (new
+`penguin` metadata — instead of the whole notebook. The bundle is as the file holds it, its image
+references not put back (a `SavedBundle` with the images of its HTML): data, checked by
+transcript/replay_bundle.py, sizes first, before anything expands or shows it. A file rewritten since (new
 mtime, new size even within the same mtime tick, or replaced by an atomic save) is parsed again;
 a file that cannot be read is remembered as such until it changes. Reading and the "unchanged
 cell" rules stay in notebook_file.py; deciding when to ask is notebook_link.py's. See
@@ -14,22 +15,23 @@ docs/notebook-tools.md.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from ..transcript.saved_images import with_saved_images
+from ..transcript.saved_images import SavedBundle, html_images
 from .notebook_file import (
     MAX_NOTEBOOK_BYTES,
     TRANSCRIPT_MIME,
+    FileKey,
     NotebookFileError,
     cell_text,
+    decode_notebook,
+    file_key,
     normalize_cell_source,
+    read_notebook_bytes,
 )
-
-FileKey = tuple[str, int, int, int]  # resolved path, st_mtime_ns, st_size, st_ino
 
 
 @dataclass(frozen=True)
@@ -37,10 +39,10 @@ class SavedNotebookIndex:
     """One version of a saved notebook, reduced to what the cell-start checks read."""
 
     # cell id → (normalised source, its saved transcript bundle), for the cells holding a completed Task
-    completed: dict[str, tuple[str, dict[str, object]]] = field(default_factory=dict)
+    completed: dict[str, tuple[str, SavedBundle]] = field(default_factory=dict)
     metadata: dict[str, object] = field(default_factory=dict)  # the notebook's `penguin` metadata
 
-    def completed_bundle(self, cell_id: str | None, source: str) -> dict[str, object] | None:
+    def completed_bundle(self, cell_id: str | None, source: str) -> SavedBundle | None:
         """The saved transcript bundle of cell `cell_id` when its outputs hold a completed Task
         and its saved source equals `source` (see `normalize_cell_source`); None otherwise.
         Read-only: shared."""
@@ -55,7 +57,7 @@ def index_notebook(data: object, path: str) -> SavedNotebookIndex:
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(data, dict) or not isinstance(cells, list):
         raise NotebookFileError(f"{path} is not a notebook (no cells)")
-    completed: dict[str, tuple[str, dict[str, object]]] = {}
+    completed: dict[str, tuple[str, SavedBundle]] = {}
     seen: set[str] = set()  # a duplicated id (invalid nbformat): its first cell decides
     for cell in cells:
         cell_id = cell.get("id") if isinstance(cell, dict) else None
@@ -71,12 +73,14 @@ def index_notebook(data: object, path: str) -> SavedNotebookIndex:
     return SavedNotebookIndex(completed, penguin if isinstance(penguin, dict) else {})
 
 
-def _completed_bundle(output: dict[str, object]) -> dict[str, object] | None:
+def _completed_bundle(output: dict[str, object]) -> SavedBundle | None:
     data = output.get("data")
     if not isinstance(data, dict):
         return None
-    bundle = with_saved_images(data.get(TRANSCRIPT_MIME), data.get("text/html"))  # images saved in the HTML
-    return bundle if isinstance(bundle, dict) and bundle.get("status") == "completed" else None
+    bundle = data.get(TRANSCRIPT_MIME)
+    if not isinstance(bundle, dict) or bundle.get("status") != "completed":
+        return None
+    return SavedBundle(bundle, tuple(html_images(data.get("text/html"))))  # images saved in the HTML
 
 
 class SavedNotebookCache:
@@ -98,7 +102,7 @@ class SavedNotebookCache:
         is missing, larger than MAX_NOTEBOOK_BYTES, not JSON or not a notebook."""
         resolved = os.path.realpath(path)
         try:
-            key = _file_key(resolved, os.stat(resolved))
+            key = file_key(resolved, os.stat(resolved))
         except FileNotFoundError:
             self._forget(resolved)
             raise NotebookFileError(f"the notebook has not been saved yet: {path}") from None
@@ -114,37 +118,34 @@ class SavedNotebookCache:
                 return result
         if key[2] > MAX_NOTEBOOK_BYTES:  # today's rule: too large to read at a cell start
             raise NotebookFileError(f"the notebook file is larger than {MAX_NOTEBOOK_BYTES >> 20} MB: {path}")
-        read_key, result = self._parse(resolved, path)
+        read_key, result = self._parse(resolved, path, key)
         if read_key is not None:
             self._store(resolved, read_key, result)
         if isinstance(result, str):
             raise NotebookFileError(result)
         return result
 
-    def _parse(self, resolved: str, path: str) -> tuple[FileKey | None, SavedNotebookIndex | str]:
-        """Read and index the file (or say in one line why not); the key is None when the file
-        changed while being read (then nothing is cached)."""
+    def _parse(self, resolved: str, path: str, before: FileKey) -> tuple[FileKey | None, SavedNotebookIndex | str]:
+        """Read and index the file (or say in one line why not: not a regular file, too large,
+        not JSON, nested too deeply, out of memory); the key is None when the file changed while
+        being read (then nothing is cached)."""
         self.parses += 1
         try:
-            with open(resolved, "rb") as handle:
-                before = _file_key(resolved, os.fstat(handle.fileno()))
-                raw = handle.read(MAX_NOTEBOOK_BYTES + 1)
-                after = _file_key(resolved, os.fstat(handle.fileno()))
+            raw = read_notebook_bytes(resolved)
+            after = file_key(resolved, os.stat(resolved))
         except FileNotFoundError:
             return None, f"the notebook has not been saved yet: {path}"
+        except NotebookFileError as exc:
+            return before, str(exc)
         except OSError as exc:
             return None, f"cannot read the notebook file {path}: {exc}"
         key = before if before == after else None
-        if len(raw) > MAX_NOTEBOOK_BYTES:
-            return key, f"the notebook file is larger than {MAX_NOTEBOOK_BYTES >> 20} MB: {path}"
         try:
-            data = json.loads(raw)
-        except ValueError as exc:  # UnicodeDecodeError included
-            return key, f"cannot read the notebook file {path}: {exc}"
-        try:
-            return key, index_notebook(data, path)
+            return key, index_notebook(decode_notebook(raw, path), path)
         except NotebookFileError as exc:
             return key, str(exc)
+        except (RecursionError, MemoryError) as exc:  # a stranger's nesting or size, past the decoder
+            return key, f"cannot read the notebook file {path}: {_too_much(exc)}"
 
     def _store(self, resolved: str, key: FileKey, result: SavedNotebookIndex | str) -> None:
         with self._lock:
@@ -158,8 +159,8 @@ class SavedNotebookCache:
             self._entries.pop(resolved, None)
 
 
-def _file_key(resolved: str, st: os.stat_result) -> FileKey:
-    return (resolved, st.st_mtime_ns, st.st_size, st.st_ino)
+def _too_much(exc: BaseException) -> str:
+    return "its JSON is nested too deeply" if isinstance(exc, RecursionError) else "it is too large to read"
 
 
 SAVED_NOTEBOOKS = SavedNotebookCache()

@@ -177,9 +177,13 @@ def summarize_variable(name: str, value: object, hard_limit_s: float = HARD_LIMI
 
 def frame_labels(namespace: Mapping[str, object]) -> list[str]:
     """The user's DataFrame-like variables for the system prompt: pandas ones by name, others
-    with their library ("events (Dask, lazy)"). Nothing is computed."""
+    with their library ("events (Dask, lazy)"). Nothing is computed. Only names that are Python
+    identifiers (code can bind any string in the namespace; the prompt gets no line breaks or
+    brackets from one)."""
     labels = []
     for name, value in sorted(user_variables(namespace).items()):
+        if not name.isidentifier():
+            continue
         family = _family(value)
         if family is not None and family.frame:
             labels.append(f"{name} ({family.frame_label})" if family.frame_label else name)

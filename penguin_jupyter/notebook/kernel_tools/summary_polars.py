@@ -7,20 +7,17 @@ says how to get rows and statistics. polars is used only if the user already imp
 
 Resolving a LazyFrame's schema (and its plan, which `explain` resolves too) runs a Python UDF
 (`map_batches` / `map_elements` without `return_dtype`) on dummy data to infer its output type:
-user code run by a summary. Every expression UDF goes through polars'
-`functions.lazy._map_batches_wrapper`; while a summary resolves a schema, that wrapper refuses to
-call the function on the summary's thread and on polars' own threads (`_udfs_refused`), the
-resolution fails, and the summary says the schema is unknown past the UDF
-(docs/data-at-scale.md "Lazy and distributed objects").
+user code run by a summary. While a summary resolves, `seams.polars_udfs.udfs_refused` refuses
+such a call on the summary's thread, the resolution fails, and the summary says the schema is
+unknown past the UDF (docs/data-at-scale.md "Lazy and distributed objects"). When that guard is
+off (its check failed on this polars), nothing is resolved and the summary says why.
 """
 
 from __future__ import annotations
 
-import contextlib
-import threading
-from collections.abc import Iterator
 from typing import Any
 
+from ...seams.polars_udfs import UDF_GUARD, udfs_refused
 from .summary_pandas import MAX_COLUMNS, ROW_BUDGET, SAMPLE_ROWS, sample_positions
 from .summary_text import Budget, Family, bounded_repr, count, human_bytes, loaded, matched_library
 
@@ -94,70 +91,21 @@ def _series_summary(name: str, series: Any, budget: Budget) -> str:
     return "\n".join(lines)
 
 
-class UdfRefused(Exception):
-    """Raised instead of calling a UDF while a summary resolves a plan."""
-
-
-class _Refusal(threading.local):
-    active = False
-
-
-_refusal = _Refusal()
-_refusing = 0  # summaries resolving a plan right now (any thread)
-_refused = 0  # UDF calls refused so far
-_patch_lock = threading.Lock()
-_patched: dict[str, Any] = {}
 UDF_NOTE = "a Python UDF (map_batches / map_elements without return_dtype)"
 
 
-def _install_guard(pl: Any) -> bool:
-    """Wrap polars' expression-UDF trampoline once; False when this polars has none."""
-    wrapper = getattr(getattr(getattr(pl, "functions", None), "lazy", None), "_map_batches_wrapper", None)
-    if wrapper is None:
-        return False
-    with _patch_lock:
-        if "call" not in _patched:
-            original = wrapper.__call__
-
-            def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
-                foreign = isinstance(threading.current_thread(), threading._DummyThread)  # polars' threads
-                global _refused
-                if _refusal.active or (_refusing and foreign):
-                    _refused += 1  # polars reports its own error; this says why it failed
-                    raise UdfRefused("penguin: a summary does not run user functions")
-                return original(self, *args, **kwargs)
-
-            _patched["call"] = original
-            wrapper.__call__ = guarded
-    return True
-
-
-@contextlib.contextmanager
-def _udfs_refused() -> Iterator[None]:
-    global _refusing
-    pl = loaded("polars")
-    if pl is None or not _install_guard(pl):
-        yield
-        return
-    _refusal.active = True
-    _refusing += 1
-    try:
-        yield
-    finally:
-        _refusing -= 1
-        _refusal.active = False
-
-
 def plan_schema(lf: Any) -> Any | None:
-    """The LazyFrame's schema from its plan, or None when resolving it would run a Python UDF."""
-    before = _refused
-    try:
-        with _udfs_refused():
-            return lf.collect_schema()
-    except Exception:
-        if _refused != before:
+    """The LazyFrame's schema from its plan, or None when resolving it would run a Python UDF (or
+    the guard that tells is off)."""
+    with udfs_refused() as refusals:
+        if refusals is None:
             return None
-        raise
+        try:
+            return lf.collect_schema()
+        except Exception:
+            if refusals.count:
+                return None
+            raise
 
 
 def _lazy_listing(lf: Any) -> tuple[str, str, str]:
@@ -168,6 +116,16 @@ def _lazy_listing(lf: Any) -> tuple[str, str, str]:
 
 def _lazy_summary(name: str, lf: Any, budget: Budget) -> str:
     schema = plan_schema(lf)  # resolved from the plan; no data is read or computed, no UDF run
+    if schema is None and UDF_GUARD.on is False:
+        return "\n".join(
+            [
+                f"{name}: polars LazyFrame (lazy query); nothing was collected",
+                "columns: not resolved — this polars cannot be kept from running Python UDFs while "
+                f"it resolves a schema ({UDF_GUARD.reason}; `%penguin status`).",
+                f"To see them (this may run UDFs on dummy data): `{name}.collect_schema()`; to get rows "
+                f"(this runs the query): `{name}.head(5).collect()`.",
+            ]
+        )
     if schema is None:
         lines = [
             f"{name}: polars LazyFrame (lazy query); nothing was collected",
@@ -183,8 +141,9 @@ def _lazy_summary(name: str, lf: Any, budget: Budget) -> str:
     lines.extend(_schema_lines(schema))
     if budget.allows("query plan"):
         lines.append("query plan (unoptimized):")
-        with _udfs_refused():
-            lines.append(bounded_repr_text(lf.explain(optimized=False), 1500))
+        with udfs_refused():  # (only polars' own code runs inside: the guard refuses any other)
+            plan = lf.explain(optimized=False)
+        lines.append(bounded_repr_text(plan, 1500))
     lines.append(
         f"Not computed: row count, null counts, statistics and rows. To get them (this runs the query): "
         f"`{name}.select(pl.len()).collect()`, `{name}.head(5).collect()`, `{name}.describe()`."

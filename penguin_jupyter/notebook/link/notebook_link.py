@@ -26,6 +26,7 @@ from ..kernel_tools.notebook_file import (
 from ..kernel_tools.notebook_place import notebook_place, page_hello
 from ..kernel_tools.saved_notebook_cache import SAVED_NOTEBOOKS, SavedNotebookCache, SavedNotebookIndex
 from ..transcript.cell_sources import set_cell_source_lookup
+from ..transcript.saved_images import SavedBundle
 from .frontend_bridge import BridgeError, NotebookBridge, open_bridge, parent_session
 
 
@@ -128,7 +129,7 @@ class NotebookLink:
             pass
 
     # --- Run All reproduces without the model -------------------------------------------
-    def saved_completed_bundle(self, cell_source: str) -> dict[str, Any] | None:
+    def saved_completed_bundle(self, cell_source: str) -> SavedBundle | None:
         """The completed transcript bundle this cell already has, if its source is unchanged (as
         data: runtime/saved_transcript.py checks it before showing anything)."""
         cell_id = current_cell_id(self.shell)
@@ -136,7 +137,7 @@ class NotebookLink:
             return None
         remembered = self.completed.get(cell_id)
         if remembered is not None and remembered[0] == source_hash(cell_source):
-            return remembered[1]
+            return SavedBundle(remembered[1])
         saved = self._saved_index()
         return saved.completed_bundle(cell_id, cell_source) if saved is not None else None
 

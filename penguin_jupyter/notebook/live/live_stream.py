@@ -13,8 +13,9 @@ renders everything (docs/notebook-streaming.md).
 
 Only one `Output` can capture at a time, so the capture moves to the block that writes and is
 released when a block ends (`flush`), before the cell's final display update. It is used only
-where the frontend is known to capture (`streaming_available`); the live view falls back to
-split HTML widgets elsewhere.
+where the frontend is known to capture (`streaming_available`) and the kernel's stream sender
+is there (`seams.kernel.KernelStream`, a seam: ipykernel's display publisher's session and
+socket); the live view falls back to split HTML widgets elsewhere.
 
 Traffic the other way: a widget frontend answers every captured message by syncing the
 `Output`'s whole `outputs` (the text so far) back to the kernel. The kernel does not echo that
@@ -37,6 +38,7 @@ from ipywidgets.widgets.trait_types import TypedTuple
 from traitlets import Dict
 
 from ...redaction import EMPTY, Redactor
+from ...seams.kernel import KernelStream
 from .live_holdback import SecretHoldBack
 from .live_shared import plain_html, shared_layout
 from .live_throttle import TEXT_INTERVAL_S, ThrottledSetter
@@ -66,35 +68,6 @@ class StreamOutput(widgets.Output):
     )
 
 
-class _KernelStream:
-    """Sends `stream` messages on the kernel's iopub channel under the current cell's request
-    (the parent header of the running context), or None outside an ipykernel."""
-
-    def __init__(self, publisher: object) -> None:
-        self.publisher = publisher
-
-    @classmethod
-    def find(cls) -> _KernelStream | None:
-        try:
-            from IPython import get_ipython
-        except ImportError:
-            return None
-        publisher = getattr(get_ipython(), "display_pub", None)
-        if getattr(publisher, "session", None) is None or getattr(publisher, "pub_socket", None) is None:
-            return None
-        return cls(publisher)
-
-    def parent_id(self) -> str:
-        header = getattr(self.publisher, "parent_header", None) or {}
-        return str(header.get("msg_id", "")) if isinstance(header, dict) else ""
-
-    def send(self, text: str) -> None:
-        pub = self.publisher
-        session = pub.session  # type: ignore[attr-defined]
-        msg = session.msg("stream", {"name": "stdout", "text": text}, parent=pub.parent_header)  # type: ignore[attr-defined]
-        session.send(pub.pub_socket, msg, ident=b"stream.stdout")  # type: ignore[attr-defined]
-
-
 def streaming_available(environ: Mapping[str, str] | None = None) -> bool:
     """Whether text blocks stream into `Output` widgets here: in an ipykernel whose frontend is
     known to capture into them — started by jupyter_server (JupyterLab, Notebook 7: it sets
@@ -106,7 +79,7 @@ def streaming_available(environ: Mapping[str, str] | None = None) -> bool:
     forced = env.get(MODE_VARIABLE, "").strip().lower()
     if forced in ("stream", "widgets"):
         return forced == "stream"  # (without a kernel the text goes into the widget's own state)
-    if _KernelStream.find() is None:
+    if KernelStream.find() is None:
         return False
     if env.get("JPY_SESSION_NAME"):
         return True
@@ -182,7 +155,7 @@ class StreamTextBlock:
         self.shown = 0  # characters of `raw` already published
         self.sent: list[str] = []  # the published (redacted) chunks, in order
         self.rendered: widgets.HTML | None = None  # the finished text, rendered (`show_rendered`)
-        self._kernel = _KernelStream.find()
+        self._kernel = KernelStream.find()
         self._setter = ThrottledSetter(_Sink(self._publish), min_interval_s=min_interval_s, ready=self._worth_sending)
 
     @property

@@ -132,7 +132,7 @@ def approval_channel(kernel: object | None, *, stdin_is_tty: bool | None = None)
     if kernel is None:
         tty = sys.stdin is not None and sys.stdin.isatty() if stdin_is_tty is None else stdin_is_tty
         return "stdin" if tty else "none"
-    if not getattr(kernel, "_allow_stdin", False):
+    if not _request_allows_stdin(kernel):
         return "none"
     try:
         import ipykernel
@@ -141,6 +141,15 @@ def approval_channel(kernel: object | None, *, stdin_is_tty: bool | None = None)
     except (ImportError, ValueError):
         version = (0, 0)
     return "buttons" if version >= (7, 4) else "stdin"
+
+
+def _request_allows_stdin(kernel: object) -> bool:
+    """Whether the request the kernel is handling lets it ask (the execute_request's public
+    `allow_stdin` field; a frontend that cannot answer sends False)."""
+    get_parent = getattr(kernel, "get_parent", None)
+    parent = get_parent() if callable(get_parent) else None
+    content = parent.get("content") if isinstance(parent, dict) else None
+    return isinstance(content, dict) and content.get("allow_stdin") is True
 
 
 def tool_name_of(tool_call: OmniMessage) -> str:

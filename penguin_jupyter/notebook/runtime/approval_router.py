@@ -46,6 +46,7 @@ from .sandbox_approval import (
     give_grant,
     kernel_statement,
     rule_sandbox_reason,
+    runs_sandboxed,
     sandbox_reason,
     sandbox_refusal,
     sandbox_statement,
@@ -275,15 +276,17 @@ class ApprovalRouter:
             self._remember(tool_call, label)
             return "deny"
         reason = None if launcher.mode in ("deny-all", "allow-all") else self._read_reason(launcher, tool_call)
+        if reason is not None and runs_sandboxed(launcher.sandbox, launcher.mode, tool_call):
+            reason = None  # a credential the command names is hidden from it in the sandbox
         if launcher.mode == "auto":
-            asked = sandbox_reason(launcher.sandbox, tool_call, launcher.workspace_dir)
+            asked = sandbox_reason(launcher.sandbox, tool_call)
             reason = "; ".join(text for text in (reason, asked) if text) or None
         if verdict is not None and launcher.mode != "deny-all":
             if verdict.action == "allow" and (reason is None or launcher.mode == "allow-all") and label:
                 self._remember(tool_call, label)
                 return "allow"
             if verdict.action == "auto":  # run sandboxed with no card, when the sandbox can hold it
-                held = rule_sandbox_reason(launcher.sandbox, tool_call, launcher.mode, launcher.workspace_dir)
+                held = rule_sandbox_reason(launcher.sandbox, tool_call, launcher.mode)
                 if held is None and reason is None and label:
                     self._remember(tool_call, label)
                     self._sandboxed_by_rule.add(_call_id(tool_call))

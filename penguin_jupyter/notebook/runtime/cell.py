@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...interfaces import AbortSignal
 from ...omni import ApprovalDecisionPayload, OmniMessage, SessionMetaPayload, TokenUsagePayload, user_text
+from ...seams import off_lines
 from ...state.approval_rules import RuleBook
 from ..kernel_tools.notebook_cells import cell_preview
 from ..link.notebook_link import current_cell_id, link_of
@@ -232,6 +233,8 @@ class Cell:
         except Exception as exc:
             self.record.failed = f"{type(exc).__name__}: {exc}"
             self.show_note(f"penguin: the task failed: {self.record.failed}")
+        for seam_line in off_lines():  # a seam the Task found off (its model client's, run_python's)
+            self.show_note(seam_line)
         self._show_recording_notice()
 
     def _on_message(self, msg: OmniMessage) -> None:

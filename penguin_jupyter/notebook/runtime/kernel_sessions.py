@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypedDict
 
 from ...environment.sandbox import HostRule, SandboxGrants
-from ...state.admin_policy import load_policy
 from ...state.dotenv import workspace_credentials
 from ...state.errors import NoModelConfiguredError
 from .options import CellOptions
@@ -114,10 +113,7 @@ class NotebookSessions:
     def model_credentials(self, workspace: str) -> Mapping[str, str]:
         """The model keys of the workspace's `.env` for the model client (never the kernel's
         environment); the first use of each `.env` queues its one-line notice for the cell. The
-        administrator's policy may turn `.env` off (`read_dotenv = false`)."""
-        policy = load_policy()
-        if policy is not None and not policy.read_dotenv:
-            return {}
+        administrator's policy may turn `.env` off (`read_dotenv = false`: `dotenv.read_dotenv`)."""
         found = workspace_credentials(workspace)
         notice = found.notice()
         if notice is not None and found.path is not None and str(found.path) not in self.dotenv_announced:

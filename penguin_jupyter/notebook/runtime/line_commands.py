@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from ...omni import CompactionEndPayload, OmniMessage, TokenUsagePayload
 from ...prices import format_usd
-from ...state.admin_policy import POLICY_ENV, load_policy, policy_path
+from ...state.admin_policy import FIXED_NOTE, POLICY_ENV, load_policy, policy_path
 from ...state.errors import ConfigError
 from ..kernel_tools.notebook_place import page_hello
 from .cell_rules import ForgetError, cell_rules, forget, listing
@@ -121,7 +121,12 @@ async def _help(runtime: KernelRuntime, arg: str | None) -> None:
 
 
 async def _status(runtime: KernelRuntime, arg: str | None) -> None:
-    print("\n".join(_status_lines(runtime.sessions)))
+    from ...seams import status_lines
+
+    seams = [f"  {line}" for line in status_lines()]
+    text = "\n".join([*_status_lines(runtime.sessions), "seams (docs/seams.md):", *seams])
+    # redacted here too: status runs even when the kernel's sink cannot redact (UNREDACTED_COMMANDS)
+    print(runtime.sessions.redactor_for(_default_workspace(runtime)).text(text))
 
 
 async def _new(runtime: KernelRuntime, arg: str | None) -> None:
@@ -293,6 +298,7 @@ async def _config(runtime: KernelRuntime, arg: str | None) -> None:
         print(f"also read: {variables}; not the workspace's .env (the administrator's policy turns it off)")
     if policy is None:
         print(f"administrator's policy: none ({POLICY_ENV} unset and no {policy_path()[0]})")
+        print(f"  {FIXED_NOTE}")
     else:
         print("\n".join(policy.describe()))
     print(_sandbox_line(runtime))
@@ -343,6 +349,9 @@ async def _undo(runtime: KernelRuntime, arg: str | None) -> None:
         await top.transcript.mark("available", "", bridge)
 
 
+# What still runs when the kernel's sink cannot redact: the help text, and status (which says why).
+UNREDACTED_COMMANDS = ("help", "status")
+
 HANDLERS: dict[str, Handler] = {
     "help": _help,
     "status": _status,
@@ -373,11 +382,18 @@ async def run_line(line: str) -> None:
         tell(str(exc))
         return
     runtime = kernel_runtime(current_shell())
-    from .task_sink import open_task
+    from .task_sink import SinkUnavailable, open_task
 
     # What a line command prints goes out through the kernel's sink like a Task's output
     # (docs/security.md "Threat model"): one redaction choke point for everything penguin shows.
-    sink = open_task(getattr(runtime.shell, "kernel", None), runtime.sessions.redactor_for(_default_workspace(runtime)))
+    redactor = runtime.sessions.redactor_for(_default_workspace(runtime))
+    try:
+        sink = open_task(getattr(runtime.shell, "kernel", None), redactor)
+    except SinkUnavailable as exc:  # fail closed: only what says why (and prints no path) runs
+        tell(str(exc))
+        if command.name not in UNREDACTED_COMMANDS:
+            return
+        sink = None
     try:
         await HANDLERS[command.name](runtime, command.arg)
     finally:

@@ -11,6 +11,7 @@ same problem and report it properly. What the cell does with the modules is the 
 
 from __future__ import annotations
 
+import os
 import ssl
 import sys
 import threading
@@ -62,29 +63,30 @@ PREWARM = PrewarmState()
 def default_client_class() -> type | None:
     """Build (and drop) an agenthub client for the default project's default model, which
     imports its SDK and sets up its HTTP transport and TLS context once; returns its class, or
-    None when there is no default model. Nothing is sent."""
-    from agenthub import AutoLLMClient
-
+    None when there is no default model (or agenthub's routing seam is off). Nothing is sent."""
+    from ...seams.llm_sdk import ROUTING, protocol_client_class
     from ...state import load_project_config
 
     config = load_project_config(None, "default_project")
     ref = config.default_model
     entry = config.get_model(ref.provider, ref.model_id) if ref is not None else None
-    if entry is None:
+    if entry is None or not ROUTING.enabled():
         return None
-    client = AutoLLMClient(
-        model=entry.model_id,
-        api_key="penguin-prewarm",  # a placeholder: the client is never used
-        base_url=entry.base_url or "http://127.0.0.1:9/v1",
-        client_type=entry.client_type,
-    )
-    return type(getattr(client, "_client", client))
+    client_type = (entry.client_type or os.getenv("CLIENT_TYPE") or entry.model_id).lower()
+    cls = protocol_client_class(client_type)
+    if cls is None:
+        return None
+    try:  # a placeholder key: the client is never used
+        cls(model=entry.model_id, api_key="penguin-prewarm", base_url=entry.base_url or "http://127.0.0.1:9/v1")
+    except Exception:  # (agenthub's ant-messages client refuses its own arguments: its SDK is imported)
+        pass
+    return cls
 
 
 def warm_sdk(client_class: type | None = None) -> None:
     """Import the request-path modules of the SDKs the client brought in, build what the SDK
     builds on the first stream event of `client_class` (an agenthub protocol client class: the
-    OpenAI Responses event parser, ≈ 0.5 s, `llm/sdk_internals.py` item 8), and create one more
+    OpenAI Responses event parser, ≈ 0.5 s, `seams/llm_sdk.py` item 8), and create one more
     TLS context (OpenSSL's first ones in a process cost about twice the later ones)."""
     wanted = [name for sdk, names in LAZY_SDK_MODULES.items() if sdk in sys.modules for name in names]
     for name in [*wanted, *TRANSPORT_MODULES]:
@@ -93,7 +95,7 @@ def warm_sdk(client_class: type | None = None) -> None:
         except ImportError:
             continue
     if client_class is not None:
-        from ...llm.sdk_internals import build_stream_event_parser
+        from ...seams.llm_sdk import build_stream_event_parser
 
         build_stream_event_parser(client_class)
     ssl.create_default_context()

@@ -114,6 +114,25 @@ async def _session(
         raise CellNotStarted(str(exc)) from None
 
 
+def _open_cell(
+    runtime: KernelRuntime, session: Session, opts: CellOptions, prompt: str, rules: CellRules, context: str
+) -> Cell | None:
+    """The cell's `Cell`, with a line for each rule or protection that is off; None (said in one
+    line) when the kernel's sink cannot redact: nothing of the Task would be shown redacted, so
+    none of it runs (fail closed)."""
+    from ...seams import off_lines
+    from .task_sink import SinkUnavailable
+
+    try:
+        cell = Cell(runtime, session, opts, prompt, rules, context=context)
+    except SinkUnavailable as exc:
+        tell(str(exc))
+        return None
+    for seam_line in off_lines():  # said in every Task's cell while it is off
+        cell.show_note(seam_line)
+    return cell
+
+
 async def run_cell(line: str, body: str) -> None:
     """What a `%%penguin` cell executes (via the input transformer)."""
     shell = current_shell()
@@ -150,7 +169,9 @@ async def run_cell(line: str, body: str) -> None:
         if previous is not None:
             cells[PREVIOUS_CELL] = previous
     prompt = expand_variables(body.strip(), namespace, cells)
-    cell = Cell(runtime, session, opts, prompt, rules, context=task_context(shell, current_cell_id(shell)))
+    cell = _open_cell(runtime, session, opts, prompt, rules, task_context(shell, current_cell_id(shell)))
+    if cell is None:
+        return
     for notice, problem in runtime.sessions.take_dotenv_notices():  # the first use of a folder's .env
         (cell.show_note if problem else cell.show_info)(notice)
     if resumed is not None:

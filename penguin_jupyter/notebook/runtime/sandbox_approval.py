@@ -7,23 +7,24 @@ one line the first time a kernel meets that), and the answers the router asks fo
 
 * `sandbox_refusal` — the required sandbox denies `unsandboxed: true`, and every command when
   it cannot start;
-* `sandbox_reason` — why `auto` must ask: a command set `unsandboxed: true` or names hosts the
-  project does not allow, a file write lands where the sandbox would not let a command write;
-* `auto_allows` — what `auto` allows with no card: a command (it runs sandboxed), a write the
-  sandbox allows, a read (as `read-only`);
+* `sandbox_reason` — why `auto` must ask about a command: it set `unsandboxed: true` or names
+  hosts the project does not allow;
+* `auto_allows` — what `auto` allows with no card: a command (it runs sandboxed) and a read (as
+  `read-only`). File writes keep their usual card: `write_file` runs in the kernel, outside the
+  sandbox, and a folder a concurrent command turns into a symlink after the decision would take
+  the write elsewhere;
 * `grant_for` / `sandbox_statement` — how an allowed command runs (the grant handed to the
   spawn through `environment/sandbox/grants.py`) and how the card and the transcript say so.
 
 In a sandboxed kernel ("Python 3 (penguin sandbox)", `kernel_sandbox/`) the kernel itself is in
 the sandbox: `auto` also allows with no card the tools that act only in the kernel and its
-notebook (`run_python`, the notebook tools), every command runs in the kernel's sandbox (in any
+notebook (`run_python`, the notebook tools) and file writes, every command runs in the kernel's sandbox (in any
 mode), a command that asks to leave it or to reach a host the kernel was not started with is
 denied without a card (nothing could grant it), and the first cell says, once, that the kernel
 and the user's own cells are confined (`kernel_note`).
 
 Which tool is a command, writes files or acts only in the kernel is read from its declaration
-(`command`, `file_writes`, `in_kernel`). The rest of the policy (rules, modes, who is asked) is
-`approval_router.py`'s.
+(`command`, `file_writes`, `in_kernel`). The rest of the policy (rules, modes, who is asked) is `approval_router.py`'s.
 """
 
 from __future__ import annotations
@@ -46,8 +47,6 @@ from ...environment.sandbox import (
     sandbox_support,
 )
 from ...environment.sandbox.enclosing import KernelSandbox, kernel_sandbox
-from ...environment.sandbox.mounts import sandbox_writes
-from ...environment.tools.common import resolve_path
 from ...interfaces import Permission
 from ...omni import OmniMessage, ToolCallPayload
 from ..kernel_tools import kernel_declarations
@@ -127,13 +126,18 @@ def kernel_note(announced: set[str]) -> str | None:
     if kernel is None:
         return None
     if kernel.confined:
-        workspace = kernel.workspace.replace(os.path.expanduser("~"), "~", 1) if kernel.workspace else "?"
-        note = KERNEL_NOTE.format(workspace=workspace, network=kernel.network_text())
+        note = KERNEL_NOTE.format(workspace=_shown(kernel.workspace), network=kernel.network_text())
     else:
         note = BROKEN_KERNEL_NOTE.format(problem=kernel.problem)
     shown = None if note in announced else note
     announced.add(note)
     return shown
+
+
+def _shown(path: str) -> str:
+    """`path` with the home folder as `~`."""
+    home = os.path.expanduser("~")
+    return "~" + path[len(home) :] if path == home or path.startswith(home + os.sep) else path
 
 
 def _arguments(tool_call: OmniMessage) -> dict[str, Any]:
@@ -153,9 +157,13 @@ def _declaration(tool_call: OmniMessage) -> Any:
 
 
 def _in_kernel(sandbox: CellSandbox | None, tool_call: OmniMessage) -> bool:
-    """A tool that acts only in this kernel, which runs in the sandbox."""
+    """A tool whose effects stay in this kernel, which runs in the sandbox: one that acts only in
+    the kernel and its notebook, or a file write (the kernel's own view refuses what the sandbox
+    does not allow, whatever the path resolves to when it is written)."""
     declaration = _declaration(tool_call)
-    return sandbox is not None and sandbox.kernel is not None and declaration is not None and declaration.in_kernel
+    if sandbox is None or sandbox.kernel is None or declaration is None:
+        return False
+    return bool(declaration.in_kernel or declaration.file_writes)
 
 
 def is_command(tool_call: OmniMessage) -> bool:
@@ -177,6 +185,14 @@ def _asked_hosts(arguments: dict[str, Any]) -> tuple[HostRule, ...]:
 
 def _unsandboxed(arguments: dict[str, Any]) -> bool:
     return arguments.get("unsandboxed") is True
+
+
+def runs_sandboxed(sandbox: CellSandbox | None, mode: str, tool_call: OmniMessage) -> bool:
+    """A command this cell will run in the sandbox (`auto`, or the required sandbox), where a
+    word naming a credential file reads nothing: the location is hidden."""
+    if sandbox is None or not sandbox.support.available or not is_command(tool_call):
+        return False
+    return (mode == AUTO or sandbox.required or sandbox.kernel is not None) and not _unsandboxed(_arguments(tool_call))
 
 
 def sandbox_refusal(sandbox: CellSandbox | None, tool_call: OmniMessage) -> str | None:
@@ -214,35 +230,19 @@ def _kernel_refusal(kernel: KernelSandbox, arguments: dict[str, Any]) -> str | N
     return None
 
 
-def sandbox_reason(sandbox: CellSandbox | None, tool_call: OmniMessage, workspace: str | None) -> str | None:
-    """Why `auto` asks about this call (shown on the card), or None."""
-    if sandbox is None:
+def sandbox_reason(sandbox: CellSandbox | None, tool_call: OmniMessage) -> str | None:
+    """Why `auto` asks about a command (shown on the card), or None."""
+    if sandbox is None or not is_command(tool_call):
         return None
     arguments = _arguments(tool_call)
-    declaration = _declaration(tool_call)
-    if declaration is None:
+    if _unsandboxed(arguments):
+        return "asked: runs outside the sandbox (unsandboxed: true) with full access to your files and network"
+    allowed = sandbox.kernel.hosts if sandbox.kernel is not None else sandbox.allowed_hosts
+    missing = not_covered(_asked_hosts(arguments), allowed)
+    if not missing:
         return None
-    if declaration.command is not None:
-        reasons = []
-        if _unsandboxed(arguments):
-            reasons.append(
-                "asked: runs outside the sandbox (unsandboxed: true) with full access to your files and network"
-            )
-        else:
-            allowed = sandbox.kernel.hosts if sandbox.kernel is not None else sandbox.allowed_hosts
-            missing = not_covered(_asked_hosts(arguments), allowed)
-            if missing:
-                hosts = ", ".join(rule.text() for rule in missing)
-                reasons.append(
-                    f"asked: needs network access to {hosts} (not among the project's allowed hosts)"
-                )
-        return "; ".join(reasons) or None
-    ws = workspace or os.getcwd()
-    for name in declaration.file_writes:
-        value = arguments.get(name)
-        if isinstance(value, str) and value and not sandbox_writes(resolve_path(ws, value), ws):
-            return f"asked: writes {value}, where the sandbox lets no command write"
-    return None
+    hosts = ", ".join(rule.text() for rule in missing)
+    return f"asked: needs network access to {hosts} (not among the project's allowed hosts)"
 
 
 def auto_allows(
@@ -254,8 +254,6 @@ def auto_allows(
     declaration = _declaration(tool_call)
     if declaration is not None and declaration.command is not None:
         return sandbox is not None and sandbox.support.available
-    if declaration is not None and declaration.file_writes:
-        return sandbox is not None and sandbox.support.available
     payload = tool_call.payload
     try:
         permission = permission_of(payload.name) if isinstance(payload, ToolCallPayload) else None
@@ -264,14 +262,12 @@ def auto_allows(
     return permission == "r"
 
 
-def rule_sandbox_reason(
-    sandbox: CellSandbox | None, tool_call: OmniMessage, mode: str, workspace: str | None
-) -> str | None:
+def rule_sandbox_reason(sandbox: CellSandbox | None, tool_call: OmniMessage, mode: str) -> str | None:
     """Why an `auto` rule cannot run this call sandboxed with no card (then it asks), or None."""
     if sandbox is None or not sandbox.support.available:
         reason = sandbox.support.reason if sandbox is not None else "none configured"
         return f"asked: an auto rule matches, but no sandbox can start here ({reason})"
-    return None if mode == AUTO else sandbox_reason(sandbox, tool_call, workspace)  # auto has it already
+    return None if mode == AUTO else sandbox_reason(sandbox, tool_call)  # auto has it already
 
 
 def grant_for(sandbox: CellSandbox | None, mode: str, tool_call: OmniMessage, *, by_rule: bool = False) -> SandboxGrant:

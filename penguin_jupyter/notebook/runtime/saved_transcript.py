@@ -11,11 +11,12 @@ See docs/notebook-runtime.md "Replay".
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ...redaction import Redactor
 from ..transcript.replay_bundle import ReplayRefused, validate_replay_bundle
-from ..transcript.saved_images import with_saved_images
+from ..transcript.saved_images import SavedBundle, with_saved_images
 from ..transcript.transcript_bundle import TRANSCRIPT_MIME, static_transcript
 from .user_lines import tell
 
@@ -34,27 +35,33 @@ def not_replayed_line(reason: str) -> str:
     return f"penguin: the saved transcript was not replayed ({reason}); asking the model."
 
 
-def rebuilt_transcript(bundle: Any, redactor: Redactor) -> dict[str, Any]:
-    """The display mimebundle a replay shows for a saved `bundle`; ReplayRefused (one line) when
-    the bundle does not validate."""
-    checked = validate_replay_bundle(bundle)
-    return static_transcript(
-        checked.messages,
-        session_info=checked.session,
-        status="completed",
-        usage=checked.usage,
-        redactor=redactor,
-        decision_reasons=checked.decision_reasons,
-    )
+def rebuilt_transcript(bundle: Any, redactor: Redactor, images: Sequence[str] = ()) -> dict[str, Any]:
+    """The display mimebundle a replay shows for a saved `bundle` (its image references put back
+    from `images` once the sizes allow); ReplayRefused (one line) when the bundle does not
+    validate, or when rebuilding it nests too deeply or runs out of memory."""
+    checked = validate_replay_bundle(bundle, images)
+    try:
+        return static_transcript(
+            checked.messages,
+            session_info=checked.session,
+            status="completed",
+            usage=checked.usage,
+            redactor=redactor,
+            decision_reasons=checked.decision_reasons,
+        )
+    except RecursionError:
+        raise ReplayRefused("the transcript is nested too deeply to show") from None
+    except MemoryError:
+        raise ReplayRefused("the transcript is too large to show") from None
 
 
-def show_saved_transcript(bundle: Any, redactor: Redactor) -> str | None:
-    """Show the rebuilt transcript of a saved `bundle` (with RERUN_LINE); when it does not
+def show_saved_transcript(saved: SavedBundle, redactor: Redactor) -> str | None:
+    """Show the rebuilt transcript of a saved bundle (with RERUN_LINE); when it does not
     validate show nothing and return the one line saying why."""
     from IPython.display import display
 
     try:
-        mimebundle = rebuilt_transcript(bundle, redactor)
+        mimebundle = rebuilt_transcript(saved.bundle, redactor, saved.images)
     except ReplayRefused as exc:
         return not_replayed_line(str(exc))
     tell(RERUN_LINE)

@@ -8,7 +8,9 @@ and messages that each validate as an OmniMessage (partials are not part of a bu
 line, invisible characters made visible) — and when it fits the size limits below. What comes out is the validated messages (OmniMessage objects, so
 what is shown again is their re-serialization, never the saved bytes), the decisions' reasons
 (tool_call_id → text: data a card shows as escaped text, never markup), the session header and
-the usage; anything else raises `ReplayRefused` with one line saying why. Showing it is
+the usage; anything else raises `ReplayRefused` with one line saying why. Sizes and counts are
+checked before the saved images are put back (`saved_images.image_load` measures what they would
+add without building it), and a `RecursionError` or `MemoryError` while checking is a refusal too. Showing it is
 runtime/saved_transcript.py's job, through the same function as a live Task's end
 (`transcript_bundle.static_transcript`). See docs/notebook-runtime.md "Replay".
 """
@@ -16,7 +18,7 @@ runtime/saved_transcript.py's job, through the same function as a live Task's en
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,10 +26,12 @@ from pydantic import ValidationError
 
 from ...omni import ApprovalDecisionPayload, OmniMessage, TokenCounts
 from ...omni.wire import from_dict
+from .saved_images import image_load, with_images
 from .transcript_bundle import BUNDLE_VERSION, MAX_DECISION_REASON_CHARS, OLDER_SESSION_KEYS, SESSION_KEYS
 
-MAX_REPLAY_CHARS = 16 * 1024 * 1024  # the bundle as compact JSON
+MAX_REPLAY_CHARS = 16 * 1024 * 1024  # the bundle as compact JSON, its images put back
 MAX_REPLAY_MESSAGES = 50_000
+MAX_REPLAY_IMAGES = 1_000  # image references in one transcript
 MAX_ORIGIN_HOPS = 16
 MAX_SESSION_VALUE_CHARS = 4096
 BUNDLE_KEYS = frozenset({"version", "session", "status", "usage", "messages", "undo"})  # undo: not replayed
@@ -47,9 +51,20 @@ class ReplayBundle:
     decision_reasons: dict[str, str] = field(default_factory=dict)  # tool_call_id -> reason
 
 
-def validate_replay_bundle(data: Any) -> ReplayBundle:
-    """The checked content of a saved bundle; ReplayRefused (one line) when it is not exactly a
-    version-1 bundle of a completed Task within the limits."""
+def validate_replay_bundle(data: Any, images: Sequence[str] = ()) -> ReplayBundle:
+    """The checked content of a saved bundle, its `penguin:html-image:N` references put back from
+    `images` (the rasters of the saved HTML) only once the sizes allow it; ReplayRefused (one
+    line) when it is not exactly a version-1 bundle of a completed Task within the limits — also
+    when checking it nests too deeply or runs out of memory."""
+    try:
+        return _validate(data, images)
+    except RecursionError:
+        raise ReplayRefused("the transcript is nested too deeply") from None
+    except MemoryError:
+        raise ReplayRefused("the transcript is too large to check") from None
+
+
+def _validate(data: Any, images: Sequence[str]) -> ReplayBundle:
     if not isinstance(data, Mapping):
         raise ReplayRefused(f"the transcript is not a JSON object (got {type(data).__name__})")
     unknown = sorted(str(key) for key in data if key not in BUNDLE_KEYS)
@@ -61,11 +76,17 @@ def validate_replay_bundle(data: Any) -> ReplayBundle:
     if data.get("status") != "completed":
         raise ReplayRefused("the transcript's Task did not complete")
     try:
-        size = len(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+        size = len(json.dumps(data, ensure_ascii=False, separators=(",", ":")))  # as saved: references
     except (TypeError, ValueError) as exc:
         raise ReplayRefused(f"the transcript is not plain JSON: {exc}") from None
     if size > MAX_REPLAY_CHARS:
         raise ReplayRefused(f"the transcript is larger than {MAX_REPLAY_CHARS >> 20} MB")
+    references, grown = image_load(data, images)  # measured, not built
+    if references > MAX_REPLAY_IMAGES:
+        raise ReplayRefused(f"the transcript names more than {MAX_REPLAY_IMAGES} images")
+    if size + grown > MAX_REPLAY_CHARS:
+        raise ReplayRefused(f"the transcript with its images is larger than {MAX_REPLAY_CHARS >> 20} MB")
+    data = with_images(data, images)  # within the limits: the images go back in
     reasons: dict[str, str] = {}
     return ReplayBundle(
         messages=_messages(data.get("messages"), reasons),

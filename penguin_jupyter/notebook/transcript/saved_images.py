@@ -2,16 +2,21 @@
 
 Owns the reference form `penguin:html-image:N` (the N-th inline raster of the same output's
 HTML), making references (`image_refs`, when a transcript is displayed) and putting the images
-back (`with_saved_images`, for every Python reader of a saved bundle). The labextension's
-renderer does the same in TypeScript (render.ts). Light on purpose — the saved-notebook index
-imports it from `%load_ext` — so no message models here (docs/notebook-runtime.md "Saved size").
+back (`with_saved_images`, for every Python reader of a saved bundle). A bundle from a saved
+notebook travels as a `SavedBundle` (the bundle as saved, references unresolved, and the images
+of its HTML) so that replay can measure what putting them back would cost (`image_load`: the
+references counted and their images' lengths summed, nothing built) before it does it. The
+labextension's renderer does the same in TypeScript (render.ts). Light on purpose — the
+saved-notebook index imports it from `%load_ext` — so no message models here
+(docs/notebook-runtime.md "Saved size").
 """
 
 from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 # A tool output's image is saved once, in the `text/html` (what GitHub and nbconvert show); the
@@ -51,18 +56,63 @@ def image_refs(bundle: Mapping[str, Any], markup: str) -> dict[str, Any]:
     return _map_images(bundle, lambda src: f"{SAVED_IMAGE_REF}{index[src]}" if src in index else src)
 
 
-def with_saved_images(bundle: Any, markup: Any) -> Any:
-    """A saved bundle with its `penguin:html-image:N` references replaced by the rasters of its
-    `text/html` `markup` (data, read by `html_images`); a reference without its image is left out.
-    Anything but a bundle with a message list comes back as it is."""
-    if not isinstance(bundle, Mapping) or not isinstance(bundle.get("messages"), list):
-        return bundle
-    images = html_images(markup)
+@dataclass(frozen=True)
+class SavedBundle:
+    """A transcript bundle as a notebook saved it (its image references not put back) and the
+    inline rasters of the same output's `text/html`, which the references name."""
 
+    bundle: Any
+    images: tuple[str, ...] = ()
+
+
+def _image_of(images: Sequence[str]) -> Callable[[Any], Any]:
     def image(value: Any) -> Any:
         if not isinstance(value, str) or not value.startswith(SAVED_IMAGE_REF):
             return value
         number = value[len(SAVED_IMAGE_REF) :]
         return images[int(number)] if number.isdigit() and int(number) < len(images) else None
 
-    return _map_images(bundle, image)
+    return image
+
+
+def _tool_output_images(bundle: Mapping[str, Any]) -> Iterator[Any]:
+    for message in bundle.get("messages") or []:
+        payload = message.get("payload") if isinstance(message, Mapping) else None
+        if isinstance(payload, Mapping) and payload.get("type") == "tool_call_output":
+            images = payload.get("images")
+            if isinstance(images, list):
+                yield from images
+
+
+def image_load(bundle: Any, images: Sequence[str]) -> tuple[int, int]:
+    """What putting `images` back into `bundle` would add, measured without doing it: (the
+    number of references, the characters the bundle's JSON would grow by). Every reference
+    counts its image's length: an image named 2,000 times is shown 2,000 times."""
+    if not isinstance(bundle, Mapping) or not isinstance(bundle.get("messages"), list):
+        return 0, 0
+    image = _image_of(images)
+    count = grown = 0
+    for value in _tool_output_images(bundle):
+        if isinstance(value, str) and value.startswith(SAVED_IMAGE_REF):
+            count += 1
+            found = image(value)
+            grown += (len(found) if found is not None else 0) - len(value)
+    return count, grown
+
+
+def with_images(bundle: Any, images: Sequence[str]) -> Any:
+    """`bundle` with its `penguin:html-image:N` references replaced by `images[N]`; a reference
+    without its image is left out. Anything but a bundle with a message list comes back as it is."""
+    if not isinstance(bundle, Mapping) or not isinstance(bundle.get("messages"), list):
+        return bundle
+    return _map_images(bundle, _image_of(images))
+
+
+def with_saved_images(bundle: Any, markup: Any) -> Any:
+    """A saved bundle with its `penguin:html-image:N` references replaced by the rasters of its
+    `text/html` `markup` (data, read by `html_images`); a reference without its image is left out.
+    Anything but a bundle with a message list comes back as it is. For a bundle of this kernel's
+    own cells; a stranger's goes through replay's checks first (`SavedBundle`, `image_load`)."""
+    if not isinstance(bundle, Mapping) or not isinstance(bundle.get("messages"), list):
+        return bundle
+    return with_images(bundle, html_images(markup))

@@ -1,7 +1,7 @@
 """While a Task runs, the objects that existed when it started stay out of garbage collections
 (docs/model-requests.md "Garbage collection during a Task").
 
-Owns `TaskHeap` and the process's one instance, `TASK_HEAP`, which `context_engine.py` enters for
+Owns `TaskHeap` and the process's one instance, `TASK_HEAP`, which `engine/context_engine.py` enters for
 every run and every manual compaction. Python's cyclic garbage collector now and then runs a full
 collection, which visits every tracked object of the process — in a kernel the libraries' own
 objects (≈ 300,000), the user's, and a long session's history — in one pause of 100–400 ms that
@@ -13,7 +13,7 @@ oldest generation.
 * A Task freezes the heap when it starts and unfreezes it when it ends; only the outermost of
   nested or concurrent Tasks (subagents, a second session) does either, under a lock.
 * Only when a full collection is expensive: the heap is frozen when the last full collection
-  observed (timed through `gc.callbacks`) took at least `freeze_at_pause_s` (20 ms). A process
+  observed (timed through `gc.callbacks`, from the first Task on) took at least `freeze_at_pause_s` (20 ms). A process
   whose full collections are cheap is left exactly as it was. Nor is anything done when the
   collector is disabled or when someone else has frozen objects (their freeze is theirs).
 * Nothing is lost: objects that become garbage during the Task are freed by reference counting as
@@ -22,7 +22,13 @@ oldest generation.
   right after the unfreeze, when the Task has ended; otherwise the objects are back in the oldest
   generation for the next full collection, as if never frozen.
 
-Leaves to others: what a Task is (`context_engine.py`); what allocates during one (the model
+A seam (docs/seams.md), though every call is public: the collector is the process's, so
+freezing it cannot be scoped to a Task's objects — it is the point. So it is a fast path like the
+internals: checked before the first Task (`gc.freeze`, `gc.unfreeze`, `gc.get_freeze_count`,
+`gc.callbacks`), off with `PENGUIN_SDK_INTERNALS=off`, and the timing callback is added to
+`gc.callbacks` by the first Task, never at import.
+
+Leaves to others: what a Task is (`engine/context_engine.py`); what allocates during one (the model
 request's own costs are `llm/`'s, docs/model-requests.md "Long sessions").
 """
 
@@ -36,12 +42,30 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from . import declare
+
 log = logging.getLogger(__name__)
 
 __all__ = ["FREEZE_AT_PAUSE_S", "TASK_HEAP", "TaskHeap"]
 
 # A full collection this long would take a large part of the 50 ms a request may stall the loop.
 FREEZE_AT_PAUSE_S = 0.020
+
+
+def _check_gc() -> str | None:
+    for name in ("freeze", "unfreeze", "get_freeze_count", "isenabled"):
+        if not callable(getattr(gc, name, None)):
+            return f"gc.{name} is not there"
+    return None if isinstance(getattr(gc, "callbacks", None), list) else "gc.callbacks is not a list"
+
+
+HEAP_FREEZE = declare(
+    "gc.freeze",
+    what="the process's garbage collector: gc.freeze/unfreeze while a Task runs, a gc.callbacks timer",
+    kind="fast path",
+    when_off="full collections may pause a Task's model requests",
+    check=_check_gc,
+)
 
 
 class TaskHeap:
@@ -57,7 +81,6 @@ class TaskHeap:
         self._missed = False  # a full collection ran while the heap was frozen
         self._full_started: float | None = None
         self._callback = self._observe  # one bound method, so it can be found in gc.callbacks
-        self.watch()
 
     @property
     def frozen(self) -> bool:
@@ -93,7 +116,7 @@ class TaskHeap:
     def _enter(self) -> None:
         with self._lock:
             self._depth += 1
-            if self._depth > 1:
+            if self._depth > 1 or not HEAP_FREEZE.enabled():
                 return
             self.watch()
             pause = self.last_full_pause_s
