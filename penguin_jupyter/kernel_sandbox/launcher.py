@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
@@ -45,6 +46,7 @@ from .sockets import BadConnectionFile, KernelSockets, read_connection_file
 KERNEL_NAME = "Python 3 (penguin sandbox)"
 KERNEL_CLASS = "penguin_jupyter.notebook.sandboxed_kernel.SandboxedKernel"
 PUBLISH_EVERY_S = 2.0
+WAIT_SLICE_S = 0.05  # how late an interrupt or a termination may be handled
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
@@ -164,7 +166,10 @@ class KernelRun:
             signal.signal(number, self._terminate)
         publisher = threading.Thread(target=self._publish_while_running, name="penguin-publish", daemon=True)
         publisher.start()
-        code = self._proc.wait()
+        # Python runs signal handlers in the main thread only, and a signal the kernel delivers to
+        # another thread (the proxy's, the publisher) does not interrupt a blocking wait: poll.
+        while (code := self._proc.poll()) is None:
+            time.sleep(WAIT_SLICE_S)
         self._stopped.set()
         return code if code >= 0 else 128 - code
 

@@ -1,8 +1,8 @@
 """The approval policy in a sandboxed kernel, without a kernel (notebook/runtime/sandbox_approval.py;
 the kernel-level suite is test_sandbox_kernel_escape.py): under `auto`, `run_python` and the
-notebook tools need no card and the decision says they ran in the sandboxed kernel, while the
-same calls still ask in a normal kernel; what no sandbox makes safe (a subagent, a write where
-the sandbox lets no command write) still asks; a command asking to leave the kernel's sandbox or
+notebook tools and file writes need no card and the decision says they ran in the sandboxed
+kernel, while the same calls still ask in a normal kernel; a subagent and a read outside the
+workspace still ask; a command asking to leave the kernel's sandbox or
 for a host it was not started with is denied without a card, in every mode; the first cell says
 once that the user's cells are confined, and a kernel whose walls are not all up says so and
 is treated as not sandboxed."""
@@ -20,7 +20,7 @@ from penguin_jupyter.notebook.runtime.approval_router import ApprovalRouter, Cel
 from penguin_jupyter.notebook.runtime.sandbox_approval import CellSandbox, cell_sandbox
 from penguin_jupyter.omni import tool_call
 
-PERMISSIONS = {"exec_command": "rw", "write_file": "rw", "run_python": "rw", "insert_cell": "rw", "edit_cell": "rw",
+PERMISSIONS = {"read_file": "r", "exec_command": "rw", "write_file": "rw", "run_python": "rw", "insert_cell": "rw", "edit_cell": "rw",
                "run_cell": "rw", "delete_cell": "rw", "run_subagent": "rw", "read_notebook": "r"}  # fmt: skip
 HOSTS = parse_hosts(["127.0.0.1:8123"])
 IN_KERNEL = "in the sandboxed kernel (writes: the workspace and /tmp; network: 127.0.0.1:8123)"
@@ -79,13 +79,22 @@ async def test_the_same_calls_ask_in_a_normal_kernel_and_under_ask(tmp_path, nam
     assert len(prompts) == 1 and len(asked) == 1
 
 
-async def test_what_the_sandbox_does_not_make_safe_still_asks(tmp_path):
+async def test_file_writes_are_the_kernels_views_business_and_the_rest_still_asks(tmp_path):
+    """A write runs in the kernel, whose own view refuses what the sandbox does not allow (the
+    escape suite's write_file to .git/hooks fails read-only); a subagent (it spends) and a read
+    outside the workspace (as under read-only) still ask."""
     router, approval, prompts = _cell("auto", str(tmp_path))
+    write = tool_call("write_file", {"file_path": ".git/hooks/pre-commit", "content": "x"}, "w1")
+    assert await router.decide(approval, write) == "allow"
+    assert router.take_reason("w1") == f"allowed by the cell's mode (auto); {IN_KERNEL}"
     subagent = tool_call("run_subagent", {"prompt": "go", "provider": "openai", "model_id": "m"}, "s1")
     assert await router.decide(approval, subagent) == "deny"
-    write = tool_call("write_file", {"file_path": ".git/hooks/pre-commit", "content": "x"}, "w1")
-    assert await router.decide(approval, write) == "deny"
+    read = tool_call("read_file", {"file_path": "/etc/hostname"}, "r1")
+    assert await router.decide(approval, read) == "deny"
     assert len(prompts) == 2
+    # in a normal kernel, auto keeps the write's card
+    router, approval, prompts = _cell("auto", str(tmp_path), kernel=False)
+    assert await router.decide(approval, write) == "deny" and len(prompts) == 1
 
 
 @pytest.mark.parametrize("mode", ["ask", "auto", "allow-all"])

@@ -12,6 +12,7 @@ asks for ipc), `--approve auto`, the scripted model calling `run_python` with ho
   made, while the model — on 127.0.0.1 too, through the proxy — answers every request;
 * a `setsid` shell daemon and a double-forked Python daemon stop when the kernel does, and no
   process of them is left; a symlink made inside widens nothing;
+* `write_file` to $HOME or .git/hooks, allowed with no card, fails in the kernel's view;
 * a command runs in the kernel's sandbox with no card; `unsandboxed: true` and a host the kernel
   was not started with are denied without a card, saying why;
 * the user's own cell is confined too; an interrupt reaches the kernel; the header says
@@ -58,11 +59,12 @@ def _assert_confined(observed: dict[str, Any]) -> None:
     assert observed["first_status"] == "ok", observed["first_stderr"]
     assert observed["cards_in_auto"] == 0, "auto asked in the sandboxed kernel"
     # the model still answers: every scripted turn was requested through the proxy
-    assert observed["answer"][-1] == "Tried everything." and observed["model_requests"] == len(_codes(1, _FAKE)) + 4
+    assert observed["answer"][-1] == "Tried everything." and observed["model_requests"] == len(_codes(1, _FAKE)) + 6
     assert outputs["inside"] == "written\n" and files["inside"]
     for call_id in ("home", "startup", "hook", "gitconfig"):
         assert READ_ONLY in outputs[call_id] and "WROTE" not in outputs[call_id], call_id
-    for escaped in ("home_pwned", "startup", "hook", "daemon_wrote", "via_link", "fsmonitor_ran", "kube_ran", "command_pwned", "outside_ok", "user_cell"):
+    for escaped in ("home_pwned", "startup", "hook", "daemon_wrote", "via_link", "fsmonitor_ran", "kube_ran", "command_pwned",
+                    "outside_ok", "user_cell", "wf_home", "wf_hook"):  # fmt: skip
         assert not files[escaped], escaped
     assert "alias" not in observed["git_config"] and observed["authorized_keys"] == "ssh-ed25519 AAAA the-owner\n"
     assert outputs["ssh"].count(HIDDEN) == 2 and "ssh folder: []" in outputs["ssh"]
@@ -74,6 +76,7 @@ def _assert_confined(observed: dict[str, Any]) -> None:
     assert observed["hits"] == [], f"the counting server was reached: {observed['hits']}"
     assert "403" in outputs["network"] and "Connection refused" in outputs["network"]
     assert "Operation not permitted" in outputs["unix"]
+    assert READ_ONLY in outputs["wf_home"] and READ_ONLY in outputs["wf_hook"]  # write_file: the kernel's view
     assert READ_ONLY in outputs["symlink"] and HIDDEN in outputs["symlink"]
     # the daemons beat while the kernel ran and stopped with it
     assert all(observed["beats_running"].values()), observed["beats_running"]

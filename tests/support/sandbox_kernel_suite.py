@@ -1,6 +1,7 @@
 """The escape suite of the sandboxed kernel: "Python 3 (penguin sandbox)" started through its
 kernelspec with jupyter_client's KernelManager, `--approve auto`, the scripted model calling
-`run_python` with hostile code (and `exec_command` once inside and once asking to leave).
+`run_python` with hostile code (and `write_file` outside, `exec_command` once inside and once
+asking to leave).
 
 Reuses the command suite's fixtures (`sandbox_suite.py`: the home folder with credentials, the
 data root with another session's trace, the git workspace whose `.git/config` runs a program,
@@ -12,6 +13,7 @@ JSON-able dict the tests assert on; `python -m tests.support.sandbox_kernel_suit
 from __future__ import annotations
 
 import json
+import secrets
 import sys
 import threading
 import time
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.sandbox_suite import (
-    DAEMON_MARK,
+    DAEMON_SECONDS,
     TRANSCRIPT_MIME,
     CountingServer,
     _card_texts,
@@ -36,7 +38,7 @@ def _attempt(statement: str) -> str:
     return f"try:\n    {statement}\n    print('WROTE')\nexcept OSError as e:\n    print(type(e).__name__, e)\n"
 
 
-def _codes(port: int, layout: dict[str, Path]) -> list[tuple[str, str]]:
+def _codes(port: int, layout: dict[str, Path], mark: str = "000000") -> list[tuple[str, str]]:
     """(call id, run_python code): each one an escape attempt or the write that works."""
     home, data = layout["home"], layout["data"]
     trace = data / "default_project" / "agents" / "default_agent" / "traces" / "2020" / "01" / "01" / "session-other.jsonl"
@@ -69,16 +71,15 @@ def _codes(port: int, layout: dict[str, Path]) -> list[tuple[str, str]]:
         ("unix", "import socket\n" + _attempt("socket.socket(socket.AF_UNIX).connect('/run/docker.sock')")),
         (
             "daemon",
-            "import os, subprocess, time\n"
+            "import os, subprocess, sys, time\n"
             "subprocess.Popen(\"setsid sh -c 'while :; do date +%s%N > heartbeat.txt; echo x > $HOME/daemon-wrote; "
-            f"sleep 0.2; done' >/dev/null 2>&1 < /dev/null & (sleep {DAEMON_MARK} &)\", shell=True)\n"
+            f"sleep 0.2{mark}; done' >/dev/null 2>&1 < /dev/null & (sleep {DAEMON_SECONDS.format(mark)} &)\", shell=True)\n"
             "if os.fork() == 0:\n"
             "    os.setsid()\n"
             "    if os.fork() == 0:\n"
-            "        while True:\n"
-            "            with open('heartbeat-py.txt', 'w') as f:\n"
-            "                f.write(str(time.time()))\n"
-            "            time.sleep(0.2)\n"
+            "        beat = 'import time\\nwhile True:\\n    open(\"heartbeat-py.txt\", \"w\").write(str(time.time()))\\n"
+            f"    time.sleep(0.2{mark})'\n"
+            "        os.execv(sys.executable, [sys.executable, '-c', beat])\n"
             "    os._exit(0)\n"
             "time.sleep(1)\nprint('started')",
         ),
@@ -122,11 +123,14 @@ def run_kernel_suite(base: Path) -> dict[str, Any]:
     counting = CountingServer()
     layout = _layout(base, counting.port)
     home, data, workspace = layout["home"], layout["data"], layout["workspace"]
+    mark = str(secrets.randbelow(10**6)).zfill(6)  # unique: other runs may be on this machine
     script: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "run_python", "id": call_id, "arguments": {"code": code}}]}
-        for call_id, code in _codes(counting.port, layout)
+        for call_id, code in _codes(counting.port, layout, mark)
     ]
     script += [
+        {"tool_calls": [{"name": "write_file", "id": "wf_home", "arguments": {"file_path": str(home / "wf.txt"), "content": "x"}}]},
+        {"tool_calls": [{"name": "write_file", "id": "wf_hook", "arguments": {"file_path": ".git/hooks/post-checkout", "content": "x"}}]},
         {"tool_calls": [{"name": "exec_command", "id": "command", "arguments": {"cmd": "echo c > command.txt; echo x > $HOME/command-pwned.txt"}}]},
         {"tool_calls": [{"name": "exec_command", "id": "unsandboxed", "arguments": {"cmd": "touch outside-ok", "unsandboxed": True}}]},
         {"tool_calls": [{"name": "exec_command", "id": "hosts", "arguments": {"cmd": "true", "network_hosts": ["evil.example"]}}]},
@@ -181,7 +185,7 @@ def run_kernel_suite(base: Path) -> dict[str, Any]:
             observed["beats_after"] = _beats(workspace)
             time.sleep(1.0)
             observed["beats_later"] = _beats(workspace)
-            observed["daemon_processes"] = _daemon_alive()
+            observed["daemon_processes"] = _daemon_alive(mark)
     finally:
         counting.close()
     observed["hits"] = list(counting.hits)
@@ -200,6 +204,8 @@ def run_kernel_suite(base: Path) -> dict[str, Any]:
             "command_pwned": home / "command-pwned.txt",
             "outside_ok": workspace / "outside-ok",
             "user_cell": home / "user-cell.txt",
+            "wf_home": home / "wf.txt",
+            "wf_hook": workspace / ".git" / "hooks" / "post-checkout",
         }.items()
     }
     observed["git_config"] = (workspace / ".git" / "config").read_text()
