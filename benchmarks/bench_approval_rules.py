@@ -7,6 +7,8 @@ tried), for a plain command (`git status --short` in a git repository: the comma
 reads the repository's configuration, cached), a file read (`cat data/a.csv`: the path is
 checked against the credential list) and a compound one with substitutions, medians over many
 runs.
+Path rules too: `write_file` against N deny and N allow path rules, each judged by what the call
+touches (the path as the tool opens it and the file it reaches, worked out once per call).
 Goal: judge ≤ 1 ms per call at 100 rules; reading 1,000 rules ≤ 50 ms.
 """
 
@@ -71,6 +73,26 @@ def main() -> None:
         ["project rules", "judge plain", "judge read", "judge compound", "cell_rules read"],
         rows,
         ["goal: judge ≤ 1 ms at 100 rules; reading 1,000 rules ≤ 50 ms"],
+    )
+    path_rules(workspace)
+
+
+def path_rules(workspace: str) -> None:
+    """N deny + N allow `write_file` path rules; the call is allowed by the last allow rule."""
+    from penguin_jupyter.state.approval_rules import Rule, RuleBook
+
+    rows = []
+    for count in (10, 100, 1000):
+        deny = [Rule("deny", "write_file", path=f"data{n}/*", source="p") for n in range(count)]
+        allow = [Rule("allow", "write_file", path=f"out{n}/*", source="p") for n in range(count)]
+        book = RuleBook(project=[*deny, *allow, Rule("allow", "write_file", path="notes/*", source="p")])
+        arguments = {"file_path": "notes/a.md", "content": "x"}
+        rows.append([count, _median_ms(lambda book=book: book.judge("write_file", arguments, workspace), 200)])
+    print_table(
+        "path rules: judge one write_file call against N deny and N allow path rules (median ms)",
+        ["rules of each", "judge"],
+        rows,
+        ["goal: judge ≤ 1 ms at 100 rules"],
     )
 
 

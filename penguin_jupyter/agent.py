@@ -9,16 +9,18 @@ read through `penguin_jupyter.state`; the conversation itself runs in `session.p
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import cast
+from typing import TypeAlias, cast
 
 from .engine import CompactionSettings, effective_context_threshold
 from .environment import Environment
 from .environment.environment import SANDBOX_KEY
+from .environment.registry import ToolRegistration
 from .environment.sandbox import SandboxGrants
 from .environment.secret_files import register_data_root
 from .environment.types import BuiltinTool, EnvironmentConfig, ToolConfig
@@ -70,17 +72,23 @@ from .trace import (
     latest_session_id,
     list_session_files,
     read_trace,
+    replay_notes_diagnostic,
     resume_trace,
 )
 from .trace.writer import trace_file_path
 
 __all__ = ["Agent", "SessionInfo", "create_agent"]
 
+log = logging.getLogger(__name__)
+
 _DEFAULT_THINKING_LEVEL = "medium"
 
 # Given a session's workspace, the model keys its model client may use besides the exported ones
 # (the notebook passes `state.dotenv.workspace_credentials`'s keys; docs/security.md).
 CredentialSource = Callable[[str], Mapping[str, str]]
+
+# A tool the host registers besides the builtin ones (the notebook's kernel and notebook tools).
+ExtraTool: TypeAlias = ToolRegistration | BuiltinTool
 
 
 @dataclass(frozen=True)
@@ -226,7 +234,7 @@ class Agent:
         workspace_dir: str | os.PathLike[str],
         provider: str | None = None,
         model_id: str | None = None,
-        extra_tools: list[BuiltinTool] | None = None,
+        extra_tools: Sequence[ExtraTool] | None = None,
         system_prompt_extra: str | None = None,
         source: str | None = None,
         credentials: CredentialSource | None = None,
@@ -275,7 +283,7 @@ class Agent:
         workspace_dir: str | os.PathLike[str],
         provider: str | None,
         model_id: str | None,
-        extra_tools: list[BuiltinTool] | None = None,
+        extra_tools: Sequence[ExtraTool] | None = None,
         system_prompt_extra: str | None = None,
         source: str | None = None,
         depth: int = 0,
@@ -331,7 +339,7 @@ class Agent:
         self,
         session_id: str,
         *,
-        extra_tools: list[BuiltinTool] | None = None,
+        extra_tools: Sequence[ExtraTool] | None = None,
         system_prompt_extra: str | None = None,
         credentials: CredentialSource | None = None,
     ) -> Session:
@@ -367,12 +375,14 @@ class Agent:
         return SessionLock.acquire(session_dir, session_id)
 
     def _resume_locked(
-        self, session_id: str, extra_tools: list[BuiltinTool] | None, credentials: CredentialSource | None
+        self, session_id: str, extra_tools: Sequence[ExtraTool] | None, credentials: CredentialSource | None
     ) -> Session:
         """Resume under the session lock: the trace is read only once nobody else can write it."""
         located = self._locate_or_fail(session_id)
         records = read_trace(located.path)
         replay = resume_trace(records)
+        if replay.notes:
+            log.warning("%s", replay_notes_diagnostic(str(located.path), replay.notes))
         if replay.meta is None:
             raise ValueError(
                 f"Cannot resume {session_id}: its Trace has no session_meta record ({located.path})."
@@ -489,7 +499,7 @@ class Agent:
         prompt: str,
         meta: OmniMessage,
         trace: TraceWriter,
-        extra_tools: list[BuiltinTool] | None,
+        extra_tools: Sequence[ExtraTool] | None,
         *,
         replay: ReplayState | None,
         meta_recorded: bool,

@@ -2,11 +2,32 @@
 the developer's real ~/.penguin, and login shells stay quiet. The tests are grouped by the
 package layer they test (`tests/engine/`, `tests/llm/`, `tests/notebook/`, …; real-browser tests in
 `tests/browser/`); helpers shared across folders live in the `tests/support/` package, one module
-per area."""
+per area.
+
+Property-based tests (the `*_fuzz.py` files) run under one fixed hypothesis profile, `penguin`:
+derandomized and without an example database, so every run (CI included) tries the same
+examples; each test bounds its own `max_examples` (`tests.support.fuzz.bounded`).
+`PENGUIN_HYPOTHESIS_PROFILE=explore` draws fresh random examples, ten times as many, to look for
+new failures locally."""
 
 from __future__ import annotations
 
+import os
+from datetime import timedelta
+
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "penguin",
+    derandomize=True,
+    database=None,
+    deadline=timedelta(seconds=10),  # a bound for a runaway example, far above a loaded machine's
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile("explore", parent=settings.get_profile("penguin"), derandomize=False)
+settings.load_profile(os.environ.get("PENGUIN_HYPOTHESIS_PROFILE", "penguin"))
 
 
 @pytest.fixture(autouse=True)

@@ -19,7 +19,8 @@ import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application'
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { BridgeRequest, runOperation } from './bridge_ops';
-import { notePanel } from './undo_control';
+import { trackBusyRequests } from './busy_status';
+import { notePanel } from './panels';
 
 export const COMM_TARGET = 'penguin-notebook';
 export const PAGE_TARGET = 'penguin-notebook-page';
@@ -171,13 +172,17 @@ async function openWhenKnown(
 }
 
 /**
- * Connect when the kernel has the extension loaded (its announcement comm, or another page's).
- * `comm_info` waits while the main shell is busy (a running %%penguin cell, or a cell the page
- * sent before this answer): without an answer in COMM_INFO_WAIT_MS the page opens its comm
- * directly (comms travel on their own subshell); a kernel without the extension closes it again
- * (and logs "No such comm target registered").
+ * Whether the kernel ran `%load_ext penguin_jupyter`: its announcement comm or a page's comm is
+ * open. `comm_info` waits while the main shell is busy; no answer within `waitMs` is `null`.
  */
-async function connectIfLoaded(app: JupyterFrontEnd, kernel: Kernel.IKernelConnection): Promise<void> {
+export async function penguinLoaded(
+  kernel: Kernel.IKernelConnection,
+  waitMs: number = COMM_INFO_WAIT_MS
+): Promise<boolean | null> {
+  const link = links.get(kernel);
+  if (link?.comm && !link.comm.isDisposed) {
+    return true;
+  }
   const ask = async (): Promise<boolean> => {
     for (const target of [COMM_TARGET, PAGE_TARGET]) {
       const reply = await kernel.requestCommInfo({ target_name: target });
@@ -188,10 +193,21 @@ async function connectIfLoaded(app: JupyterFrontEnd, kernel: Kernel.IKernelConne
     }
     return false;
   };
-  const busy = new Promise<'busy'>(resolve => setTimeout(() => resolve('busy'), COMM_INFO_WAIT_MS));
+  const late = new Promise<null>(resolve => setTimeout(() => resolve(null), waitMs));
+  return Promise.race([ask(), late]);
+}
+
+/**
+ * Connect when the kernel has the extension loaded (its announcement comm, or another page's).
+ * Without an answer in COMM_INFO_WAIT_MS (the main shell is busy: a running %%penguin cell, or
+ * a cell the page sent before this answer) the page opens its comm directly (comms travel on
+ * their own subshell); a kernel without the extension closes it again (and logs "No such comm
+ * target registered").
+ */
+async function connectIfLoaded(app: JupyterFrontEnd, kernel: Kernel.IKernelConnection): Promise<void> {
   try {
-    const answer = await Promise.race([ask(), busy]);
-    if (answer === true || answer === 'busy') {
+    const answer = await penguinLoaded(kernel);
+    if (answer !== false) {
       connect(app, kernel);
     }
   } catch {
@@ -230,6 +246,7 @@ function watch(app: JupyterFrontEnd, panel: NotebookPanel): void {
   const attach = (): void => {
     const kernel = panel.sessionContext.session?.kernel;
     if (kernel) {
+      trackBusyRequests(kernel); // Busy while a cell runs, whatever its comms do (busy_status.ts)
       serve(app, panel, kernel);
     }
   };

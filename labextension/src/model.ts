@@ -6,7 +6,9 @@
  * visible_text.visible_controls (a card shows invisible characters as ⟨U+XXXX⟩) and of the tolerant bundle reader
  * (transcript_bundle.read_bundle). Same block order, same grouping: tool outputs and approval
  * decisions join their call by tool_call_id within one origin; origin-tagged messages go into
- * nested subagent groups placed where the subagent first appeared. Keep the two in step.
+ * nested subagent groups placed where the subagent first appeared. How each card reads comes
+ * from the bundle's `tools` (each tool's card roles, written from its declaration); no rule here
+ * names a tool. Keep the two in step.
  */
 
 export type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -17,15 +19,53 @@ const MAX_TURNS_NOTICE = /^\[reached max turns \((-?\d+)\); stopping\]$/;
 const BUDGET_STOP_NOTICE = /^\[stopped before a model request: ([\s\S]+)\]$/; // the engine's budget stop (docs/cost.md)
 const DETAIL_LIMIT = 200;
 const SILENT_EVENTS = new Set(['request_begin', 'token_usage', 'tool_list_ready', 'subagent', 'goal_finished']);
-// The argument whose whole text says what a call does: a card shows it in full.
-const FULL_TEXT_ARGUMENTS: { [name: string]: string } = {
-  exec_command: 'cmd',
-  input_command: 'chars',
-  run_python: 'code',
-  insert_cell: 'source',
-  propose_cell: 'code',
-  run_subagent: 'prompt',
-  input_subagent: 'prompt'
+
+/** How a card of one tool reads (its declaration's card roles, as the bundle carries them). */
+export interface CardRoles {
+  command?: string; // the shell command: `$ cmd`, in full
+  workdir?: string; // where it runs
+  body?: string; // the argument shown in full ('*': every argument, for a tool nobody declared)
+  cell?: string; // the cell the call acts on (`cell 3f2a…`)
+  diff?: { old?: string; new: string; path?: string; notes?: CardNotes }; // what the call writes, as a diff
+  headline?: string[]; // the header's arguments, joined by ': '
+  notes?: CardNotes; // flags that add their text to the header
+}
+export type CardNotes = { [argument: string]: string }; // a flag argument, when true, adds its text
+export type ToolCards = { [name: string]: CardRoles };
+const UNDECLARED_CARD: CardRoles = { body: '*' };
+
+// FALLBACK ONLY for bundles saved before bundles carried their tools' card roles: the roles the
+// tools had then, frozen. Never edit it to follow a declaration, never read it for a bundle that
+// has `tools`. Same table as penguin_jupyter/notebook/transcript/legacy_card_roles.py (a test
+// keeps the two equal).
+export const LEGACY_CARD_ROLES: ToolCards = {
+  read_file: { headline: ['file_path'] },
+  edit_file: {
+    diff: {
+      old: 'old_string',
+      new: 'new_string',
+      path: 'file_path',
+      notes: { replace_all: '(replace_all: every occurrence)' }
+    },
+    headline: ['file_path']
+  },
+  write_file: { diff: { new: 'content', path: 'file_path' }, headline: ['file_path'] },
+  exec_command: { command: 'cmd', workdir: 'workdir', notes: { run_in_background: ' [background]' } },
+  input_command: { body: 'chars', headline: ['process_id', 'chars'] },
+  kill_command: { headline: ['process_id'] },
+  run_subagent: { body: 'prompt', headline: ['prompt'] },
+  input_subagent: { body: 'prompt', headline: ['subagent_id', 'prompt'] },
+  kill_subagent: { headline: ['subagent_id'] },
+  read_image: { headline: ['source'] },
+  describe_image: { headline: ['source', 'prompt'] },
+  run_python: { body: 'code' },
+  inspect_variables: {},
+  propose_cell: { body: 'code' },
+  read_notebook: {},
+  insert_cell: { body: 'source', headline: ['source'] },
+  edit_cell: { cell: 'cell_id', diff: { new: 'source' }, headline: ['source'] },
+  run_cell: { cell: 'cell_id', headline: ['cell_id'] },
+  delete_cell: { cell: 'cell_id', headline: ['cell_id'] }
 };
 // Control (but newline and tab), format (zero-width, bidi, BOM, tags) and separator characters.
 const HIDDEN_CHARACTER = /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
@@ -65,6 +105,7 @@ export interface Bundle {
   status: string;
   usage: { session: TokenCounts; request: TokenCounts; cost?: TaskCost } | null;
   messages: Json[];
+  tools: ToolCards; // each tool's card roles (the legacy ones for a bundle saved without)
   undo?: UndoState; // only when the bundle has one (as the Python reader)
 }
 
@@ -111,7 +152,7 @@ export interface ToolCard {
   description: string | null;
   command: string | null;
   workdir: string | null;
-  body: string | null; // the whole text of the call's FULL_TEXT_ARGUMENTS argument
+  body: string | null; // the whole text its card shows (the argument its roles name, or all of them)
   diff: string | null;
   decision: string | null;
   decision_reason: string | null; // why no click was needed: a rule, the policy, the mode
@@ -177,6 +218,37 @@ function taskCost(value: Json): TaskCost | null {
     session_usd: value.session_usd,
     unpriced_requests: typeof unpriced === 'number' && Number.isInteger(unpriced) && unpriced >= 0 ? unpriced : 0
   };
+}
+
+// A long user message folds after its head (transcript/long_prompts.py `fold`; keep in step).
+export const FOLD_HEAD_LINES = 12;
+export const FOLD_HEAD_CHARS = 1500;
+
+export interface Folded {
+  head: string;
+  rest: string; // empty: nothing folded
+  label: string; // `… 40 more lines`, or `… 98,500 more characters` for one long line
+}
+
+/** As long_prompts.fold: the first FOLD_HEAD_LINES lines (at most FOLD_HEAD_CHARS characters,
+ * counted as Python counts them) and the rest. */
+export function foldText(text: string): Folded {
+  const chars = Array.from(text);
+  let head = Array.from(text.split('\n').slice(0, FOLD_HEAD_LINES).join('\n'));
+  if (head.length > FOLD_HEAD_CHARS) {
+    head = head.slice(0, FOLD_HEAD_CHARS);
+  }
+  if (head.length >= chars.length) {
+    return { head: text, rest: '', label: '' };
+  }
+  let rest = chars.slice(head.length);
+  if (rest[0] === '\n') {
+    rest = rest.slice(1);
+  }
+  const restText = rest.join('');
+  const lines = restText.split('\n').length;
+  const label = lines > 1 ? `… ${lines} more lines` : `… ${rest.length.toLocaleString('en-US')} more characters`;
+  return { head: head.join(''), rest: restText, label };
 }
 
 /** As prices.format_usd: under a dollar up to four decimals (trailing zeros dropped to two). */
@@ -263,6 +335,66 @@ export function withSavedImages(bundle: Json, markup: Json): Json {
   return { ...bundle, messages };
 }
 
+const CARD_ROLE_TEXTS = ['command', 'workdir', 'body', 'cell'] as const;
+const MAX_TOOLS = 1000;
+
+/** One tool's card roles as a bundle keeps them (a stranger's bundle is data: anything but the
+ * known keys with the expected shapes is dropped), as transcript_bundle.card_roles. */
+export function cardRoles(value: Json): CardRoles {
+  if (!isObject(value)) {
+    return { ...UNDECLARED_CARD };
+  }
+  const roles: CardRoles = {};
+  for (const key of CARD_ROLE_TEXTS) {
+    if (typeof value[key] === 'string') {
+      roles[key] = value[key];
+    }
+  }
+  const diff = value.diff;
+  if (isObject(diff) && typeof diff.new === 'string') {
+    const kept: Json = {};
+    for (const key of ['old', 'new', 'path']) {
+      if (typeof diff[key] === 'string') {
+        kept[key] = diff[key];
+      }
+    }
+    if (isObject(diff.notes)) {
+      kept.notes = cardNotes(diff.notes);
+    }
+    roles.diff = kept as CardRoles['diff'];
+  }
+  if (Array.isArray(value.headline)) {
+    roles.headline = value.headline.filter((key: Json) => typeof key === 'string');
+  }
+  if (isObject(value.notes)) {
+    roles.notes = cardNotes(value.notes);
+  }
+  return roles;
+}
+
+function cardNotes(value: Json): CardNotes {
+  const notes: CardNotes = {};
+  for (const [argument, text] of Object.entries(value)) {
+    if (typeof text === 'string') {
+      notes[argument] = text;
+    }
+  }
+  return notes;
+}
+
+/** A bundle's `tools` as a reader uses them; one saved before they were carried reads with the
+ * frozen legacy roles. */
+export function savedTools(value: Json): ToolCards {
+  if (!isObject(value)) {
+    return JSON.parse(JSON.stringify(LEGACY_CARD_ROLES));
+  }
+  const tools: ToolCards = {};
+  for (const [name, roles] of Object.entries(value).slice(0, MAX_TOOLS)) {
+    tools[String(name)] = cardRoles(roles);
+  }
+  return tools;
+}
+
 /** Any bundle of version <= current (and best effort newer ones) in the v1 shape. */
 export function readBundle(data: Json): Bundle {
   if (typeof data === 'string') {
@@ -298,7 +430,8 @@ export function readBundle(data: Json): Bundle {
     session,
     status: STOP_REASONS.includes(data.status) ? data.status : 'completed',
     usage,
-    messages
+    messages,
+    tools: savedTools(data.tools)
   };
   const undo = undoState(data.undo);
   if (undo) {
@@ -329,6 +462,32 @@ function stringArg(args: Json, key: string): string | null {
   return typeof value === 'string' ? value : null;
 }
 
+/** How a card of tool `name` reads, from a bundle's `tools` (a tool nobody declared: every argument). */
+export function rolesOf(name: string, tools: ToolCards): CardRoles {
+  const roles = Object.prototype.hasOwnProperty.call(tools, name) ? tools[name] : undefined;
+  return roles !== undefined && isObject(roles) ? roles : UNDECLARED_CARD;
+}
+
+/** Every argument but the description, one `name: value` per line (strings as they are): what a
+ * card of a tool nobody declared shows. */
+export function allArgumentsText(args: { [key: string]: Json }): string | null {
+  const lines = Object.entries(args)
+    .filter(([key]) => key !== 'description')
+    .map(([key, value]) => `${key}: ${typeof value === 'string' ? value : compactJson(value)}`);
+  return lines.length ? lines.join('\n') : null;
+}
+
+function notesOf(notes: CardNotes | undefined, args: Json): string[] {
+  return isObject(notes)
+    ? Object.entries(notes!).filter(([argument]) => (args ?? {})[argument] === true).map(([, text]) => String(text))
+    : [];
+}
+
+function roleKey(roles: CardRoles, role: 'command' | 'workdir' | 'body' | 'cell'): string | null {
+  const value = roles[role];
+  return typeof value === 'string' && value ? value : null;
+}
+
 // Python's str.split() whitespace (JS's \s differs: it has U+FEFF, lacks U+001C–U+001F and U+0085).
 const PY_WHITESPACE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/;
 
@@ -347,40 +506,36 @@ export function toolDescription(args: Json): string | null {
   return value === null ? null : value.trim() || null;
 }
 
-/** [title, detail] for a card header: the tool name and its key argument on one line. */
-export function toolCardSummary(payload: Json): [string, string] {
+/** [title, detail] for a card header: the tool name and, on one line, its command (`$ cmd (in
+ * dir)`), else its headline arguments joined by ': ' (a cell as `cell 3f2a…`), else every argument
+ * but the description as compact JSON. */
+export function toolCardSummary(payload: Json, roles: CardRoles): [string, string] {
   const name = String(payload.name || 'tool');
   const raw = payload.arguments ?? '';
   const args = parseArguments(raw);
   if (args === null) {
     return [name, shorten(typeof raw === 'string' ? raw : compactJson(raw))];
   }
-  if (name === 'exec_command') {
-    let detail = '$ ' + (stringArg(args, 'cmd') ?? '');
-    const workdir = stringArg(args, 'workdir');
+  const command = roleKey(roles, 'command');
+  if (command !== null) {
+    let detail = '$ ' + (stringArg(args, command) ?? '');
+    const workdirKey = roleKey(roles, 'workdir');
+    const workdir = workdirKey ? stringArg(args, workdirKey) : null;
     if (workdir) {
       detail += ` (in ${workdir})`;
     }
-    if (args.run_in_background === true) {
-      detail += ' [background]';
-    }
-    return [name, shorten(detail)];
+    return [name, shorten(detail + notesOf(roles.notes, args).join(''))];
   }
-  for (const key of ['file_path', 'source', 'process_id', 'subagent_id']) {
-    const value = stringArg(args, key);
+  const cell = roleKey(roles, 'cell');
+  const values: string[] = [];
+  for (const key of roles.headline ?? []) {
+    const value = typeof key === 'string' ? stringArg(args, key) : null;
     if (value) {
-      const extra = stringArg(args, 'chars') || stringArg(args, 'prompt');
-      return [name, shorten(value + (extra ? `: ${extra}` : ''))];
+      values.push(key === cell ? `cell ${value}` : value);
     }
   }
-  const prompt = stringArg(args, 'prompt');
-  if (prompt) {
-    return [name, shorten(prompt)];
-  }
-  // run_cell, delete_cell: `cell 3f2a…`, not `{"cell_id":…}`
-  const cellId = stringArg(args, 'cell_id');
-  if (cellId) {
-    return [name, shorten(`cell ${cellId}`)];
+  if (values.length) {
+    return [name, shorten(values.join(': ') + notesOf(roles.notes, args).join(''))];
   }
   const shown: { [key: string]: Json } = {};
   for (const [key, value] of Object.entries(args)) {
@@ -389,6 +544,20 @@ export function toolCardSummary(payload: Json): [string, string] {
     }
   }
   return [name, Object.keys(shown).length ? shorten(compactJson(shown)) : ''];
+}
+
+/** The whole text that says what the call does: the argument its roles name as its command or
+ * body, every argument for a tool nobody declared; null when its roles name none. */
+export function callBody(args: Json, roles: CardRoles): string | null {
+  const key = roleKey(roles, 'command') ?? roleKey(roles, 'body');
+  if (key === null) {
+    return null;
+  }
+  const parsed = parseArguments(args);
+  if (key === '*') {
+    return parsed === null ? null : allArgumentsText(parsed);
+  }
+  return stringArg(parsed, key);
 }
 
 function splitLines(text: string): string[] {
@@ -500,39 +669,34 @@ export function unifiedDiff(a: string[], b: string[], fromFile: string, toFile: 
   return lines;
 }
 
-/** A unified diff computed from edit_file / write_file arguments; null for other tools. */
-export function diffPreview(name: string, args: Json): string | null {
-  if (name !== 'edit_file' && name !== 'write_file') {
-    return null;
-  }
+/** A unified diff of what a call writes (its roles' `diff`), from the `old` argument (or nothing);
+ * null for a call that writes no text, and for a call that rewrites a cell (a static card takes
+ * that diff from the call's output). */
+export function diffPreview(name: string, args: Json, roles: CardRoles): string | null {
+  const diff = roles.diff;
   const parsed = parseArguments(args);
-  if (parsed === null) {
+  if (!isObject(diff) || parsed === null || diffInOutput(roles)) {
     return null;
   }
-  const path = stringArg(parsed, 'file_path') || 'file';
-  let before: string[];
-  let after: string[];
-  if (name === 'edit_file') {
-    const oldText = stringArg(parsed, 'old_string');
-    const newText = stringArg(parsed, 'new_string');
-    if (oldText === null || newText === null) {
-      return null;
-    }
-    before = splitLines(oldText);
-    after = splitLines(newText);
-  } else {
-    const content = stringArg(parsed, 'content');
-    if (content === null) {
-      return null;
-    }
-    before = [];
-    after = splitLines(content);
+  const newText = typeof diff!.new === 'string' ? stringArg(parsed, diff!.new) : null;
+  if (newText === null) {
+    return null;
   }
-  const lines = unifiedDiff(before, after, `a/${path}`, `b/${path}`);
-  if (name === 'edit_file' && parsed.replace_all === true && lines.length) {
-    lines.push('(replace_all: every occurrence)');
+  const path = (typeof diff!.path === 'string' ? stringArg(parsed, diff!.path) : null) || 'file';
+  const oldText = typeof diff!.old === 'string' ? stringArg(parsed, diff!.old) : '';
+  if (oldText === null) {
+    return null;
+  }
+  const lines = unifiedDiff(splitLines(oldText), splitLines(newText), `a/${path}`, `b/${path}`);
+  if (lines.length) {
+    lines.push(...notesOf(diff!.notes, parsed));
   }
   return lines.length ? lines.join('\n') : null;
+}
+
+/** A call that rewrites a cell (a `cell` and a `diff` role): its static diff is its output's. */
+function diffInOutput(roles: CardRoles): boolean {
+  return roleKey(roles, 'cell') !== null && isObject(roles.diff);
 }
 
 const EDIT_CELL_DIFF_HEAD = '--- before\n+++ after\n';
@@ -547,10 +711,10 @@ export function splitEditCellOutput(output: string): [string, string] | null {
   return [output.slice(0, at), output.slice(at + 1)];
 }
 
-/** Once an edit_cell card has its call and a completed output, the output's diff becomes the
- * card's diff and the output keeps the summary line. */
-function takeEditCellDiff(card: ToolCard): void {
-  if (card.name !== 'edit_cell' || card.output === null || card.output_stop_reason !== 'completed') {
+/** Once the card of a call that rewrites a cell (edit_cell) has its call and a completed output,
+ * the output's diff becomes the card's diff and the output keeps the summary line. */
+function takeEditCellDiff(card: ToolCard, roles: CardRoles): void {
+  if (!card.has_call || !diffInOutput(roles) || card.output === null || card.output_stop_reason !== 'completed') {
     return;
   }
   const parts = splitEditCellOutput(card.output);
@@ -568,7 +732,11 @@ class Scope {
   openCompaction: EventBlock | null = null;
   openMcp: EventBlock | null = null;
 
-  constructor(public blocks: Block[]) {}
+  constructor(public blocks: Block[], public tools: ToolCards) {}
+
+  roles(name: string): CardRoles {
+    return rolesOf(name, this.tools);
+  }
 
   cardFor(toolCallId: string, wants: 'call' | 'decision' | 'output'): ToolCard {
     for (const card of this.cards.get(toolCallId) ?? []) {
@@ -613,7 +781,7 @@ class Scope {
   child(sessionId: string): Scope {
     if (!this.children.has(sessionId)) {
       const group: SubagentGroup = { kind: 'subagent', session_id: sessionId, provider: null, model_id: null, blocks: [] };
-      this.children.set(sessionId, [group, new Scope(group.blocks)]);
+      this.children.set(sessionId, [group, new Scope(group.blocks, this.tools)]);
       this.blocks.push(group);
     }
     return this.children.get(sessionId)![1];
@@ -624,25 +792,25 @@ class Scope {
   }
 }
 
-function fillCall(card: ToolCard, payload: Json): void {
+function fillCall(card: ToolCard, payload: Json, roles: CardRoles): void {
   const name = String(payload.name || '');
   const args = typeof payload.arguments === 'string' ? payload.arguments : compactJson(payload.arguments ?? '');
   card.has_call = true;
   card.name = name;
   card.arguments = visibleControls(args);
   card.call_stop_reason = String(payload.stop_reason || 'completed');
-  const [title, detail] = toolCardSummary(payload);
+  const [title, detail] = toolCardSummary(payload, roles);
   card.title = visibleControls(title);
   card.detail = visibleControls(detail);
   card.description = visibleOrNull(toolDescription(args));
-  const parsed = parseArguments(args);
-  const key = FULL_TEXT_ARGUMENTS[name];
-  card.body = key ? visibleOrNull(stringArg(parsed, key)) : null;
-  card.diff = visibleOrNull(diffPreview(name, args)); // null for edit_cell: its diff comes from its output
-  takeEditCellDiff(card);
-  if (name === 'exec_command') {
+  card.body = visibleOrNull(callBody(args, roles));
+  card.diff = visibleOrNull(diffPreview(name, args, roles)); // null for a rewritten cell: its output's
+  takeEditCellDiff(card, roles);
+  const command = roleKey(roles, 'command');
+  if (command !== null) {
+    const workdirKey = roleKey(roles, 'workdir');
     card.command = card.body;
-    card.workdir = visibleOrNull(stringArg(parsed, 'workdir'));
+    card.workdir = workdirKey ? visibleOrNull(stringArg(parseArguments(args), workdirKey)) : null;
   }
 }
 
@@ -786,20 +954,21 @@ function addModel(scope: Scope, payload: Json): void {
     const mime = String(payload.mime_type ?? 'application/octet-stream');
     scope.blocks.push({ kind: 'image', source: `data:${mime};base64,${payload.data ?? ''}`, mime_type: mime });
   } else if (kind === 'tool_call') {
-    fillCall(scope.cardFor(String(payload.tool_call_id ?? ''), 'call'), payload);
+    fillCall(scope.cardFor(String(payload.tool_call_id ?? ''), 'call'), payload, scope.roles(String(payload.name || '')));
   } else if (kind === 'tool_call_output') {
     const card = scope.cardFor(String(payload.tool_call_id ?? ''), 'output');
     card.output = String(payload.output ?? '');
     card.images = (Array.isArray(payload.images) ? payload.images : []).filter((i: Json) => typeof i === 'string');
     card.output_stop_reason = stop;
-    takeEditCellDiff(card);
+    takeEditCellDiff(card, scope.roles(card.name));
   }
 }
 
-/** Group a Task's complete messages and events (wire dicts) into display blocks. */
-export function buildBlocks(messages: Json[]): Block[] {
+/** Group a Task's complete messages and events (wire dicts) into display blocks; `tools` are the
+ * bundle's card roles (`readBundle` fills the legacy ones in for an older bundle). */
+export function buildBlocks(messages: Json[], tools: ToolCards): Block[] {
   const blocks: Block[] = [];
-  const root = new Scope(blocks);
+  const root = new Scope(blocks, tools);
   for (const data of messages) {
     if (!isObject(data) || !isObject(data.payload)) {
       continue;

@@ -2,7 +2,8 @@
  * DOM rendering of transcript blocks inside JupyterLab.
  *
  * Mirrors the HTML fallback (penguin_jupyter/notebook/transcript/transcript_html.py): header, collapsed
- * thinking, Markdown text (JupyterLab's parser + sanitizer), tool cards with command / diff /
+ * thinking, Markdown text (JupyterLab's parser + sanitizer; a long user message folded after its
+ * head, model.ts `foldText`), tool cards with command / diff /
  * arguments / approval / output (long output collapsed, expandable), events, nested subagents,
  * usage. Every model string goes in through textContent unless it passed the sanitizer and
  * then the allow-list rebuild of nofetch.ts (remote images become click-to-open placeholders).
@@ -10,7 +11,17 @@
 
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
-import { Block, Bundle, buildBlocks, BUNDLE_VERSION, costText, readBundle, ToolCard, withSavedImages } from './model';
+import {
+  Block,
+  Bundle,
+  buildBlocks,
+  BUNDLE_VERSION,
+  costText,
+  foldText,
+  readBundle,
+  ToolCard,
+  withSavedImages
+} from './model';
 import { imageNode, safeFragment, safeHtml } from './nofetch';
 import { undoControl } from './undo_control';
 
@@ -133,7 +144,7 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
       return [el('div', 'pg-failed', `Cannot render this penguin transcript: ${error}`)];
     }
     const body = el('div', 'pg-body');
-    for (const block of buildBlocks(bundle.messages)) {
+    for (const block of buildBlocks(bundle.messages, bundle.tools)) {
       body.appendChild(await this.block(block));
     }
     const parts = [this.header(bundle), body];
@@ -155,7 +166,8 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
       s.approval_mode ? `approve ${s.approval_mode}` : ''
     ].filter(Boolean).join(' · ');
     const header = el('div', 'pg-header',
-      el('span', 'pg-title', `🐧 penguin · ${model} · `),
+      // no emoji: a missing-glyph box where no colour-emoji font is installed (issue 39)
+      el('span', 'pg-title', `penguin · ${model} · `),
       el('span', `pg-status pg-status-${bundle.status}`, bundle.status),
       el('div', 'pg-meta', meta),
       undoControl(bundle.undo ?? null, this.node));
@@ -186,15 +198,27 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
     return node;
   }
 
+  /** A user message as Markdown; a long one folds after its head, like long tool output. */
+  private async userText(text: string): Promise<HTMLElement[]> {
+    const folded = foldText(text);
+    if (!folded.rest) {
+      return [await this.markdown(text)];
+    }
+    return [
+      await this.markdown(folded.head),
+      details(folded.label, 'pg-user-more', false, await this.markdown(folded.rest))
+    ];
+  }
+
   private async block(block: Block): Promise<HTMLElement> {
     switch (block.kind) {
       case 'thinking':
         return details('thinking', 'pg-thinking', false, el('pre', '', block.thinking));
       case 'text': {
-        const body = await this.markdown(block.text);
         if (block.role === 'user') {
-          return el('div', 'pg-user', el('div', 'pg-meta', block.sender || 'user'), body);
+          return el('div', 'pg-user', el('div', 'pg-meta', block.sender || 'user'), ...(await this.userText(block.text)));
         }
+        const body = await this.markdown(block.text);
         return el('div', 'pg-text', body,
           block.stop_reason !== 'completed' && el('div', 'pg-failed', `(${block.stop_reason})`));
       }
@@ -223,7 +247,7 @@ export class TranscriptWidget extends Widget implements IRenderMime.IRenderer {
     node.appendChild(el('div', 'pg-tool-header',
       el('span', 'pg-tool-title', title),
       card.description && el('span', 'pg-tool-description', ` — ${card.description}`)));
-    if (card.name === 'exec_command' && card.command !== null) {
+    if (card.command !== null) { // a shell command (its tool's `command` card role)
       node.appendChild(collapsiblePre(`$ ${card.command}`, 'pg-command'));
       if (card.workdir) {
         node.appendChild(el('div', 'pg-meta', `in ${card.workdir}`));

@@ -8,31 +8,14 @@
  * (by display id, and through the bridge's `set_transcript` on a reloaded page). The task id
  * comes from the notebook, which may be a stranger's file: only the shape the kernel generates
  * (`task-N-hex`) is ever sent, so a forged id cannot become code. Nothing here runs without a
- * click. The notebook panels are registered by the bridge plugin (bridge.ts).
+ * click. The notebook panels are registered by the bridge plugin (bridge.ts, panels.ts).
  */
 
-import { NotebookPanel } from '@jupyterlab/notebook';
 import { KernelMessage } from '@jupyterlab/services';
 import { UndoState } from './model';
+import { panelOf } from './panels';
 
 const TASK_ID = /^task-\d{1,9}-[0-9a-f]{6}$/;
-const panels = new Set<NotebookPanel>();
-
-/** The bridge plugin tells which notebook panels exist (to find a transcript's kernel). */
-export function notePanel(panel: NotebookPanel): void {
-  panels.add(panel);
-  panel.disposed.connect(() => panels.delete(panel));
-}
-
-function panelOf(node: HTMLElement): NotebookPanel | undefined {
-  for (const panel of panels) {
-    if (!panel.isDisposed && panel.node.contains(node)) {
-      return panel;
-    }
-  }
-  return undefined;
-}
-
 function text(tag: string, className: string, value: string): HTMLElement {
   const node = document.createElement(tag);
   node.className = className;

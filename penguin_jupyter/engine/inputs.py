@@ -2,7 +2,9 @@
 
 Owns only that check and its one-line `TypeError`, shared by `ContextEngine.run` and
 `Session.run` so a caller passing a bare string or a single message is told so plainly
-instead of meeting an AttributeError deep in the loop.
+instead of meeting an AttributeError deep in the loop; and, at this Human boundary, text that
+cannot be encoded (a lone surrogate) becomes U+FFFD, as everywhere text enters (README
+"Reliability").
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..omni import OmniMessage
+from ..omni import OmniMessage, with_valid_unicode
 
 __all__ = ["require_messages"]
 
@@ -27,4 +29,4 @@ def require_messages(value: Any, where: str) -> list[OmniMessage]:
     for item in messages:
         if not isinstance(item, OmniMessage):
             raise TypeError(f"{where} takes {_HINT}, got an item of type {type(item).__name__}")
-    return messages
+    return [with_valid_unicode(item) for item in messages]

@@ -15,6 +15,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from ..omni import repair_surrogates
 from ..private_files import write_private_bytes
 from ..redaction import EMPTY, Redactor
 
@@ -23,7 +24,6 @@ log = logging.getLogger(__name__)
 ARCHIVE_BYTE_BUDGET = 8 * 1024 * 1024 - 1
 ARCHIVE_DIR_NAME = "truncated-tool-output"
 MIDDLE_MARKER = "\n[archive middle truncated]\n"
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -45,14 +45,6 @@ def archive_file_name(tool_name: str, tool_call_id: str) -> str:
     safe = _UNSAFE_NAME_CHARS.sub("_", tool_name)[:48] or "tool"
     digest = hashlib.sha256(tool_call_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{safe}-{digest}.log"
-
-
-def repair_surrogates(text: str) -> str:
-    """Join surrogate pairs into astral characters; any lone surrogate becomes U+FFFD."""
-    if not _LONE_SURROGATE.search(text):
-        return text
-    joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-    return _LONE_SURROGATE.sub("\ufffd", joined)
 
 
 def _error_code(exc: OSError) -> str:

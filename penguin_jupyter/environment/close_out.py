@@ -11,14 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..interfaces import AbortSignal, ApproveFn, EnvironmentServices, SignalWatch, unless_aborted
-from ..omni import OmniMessage, StopReason, partial_tool_call_output, tool_call_output
+from ..omni import (
+    EMPTY_ARGUMENTS,
+    OmniMessage,
+    StopReason,
+    UnreadableArguments,
+    partial_tool_call_output,
+    read_call_arguments,
+    repair_surrogates,
+    tool_call_output,
+)
 from ..omni.models import PartialToolCallOutputPayload, ToolCallOutputPayload
 from ..redaction import EMPTY, Redactor
 from .archive import (
@@ -27,9 +35,8 @@ from .archive import (
     ArchiveSaved,
     archive_budget_mib,
     archive_directory,
-    repair_surrogates,
 )
-from .types import BuiltinTool, ToolExecutionContext, ToolResult
+from .types import BuiltinTool, ToolExecutionContext, ToolFailed, ToolResult
 
 log = logging.getLogger(__name__)
 
@@ -75,20 +82,20 @@ class _RunState:
 
 
 def upfront_failure_message(name: str, arguments: str) -> tuple[dict[str, Any] | None, str | None]:
-    """Parse the call's JSON arguments: (args, None) or (None, the model-facing failure text)."""
-    if not arguments.strip():
+    """The call's arguments (`omni.read_call_arguments`, the one parser): (args, None)
+    or (None, the model-facing failure text)."""
+    parsed = read_call_arguments(arguments)
+    if not isinstance(parsed, UnreadableArguments):
+        return parsed, None
+    if parsed.reason == EMPTY_ARGUMENTS:
         return None, (
             f'Tool call "{name}" failed: the arguments field is empty. '
             "Re-issue the call with a complete JSON object."
         )
-    try:
-        parsed = json.loads(arguments)
-    except (ValueError, RecursionError) as exc:
-        return None, (
-            f'Tool call "{name}" failed: the arguments are not valid JSON ({exc}). '
-            "Re-issue the call with one complete, valid JSON object."
-        )
-    return (parsed if isinstance(parsed, dict) else {}), None
+    return None, (
+        f'Tool call "{name}" failed: the arguments {parsed.reason}. '
+        "Re-issue the call with one complete, valid JSON object."
+    )
 
 
 def _is_cancellation(exc: BaseException | None) -> bool:
@@ -217,6 +224,13 @@ async def _pump(
                 continue
             for forwarded in _absorb(item, setting, state, limit, tool.definition.name):
                 queue.put_nowait(forwarded)
+    except ToolFailed as failure:  # the one way a tool reports failure (docs/tools.md "Failure")
+        if failure.text:
+            for forwarded in _absorb(
+                partial_tool_call_output("delta", failure.text, setting.tool_call_id), setting, state, limit, tool.definition.name
+            ):
+                queue.put_nowait(forwarded)
+        state.result = ToolResult(stop_reason="failed", note=failure.note)
     except asyncio.CancelledError as exc:
         state.thrown = exc
     except Exception as exc:

@@ -1,6 +1,7 @@
 """The project command policy (docs/architecture.md "The session layer"): deny rules tested against the shell
-text of `exec_command.cmd` and `input_command.chars`; a hit answers "forbidden" without asking
-the host. An accident guardrail, not a security boundary.
+text a call carries — the argument its tool declares as a `ShellCommand` (exec_command's `cmd`)
+or `ShellInput` (input_command's `chars`); a hit answers "forbidden" without asking the host. An
+accident guardrail, not a security boundary.
 
 Owns the factory rule set, evaluation, and `wrap_approve_with_command_policy`, which the
 session layer wraps around the host's ApproveFn.
@@ -8,15 +9,15 @@ session layer wraps around the host's ApproveFn.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..interfaces import ApprovalDecision, ApproveFn
-from ..omni import OmniMessage
+from ..omni import OmniMessage, read_call_arguments
 from ..omni.models import ToolCallPayload
+from .registry import declaration_of
 
 _SEGMENT_START = r"(?:^|[\s;&|(`])(?:[^\s;&|]*/)?"  # separator or start, then an optional path
 _QUOTE = "[\"']?"
@@ -111,7 +112,6 @@ DEFAULT_COMMAND_POLICY_RULES: tuple[CommandPolicyRule, ...] = (
     CommandPolicyRule("windows-fork-bomb", r"%0\s*\|\s*%0", "the cmd fork bomb"),
 )
 
-SHELL_TEXT_ARGUMENT = {"exec_command": "cmd", "input_command": "chars"}
 INTERRUPT = "\u0003"
 
 
@@ -175,13 +175,11 @@ def veto_for_tool_call(
     payload = tool_call.payload
     if not isinstance(payload, ToolCallPayload):
         return None
-    key = SHELL_TEXT_ARGUMENT.get(payload.name)
+    roles = declaration_of(payload.name).roles
+    key = roles.command or roles.shell_input
     if key is None:
         return None
-    try:
-        args = json.loads(payload.arguments)
-    except (ValueError, RecursionError):
-        return None
+    args = read_call_arguments(payload.arguments)
     text = args.get(key) if isinstance(args, dict) else None
     if not isinstance(text, str) or text == INTERRUPT:
         return None

@@ -1,7 +1,10 @@
-"""The Environment (docs/environment.md): assembles the toolset (the one place a disabled tool —
-builtin, extra or MCP — is left out of what the model is offered), dispatches calls through the
-uniform close-out, owns the command-session registry, the background-report hub and the MCP
-manager, and releases all of them on dispose.
+"""The Environment (docs/environment.md): assembles the toolset (one path for every tool: each is a
+`registry.ToolRegistration` — the configured builtin entries and the `extra_tools` the host
+registers, such as the notebook's kernel and notebook tools — built by its factory and its
+declaration declared, so `registry.declaration_of` answers for it; the one place a disabled
+tool — builtin, extra or MCP — is left out of what the model is offered), dispatches calls
+through the uniform close-out, owns the command-session registry, the background-report hub and
+the MCP manager, and releases all of them on dispose.
 
 Tool behaviour lives in `tools/`, framing in `close_out.py`, MCP in `mcp/`.
 """
@@ -23,8 +26,9 @@ from .close_out import CallSetting, run_with_close_out
 from .commands import CommandSessionManager
 from .defaults import default_tool_config, model_facing_parameters
 from .notices import BackgroundEvent, BackgroundListener, NoticeHub
-from .registry import BUILTIN_TOOL_FACTORIES
+from .registry import BUILTIN_TOOL_FACTORIES, ToolRegistration, declare, registration
 from .sandbox import CommandSandbox, SandboxConfig
+from .tool_declaration import ToolDeclaration
 from .types import BuiltinTool, EnvironmentConfig, ToolDefinitionConfig
 
 log = logging.getLogger(__name__)
@@ -89,18 +93,33 @@ class Environment:
         return [*(builtin or []), *tool_config.custom_tools]
 
     def _assemble(self) -> None:
+        """Every tool the one way: (the entry in force, its registration) → `_register`. The
+        builtin tools come from the configured entries (which may change their limits), the
+        host's in `extra_tools` with their declared entry."""
         model_class = self.config.model_class
-        disabled = self.config.disabled_tools
+        chosen: list[tuple[ToolDefinitionConfig, ToolRegistration]] = []
         for entry in self._entries():
             if model_class is not None and entry.for_model is not None and entry.for_model != model_class:
                 continue
-            factory = BUILTIN_TOOL_FACTORIES.get(entry.name)
-            if factory is None or entry.name in self._tools or entry.name in disabled:
-                continue
-            self._tools[entry.name] = factory(entry, self.services)
-        for tool in self.config.extra_tools:
-            if tool.name not in self._tools and tool.name not in disabled:
-                self._tools[tool.name] = tool
+            factory = BUILTIN_TOOL_FACTORIES.get(entry.name)  # (the public table: a host may add to it)
+            if factory is not None:
+                declared = getattr(factory, "declaration", None)
+                declaration = declared if isinstance(declared, ToolDeclaration) else ToolDeclaration.undeclared(entry)
+                chosen.append((entry, ToolRegistration(declaration, factory)))
+        for item in self.config.extra_tools:
+            extra = registration(item)
+            entry = item.definition if not isinstance(item, ToolRegistration) else extra.declaration.definition()
+            chosen.append((entry, extra))
+        for entry, registered in chosen:
+            self._register(entry, registered)
+
+    def _register(self, entry: ToolDefinitionConfig, registered: ToolRegistration) -> None:
+        name = entry.name
+        if name in self._tools or name in self.config.disabled_tools:
+            return
+        declare(registered.declaration)
+        tool = registered.factory(entry, self.services)
+        self._tools[tool.name] = tool
 
     def _mcp_tools(self) -> list[BuiltinTool]:
         """The connected MCP servers' tools, less the disabled ones."""

@@ -7,23 +7,20 @@ them, and the stores in them; the workspace's `.env*`; `~/.ssh/`, `~/.aws/`, `~/
 the Hugging Face token, rclone's, Databricks' and dbt's configs (each also where its documented
 variable moves it); Jupyter's runtime files and any file registered
 by the host, such as the kernel's connection file, named by `$PENGUIN_KERNEL_CONNECTION_FILE`),
-the check behind `read_file`'s refusal of penguin's stores (`penguin_store_label`) and
-`credential_read_reason`, which an approval layer calls so that a read-only mode asks instead of
-auto-approving a read of one of these files, of a file outside the workspace, or of a remote
-URL. A hard link or a symlink to a listed file (or `../` in the path) is the same file. The one
-place under a data root a session may read without asking is its own scratchpad, which the
-caller names. Deciding what to do with a reason (ask, show it on the card) is the approval
-layer's job.
+the check behind `read_file`'s refusal of penguin's stores (`penguin_store_label`) and the labels
+`call_reasons.credential_read_reason` gives a call that reads or writes one of these files (so
+that a read-only mode or an allow rule asks instead). A hard link or a symlink to a listed file
+(or `../` in the path) is the same file. The one place under a data root a session may read
+without asking is its own scratchpad, which the caller names. Deciding what to do with a reason
+(ask, show it on the card) is the approval layer's job.
 """
 
 from __future__ import annotations
 
 import glob
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 # Extra credential files, separated by os.pathsep (e.g. set by a host before the kernel starts).
 SECRET_FILES_ENV = "PENGUIN_SECRET_FILES"
@@ -260,8 +257,10 @@ def _linked_into(folder: Path, target: tuple[int, int], skip: list[str] | None =
     return False
 
 
-def _is_temporary_workspace(real: str) -> bool:
-    """`real` is a folder under a data root's `*/agents/*/workspaces/` (never the root itself)."""
+def temporary_workspace(workspace: str) -> bool:
+    """`workspace` is a folder under a data root's `*/agents/*/workspaces/` (never the root
+    itself): a temporary workspace the data root holds, the session's own."""
+    real = os.path.realpath(workspace)
     for root in data_roots():
         root_real = os.path.realpath(root)
         if _is_within(real, root_real) and real != root_real:
@@ -278,72 +277,6 @@ def session_scratchpad(session_id: str) -> Path | None:
     for root in data_roots():
         for found in root.glob(f"*/agents/*/scratchpad/{glob.escape(session_id)}"):
             return found
-    return None
-
-
-def _arguments(tool_call: Any) -> dict[str, Any]:
-    payload = getattr(tool_call, "payload", tool_call)
-    raw = getattr(payload, "arguments", None)
-    if isinstance(raw, dict):
-        return raw
-    try:
-        parsed = json.loads(raw) if isinstance(raw, str) else None
-    except ValueError:
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
-
-
-def credential_read_reason(
-    tool_call: Any, workspace_dir: str | None, scratchpad_dir: str | os.PathLike[str] | None = None
-) -> str | None:
-    """Why a file-reading tool call must not be approved automatically, or None.
-
-    "read of a credential file: ~/.aws/credentials", "outside the workspace: /etc/passwd" or
-    "fetches a remote URL: https://host/…" for the arguments a builtin tool declares it reads
-    (`file_reads`, and `urls` for those that may be a URL: read_file, read_image,
-    describe_image), by resolved identity, so a hard link or symlink to a credential file is
-    caught. `scratchpad_dir` is the running session's own scratchpad, the one folder under a data
-    root read without asking; a call a subagent made (its `origin` names the subagent's session)
-    reads its own scratchpad instead. Other tools and unparseable arguments give None (the tool
-    reports its own error).
-    """
-    from .registry import BUILTIN_DECLARATIONS  # imported here: the tools import this module
-
-    payload = getattr(tool_call, "payload", tool_call)
-    declaration = BUILTIN_DECLARATIONS.get(getattr(payload, "name", "") or "")
-    if declaration is None:
-        return None
-    origin = getattr(tool_call, "origin", None) or []
-    if origin:
-        scratchpad_dir = session_scratchpad(str(origin[-1]))
-    workspace = workspace_dir or os.getcwd()
-    own = [str(scratchpad_dir)] if scratchpad_dir else []
-    if _is_temporary_workspace(os.path.realpath(workspace)):
-        own.append(workspace)  # a temporary workspace the data root holds is the session's own
-    arguments = _arguments(tool_call)
-    for argument in declaration.file_reads:
-        reason = _read_reason(arguments.get(argument), argument in declaration.urls, workspace, tuple(own))
-        if reason is not None:
-            return reason
-    return None
-
-
-def _read_reason(value: Any, may_be_url: bool, workspace: str, own: tuple[str, ...]) -> str | None:
-    if not isinstance(value, str) or not value.strip():
-        return None
-    if may_be_url and value.lower().startswith(("http://", "https://")):
-        return f"fetches a remote URL: {value[:120]}"
-    if may_be_url and value.lower().startswith("data:"):
-        return None
-    path = os.path.normpath(os.path.join(workspace, value))  # as the tools resolve it (tools/common.py)
-    label = secret_file_label(path, workspace, own)
-    if label is not None:
-        return f"{CREDENTIAL_READ}: {label}"
-    real = os.path.realpath(path)
-    if not _is_within(real, os.path.realpath(workspace)) and not any(
-        _is_within(real, os.path.realpath(folder)) for folder in own
-    ):
-        return f"outside the workspace: {_shown(real)}"
     return None
 
 

@@ -1,10 +1,13 @@
-"""The argument types tools declare their arguments with (docs/tools.md "Declaring a tool").
+"""The argument types and roles tools declare their arguments with (docs/tools.md "Adding a tool").
 
-Owns how a model's value is read: leniently where the tools always were (a non-string optional
+Owns how a model's value is read (after `omni.read_call_arguments`, the one parser of a call's
+JSON arguments, made it an object): leniently where the tools always were (a non-string optional
 text is absent, a yield time that is not a finite number falls back to the default, a flag is
-set only by `true`) and with one line naming the argument where a value is unusable (`OnBad`,
-"Missing required argument" by default). What each value then means is the tool's business;
-turning a validation failure into that line is `tool_declaration.argument_error`'s.
+set only by `true`) and with one line naming the argument where a value is unusable (`OnBad`, "Missing required argument" by default). Also
+the *roles* an argument declares beside its type (`ShellCommand`, `ReadsPath`, `WritesPath`,
+`ShownInFull`, `CellRef`, …: what the approval layer, the credential check and the card read)
+and the texts every tool shares (`DESCRIBE`, `YIELD_BOUNDS`). What each value then means is the
+tool's business; turning a validation failure into that line is `tool_declaration.argument_error`'s.
 """
 
 from __future__ import annotations
@@ -12,9 +15,9 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, Field
 
 MISSING = 'Missing required argument "{name}" for {tool}.'
 
@@ -54,6 +57,75 @@ class OnBad:
 class AskedFor:
     """Annotated metadata: listed as required in the schema, though a call without it is still
     carried out (the call description: the model is asked for it, the user merely sees it)."""
+
+
+# --- argument roles: what an argument is, for everything outside the tool -----------------------
+
+
+@dataclass(frozen=True)
+class ShellCommand:
+    """The command line the tool runs with `bash -lc` (command rules, the command analysis, the
+    administrator's command policy; the card shows it in full as `$ cmd`)."""
+
+
+@dataclass(frozen=True)
+class ShellInput:
+    """Text typed into an already running command (the command policy reads it; the card shows
+    it in full)."""
+
+
+@dataclass(frozen=True)
+class WorkingDirectory:
+    """The directory a `ShellCommand` runs in (a path, resolved like every path argument)."""
+
+
+@dataclass(frozen=True)
+class ReadsPath:
+    """A path the tool reads (`may_be_url`: or an http(s) URL it fetches)."""
+
+    may_be_url: bool = False
+
+
+@dataclass(frozen=True)
+class WritesPath:
+    """A path the tool writes (created or replaced)."""
+
+
+@dataclass(frozen=True)
+class ShownInFull:
+    """The argument whose whole text says what the call does (code, a cell's source, a prompt):
+    an approval card shows it in full, never cut."""
+
+
+@dataclass(frozen=True)
+class CellRef:
+    """The id of a notebook cell the call acts on: the approval card shows that cell's current
+    source (a diff against it when the call also has a `NewText`)."""
+
+
+@dataclass(frozen=True)
+class OldText:
+    """The text a call replaces (the card's diff runs from it to the `NewText`)."""
+
+
+@dataclass(frozen=True)
+class NewText:
+    """The text a call writes: the card shows it as a diff against the `OldText`, the `CellRef`'s
+    source, or nothing (all lines added)."""
+
+
+@dataclass(frozen=True)
+class Headline:
+    """Shown on the card's one-line header (several join with ": ", in declaration order)."""
+
+
+@dataclass(frozen=True)
+class CardNote:
+    """A flag that, when true, adds `text` to the card: after the header (`where="header"`) or
+    below the diff (`where="diff"`)."""
+
+    text: str
+    where: Literal["header", "diff"] = "header"
 
 
 def finite_number(value: Any) -> float | None:
@@ -116,5 +188,14 @@ MaybeText = Annotated[str | None, BeforeValidator(_text_or_none)]
 Flag = Annotated[bool, BeforeValidator(_flag)]
 # An optional duration: anything but a finite number counts as not given.
 Milliseconds = Annotated[int | None, BeforeValidator(_milliseconds)]
+# How the yield-time arguments of every waiting tool describe their bounds.
+YIELD_BOUNDS = "at least 250, and at most 1 s below the tool's timeout"
+# The call description: what the user sees while the call runs (the one text every tool gives it).
+DESCRIBE = Field(
+    description=(
+        "Required; write it first, before every other argument: the user sees it while the call runs. "
+        "One short sentence, in the user's language, saying what this call does and why."
+    )
+)
 # The call description the user sees while the call runs.
 CallDescription = Annotated[str | None, BeforeValidator(_text_or_none), AskedFor()]

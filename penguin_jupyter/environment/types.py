@@ -8,15 +8,18 @@ that wraps every tool lives in `close_out.py`; the tools themselves in `tools/`.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..interfaces import AbortSignal, ApproveFn, EnvironmentServices, MCPServerConfig, Permission
 from ..omni import OmniMessage, StopReason
 from ..redaction import EMPTY, Redactor
+
+if TYPE_CHECKING:
+    from .registry import ToolRegistration
 
 DEFAULT_TIMEOUT_MS = 120_000
 DEFAULT_MAX_OUTPUT_LENGTH = 16_000
@@ -104,9 +107,10 @@ class EnvironmentConfig:
     session_scratchpad_dir: str | None = None
     services: EnvironmentServices | None = None
     vault: dict[str, str] | None = None
-    # Tools built outside the registry (e.g. the notebook's kernel tools), assembled after
-    # the configured builtin entries with the same close-out.
-    extra_tools: list[BuiltinTool] = field(default_factory=list)
+    # The host's own tools (the notebook's kernel and notebook tools), registered after the
+    # configured builtin entries the same way (`registry.ToolRegistration`; a ready-made
+    # BuiltinTool is registered as it is, with its class's declaration or the undeclared default).
+    extra_tools: Sequence[ToolRegistration | BuiltinTool] = field(default_factory=list)
     # "vision" or "text-only": selects entries whose for_model matches (None keeps both).
     model_class: Literal["vision", "text-only"] | None = None
     # Configured secrets become `[redacted:NAME]` in complete tool outputs (what the model sees)
@@ -118,9 +122,23 @@ class EnvironmentConfig:
     disabled_tools: frozenset[str] = frozenset()
 
 
+class ToolFailed(Exception):
+    """How a tool reports failure, the one way (docs/tools.md "Failure"): raised from anywhere in
+    the tool. `text` becomes its output (after anything it already streamed), `note` a closing
+    line after it (`[exit code: 1]`); the stop reason is `failed`. The close-out turns it into
+    the failed result; any other exception is a bug, reported as `[tool error] …`."""
+
+    def __init__(self, text: str = "", note: str | None = None) -> None:
+        super().__init__(text or note or "failed")
+        self.text = text
+        self.note = note
+
+
 @dataclass
 class ToolResult:
-    """The optional last item a tool yields: self-reported status, a terminal note, images."""
+    """The optional last item a tool yields: self-reported status ("completed", or "aborted" when
+    it stopped on the signal; a failure is raised as `ToolFailed`), a terminal note, images. A
+    host's own BuiltinTool may still report `stop_reason="failed"` here (the public contract)."""
 
     stop_reason: StopReason | None = None
     note: str | None = None

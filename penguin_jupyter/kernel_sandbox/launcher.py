@@ -71,12 +71,12 @@ def refusal_line(reason: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) < 2 or args[0] != "-f":
-        sys.stderr.write("usage: python -m penguin_jupyter.kernel_sandbox -f CONNECTION_FILE [kernel options]\n")
+        _say("usage: python -m penguin_jupyter.kernel_sandbox -f CONNECTION_FILE [kernel options]")
         return 2
     try:
         return KernelRun(args[1], args[2:]).run()
     except LaunchRefused as exc:
-        sys.stderr.write(refusal_line(str(exc)) + "\n")
+        _say(refusal_line(str(exc)))
         return 1
 
 
@@ -199,7 +199,7 @@ class KernelRun:
             self._proc.wait()
         if self._launch is not None:
             for note in self._launch.close():
-                sys.stderr.write(f"penguin sandbox kernel: {note}\n")
+                _say(f"penguin sandbox kernel: {note}")
         if self._sockets is not None:
             self._sockets.close()
         if self._slice is not None:
@@ -245,3 +245,8 @@ def _copy_files(sources: list[str], folder: str) -> None:
         with contextlib.suppress(OSError):
             if stat.S_ISREG(os.lstat(source).st_mode):
                 shutil.copyfile(source, os.path.join(folder, os.path.basename(source)), follow_symlinks=False)
+
+
+def _say(line: str) -> None:
+    """One line on the launcher's stderr (the kernel's log: the Jupyter server's terminal)."""
+    os.write(2, (line + "\n").encode("utf-8", "replace"))

@@ -25,6 +25,7 @@ import httpx
 from agenthub.errors import EmptyResponseError, ToolCallArgumentParseError, UnsupportedParameterError
 
 from ..interfaces import LLMOutcome
+from .stream_reading import UnreadableStream
 
 FAST_MODE_GUIDANCE = (
     "Fast mode is enabled for this model; turn it off in the model settings to use this model."
@@ -218,8 +219,11 @@ def describe_error(error: BaseException) -> str:
             status = f"HTTP {failure.status}: " if failure.status and failure.status >= 400 else ""
             codes = f" ({', '.join(failure.codes)})" if failure.codes else ""
             piece = f"{status}{failure.message.strip()}{codes}"
+        elif isinstance(level, UnreadableStream):
+            parts.append(str(level))
+            break  # it says what came; the SDK's error under it is not the provider's words
         else:
-            piece = str(level).strip() or type(level).__name__
+            piece = _readable(level)
             code = getattr(level, "code", None)
             if isinstance(code, str) and code and code not in piece:
                 piece = f"{piece} ({code})"
@@ -228,9 +232,25 @@ def describe_error(error: BaseException) -> str:
     return ": ".join(parts) or type(error).__name__
 
 
+def _readable(level: BaseException) -> str:
+    """One level's message; agenthub's end-of-stream check without the event it quotes whole."""
+    lines = str(level).strip().splitlines()
+    text = lines[0] if lines else type(level).__name__
+    if type(level) is ValueError and text.startswith(_INCOMPLETE_STREAM_PREFIXES):
+        return "the model's stream ended early: " + text.split(", got:")[0]
+    return text
+
+
 def is_malformed(error: BaseException) -> bool:
     for level in cause_chain(error):
-        if isinstance(level, json.JSONDecodeError | ToolCallArgumentParseError | EmptyResponseError):
+        if isinstance(
+            level,
+            json.JSONDecodeError
+            | ToolCallArgumentParseError
+            | EmptyResponseError
+            | UnreadableStream
+            | UnicodeDecodeError,
+        ):
             return True
         # agenthub's stream validation (`LLMClient._validate_last_event`) raises a plain ValueError
         if type(level) is ValueError and str(level).startswith(_INCOMPLETE_STREAM_PREFIXES):
@@ -252,6 +272,8 @@ def is_fast_mode_rejection(error: BaseException) -> bool:
 
 def _is_connection_failure(level: BaseException) -> bool:
     connection_types = [_loaded(module, "APIConnectionError") for module in ("openai", "anthropic")]
+    # google-genai may read through httpx2 (httpx's successor), whose errors are its own types
+    connection_types += [_loaded("httpx2", "TransportError"), _loaded("httpx2", "StreamError")]
     if any(kind is not None and isinstance(level, kind) for kind in connection_types):
         return True  # APITimeoutError subclasses it
     if isinstance(level, _TRANSPORT_TYPES):

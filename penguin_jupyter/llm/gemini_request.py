@@ -12,7 +12,7 @@ of the history from request to request, so their wire form and JSON can be kept 
 position last time with the SDK's own steps (`llm_sdk.gemini_wire_contents`, then the
 SDK's `json.dumps`), and calls the SDK with a one-`Content` placeholder list carrying a unique
 token. Everything else — the config, the path, headers, retries, continuation hops, streaming,
-errors — is the SDK's. When the SDK builds that request's HTTP body, the placeholder's JSON is
+errors — is the SDK's (its events are recorded for the request, `stream_reading.py`). When the SDK builds that request's HTTP body, the placeholder's JSON is
 replaced by the kept JSON of the whole list and the body handed over as bytes, which the SDK sends
 as they are: byte for byte what it would have built (tests/llm/test_llm_long_history.py compares
 them at the scripted server). See docs/model-requests.md ("Long sessions").
@@ -36,6 +36,7 @@ from ..seams.llm_sdk import (
     replace_gemini_stream,
 )
 from .loop_slices import run_in_slices
+from .stream_reading import mark_answered, read_events
 
 _NOT_ENCODED = object()  # in place of a Content whose JSON is not kept
 PENDING_REQUESTS = 4  # placeholders kept for the requests (and their continuation hops) in flight
@@ -87,14 +88,14 @@ class PreConvertedContents:
                 and contents
                 and all(isinstance(c, types.Content) for c in contents)
             ):
-                return await stream(model=model, contents=contents, config=config)
+                return _answered(await stream(model=model, contents=contents, config=config))
             self._count += 1
             token = f"{self._prefix}{self._count}"
             self._pending[token] = await self.encode(contents)
             while len(self._pending) > PENDING_REQUESTS:
                 self._pending.popitem(last=False)
             placeholder = types.Content(role="user", parts=[types.Part(text=token)])
-            return await stream(model=model, contents=[placeholder], config=config)
+            return _answered(await stream(model=model, contents=[placeholder], config=config))
 
         return generate_content_stream
 
@@ -111,6 +112,12 @@ class PreConvertedContents:
             return request
 
         return build_request
+
+
+def _answered(stream: Any) -> Any:
+    """The SDK's stream, its events recorded for the request (`stream_reading.py`)."""
+    mark_answered()
+    return read_events(stream)
 
 
 def _placeholder_token(contents: Any) -> str | None:

@@ -5,7 +5,8 @@ Owns one request's lifecycle as named steps — prepare (outbound merge, config,
 (stream, pump, abort waiter), relay (events raced against abort, the first-response window and the
 idle timer), conclude (history, outcome, usage) — plus the per-request config and the one-time
 `set_history` replay on resume. Segmentation is `translator.py`, error rules `classify.py`,
-arithmetic `limits.py`, the first-response budget `answer_budget.py`. The model never retries:
+arithmetic `limits.py`, the first-response budget `answer_budget.py`, a refusal repeated
+`rejections.py`. The model never retries:
 reconnecting is the engine's job; a budget spent on silence ends with a permanent failure.
 """
 
@@ -54,7 +55,9 @@ from .limits import (
 )
 from .outbound import group_history, merge_to_uni_message
 from .provider import ProviderClient, UnsupportedModel, client_error_outcome, open_provider
+from .rejections import RepeatedRejection
 from .spend import UNCAPPED_OUTPUT_TOKENS, RequestEstimate, SpendTicket
+from .stream_reading import SHAPE_ERRORS, unreadable_event
 from .tool_call_ids import ToolCallIdAllocator
 from .translator import EventTranslator
 from .upstream_pump import UpstreamPump
@@ -170,6 +173,7 @@ class GenerativeModel:
         self._client: ProviderClient | None = None
         self._client_error: BaseException | None = None
         self._answer_budget = AnswerBudget(config.connect_timeout_ms, config.answer_budget_ms)
+        self._rejections = RepeatedRejection()
         self._ensure_client()
 
     # --- client -----------------------------------------------------------------------------
@@ -417,6 +421,9 @@ class GenerativeModel:
             return []
         try:
             return list(ex.translator.push_event(event))
+        except SHAPE_ERRORS as exc:  # a value of the wrong type inside the event
+            ex.outcome = LLMOutcome("malformed", str(unreadable_event(event, exc)))
+            return []
         except Exception as exc:
             ex.outcome = self._error_outcome(exc, ex.signal)
             return []
@@ -431,6 +438,8 @@ class GenerativeModel:
         A completed one: the final messages, `token_usage` and `completed`."""
         if ex.responded:
             self._answer_budget.answered()
+        if ex.outcome is None or ex.outcome.status != "failed":
+            self._rejections.forget()
         if ex.outcome is not None:
             ex.client.keep_history(ex.committed_before)
             reason = "failed" if ex.outcome.status == "completed" else ex.outcome.status
@@ -502,7 +511,7 @@ class GenerativeModel:
     def _error_outcome(self, error: BaseException, signal: AbortSignal | None) -> LLMOutcome:
         if signal is not None and signal.aborted:
             return LLMOutcome("aborted")
-        return classify_error(error, fast_mode=self.config.fast_mode)
+        return self._rejections.judge(error, classify_error(error, fast_mode=self.config.fast_mode))
 
     async def _release(self, stream: AsyncIterator[UniEvent], pending: asyncio.Task[None]) -> None:
         """Stop the pump's reader and close the upstream, abandoning either if it does not wind

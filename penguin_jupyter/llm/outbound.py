@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from typing import Any
 
 from agenthub.types import ContentItem, UniMessage
@@ -24,6 +23,7 @@ from ..omni import (
     ToolCallOutputPayload,
     ToolCallPayload,
     fidelity_for_provider,
+    read_call_arguments,
 )
 from .tool_call_ids import strip_tool_call_id_suffix
 
@@ -49,14 +49,14 @@ def _decode_base64(data: str, what: str) -> bytes:
 
 
 def _parse_arguments(raw: str, tool_call_id: str) -> dict[str, Any]:
-    """A tool call's JSON-string arguments as an object: `""` and non-objects become `{}`."""
-    if not raw:
-        return {}
-    try:
-        parsed = json.loads(raw)
-    except ValueError as exc:
-        raise ValueError(f"tool_call {tool_call_id} has arguments that are not JSON: {exc}") from None
-    return parsed if isinstance(parsed, dict) else {}
+    """A tool call's JSON-string arguments as an object (`omni.read_call_arguments`, the one
+    parser): `""` and non-objects become `{}`; text that is not JSON is a ValueError."""
+    parsed = read_call_arguments(raw)
+    if isinstance(parsed, dict):
+        return parsed
+    if parsed.reason.startswith("are not valid JSON"):
+        raise ValueError(f"tool_call {tool_call_id} has arguments that {parsed.reason}")
+    return {}
 
 
 def to_content_item(msg: OmniMessage) -> ContentItem:

@@ -24,6 +24,7 @@ from agenthub.base_client import LLMClient
 from agenthub.types import UniConfig, UniEvent, UniMessage
 
 from ..interfaces import LLMOutcome
+from ..omni import repair_in_place, repair_strings
 from ..seams.llm_sdk import (
     ROUTING,
     build_ant_messages_client,
@@ -44,6 +45,7 @@ from .config import GenerativeModelConfig, InvalidBaseUrl, check_base_url
 from .gemini_request import install_pre_converted_contents
 from .history_conversion import install_incremental_conversion, kept_conversion
 from .sdk_passthrough import SdkBodyPassthrough
+from .stream_reading import begin_reading
 
 # The environment variable each agenthub protocol client reads its key from when none is given.
 KEY_VARIABLES: dict[str, str] = {
@@ -103,7 +105,8 @@ class ProviderClient:
     """One model's connection to its provider: agenthub's stateful protocol client plus what this
     project adds around it. `reports_responses`: the SDK tells when a response arrived
     (openai / anthropic), which the first-response window needs. Without the SDK object
-    (`seams.llm_sdk.SDK_OBJECT` off) the SDK keeps its own retries and the cell says so."""
+    (`seams.llm_sdk.SDK_OBJECT` off) the SDK keeps its own retries and the cell says so. A stream
+    whose events cannot be read raises `UnreadableStream` (`stream_reading.py`)."""
 
     def __init__(self, routed: LLMClient, on_response: Callable[[], None] | None = None) -> None:
         self._routed = routed
@@ -134,12 +137,34 @@ class ProviderClient:
         conversion = kept_conversion(self._routed)
         if conversion is not None:
             await conversion.catch_up(self._routed.get_history(), signal.throw_if_aborted)
+        reading = begin_reading()  # this Task reads the stream: the SDK wrappers report into it
+        before = self.history_length()
+        repaired = False
         upstream = self._routed.streaming_response_stateful(message=message, config=config, signal=signal)
         try:
             async for event in upstream:
+                # Text the provider sent is made valid Unicode where it enters: a lone surrogate
+                # (`"\ud800"` is valid JSON) becomes U+FFFD, so the session can record it.
+                repaired = repair_in_place(event.get("content_items")) or repaired
                 yield event
+            if repaired:  # and the history agenthub committed, which the next request sends back
+                self._repair_history(before)
+        except Exception as exc:
+            unreadable = reading.unreadable(exc)
+            if unreadable is None:
+                raise
+            raise unreadable from exc
         finally:
             await upstream.aclose()
+
+    def _repair_history(self, start: int) -> None:
+        """The exchange committed after `start` with every string valid Unicode (agenthub builds
+        it from the events already repaired; this holds whatever it builds it from)."""
+        history = self._routed.get_history()
+        tail = history[start:]
+        fixed = [repair_strings(message) for message in tail]
+        if any(new is not old for new, old in zip(fixed, tail, strict=True)):
+            self._routed.set_history([*history[:start], *fixed])
 
     def history_length(self) -> int:
         return len(self._routed.get_history())

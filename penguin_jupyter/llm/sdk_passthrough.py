@@ -18,7 +18,9 @@ server). Everything else — the other fields, headers, retries, streaming, erro
 `anthropic_prepare.py` keeps the lists out of that copy.) Only plain lists are moved; an
 `extra_body` that already names the field wins. The same wrapper
 reports when `create` returns (the response headers arrived) or fails, for the model's
-first-response budget (`answer_budget.py`), and lets the event loop run once before the SDK
+first-response budget (`answer_budget.py`) and the request's `StreamReading`
+(`stream_reading.py`, which also sees every event the SDK parses), makes parallel tool calls
+of a Chat Completions stream contiguous (`chat_tool_calls.py`), and lets the event loop run once before the SDK
 starts building the body, so agenthub's conversion and the SDK's body build are two task steps,
 not one. See docs/model-requests.md ("Long sessions").
 """
@@ -29,7 +31,9 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from .chat_tool_calls import tool_calls_by_index
 from .classify import ProviderStreamError
+from .stream_reading import mark_answered, read_events
 
 # SDK resource path (attribute names from the client) → the create() arguments passed through:
 # the conversation, and the tool definitions (constant per session, but deep JSON schemas that
@@ -53,6 +57,10 @@ BODY_ONLY_ARGUMENTS: dict[tuple[str, ...], tuple[str, ...]] = {
 # Responses: `error`, `response.failed`); agenthub skips them as unused, so a failed response
 # would end as a stream without its last event. They are raised as `ProviderStreamError`.
 ERROR_EVENT_STREAMS = (("responses",),)
+
+# Resources whose streams name parallel tool calls by index, which agenthub reads one call at a
+# time: each call's deltas are made contiguous (`chat_tool_calls.py`).
+TOOL_CALL_INDEX_STREAMS = (("chat", "completions"),)
 
 
 def _leads_to_create(path: tuple[str, ...]) -> bool:
@@ -89,7 +97,8 @@ def passthrough_create(
             _notify(on_response)
             raise
         _notify(on_response)
-        return response
+        mark_answered()
+        return read_events(response)
 
     return create_with_passthrough
 
@@ -99,6 +108,13 @@ def _raising_error_events(create: Callable[..., Awaitable[Any]]) -> Callable[...
         return with_error_events_raised(await create(*args, **kwargs))
 
     return create_raising_error_events
+
+
+def _tool_calls_by_index(create: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    async def create_with_tool_calls_by_index(*args: Any, **kwargs: Any) -> Any:
+        return tool_calls_by_index(await create(*args, **kwargs))
+
+    return create_with_tool_calls_by_index
 
 
 def _notify(callback: Callable[[], None] | None) -> None:
@@ -164,6 +180,8 @@ class SdkBodyPassthrough:
         if name == "create" and self._path in BODY_LIST_FIELDS:
             body_only = BODY_ONLY_ARGUMENTS.get(self._path, ())
             create = passthrough_create(value, BODY_LIST_FIELDS[self._path], self._on_response, body_only)
+            if self._path in TOOL_CALL_INDEX_STREAMS:
+                create = _tool_calls_by_index(create)
             return _raising_error_events(create) if self._path in ERROR_EVENT_STREAMS else create
         path = (*self._path, name)
         if _leads_to_create(path):

@@ -147,7 +147,9 @@ class EventTranslator:
             return
         if item_id:
             self._active_provider_id = item_id
-        acc = self._tools.get(key) or self._new_tool(key)
+        acc = self._tools.get(key)
+        if acc is None or acc.emitted:  # a provider id used again (a call named by its function) is a new call
+            acc = self._new_tool(key)
         name = item.get("name") or ""
         if name:
             acc.name = name

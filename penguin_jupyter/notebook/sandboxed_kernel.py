@@ -13,6 +13,7 @@ started.
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import time
 from typing import Any
@@ -32,7 +33,7 @@ class SandboxedKernel(IPythonKernel):
             confine_kernel()
         except OSError as exc:
             os.write(2, f"penguin sandbox kernel: {exc}; stopping (nothing ran)\n".encode("utf-8", "replace"))
-            os._exit(1)
+            os.kill(os.getpid(), signal.SIGKILL)  # at once: no thread, no exit handler runs anything more
         super().__init__(**kwargs)
 
 

@@ -1,7 +1,7 @@
 """OmniMessage: the one message protocol every layer speaks (docs/protocol.md).
 
-Re-exports the models, wire functions, builders, guards, the PartialAggregator and the
-marker helpers. Nothing here depends on any other penguin_jupyter module.
+Re-exports the models, wire functions, builders, guards, the PartialAggregator, the marker
+helpers and the one parser of a tool call's arguments (`read_call_arguments`). Nothing here depends on any other penguin_jupyter module.
 """
 
 from . import markers
@@ -38,6 +38,7 @@ from .builders import (
     user_text,
     with_origin,
 )
+from .call_arguments import EMPTY_ARGUMENTS, UnreadableArguments, read_call_arguments
 from .fidelity import BYTES_TAG, fidelity_for_provider, json_safe_fidelity
 from .guards import (
     is_complete_model_message,
@@ -83,6 +84,16 @@ from .models import (
     ToolListReadyPayload,
     ToolSpec,
 )
-from .wire import dumps_compact, from_dict, from_json, to_dict, to_json
+from .unicode import is_valid_unicode, repair_in_place, repair_strings, repair_surrogates
+from .wire import (
+    dumps_compact,
+    from_dict,
+    from_json,
+    loads_strict,
+    parse_wire_line,
+    to_dict,
+    to_json,
+    with_valid_unicode,
+)
 
 __all__ = [name for name in dir() if not name.startswith("_")]

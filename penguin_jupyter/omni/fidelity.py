@@ -3,7 +3,7 @@
 Owns the one encoding of binary values inside a fidelity object: a provider SDK may hand over
 opaque bytes (google-genai gives Gemini's `thought_signature` as `bytes`), which JSON cannot
 carry. Every bytes value becomes `{"$bytes": "<standard base64>"}` when a message is built, so
-a message always serializes, the trace keeps the value, and `fidelity_for_provider` turns it
+a message always serializes (a non-finite float, which JSON has no form for, is null), the trace keeps the value, and `fidelity_for_provider` turns it
 back into the identical bytes before the history goes to the provider again. Which provider
 needs what is the LLM layer's business; nothing here renders or inspects the values.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,7 +20,10 @@ BYTES_TAG = "$bytes"
 
 
 def json_safe_fidelity(value: Any) -> Any:
-    """`value` with every bytes-like value (at any depth) replaced by its `{"$bytes": …}` form."""
+    """`value` with every bytes-like value (at any depth) replaced by its `{"$bytes": …}` form,
+    and every number standard JSON cannot write (NaN, ±Infinity) by null, as the wire writes it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     if isinstance(value, bytes | bytearray | memoryview):
         return {BYTES_TAG: base64.b64encode(bytes(value)).decode("ascii")}
     if isinstance(value, Mapping):

@@ -36,6 +36,7 @@ from typing import Any
 from ..process_start import start_environment_value
 from ..regular_files import RefusedFile, read_regular_bytes
 from .approval_rules import Rule, parse_rule
+from .config_files import parse_config, read_config_text
 from .errors import ConfigError
 
 POLICY_ENV = "PENGUIN_POLICY"
@@ -134,14 +135,14 @@ def load_policy() -> Policy | None:
     """The policy in force, None without one; ConfigError when it cannot be used."""
     path, named = policy_path()
     try:
-        text = read_regular_bytes(path, MAX_POLICY_BYTES).decode("utf-8")
+        text = read_config_text(path, lambda file: read_regular_bytes(file, MAX_POLICY_BYTES).decode("utf-8"))
     except (FileNotFoundError, NotADirectoryError):
         if named:
             raise ConfigError(str(path), None, f"does not exist (named by {POLICY_ENV})") from None
         return None
     except RefusedFile as exc:
         raise ConfigError(str(path), None, f"cannot read ({exc})") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise ConfigError(str(path), None, f"cannot read ({type(exc).__name__})") from None
     return parse_policy(text, str(path))
 
@@ -155,11 +156,9 @@ def _strings(data: Mapping[str, Any], key: str, file: str) -> tuple[str, ...]:
 
 def parse_policy(text: str, file: str) -> Policy:
     try:
-        data = tomllib.loads(text)
+        data = parse_config(file, tomllib.loads, text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(file, None, f"not valid TOML ({exc})") from None
-    except RecursionError:
-        raise ConfigError(file, None, "not valid TOML (nested too deeply)") from None
     unknown = sorted(set(data) - POLICY_KEYS)
     if unknown:
         raise ConfigError(file, unknown[0], f"unknown key (known: {', '.join(sorted(POLICY_KEYS))})")

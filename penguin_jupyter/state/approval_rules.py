@@ -10,7 +10,13 @@ Owns the rule files and what a rule matches:
   command in the sandbox without asking; for a tool that declares a command), `tool`, and optionally
   `command` (a pattern over the parsed command words, for a tool that declares a command
   argument) or `path` (a glob relative to the workspace, for a tool that declares file
-  arguments).
+  arguments). A path rule is matched against what the call touches
+  (`ToolDeclaration.effect`: the path as the tool opens it and the file that reaches): an allow
+  rule only when the file lies in the workspace and both match, a deny or ask rule when any
+  spelling matches (as written, as opened, as reached; relative or absolute).
+
+A tool's roles (its command, its paths, which saved rule it may get) are its declaration's,
+looked up the one way (`registry.declaration_of`).
 
 `RuleBook.judge` answers for one call: among the matching rules deny beats ask beats auto beats allow; None
 when no rule matches (the cell's mode decides). A deny or ask command rule matches every spelling
@@ -40,10 +46,12 @@ from ..environment.command_effects import (
 )
 from ..environment.command_effects.spellings import spellings
 from ..environment.command_words import loose_parts, named_words, pattern_matches, strict_parts
-from ..environment.registry import BUILTIN_DECLARATIONS
+from ..environment.registry import declaration_of
 from ..environment.saved_rule_offer import offered_command_pattern
+from ..environment.tool_effects import TouchedPath, resolve_tool_path
 from ..regular_files import RefusedFile, read_regular_bytes
 from . import file_lock, paths
+from .config_files import parse_config, read_config_text
 from .errors import ConfigError
 from .toml_writer import dumps_toml, write_private_file
 
@@ -56,9 +64,6 @@ MAX_RULES_BYTES = 1 << 20  # a rule is a few lines; a larger file is refused, ne
 WORKSPACE_RULES_FILE = os.path.join(".penguin", "approvals.toml")
 SESSION_SOURCE = "this session"
 RULE_KEYS = frozenset({"action", "tool", "command", "path"})
-# Tools that run code or change the notebook as a whole: a card offers "Always allow (this
-# session)" for them, never a saved rule (docs/security.md "What Save to project offers").
-NO_SAVED_RULE_TOOLS = frozenset({"run_python", "run_cell", "insert_cell", "edit_cell", "delete_cell", "input_command"})
 
 
 def project_rules_path(root: Path, project_id: str) -> Path:
@@ -71,16 +76,12 @@ def workspace_rules_path(workspace: str) -> Path:
 
 def command_argument(tool: str) -> str | None:
     """The argument a tool declares as its shell command (exec_command's `cmd`)."""
-    declaration = BUILTIN_DECLARATIONS.get(tool)
-    return declaration.command if declaration is not None else None
+    return declaration_of(tool).roles.command
 
 
 def path_arguments(tool: str) -> tuple[str, ...]:
     """The arguments a tool declares as files it reads or writes."""
-    declaration = BUILTIN_DECLARATIONS.get(tool)
-    if declaration is None:
-        return ()
-    return tuple(dict.fromkeys((*declaration.file_reads, *declaration.file_writes)))
+    return declaration_of(tool).roles.paths
 
 
 @dataclass(frozen=True)
@@ -122,8 +123,8 @@ def parse_rule(raw: Any, file: str, number: int, *, from_policy: bool = False, d
     if action not in ACTIONS:
         raise ConfigError(file, f"{where}: action", f'must be "allow", "ask", "deny" or "auto" (got {action!r})')
     tool = raw.get("tool")
-    if not isinstance(tool, str) or not tool.strip():
-        raise ConfigError(file, f"{where}: tool", "must be a tool name")
+    if not isinstance(tool, str) or not tool.strip() or not tool.strip().isprintable():
+        raise ConfigError(file, f"{where}: tool", f"must be a tool name (got {tool!r})")
     if action == "auto" and command_argument(tool.strip()) is None:
         raise ConfigError(file, f"{where}: action", f'"auto" runs a command in the sandbox; {tool} runs no command')
     command, path = raw.get("command"), raw.get("path")
@@ -144,11 +145,9 @@ def parse_rule(raw: Any, file: str, number: int, *, from_policy: bool = False, d
 
 def parse_rules_text(text: str, file: str) -> list[Rule]:
     try:
-        data = tomllib.loads(text)
+        data = parse_config(file, tomllib.loads, text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(file, None, f"not valid TOML ({exc})") from None
-    except RecursionError:
-        raise ConfigError(file, None, "not valid TOML (nested too deeply)") from None
     unknown = sorted(set(data) - {"rule"})
     if unknown:
         raise ConfigError(file, unknown[0], "unknown key (rules are [[rule]] tables)")
@@ -162,12 +161,12 @@ def read_rules(path: Path) -> list[Rule]:
     """The rules of one file ([] when it does not exist); ConfigError when it cannot be used (not
     a regular file — a symlink to one is followed —, above `MAX_RULES_BYTES`, not UTF-8 TOML)."""
     try:
-        text = read_regular_bytes(path, MAX_RULES_BYTES).decode("utf-8")
+        text = read_config_text(path, lambda file: read_regular_bytes(file, MAX_RULES_BYTES).decode("utf-8"))
     except (FileNotFoundError, NotADirectoryError):
         return []
     except RefusedFile as exc:
         raise ConfigError(str(path), None, f"cannot read ({exc})") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise ConfigError(str(path), None, f"cannot read ({type(exc).__name__})") from None
     return parse_rules_text(text, str(path))
 
@@ -217,16 +216,24 @@ def _write_rules(path: Path, rules: Iterable[Rule]) -> None:
 # --- matching ----------------------------------------------------------------------------------
 
 
-def _relative(value: str, workspace: str, real: bool) -> str | None:
-    base = os.path.realpath(workspace) if real else os.path.normpath(workspace)
-    full = os.path.join(base, os.path.expanduser(value))
-    full = os.path.realpath(full) if real else os.path.normpath(full)
-    relative = os.path.relpath(full, base)
-    return None if relative == ".." or relative.startswith(".." + os.sep) else relative
+def _paths_of(tool: str, arguments: Mapping[str, Any], workspace: str) -> tuple[TouchedPath, ...]:
+    """The paths the call's declared path arguments touch, as its tool opens them."""
+    return tuple(p for p in declaration_of(tool).effect(arguments, workspace).paths() if p.argument)
 
 
-def _paths_of(tool: str, arguments: Mapping[str, Any]) -> list[str]:
-    return [value for name in path_arguments(tool) if isinstance(value := arguments.get(name), str) and value]
+def _names(touched: TouchedPath, pattern: str) -> bool:
+    """A deny/ask path pattern names `touched` in any spelling (`~` in a pattern is the home folder)."""
+    patterns = {pattern, os.path.expanduser(pattern)}
+    return any(fnmatch.fnmatchcase(spelling, p) for spelling in touched.spellings for p in patterns)
+
+
+def _covers(touched: TouchedPath, pattern: str) -> bool:
+    """An allow path pattern covers `touched`: the file reached lies in the workspace and the
+    pattern matches it there, as opened and as reached."""
+    relative, real = touched.relative, touched.real_relative
+    if relative is None or real is None:
+        return False
+    return fnmatch.fnmatchcase(relative, pattern) and fnmatch.fnmatchcase(real, pattern)
 
 
 def _command_of(tool: str, arguments: Mapping[str, Any]) -> str | None:
@@ -236,12 +243,12 @@ def _command_of(tool: str, arguments: Mapping[str, Any]) -> str | None:
 
 
 def command_cwd(tool: str, arguments: Mapping[str, Any], workspace: str) -> str:
-    """The folder a tool's command runs in, resolved as the tool resolves it (exec_command's
-    `workdir`, joined to the workspace and normalised; the workspace without one)."""
-    declaration = BUILTIN_DECLARATIONS.get(tool)
-    fields = declaration.arguments.model_fields if declaration is not None else {}
-    workdir = arguments.get("workdir") if "workdir" in fields else None
-    return os.path.normpath(os.path.join(workspace, workdir)) if isinstance(workdir, str) and workdir else workspace
+    """The folder a tool's command runs in, resolved as the tool resolves it (the argument its
+    declaration marks `WorkingDirectory` — exec_command's `workdir` — joined to the workspace and
+    normalised, `tool_effects.resolve_tool_path`; the workspace without one)."""
+    name = declaration_of(tool).roles.workdir
+    workdir = arguments.get(name) if name else None
+    return resolve_tool_path(workspace, workdir) if isinstance(workdir, str) and workdir else workspace
 
 
 def credential_argument(tool: str, arguments: Mapping[str, Any], workspace: str) -> str | None:
@@ -265,8 +272,11 @@ class Verdict:
     uncovered: bool = False
 
 
-def _tightening_hit(rule: Rule, tool: str, arguments: Mapping[str, Any], workspace: str) -> bool | None:
-    """Does a deny/ask rule apply? None when the command cannot be checked (caller asks)."""
+def _tightening_hit(
+    rule: Rule, tool: str, arguments: Mapping[str, Any], workspace: str, touched: tuple[TouchedPath, ...] | None = None
+) -> bool | None:
+    """Does a deny/ask rule apply? None when the command cannot be checked (caller asks).
+    `touched`: the call's paths (`_paths_of`), worked out once per judged call."""
     if rule.command is not None:
         command = _command_of(tool, arguments)
         if command is None:
@@ -276,13 +286,8 @@ def _tightening_hit(rule: Rule, tool: str, arguments: Mapping[str, Any], workspa
             return None
         return any(pattern_matches(rule.command, spelled) for part in parts for spelled in spellings(part))
     if rule.path is not None:
-        for value in _paths_of(tool, arguments):
-            for real in (False, True):
-                relative = _relative(value, workspace, real)
-                shown = relative if relative is not None else os.path.realpath(os.path.join(workspace, value))
-                if fnmatch.fnmatchcase(shown, rule.path):
-                    return True
-        return False
+        paths = touched if touched is not None else _paths_of(tool, arguments, workspace)
+        return any(_names(path, rule.path) for path in paths)
     return True
 
 
@@ -317,7 +322,9 @@ def _command_hit(rules: list[Rule], command: str, cwd: str, workspace: str) -> R
     return used[0] if all(isinstance(hit, Rule) for hit in used) else None
 
 
-def _allow_hit(rules: list[Rule], tool: str, arguments: Mapping[str, Any], workspace: str) -> Rule | Verdict | None:
+def _allow_hit(
+    rules: list[Rule], tool: str, arguments: Mapping[str, Any], workspace: str, touched: tuple[TouchedPath, ...] | None = None
+) -> Rule | Verdict | None:
     """The allow rule that covers the whole call: a tool-wide rule; every part of the command
     covered by some command rule (`_command_hit`); every path (inside the workspace, by its real
     location) matched by some path rule. An uncovered verdict when a command rule's words matched
@@ -332,13 +339,9 @@ def _allow_hit(rules: list[Rule], tool: str, arguments: Mapping[str, Any], works
         if hit is not None:
             return hit
     path_rules = [rule for rule in rules if rule.path is not None]
-    values = _paths_of(tool, arguments)
-    if path_rules and values:
-        used = []
-        for value in values:
-            relative = _relative(value, workspace, real=True)
-            hit = None if relative is None else next((r for r in path_rules if fnmatch.fnmatchcase(relative, r.path or "")), None)
-            used.append(hit)
+    paths = touched if touched is not None else _paths_of(tool, arguments, workspace) if path_rules else ()
+    if path_rules and paths:
+        used = [next((r for r in path_rules if _covers(path, r.path or "")), None) for path in paths]
         if all(rule is not None for rule in used):
             return used[0]
     return None
@@ -375,40 +378,43 @@ class RuleBook:
         """deny beats ask beats auto beats allow among the rules that match; None when none does (or an
         uncovered verdict: an allow rule's words matched, the call does more)."""
         matching = [rule for rule in self.rules() if rule.tool == tool]
+        touched = _paths_of(tool, arguments, workspace) if any(r.path is not None for r in matching) else ()
         for action in ("deny", "ask"):
             for rule in (r for r in matching if r.action == action):
-                hit = _tightening_hit(rule, tool, arguments, workspace)
+                hit = _tightening_hit(rule, tool, arguments, workspace, touched)
                 if hit is None:
                     return Verdict("ask", rule, "the command could not be checked against it")
                 if hit:
                     return Verdict(rule.action, rule)
-        sandboxed = _allow_hit([r for r in matching if r.action == "auto"], tool, arguments, workspace)
+        sandboxed = _allow_hit([r for r in matching if r.action == "auto"], tool, arguments, workspace, touched)
         if sandboxed is not None:  # its words matched: the sandbox holds whatever else it does
             return Verdict("auto", sandboxed.rule if isinstance(sandboxed, Verdict) else sandboxed)
-        allowed = _allow_hit([r for r in matching if r.action == "allow"], tool, arguments, workspace)
+        allowed = _allow_hit([r for r in matching if r.action == "allow"], tool, arguments, workspace, touched)
         if isinstance(allowed, Verdict):
             return allowed
         return Verdict("allow", allowed) if allowed is not None else None
 
 
 def suggested_rule(tool: str, arguments: Mapping[str, Any], workspace: str) -> Rule | None:
-    """The allow rule "Save to project" offers for a call: its command's leading words
-    (`saved_rule_offer.offered_command_pattern`: `git status`, `ls`), its file's path relative to
-    the workspace, or the tool; None for a tool in `NO_SAVED_RULE_TOOLS`, a command no rule is
-    offered for, a file outside the workspace or one under `.penguin/`."""
-    if tool in NO_SAVED_RULE_TOOLS:
+    """The allow rule "Save to project" offers for a call, as its declaration's `saved_rule`
+    says: its command's leading words (`saved_rule_offer.offered_command_pattern`: `git status`,
+    `ls`), its file's path relative to the workspace (where the file reached lies: never through
+    a link out of it), or the tool; None for a tool whose declaration says "never", a command no
+    rule is offered for, a file outside the workspace or one under `.penguin/`."""
+    kind = declaration_of(tool).saved_rule_kind
+    if kind == "never":
         return None
-    if command_argument(tool) is not None:
+    if kind == "command":
         command = _command_of(tool, arguments)
         cwd = command_cwd(tool, arguments, workspace)
         pattern = offered_command_pattern(command, cwd, workspace) if command is not None else None
         return Rule("allow", tool, command=pattern) if pattern else None
-    if path_arguments(tool):
-        values = _paths_of(tool, arguments)
-        relative = [_relative(value, workspace, real=True) for value in values]
-        if len(relative) != 1 or relative[0] is None or _is_penguin_folder(relative[0]):
+    if kind == "path":
+        touched = _paths_of(tool, arguments, workspace)
+        if len(touched) != 1 or touched[0].relative is None or touched[0].relative != touched[0].real_relative:
             return None
-        return Rule("allow", tool, path=relative[0])
+        relative = touched[0].relative
+        return None if _is_penguin_folder(relative) else Rule("allow", tool, path=relative)
     return Rule("allow", tool)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..prices import ModelPrice, PriceError, parse_price
 from ..private_files import read_private_text
+from .config_files import parse_config, read_config_text
 from .errors import ConfigError
 from .file_lock import exclusive
 from .paths import project_config_path, resolve_root
@@ -220,11 +221,11 @@ def load_project_config(root: str | os.PathLike[str] | None, project_id: str) ->
     """The project's config; a missing file is an empty config (no models)."""
     path = project_config_path(resolve_root(root), project_id)
     try:
-        text = read_private_text(path)  # under the data root: private, or refused
+        text = read_config_text(path, read_private_text)  # under the data root: private, or refused
     except FileNotFoundError:
         return ProjectConfig()
     try:
-        data = tomllib.loads(text)
+        data = parse_config(str(path), tomllib.loads, text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), None, f"invalid TOML: {exc}") from None
     return parse_project_config(str(path), data)

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from ..environment.types import ToolDefinitionConfig
 from ..interfaces import THINKING_LEVELS, MCPServerConfig
 from ..private_files import read_private_text
+from .config_files import parse_config, read_config_text
 from .errors import ConfigError
 from .prompts import (
     DEFAULT_COMPACTION_PROMPT,
@@ -201,14 +202,23 @@ def parse_system_config(file: str, data: Any) -> SystemConfig:
     )
 
 
+# libyaml's parser when PyYAML was built with it: the same safe types, and a deeply nested document
+# is refused in milliseconds (the pure-Python parser takes seconds to reach its RecursionError).
+_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _load_yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_SAFE_LOADER)  # a safe loader: plain data only
+
+
 def load_system_config(path: str | os.PathLike[str]) -> SystemConfig:
     file = str(path)
     try:
-        text = read_private_text(path)  # under the data root: private, or refused
+        text = read_config_text(path, read_private_text)  # under the data root: private, or refused
     except FileNotFoundError:
         raise ConfigError(file, None, "file not found") from None
     try:
-        data = yaml.safe_load(text)
+        data = parse_config(file, _load_yaml, text)
     except yaml.YAMLError as exc:
         detail = " ".join(str(exc).split())
         raise ConfigError(file, None, f"invalid YAML: {detail}") from None

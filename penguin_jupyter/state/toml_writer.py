@@ -1,6 +1,7 @@
 """A small TOML writer for the files this package owns (`.project_config.toml`, `.vault.toml`).
 
-Owns serialization of plain values: strings, booleans, ints, floats, inline tables for
+Owns serialization of plain values: strings, booleans, ints, floats, the dates and times tomllib
+reads (so a file read can always be written back), inline tables for
 `{provider, model_id}` references, `[table]`s and `[[array-of-tables]]`. Reading uses the
 standard `tomllib`. Files are written 0600 (they hold credentials), atomically.
 """
@@ -8,6 +9,7 @@ standard `tomllib`. Files are written 0600 (they hold credentials), atomically.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
 import os
 import re
@@ -21,7 +23,13 @@ _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 def _key(name: str) -> str:
-    return name if _BARE_KEY.match(name) else json.dumps(name, ensure_ascii=False)
+    return name if _BARE_KEY.fullmatch(name) else _string(name)
+
+
+def _string(value: str) -> str:
+    """A TOML basic string: JSON's escapes are TOML's, and DEL, which JSON leaves as it is and
+    TOML forbids raw, is escaped too."""
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _scalar(value: Any) -> str:
@@ -30,7 +38,9 @@ def _scalar(value: Any) -> str:
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)  # JSON string escapes are valid TOML basic strings
+        return _string(value)
+    if isinstance(value, datetime.date | datetime.time):  # read from the file by tomllib: written back as read
+        return value.isoformat()
     if isinstance(value, list):
         return "[" + ", ".join(_scalar(v) for v in value) + "]"
     if isinstance(value, dict):

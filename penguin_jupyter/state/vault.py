@@ -12,6 +12,7 @@ import tomllib
 from pathlib import Path
 
 from ..private_files import read_private_text
+from .config_files import parse_config, read_config_text
 from .errors import ConfigError
 from .file_lock import exclusive
 from .toml_writer import dumps_toml, write_private_file
@@ -22,11 +23,11 @@ VAULT_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def load_vault(path: Path) -> dict[str, str]:
     """The vault's key → value map; a missing file is an empty vault."""
     try:
-        text = read_private_text(path)  # under the data root: private, or refused
+        text = read_config_text(path, read_private_text)  # under the data root: private, or refused
     except FileNotFoundError:
         return {}
     try:
-        data = tomllib.loads(text)
+        data = parse_config(str(path), tomllib.loads, text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), None, f"invalid TOML: {exc}") from None
     vault: dict[str, str] = {}

@@ -2,8 +2,8 @@
 
 Owns the wire shape of `chat.completion.chunk` objects and of the provider-shaped error body:
 reasoning deltas (`reasoning_content`), content deltas, tool-call deltas (the first fragment of
-each call carries index/id/name, later ones only argument text, calls one after another so a
-client that tracks one open call at a time reads them right), the finish chunk and the separate
+each call carries index/id/name, later ones only argument text; calls one after another, or with
+`interleave_tool_calls` all openings first and then the calls' fragments alternating by index), the finish chunk and the separate
 usage chunk (`stream_options.include_usage`, or usage on the finish chunk as Z.AI sends it).
 Framing, faults and pacing are `protocols/chat.py` and `server.py`.
 """
@@ -119,6 +119,27 @@ class ChunkFactory:
         return self._chunk([], usage)
 
 
+def _tool_call_deltas(
+    index: int, call: Any, entry: ScriptEntry, request: dict[str, Any], texts: list[str] | None
+) -> list[dict[str, Any]]:
+    """One call's tool-call deltas: the opening (index, id, name), then argument fragments."""
+    opening = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
+    arguments = resolve_placeholders(call.arguments, request, texts)
+    fragments = [
+        {"index": index, "function": {"arguments": arguments[start : start + entry.chunk]}}
+        for start in range(0, len(arguments), entry.chunk)
+    ]
+    return [opening, *fragments]
+
+
+def _interleaved(calls: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    """Every call's opening, then the fragments of all calls alternating (round robin)."""
+    openings = [[deltas[0]] for deltas in calls]
+    rest = [deltas[1:] for deltas in calls]
+    rounds = [[deltas[n]] for n in range(max((len(r) for r in rest), default=0)) for deltas in rest if n < len(deltas)]
+    return openings + rounds
+
+
 def build_chunks(
     entry: ScriptEntry,
     request: dict[str, Any],
@@ -135,18 +156,10 @@ def build_chunks(
     factory = ChunkFactory(completion_id, str(request.get("model") or "scripted-model"))
     chunks = [factory.delta(**{entry.reasoning_field: part}) for part in entry.reasoning]
     chunks += [factory.delta(content=part) for part in entry.text]
-    for index, call in enumerate(entry.tool_calls):
-        opening = {
-            "index": index,
-            "id": call.id,
-            "type": "function",
-            "function": {"name": call.name, "arguments": ""},
-        }
-        chunks.append(factory.delta(tool_calls=[opening]))
-        arguments = resolve_placeholders(call.arguments, request, texts)
-        for start in range(0, len(arguments), entry.chunk):
-            fragment = arguments[start : start + entry.chunk]
-            chunks.append(factory.delta(tool_calls=[{"index": index, "function": {"arguments": fragment}}]))
+    calls = [_tool_call_deltas(index, call, entry, request, texts) for index, call in enumerate(entry.tool_calls)]
+    if entry.interleave_tool_calls:
+        calls = _interleaved(calls)
+    chunks += [factory.delta(tool_calls=[delta]) for deltas in calls for delta in deltas]
     include_usage = (request.get("stream_options") or {}).get("include_usage", False)
     finish = factory.finish(entry.finish_reason)
     if entry.send_usage and usage_on_finish and not include_usage:

@@ -30,6 +30,7 @@ _ENTRY_KEYS = (
     "chunk",
     "reasoning_field",
     "redacted_thinking",
+    "interleave_tool_calls",
 )
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 _TOOL_CALL_KEYS = ("name", "arguments", "id")
@@ -82,6 +83,9 @@ class ScriptEntry:
     reasoning_field: str = "reasoning_content"  # the delta key carrying reasoning (OpenRouter: "reasoning")
     redacted_thinking: bool = False  # Anthropic: one redacted_thinking block before the thinking
     chunk: int = DEFAULT_CHUNK_CHARS  # argument fragment size (text/reasoning are split at parse time)
+    # Chat Completions: every call's opening first, then their argument fragments alternating by
+    # index, as some OpenAI-compatible servers stream parallel calls (other protocols: one by one)
+    interleave_tool_calls: bool = False
     source: Mapping[str, Any] = field(default_factory=dict)  # the entry as written, for `remaining`
 
 
@@ -234,6 +238,9 @@ def parse_entry(raw: Any, position: int) -> ScriptEntry:
     redacted = raw.get("redacted_thinking", False)
     if not isinstance(redacted, bool):
         raise _fail(f"{where}.redacted_thinking", f"expected true or false, got {redacted!r}")
+    interleave = raw.get("interleave_tool_calls", False)
+    if not isinstance(interleave, bool):
+        raise _fail(f"{where}.interleave_tool_calls", f"expected true or false, got {interleave!r}")
     send_usage = "usage" not in raw or raw["usage"] is not None
     usage = _usage(raw["usage"], where) if raw.get("usage") is not None else None
     return ScriptEntry(
@@ -248,6 +255,7 @@ def parse_entry(raw: Any, position: int) -> ScriptEntry:
         reasoning_field=reasoning_field,
         redacted_thinking=redacted,
         chunk=chunk,
+        interleave_tool_calls=interleave,
         source=dict(raw),
     )
 

@@ -5,8 +5,21 @@ state, `locate` finds shards on disk, and `SessionLock` keeps one writer per ses
 """
 
 from .locate import TraceFile, find_latest_trace_file, latest_session_id, list_session_files
-from .reader import ParsedTrace, TraceParseError, parse_trace_lines, read_trace, skipped_lines_diagnostic
-from .replay import PROCESS_EXIT_PLACEHOLDER, DanglingCompaction, ReplayState, resume_trace
+from .reader import (
+    ParsedTrace,
+    TraceParseError,
+    parse_trace_lines,
+    read_trace,
+    repaired_lines_diagnostic,
+    skipped_lines_diagnostic,
+)
+from .replay import (
+    PROCESS_EXIT_PLACEHOLDER,
+    DanglingCompaction,
+    ReplayState,
+    replay_notes_diagnostic,
+    resume_trace,
+)
 from .session_lock import SessionBusyError, SessionLock
 from .writer import TraceWriter, is_recordable, shard_index, trace_file_path
 
@@ -26,6 +39,8 @@ __all__ = [
     "list_session_files",
     "parse_trace_lines",
     "read_trace",
+    "repaired_lines_diagnostic",
+    "replay_notes_diagnostic",
     "resume_trace",
     "shard_index",
     "skipped_lines_diagnostic",

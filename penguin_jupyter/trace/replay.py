@@ -4,6 +4,13 @@ Owns `resume_trace(records) -> ReplayState`: the committed history a fresh model
 via `set_history`, the carry-over the next run resends, the carried token counters and turn
 count, the render view, a closed-context summary and a dangling compaction span. It reads
 records only; locating files and appending the closing `compaction_end` is `resume.py`'s job.
+
+A damaged trace (lines re-appended after a crash, a hand edit, a sync tool) is repaired where it
+can be, and each repair is one line in `ReplayState.notes`: one call and one output per
+`tool_call_id` (the first wins), no output whose call was never committed, no `request_end`
+without its `request_begin`, the outputs of a turn before its other user messages. So the history
+and carry-over always have the shape every provider accepts: each committed call answered once,
+right after the turn that made it.
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ class ReplayState:
     render_messages: list[OmniMessage] = field(default_factory=list)
     meta: OmniMessage | None = None
     dangling_compaction: DanglingCompaction | None = None
+    notes: list[str] = field(default_factory=list)  # one line per repair of a damaged trace
 
 
 def _output_id(msg: OmniMessage) -> str | None:
@@ -61,6 +69,20 @@ def _output_id(msg: OmniMessage) -> str | None:
 
 def _role(msg: OmniMessage) -> str | None:
     return getattr(msg.payload, "role", None)
+
+
+def _call_id(msg: OmniMessage) -> str | None:
+    payload = msg.payload
+    return payload.tool_call_id if isinstance(payload, ToolCallPayload) else None
+
+
+def _outputs_first(messages: list[OmniMessage]) -> list[OmniMessage]:
+    """Tool outputs before the other user messages of the same turn (stable): providers want a
+    turn's results first (Anthropic: `tool_result` blocks lead their message)."""
+    outputs = [m for m in messages if _output_id(m) is not None]
+    if not outputs or messages[: len(outputs)] == outputs:
+        return messages
+    return [*outputs, *(m for m in messages if _output_id(m) is None)]
 
 
 def _placeholder(tool_call_id: str) -> OmniMessage:
@@ -134,14 +156,53 @@ class _TurnReplayer:
         self.in_request = False
         self.in_compaction = False
         self.dangling: CompactionBeginPayload | None = None
-        self.committed: list[str] = []  # insertion-ordered set of committed call ids
+        self.committed: dict[str, None] = {}  # insertion-ordered set of committed call ids
         self.answered: set[str] = set()
         self.turns = 0
         self.render: list[OmniMessage] = []
+        self.notes: list[str] = []
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
 
     def _pairs_open_call(self, msg: OmniMessage) -> bool:
         call_id = _output_id(msg)
         return call_id is None or (call_id in self.committed and call_id not in self.answered)
+
+    def _answers(self, messages: list[OmniMessage]) -> list[OmniMessage]:
+        """The user messages that can go to the model: outputs of committed, unanswered calls
+        (the first output per call), outputs first; the rest dropped with a note."""
+        kept: list[OmniMessage] = []
+        seen: set[str] = set()
+        for msg in messages:
+            call_id = _output_id(msg)
+            if call_id is None:
+                kept.append(msg)
+            elif call_id in seen:
+                self._note(f"dropped a second output of tool call {call_id} (the first is kept)")
+            elif call_id in self.answered:
+                self._note(f"dropped an output of tool call {call_id}, which was already answered")
+            elif call_id not in self.committed:
+                self._note(f"dropped an output of tool call {call_id}, whose call is not in the trace")
+            else:
+                seen.add(call_id)
+                kept.append(msg)
+        return _outputs_first(kept)
+
+    def _unique_calls(self, outputs: list[OmniMessage]) -> list[OmniMessage]:
+        """The request's model output with one message per tool call id (the first wins)."""
+        kept: list[OmniMessage] = []
+        seen: set[str] = set()
+        for msg in outputs:
+            call_id = _call_id(msg)
+            if call_id is not None:
+                if call_id in seen or call_id in self.committed:
+                    self._note(f"dropped a second record of tool call {call_id} (the first is kept)")
+                    continue
+                seen.add(call_id)
+            kept.append(msg)
+        return kept
 
     def _drop_request(self) -> None:
         kept = (
@@ -151,21 +212,24 @@ class _TurnReplayer:
         self.snapshot, self.outputs, self.in_request = [], [], False
 
     def _commit_request(self) -> None:
-        eligible = [m for m in self.snapshot if self._pairs_open_call(m)]
+        eligible = self._answers(self.snapshot)
         eligible_ids = {i for i in map(_output_id, eligible) if i is not None}
-        for call_id in self.committed:
-            if call_id not in self.answered and call_id not in eligible_ids:
-                self.history.append(_placeholder(call_id))
-                self.answered.add(call_id)
-        self.history.extend(eligible)
-        self.history.extend(self.outputs)
+        placeholders = [
+            _placeholder(call_id)
+            for call_id in self.committed
+            if call_id not in self.answered and call_id not in eligible_ids
+        ]
+        self.answered |= {_output_id(m) or "" for m in placeholders}
+        self.history.extend(_outputs_first([*placeholders, *eligible]))
+        outputs = self._unique_calls(self.outputs)
+        self.history.extend(outputs)
         self.answered |= eligible_ids
-        for out in self.outputs:
-            call = out.payload
-            if not isinstance(call, ToolCallPayload) or call.stop_reason != "completed":
-                continue
-            if call.tool_call_id not in self.committed:
-                self.committed.append(call.tool_call_id)
+        for out in outputs:
+            # every call of a completed request is in the history, so each must be answered
+            # (a recorded call is completed; one that says otherwise was edited)
+            call_id = _call_id(out)
+            if call_id is not None:
+                self.committed[call_id] = None
         if not self.in_compaction:
             self.turns += 1
         self.snapshot, self.outputs, self.in_request = [], [], False
@@ -179,7 +243,9 @@ class _TurnReplayer:
             self.in_request = True
             self.snapshot, self.pending = self.pending, []
         elif is_event(msg, "request_end"):
-            if _request_completed(msg):
+            if not self.in_request:
+                self._note("ignored a request_end that follows no request_begin")
+            elif _request_completed(msg):
                 self._commit_request()
             else:
                 self._drop_request()
@@ -204,10 +270,20 @@ class _TurnReplayer:
         """Close an open request and return the carry-over."""
         if self.in_request:
             self._drop_request()
-        carry = [m for m in self.pending if self._pairs_open_call(m)]
+        carry = self._answers(self.pending)
         paired = set(self.answered) | {i for i in map(_output_id, carry) if i is not None}
-        carry.extend(_placeholder(call_id) for call_id in self.committed if call_id not in paired)
-        return carry
+        placeholders = [_placeholder(call_id) for call_id in self.committed if call_id not in paired]
+        return _outputs_first([*carry, *placeholders])
+
+
+_MAX_LISTED_NOTES = 5
+
+
+def replay_notes_diagnostic(path: str, notes: list[str]) -> str:
+    """`[trace] repaired <path> for resume: note; note; … (and N more)` (at most 5 notes listed)."""
+    listed = "; ".join(notes[:_MAX_LISTED_NOTES])
+    more = f" (and {len(notes) - _MAX_LISTED_NOTES} more)" if len(notes) > _MAX_LISTED_NOTES else ""
+    return f"[trace] repaired {path} for resume: {listed}{more}"
 
 
 def resume_trace(records: list[OmniMessage]) -> ReplayState:
@@ -228,6 +304,7 @@ def resume_trace(records: list[OmniMessage]) -> ReplayState:
     state.history = walker.history
     state.session_turns = walker.turns
     state.render_messages = walker.render
+    state.notes = walker.notes
     if walker.dangling is not None:
         state.dangling_compaction = DanglingCompaction(
             reason=walker.dangling.reason, mode=walker.dangling.mode

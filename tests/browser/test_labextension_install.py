@@ -109,9 +109,16 @@ def assert_built_extension(ext_dir: Path) -> None:
     assert package["name"] == EXT_NAME
     build = package["jupyterlab"]["_build"]
     assert build["mimeExtension"] == "./mimeExtension"
+    assert build["extension"] == "./extension"
     assert (ext_dir / build["load"]).is_file()
     assert (ext_dir / "static" / "style.js").is_file()
     assert json.loads((ext_dir / "install.json").read_text())["packageName"] == "penguin_jupyter"
+
+
+def assert_ships_the_ask_schema(ext_dir: Path) -> None:
+    """Ask penguin's cell toolbar and context menu entries come from its settings schema."""
+    schema = json.loads((ext_dir / "schemas" / EXT_NAME / "ask.json").read_text())
+    assert schema["jupyter.lab.menus"]["context"][0]["command"] == "penguin:ask-about-error"
 
 
 def test_wheel_ships_the_labextension_and_jupyter_lists_it_enabled(tmp_path):
@@ -132,6 +139,7 @@ def test_wheel_ships_the_labextension_and_jupyter_lists_it_enabled(tmp_path):
     )
     ext_dir = prefix / "share" / "jupyter" / "labextensions" / EXT_NAME
     assert_built_extension(ext_dir)
+    assert_ships_the_ask_schema(ext_dir)
     assert not list(prefix.glob("lib/python*/site-packages/penguin_jupyter/labextension"))
     assert ENABLED_LINE.search(labextension_list(prefix / "share" / "jupyter")), labextension_list(
         prefix / "share" / "jupyter"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from penguin_jupyter.notebook.transcript.legacy_card_roles import LEGACY_CARD_ROLES
 from penguin_jupyter.notebook.transcript.saved_images import with_saved_images
 from penguin_jupyter.notebook.transcript.transcript_bundle import (
     TRANSCRIPT_MIME,
@@ -22,7 +23,12 @@ from penguin_jupyter.notebook.transcript.transcript_bundle import (
     read_bundle,
     transcript_mimebundle,
 )
-from penguin_jupyter.notebook.transcript.transcript_model import build_blocks, diff_preview, edit_cell_result
+from penguin_jupyter.notebook.transcript.transcript_model import (
+    build_blocks,
+    card_roles_of,
+    diff_preview,
+    edit_cell_result,
+)
 from penguin_jupyter.omni import (
     abort,
     approval_decision,
@@ -32,20 +38,26 @@ from penguin_jupyter.omni import (
     tool_call,
     tool_call_output,
 )
+from tests.support.declared import declare_notebook_tools
 from tests.support.transcript import REPO, child, sample_messages
+
+declare_notebook_tools()
 
 LABEXT = REPO / "labextension"
 RUNNER = """
-import { buildBlocks, diffPreview, readBundle, withSavedImages } from './model.mjs';
+import { buildBlocks, diffPreview, foldText, LEGACY_CARD_ROLES, readBundle, withSavedImages } from './model.mjs';
 let input = '';
 process.stdin.on('data', chunk => (input += chunk));
 process.stdin.on('end', () => {
   const request = JSON.parse(input);
+  const tools = request.tools ?? {};
   const result = {
-    blocks: buildBlocks(request.messages),
+    blocks: buildBlocks(request.messages, tools),
     bundle: readBundle(request.bundle),
-    diffs: request.diffs.map(([name, args]) => diffPreview(name, args)),
+    diffs: request.diffs.map(([name, args]) => diffPreview(name, args, tools[name] ?? { body: '*' })),
     saved: request.saved ? withSavedImages(request.saved.bundle, request.saved.html) : null,
+    legacy: LEGACY_CARD_ROLES,
+    folds: (request.folds || []).map(foldText),
   };
   process.stdout.write(JSON.stringify(result));
 });
@@ -82,8 +94,8 @@ def run_ts(work: Path, request: dict) -> dict:
     return json.loads(done.stdout)
 
 
-def py_blocks(messages) -> list[dict]:
-    return [dataclasses.asdict(block) for block in build_blocks(messages)]
+def py_blocks(messages, tools=None) -> list[dict]:
+    return [dataclasses.asdict(block) for block in build_blocks(messages, tools if tools is not None else {})]
 
 
 EDIT_CASES = [
@@ -116,8 +128,8 @@ def test_ts_blocks_equal_python_blocks(node_model):
         to_dict(tool_call("run_cell", {"cell_id": "a49", "description": "Run it"}, "q3")),
     ]
     bundle = make_bundle(messages + extra, session_info={"session_id": "s"}, status="completed", usage=None)
-    result = run_ts(node_model, {"messages": bundle["messages"], "bundle": bundle, "diffs": []})
-    assert result["blocks"] == py_blocks(bundle["messages"])
+    result = run_ts(node_model, {"messages": bundle["messages"], "bundle": bundle, "diffs": [], "tools": bundle["tools"]})
+    assert result["blocks"] == py_blocks(bundle["messages"], bundle["tools"])
 
 
 def test_a_request_that_is_not_retried_never_reads_retry_in_either_renderer(node_model):
@@ -158,8 +170,8 @@ def test_ts_edit_cell_cards_take_the_diff_from_the_output_like_python(node_model
     messages.append(to_dict(tool_call_output(edit_cell_result("v", 3, new, old), "early")))  # output first
     messages.append(to_dict(tool_call("edit_cell", {"cell_id": "v", "source": old}, "early")))
     bundle = make_bundle(messages, session_info={"session_id": "s"}, status="completed", usage=None)
-    result = run_ts(node_model, {"messages": bundle["messages"], "bundle": bundle, "diffs": []})
-    expected = py_blocks(bundle["messages"])
+    result = run_ts(node_model, {"messages": bundle["messages"], "bundle": bundle, "diffs": [], "tools": bundle["tools"]})
+    expected = py_blocks(bundle["messages"], bundle["tools"])
     assert result["blocks"] == expected
     diffs = {card["tool_call_id"]: card["diff"] for card in expected}
     assert diffs["applied"] == "--- before\n+++ after\n@@ -1,3 +1,3 @@\n a = 1\n-value = 1\n+value = 2\n print(value)"
@@ -169,7 +181,8 @@ def test_ts_edit_cell_cards_take_the_diff_from_the_output_like_python(node_model
 
 
 def test_ts_diffs_equal_difflib(node_model):
-    result = run_ts(node_model, {"messages": [], "bundle": {}, "diffs": EDIT_CASES})
+    tools = {name: dict(card_roles_of(name)) for name, _ in EDIT_CASES}
+    result = run_ts(node_model, {"messages": [], "bundle": {}, "diffs": EDIT_CASES, "tools": tools})
     assert result["diffs"] == [diff_preview(name, args) for name, args in EDIT_CASES]
 
 
@@ -212,8 +225,8 @@ def test_ts_cards_show_the_whole_body_and_invisible_characters_like_python(node_
     ]
     outputs = [tool_call_output(edit_cell_result("v", 2, "x = 1", INVISIBLE), "c4")]
     bundle = make_bundle([*calls, *outputs], session_info={"session_id": "s"}, status="completed", usage=None)
-    result = run_ts(node_model, {"messages": bundle["messages"], "bundle": bundle, "diffs": []})
-    python = py_blocks(bundle["messages"])
+    result = run_ts(node_model, {"messages": bundle["messages"], "bundle": bundle, "diffs": [], "tools": bundle["tools"]})
+    python = py_blocks(bundle["messages"], bundle["tools"])
     assert result["blocks"] == python
     insert, code, command, edit = python
     assert insert["body"] == LONG_SOURCE
@@ -243,3 +256,75 @@ def test_ts_puts_back_the_images_saved_in_the_html_like_python(node_model):
     assert run_ts(node_model, request)["saved"] == python
     images = [m["payload"].get("images") for m in python["messages"] if m["payload"]["type"] == "tool_call_output"]
     assert images == [[PNG, PNG], []]  # a reference without its image is left out
+
+
+def test_ts_renders_cards_from_the_bundles_roles_not_from_tool_names(node_model):
+    """The labextension knows no tool: a card reads as the bundle's `tools` say. A tool it never
+    heard of renders from its roles (command, body, cell, diff, header); one the bundle gives no
+    roles (an MCP tool) shows every argument in full — both exactly as the Python renderer."""
+    script = "make all && ./deploy --to prod\n" + "x" * 300
+    messages = [
+        to_dict(tool_call("shell_runner", {"script": script, "dir": "build", "bg": True}, "t1")),
+        to_dict(tool_call("notes_tool", {"target": "n.md", "text": "new line", "old": "old line"}, "t2")),
+        to_dict(tool_call("mcp__db__query", {"sql": "SELECT *\nFROM t", "limit": 5, "description": "d"}, "t3")),
+    ]
+    tools = {
+        "shell_runner": {"command": "script", "workdir": "dir", "notes": {"bg": " [bg]"}},
+        "notes_tool": {"diff": {"old": "old", "new": "text", "path": "target"}, "headline": ["target"]},
+    }
+    bundle = {"version": 1, "status": "completed", "messages": messages, "tools": tools}
+    read = read_bundle(bundle)
+    result = run_ts(node_model, {"messages": read["messages"], "bundle": bundle, "diffs": [], "tools": read["tools"]})
+    python = py_blocks(read["messages"], read["tools"])
+    assert result["blocks"] == python and result["bundle"]["tools"] == read["tools"]
+    shell, notes, query = python
+    assert (shell["command"], shell["workdir"], shell["detail"]) == (script, "build", "$ make all && ./deploy --to prod …")
+    assert notes["diff"] == "--- a/n.md\n+++ b/n.md\n@@ -1 +1 @@\n-old line\n+new line" and notes["detail"] == "n.md"
+    assert query["body"] == "sql: SELECT *\nFROM t\nlimit: 5"  # every argument, never a 200-char preview
+
+
+def test_bundles_saved_before_the_roles_read_with_the_frozen_legacy_roles(node_model):
+    """FALLBACK ONLY: a bundle saved without `tools` reads with the legacy roles, the same table in
+    both renderers, and shows its run_python code and exec_command command as it always did."""
+    messages = [
+        to_dict(tool_call("run_python", {"code": "df.head()"}, "a")),
+        to_dict(tool_call("exec_command", {"cmd": "ls", "workdir": "w"}, "b")),
+        to_dict(tool_call("mcp__x__y", {"q": 1}, "c")),
+    ]
+    old = {"version": 1, "status": "completed", "messages": messages}
+    read = read_bundle(old)
+    result = run_ts(node_model, {"messages": read["messages"], "bundle": old, "diffs": [], "tools": read["tools"]})
+    assert result["legacy"] == LEGACY_CARD_ROLES == read["tools"] == result["bundle"]["tools"]
+    python = py_blocks(read["messages"], read["tools"])
+    assert result["blocks"] == python
+    assert [python[0]["body"], python[1]["command"], python[1]["workdir"], python[2]["body"]] == ["df.head()", "ls", "w", "q: 1"]
+    # a stranger's roles are data: anything but the known keys and shapes is dropped
+    forged = {**old, "tools": {"run_python": {"body": 5, "script": "x", "headline": ["code", 7]}, "x": "y"}}
+    assert read_bundle(forged)["tools"] == {"run_python": {"headline": ["code"]}, "x": {"body": "*"}}
+    assert run_ts(node_model, {"messages": [], "bundle": forged, "diffs": []})["bundle"]["tools"] == read_bundle(forged)["tools"]
+
+
+FOLD_CASES = [
+    "a short prompt",
+    "\n".join(f"line {n}" for n in range(12)),  # exactly the head: nothing folds
+    "\n".join(f"line {n}" for n in range(13)),
+    "\n".join(f"line {n}" for n in range(40)) + "\n",
+    "x" * 1_500,
+    "x" * 98_500,  # one long line: folds by characters
+    "🐧" * 1_400 + "\n" + "é" * 300 + "\n" + "tail",  # characters as Python counts them
+    "\n".join("ж" * 200 for _ in range(10)),
+    "",
+]
+
+
+def test_ts_folds_long_user_messages_like_python(node_model):
+    """The labextension folds a long user message where the HTML and the live view do
+    (transcript/long_prompts.py `fold`: head, rest, the "… N more lines" label)."""
+    long_prompts = pytest.importorskip("penguin_jupyter.notebook.transcript.long_prompts")
+    result = run_ts(node_model, {"messages": [], "bundle": {}, "diffs": [], "folds": FOLD_CASES})
+    python = []
+    for text in FOLD_CASES:
+        folded = long_prompts.fold(text)
+        python.append({"head": folded.head, "rest": folded.rest, "label": folded.label if folded.rest else ""})
+    assert result["folds"] == python
+    assert [bool(f["rest"]) for f in python] == [False, False, True, True, False, True, True, True, False]

@@ -8,6 +8,8 @@ import os
 import re
 from pathlib import Path
 
+import pytest
+
 from penguin_jupyter.environment import ToolConfig, ToolResult, default_tool_config
 from penguin_jupyter.interfaces import AbortSignal
 from penguin_jupyter.omni import tool_call_output, with_origin
@@ -136,8 +138,15 @@ async def test_bad_arguments_are_upfront_failures(tmp_path):
     )
     assert final(broken).output.endswith("). Re-issue the call with one complete, valid JSON object.")
     assert final(broken).stop_reason == "failed"
+    # JSON that is not an object is refused as such (it used to read as `{}`), deep nesting too
     not_object = await run_call(env, "exec_command", "42")
-    assert final(not_object).output == 'Missing required argument "cmd" for exec_command.'
+    assert final(not_object).output == (
+        'Tool call "exec_command" failed: the arguments are not a JSON object (got a number). '
+        "Re-issue the call with one complete, valid JSON object."
+    )
+    deep = await run_call(env, "exec_command", "[" * 100_000 + "]" * 100_000)
+    assert "the arguments are not valid JSON (RecursionError" in final(deep).output
+    assert final(deep).stop_reason == "failed"
     env.dispose()
 
 
@@ -448,10 +457,11 @@ async def test_a_tool_ignoring_cancellation_is_cancelled_after_the_grace(tmp_pat
 
 async def test_command_tools_without_a_manager_explain_themselves(tmp_path):
     from penguin_jupyter.environment import BUILTIN_TOOL_FACTORIES, ToolExecutionContext
+    from penguin_jupyter.environment.types import ToolFailed
 
     for name in ("exec_command", "input_command", "kill_command"):
         tool = BUILTIN_TOOL_FACTORIES[name](tool_entry(name))
         ctx = ToolExecutionContext(workspace_dir=str(tmp_path), tool_call_id="c")
-        items = [item async for item in tool.execute({"cmd": "true", "process_id": "p"}, ctx)]
-        assert items[0].payload.output == f"[{name} unavailable: no command session manager configured]"
-        assert items[-1] == ToolResult(stop_reason="failed")
+        with pytest.raises(ToolFailed) as failed:  # the one way a tool reports failure
+            [item async for item in tool.execute({"cmd": "true", "process_id": "p"}, ctx)]
+        assert failed.value.text == f"[{name} unavailable: no command session manager configured]"

@@ -21,13 +21,14 @@ from pathlib import Path
 import pytest
 
 from penguin_jupyter import create_agent
+from penguin_jupyter.environment.call_reasons import credential_read_reason
 from penguin_jupyter.environment.secret_files import (
     KERNEL_CONNECTION_FILE_ENV,
     SECRET_FILES_ENV,
-    credential_read_reason,
     secret_file_label,
 )
 from penguin_jupyter.environment.tools.read_file import read_text_window
+from penguin_jupyter.environment.types import ToolFailed
 from penguin_jupyter.notebook.runtime.approval import ApprovalRow, CellAsker
 from penguin_jupyter.notebook.runtime.approval_router import ApprovalRouter, CellApproval
 from penguin_jupyter.omni import tool_call, with_origin
@@ -99,16 +100,19 @@ async def test_read_file_refuses_a_hard_link_and_a_symlink_to_the_vault(workspac
     os.link(vault, workspace / "innocent.txt")
     os.symlink(vault, workspace / "pointer.txt")
     for name in ("innocent.txt", "pointer.txt"):
-        text, ok = read_text_window(name, str(workspace), 1, 2000, 64000)
-        assert not ok and "vault-secret-value-1" not in text
+        with pytest.raises(ToolFailed) as refused:
+            read_text_window(name, str(workspace), 1, 2000, 64000)
+        text = refused.value.text
+        assert "vault-secret-value-1" not in text
         assert text.startswith(f'Refusing to read "{name}": ') and "holds the user's secrets" in text
-    assert "the penguin vault" in read_text_window("innocent.txt", str(workspace), 1, 2000, 64000)[0]
+        assert "the penguin vault" in text or name == "pointer.txt"
     config = paths.project_config_path(agent.root, agent.project_id)
     config.write_text('name = "p"\n')
     os.link(config, workspace / "cfg.txt")
-    assert not read_text_window("cfg.txt", str(workspace), 1, 2000, 64000)[1]
+    with pytest.raises(ToolFailed):
+        read_text_window("cfg.txt", str(workspace), 1, 2000, 64000)
     # An ordinary file still reads.
-    assert read_text_window("notes.txt", str(workspace), 1, 2000, 64000) == ("     1\tplain notes", True)
+    assert read_text_window("notes.txt", str(workspace), 1, 2000, 64000) == "     1\tplain notes"
 
 
 # --- read-only asks -------------------------------------------------------------------------------
@@ -310,10 +314,15 @@ def test_remote_image_urls_ask_under_read_only(workspace):
     assert _decide(_approver("read-only", workspace, prompts), call) == "deny" and len(prompts) == 1
 
 
-def test_other_tools_and_bad_arguments_have_no_reason(workspace):
+def test_a_commands_reads_have_their_reason_bad_arguments_none(workspace):
+    """A command's own reads come from the command analysis through the same effect: `cat .env`
+    reads a credential file like read_file of it. Unreadable arguments touch nothing (the tool
+    refuses them)."""
     assert (
-        credential_read_reason(tool_call("exec_command", '{"cmd": "cat .env"}', "c"), str(workspace)) is None
+        credential_read_reason(tool_call("exec_command", '{"cmd": "cat .env"}', "c"), str(workspace))
+        == "read of a credential file: a .env file"
     )
+    assert credential_read_reason(tool_call("exec_command", '{"cmd": "ls"}', "c"), str(workspace)) is None
     assert credential_read_reason(tool_call("read_file", "{not json", "c"), str(workspace)) is None
     assert credential_read_reason(tool_call("read_file", "{}", "c"), str(workspace)) is None
 
@@ -338,7 +347,7 @@ def test_the_kernel_registers_its_connection_file_at_load_ext(tmp_path):
     try:
         kernel.execute("%load_ext penguin_jupyter")
         probe = (
-            "from penguin_jupyter.environment.secret_files import credential_read_reason\n"
+            "from penguin_jupyter.environment.call_reasons import credential_read_reason\n"
             "from penguin_jupyter.omni import tool_call\n"
             "import json, os\n"
             "from ipykernel.connect import get_connection_file\n"

@@ -541,6 +541,7 @@ async def test_tools_without_services_explain_themselves(tmp_path):
     from penguin_jupyter.environment import ToolExecutionContext
     from penguin_jupyter.environment.tools.input_subagent import InputSubagentTool
     from penguin_jupyter.environment.tools.kill_subagent import KillSubagentTool
+    from penguin_jupyter.environment.types import ToolFailed
     from tests.support.env import tool_entry
 
     ctx = ToolExecutionContext(workspace_dir=str(tmp_path), tool_call_id="c1")
@@ -550,11 +551,12 @@ async def test_tools_without_services_explain_themselves(tmp_path):
         (KillSubagentTool, "kill_subagent"),
     ):
         tool = factory(tool_entry(name), None)
-        items = [item async for item in tool.execute({"subagent_id": "subagent-x"}, ctx)]
-        texts.append((items[0].payload.output, items[-1].stop_reason))
+        with pytest.raises(ToolFailed) as failed:  # the one way a tool reports failure
+            [item async for item in tool.execute({"subagent_id": "subagent-x"}, ctx)]
+        texts.append(failed.value.text)
     assert texts == [
-        ("[input_subagent unavailable: no subagent session manager configured]", "failed"),
-        ("[kill_subagent unavailable: no subagent session manager configured]", "failed"),
+        "[input_subagent unavailable: no subagent session manager configured]",
+        "[kill_subagent unavailable: no subagent session manager configured]",
     ]
 
 

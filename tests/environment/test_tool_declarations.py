@@ -1,6 +1,9 @@
-"""Each tool is declared once (docs/tools.md "Declaring a tool"): the schemas the model sees stay
-byte-identical to the snapshot taken before the declarations were introduced
-(tests/fixtures/tool_schemas.json), and bad arguments keep their one-line errors."""
+"""Each tool is declared once (docs/tools.md "Adding a tool"): the schemas the model sees stay
+byte-identical to the snapshot (tests/fixtures/tool_schemas.json, taken before the declarations
+were introduced; one deliberate change since: the kernel and notebook tools' `description`
+argument now reads the one text every tool gives it, `tool_arguments.DESCRIBE`), bad arguments
+keep their one-line errors, and each tool's roles — what the approval layer and the card read —
+are declared on its argument fields."""
 
 from __future__ import annotations
 
@@ -177,7 +180,7 @@ def test_every_offered_tool_derives_its_entry_from_one_declaration(tmp_path):
     from penguin_jupyter.environment.tool_declaration import DeclaredTool
 
     shell = SimpleNamespace(user_ns={})
-    offered = [*kernel_tools(shell), *_notebook_tools()]
+    offered = [r.factory(r.declaration.definition(), None) for r in kernel_tools(shell)] + _notebook_tools()
     env = Environment(EnvironmentConfig(workspace_dir=str(tmp_path)))
     try:
         offered += list(env._tools.values())
@@ -193,22 +196,99 @@ def test_every_offered_tool_derives_its_entry_from_one_declaration(tmp_path):
     assert len(offered) == 19
 
 
-def test_declared_argument_roles_are_what_the_approval_layer_reads():
+def _all_declarations() -> dict:
     from penguin_jupyter.environment.registry import BUILTIN_DECLARATIONS
 
+    shell = SimpleNamespace(user_ns={})
+    declared = {r.name: r.declaration for r in kernel_tools(shell)}
+    declared.update({type(t).declaration.name: type(t).declaration for t in _notebook_tools()})
+    return {**BUILTIN_DECLARATIONS, **declared}
+
+
+def test_declared_argument_roles_are_what_the_approval_layer_reads():
+    """The roles each tool declares on its argument fields: what the rules, the credential check
+    and the card read (no table keyed by a tool's name anywhere else)."""
     roles = {
-        name: (d.file_reads, d.file_writes, d.urls, d.command)
-        for name, d in BUILTIN_DECLARATIONS.items()
-        if d.file_reads or d.file_writes or d.urls or d.command
+        name: (r.command, r.shell_input, r.workdir, r.reads, r.urls, r.writes, d.saved_rule_kind)
+        for name, d in _all_declarations().items()
+        for r in [d.roles]
     }
     assert roles == {
-        "read_file": (("file_path",), (), (), None),
-        "edit_file": ((), ("file_path",), (), None),
-        "write_file": ((), ("file_path",), (), None),
-        "exec_command": ((), (), (), "cmd"),
-        "read_image": (("source",), (), ("source",), None),
-        "describe_image": (("source",), (), ("source",), None),
+        "read_file": (None, None, None, ("file_path",), (), (), "path"),
+        "edit_file": (None, None, None, (), (), ("file_path",), "path"),
+        "write_file": (None, None, None, (), (), ("file_path",), "path"),
+        "exec_command": ("cmd", None, "workdir", (), (), (), "command"),
+        "input_command": (None, "chars", None, (), (), (), "never"),
+        "kill_command": (None, None, None, (), (), (), "tool"),
+        "run_subagent": (None, None, None, (), (), (), "tool"),
+        "input_subagent": (None, None, None, (), (), (), "tool"),
+        "kill_subagent": (None, None, None, (), (), (), "tool"),
+        "read_image": (None, None, None, ("source",), ("source",), (), "path"),
+        "describe_image": (None, None, None, ("source",), ("source",), (), "path"),
+        "run_python": (None, None, None, (), (), (), "never"),
+        "inspect_variables": (None, None, None, (), (), (), "tool"),
+        "propose_cell": (None, None, None, (), (), (), "tool"),
+        "read_notebook": (None, None, None, (), (), (), "tool"),
+        "insert_cell": (None, None, None, (), (), (), "never"),
+        "edit_cell": (None, None, None, (), (), (), "never"),
+        "run_cell": (None, None, None, (), (), (), "never"),
+        "delete_cell": (None, None, None, (), (), (), "never"),
     }
+
+
+def test_every_tool_has_a_declared_card_body_or_a_tested_default():
+    """Each of the 19 tools' approval card shows what the call does: its command, code, prompt,
+    text typed, a diff, a cell's source — or, for the reads and the process and subagent
+    controls, its header (the path, the id, the arguments as JSON) by the tested default."""
+    from penguin_jupyter.notebook.transcript.cell_sources import CellPreview
+    from penguin_jupyter.notebook.transcript.transcript_model import approval_body, tool_card_summary
+    from penguin_jupyter.omni import tool_call
+
+    calls = {
+        "read_file": ({"file_path": "a.txt"}, None, "a.txt"),
+        "edit_file": ({"file_path": "a.txt", "old_string": "x", "new_string": "y"}, "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y", "a.txt"),
+        "write_file": ({"file_path": "a.txt", "content": "y"}, "--- a/a.txt\n+++ b/a.txt\n@@ -0,0 +1 @@\n+y", "a.txt"),
+        "exec_command": ({"cmd": "ls -la"}, "$ ls -la", "$ ls -la"),
+        "input_command": ({"process_id": "proc-1", "chars": "yes\n"}, "yes\n", "proc-1: yes …"),
+        "kill_command": ({"process_id": "proc-1"}, None, "proc-1"),
+        "run_subagent": ({"prompt": "count the files"}, "count the files", "count the files"),
+        "input_subagent": ({"subagent_id": "sub-1", "prompt": "more"}, "more", "sub-1: more"),
+        "kill_subagent": ({"subagent_id": "sub-1"}, None, "sub-1"),
+        "read_image": ({"source": "plot.png"}, None, "plot.png"),
+        "describe_image": ({"source": "plot.png", "prompt": "axes?"}, None, "plot.png: axes?"),
+        "run_python": ({"code": "df.head()"}, "df.head()", '{"code":"df.head()"}'),
+        "inspect_variables": ({"names": ["df"]}, None, '{"names":["df"]}'),
+        "propose_cell": ({"code": "df.plot()"}, "df.plot()", '{"code":"df.plot()"}'),
+        "read_notebook": ({"start": 0}, None, '{"start":0}'),
+        "insert_cell": ({"cell_type": "code", "source": "1+1"}, "1+1", "1+1"),
+        "edit_cell": ({"cell_id": "c1", "source": "new"}, "--- cell c1\n+++ cell c1\n@@ -1 +1 @@\n-old\n+new", "new"),
+        "run_cell": ({"cell_id": "c1"}, "old", "cell c1"),
+        "delete_cell": ({"cell_id": "c1"}, "old", "cell c1"),
+    }
+    declarations = _all_declarations()
+    assert set(calls) == set(declarations)
+    preview = CellPreview("c1", "old", live=True)
+    for name, (arguments, body, header) in calls.items():
+        roles = declarations[name].card_roles()
+        assert approval_body(name, arguments, preview, roles) == body, name
+        assert tool_card_summary(tool_call(name, arguments, "c"), roles) == (name, header), name
+
+
+def test_a_tool_nobody_declared_shows_every_argument_readably():
+    """An MCP tool (or a host's own BuiltinTool) has no declaration: its approval card shows every
+    argument in full, one per line, strings as written — never a 200-character JSON preview."""
+    from penguin_jupyter.environment.registry import declaration_of
+    from penguin_jupyter.notebook.transcript.transcript_model import approval_body
+
+    declaration = declaration_of("mcp__db__query")
+    assert not declaration.declared and declaration.card_roles() == {"body": "*"}
+    assert declaration.saved_rule_kind == "tool" and declaration.effect({"path": "/etc/passwd"}, "/w").paths() == ()
+    long_sql = "SELECT *\nFROM t\nWHERE " + " OR ".join(f"c{i} = {i}" for i in range(100))
+    body = approval_body(
+        "mcp__db__query", {"description": "d", "sql": long_sql, "limit": 10, "opts": {"a": [1]}}, roles=declaration.card_roles()
+    )
+    assert body == f"sql: {long_sql}\nlimit: 10\nopts: {{\"a\":[1]}}"
+    assert len(body) > 600
 
 
 def test_parsing_is_lenient_where_the_tools_always_were():

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from penguin_jupyter.environment.call_reasons import credential_read_reason
 from penguin_jupyter.environment.file_journal import FILE_JOURNAL_KEY, open_file_journal
-from penguin_jupyter.environment.secret_files import credential_read_reason
 from penguin_jupyter.interfaces import EnvironmentServices
 from penguin_jupyter.omni import tool_call
 from tests.support.env import final, make_env, run_call, tool_entry

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from penguin_jupyter.environment.types import ToolExecutionContext, ToolResult
+from penguin_jupyter.environment.types import ToolExecutionContext, ToolFailed, ToolResult
 from penguin_jupyter.interfaces import AbortSignal
 from penguin_jupyter.notebook.kernel_tools import (
     InspectVariablesTool,
@@ -49,12 +49,18 @@ class FakeShell:
 
 
 async def run_tool(tool, args, signal=None):
+    """(output, result) of one call; a `ToolFailed` reads as the close-out turns it: its text
+    after what was streamed, stop reason failed."""
     text, result = [], None
-    async for item in tool.execute(args, ToolExecutionContext("/tmp", "c1", signal=signal)):
-        if isinstance(item, ToolResult):
-            result = item
-        else:
-            text.append(item.payload.output)
+    try:
+        async for item in tool.execute(args, ToolExecutionContext("/tmp", "c1", signal=signal)):
+            if isinstance(item, ToolResult):
+                result = item
+            else:
+                text.append(item.payload.output)
+    except ToolFailed as failed:
+        text.append(failed.text)
+        result = ToolResult(stop_reason="failed", note=failed.note)
     return "".join(text), result
 
 
@@ -176,7 +182,7 @@ def test_python_timeout_option_and_line_command_parse():
         with pytest.raises(OptionError) as info:
             parse_cell_options(f"--python-timeout {bad}")
         assert str(info.value) == (
-            f"penguin: python-timeout needs a number of seconds >= 0 (0 = no limit), got {bad!r}"
+            f"penguin: python-timeout needs a number of seconds from 0 to 604800 (0 = no limit), got {bad!r}"
         )
     with pytest.raises(OptionError, match="needs a value"):
         parse_cell_options("--python-timeout")

@@ -85,9 +85,20 @@ def test_what_make_bundle_writes_validates_and_comes_back_as_the_same_messages()
         (lambda b: {**b, "session": {"workspace": "w" * 5000}}, "not a short string"),
         (lambda b: {**b, "usage": {"session": {}}}, "usage is not"),
         (lambda b: {**b, "usage": {"session": {"total": "many"}, "request": {}}}, "usage is invalid"),
+        (
+            lambda b: {**b, "usage": {**b["usage"], "cost": {"task_usd": "free", "session_usd": 1}}},
+            "cost is not",
+        ),
+        (lambda b: {**b, "usage": {**b["usage"], "price": 1}}, "usage is not"),
         (lambda b: {**b, "messages": "x"}, "messages are not a list"),
-        (lambda b: {**b, "messages": [{"type": "model_msg", "payload": {"type": "text"}}]}, "message 0 of the transcript is invalid"),
-        (lambda b: {**b, "messages": [to_dict(with_origin(user_text("x"), "h")) | {"origin": ["h"] * 17}]}, "nested deeper"),
+        (
+            lambda b: {**b, "messages": [{"type": "model_msg", "payload": {"type": "text"}}]},
+            "message 0 of the transcript is invalid",
+        ),
+        (
+            lambda b: {**b, "messages": [to_dict(with_origin(user_text("x"), "h")) | {"origin": ["h"] * 17}]},
+            "nested deeper",
+        ),
         (lambda b: _with_saved_reason(b, ["allowed"]), "reason that is not a short text"),
         (lambda b: _with_saved_reason(b, "x" * 5000), "reason that is not a short text"),
     ],
@@ -97,6 +108,20 @@ def test_anything_else_is_refused_with_one_line(spoil, reason):
         validate_replay_bundle(spoil(_bundle()))
     text = str(refused.value)
     assert reason in text and "\n" not in text
+
+
+def test_a_saved_cost_is_replayed_with_the_transcript():
+    """A priced Task's bundle carries what it cost (usage.cost); Restart & Run All replays it
+    and shows the same cost line (it was refused as "usage is not token counts" before)."""
+    usage = {**to_dict(token_usage(empty_token_counts(), empty_token_counts()))["payload"]}
+    usage.pop("type")
+    usage["cost"] = {"task_usd": 0.102, "session_usd": 0.25, "unpriced_requests": 0}
+    bundle = make_bundle(
+        [user_text("go"), assistant_text("done")], session_info={}, status="completed", usage=usage
+    )
+    checked = validate_replay_bundle(bundle)
+    assert checked.usage is not None and checked.usage["cost"]["task_usd"] == 0.102
+    assert "cost: $0.102 this Task · $0.25 session" in rebuilt_transcript(bundle, Redactor({}))["text/html"]
 
 
 def test_the_size_limits_refuse_a_bundle_too_large_or_too_long(monkeypatch):
@@ -111,7 +136,9 @@ def test_the_size_limits_refuse_a_bundle_too_large_or_too_long(monkeypatch):
 def _with_saved_reason(bundle: dict, reason: object) -> dict:
     """`bundle` with its approval decision's `reason` set to `reason`, as a forger would."""
     messages = [
-        {**m, "payload": {**m["payload"], "reason": reason}} if m["payload"]["type"] == "approval_decision" else m
+        {**m, "payload": {**m["payload"], "reason": reason}}
+        if m["payload"]["type"] == "approval_decision"
+        else m
         for m in bundle["messages"]
     ]
     return {**bundle, "messages": messages}
@@ -127,7 +154,10 @@ def test_saved_images_are_measured_before_they_are_put_back():
 
     image = "data:image/png;base64," + "A" * 40_000
     bundle = make_bundle(
-        [tool_call("run_python", {"code": "plot()"}, "p"), tool_call_output("[no output]", "p", images=[image])],
+        [
+            tool_call("run_python", {"code": "plot()"}, "p"),
+            tool_call_output("[no output]", "p", images=[image]),
+        ],
         session_info=None,
         status="completed",
     )
@@ -151,8 +181,14 @@ def test_saved_images_are_measured_before_they_are_put_back():
 def test_a_decision_reason_survives_the_replay_as_the_card_showed_it():
     shown = rebuilt_transcript(_bundle({"c1": RULE_REASON}), Redactor([]))
     assert f"approval: allow — {RULE_REASON}" in shown["text/html"]
-    decisions = [m["payload"] for m in shown[TRANSCRIPT_MIME]["messages"] if m["payload"]["type"] == "approval_decision"]
-    assert decisions == [{"type": "approval_decision", "decision": "allow", "tool_call_id": "c1", "reason": RULE_REASON}]
+    decisions = [
+        m["payload"]
+        for m in shown[TRANSCRIPT_MIME]["messages"]
+        if m["payload"]["type"] == "approval_decision"
+    ]
+    assert decisions == [
+        {"type": "approval_decision", "decision": "allow", "tool_call_id": "c1", "reason": RULE_REASON}
+    ]
 
 
 def test_a_forged_reason_is_shown_as_one_line_of_text_and_fetches_nothing():
@@ -162,5 +198,12 @@ def test_a_forged_reason_is_shown_as_one_line_of_text_and_fetches_nothing():
     assert audit(markup).loads == [] and "<img" not in markup and "<script" not in markup
     assert "&lt;img src=http://127.0.0.2:9/x&gt; &lt;script&gt;" in markup  # one line, escaped
     assert "⟨U+202E⟩daer" in markup
-    (decision,) = [m["payload"] for m in shown[TRANSCRIPT_MIME]["messages"] if m["payload"]["type"] == "approval_decision"]
-    assert decision["reason"] == "allowed by rule 1 <img src=http://127.0.0.2:9/x> <script>alert(1)</script>⟨U+202E⟩daer"
+    (decision,) = [
+        m["payload"]
+        for m in shown[TRANSCRIPT_MIME]["messages"]
+        if m["payload"]["type"] == "approval_decision"
+    ]
+    assert (
+        decision["reason"]
+        == "allowed by rule 1 <img src=http://127.0.0.2:9/x> <script>alert(1)</script>⟨U+202E⟩daer"
+    )

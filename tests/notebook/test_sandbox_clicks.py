@@ -35,7 +35,9 @@ DEMO_SCRIPT = Path(__file__).parents[2] / "penguin_jupyter" / "testing" / "demo_
 def _permissions() -> dict[str, Any]:
     link = SimpleNamespace(live=True, can_run_cells=True)
     notebook = [cls(link) for cls in (ReadNotebookTool, InsertCellTool, EditCellTool, RunCellTool, DeleteCellTool)]
-    tools = {t.name: t.definition.permission for t in [*kernel_tools(SimpleNamespace(user_ns={})), *notebook]}  # type: ignore[arg-type]
+    kernel = [r.declaration for r in kernel_tools(SimpleNamespace(user_ns={}))]  # type: ignore[arg-type]
+    tools = {d.name: d.permission for d in kernel}
+    tools.update({t.name: t.definition.permission for t in notebook})
     tools.update({entry.name: entry.permission for entry in default_tool_config().builtin or []})
     return tools
 

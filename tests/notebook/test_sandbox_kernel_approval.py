@@ -19,6 +19,7 @@ from penguin_jupyter.notebook.runtime.approval import CellAsker
 from penguin_jupyter.notebook.runtime.approval_router import ApprovalRouter, CellApproval
 from penguin_jupyter.notebook.runtime.sandbox_approval import CellSandbox, cell_sandbox
 from penguin_jupyter.omni import tool_call
+from tests.support.sandbox_kernel import declare_kernel_tools
 
 PERMISSIONS = {"read_file": "r", "exec_command": "rw", "write_file": "rw", "run_python": "rw", "insert_cell": "rw", "edit_cell": "rw",
                "run_cell": "rw", "delete_cell": "rw", "run_subagent": "rw", "read_notebook": "r"}  # fmt: skip
@@ -35,6 +36,7 @@ class Surface:
 
 
 def _cell(mode: str, workspace: str, *, kernel: bool = True):  # type: ignore[no-untyped-def]
+    declare_kernel_tools()
     prompts: list[str] = []
 
     def answer(prompt: str) -> str:

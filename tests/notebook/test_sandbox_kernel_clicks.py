@@ -26,10 +26,11 @@ from penguin_jupyter.testing.notebook_tools_script import notebook_tools_entries
 from tests.notebook.test_sandbox_clicks import DEMO_SCRIPT, _permissions, _Surface
 from tests.support.kernel import KernelHarness, kernel_env
 from tests.support.paths import REPO_ROOT
-from tests.support.sandbox_kernel import KERNEL_NAME, sandbox_spec_manager
+from tests.support.sandbox_kernel import KERNEL_NAME, declare_kernel_tools, sandbox_spec_manager
 
 
 async def kernel_clicks(entries: list[dict[str, Any]], workspace: str) -> int:
+    declare_kernel_tools()
     permissions = _permissions()
     asked: list[str] = []
 

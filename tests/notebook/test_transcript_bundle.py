@@ -56,8 +56,23 @@ def _unshown(payload: dict) -> bool:
 
 def test_bundle_shape_and_partials_dropped():
     bundle = make_bundle(sample_messages(), session_info=SESSION_INFO, status="completed", usage=None)
-    assert list(bundle) == ["version", "session", "status", "usage", "messages"]
+    assert list(bundle) == ["version", "session", "status", "usage", "messages", "tools"]
     assert bundle["version"] == 1
+    # each tool the Task called, with the card roles its declaration gives (the labextension's only source)
+    assert bundle["tools"]["edit_file"]["diff"] == {
+        "old": "old_string",
+        "new": "new_string",
+        "path": "file_path",
+        "notes": {"replace_all": "(replace_all: every occurrence)"},
+    }
+    assert {name: roles for name, roles in bundle["tools"].items() if name != "edit_file"} == {
+        "exec_command": {
+            "command": "cmd",
+            "workdir": "workdir",
+            "notes": {"run_in_background": " [background]"},
+        },
+        "run_subagent": {"body": "prompt", "headline": ["prompt"]},
+    }
     # The author's workspace and trace paths are not saved: a notebook travels.
     assert bundle["session"] == {k: v for k, v in SESSION_INFO.items() if k not in ("workspace", "trace_path")}
     assert bundle["usage"] is None

@@ -30,9 +30,12 @@ from penguin_jupyter.state.approval_rules import (
     suggested_rule,
 )
 from penguin_jupyter.state.errors import ConfigError
+from tests.support.declared import declare_notebook_tools
 from tests.support.policy import policy_named
 
 pytestmark = pytest.mark.security
+
+declare_notebook_tools()  # run_python and the notebook tools, as a kernel's session declares them
 
 ALLOW_GIT_STATUS = Rule("allow", "exec_command", command="git status*", source="rules.toml")
 ALLOW_LS = Rule("allow", "exec_command", command="ls", source="rules.toml")
@@ -66,6 +69,7 @@ ALLOW_TABLE = [
     ("git statusx", False),  # `git status*` names only `git`: `statusx` must be known-safe, and is no subcommand
     ('echo "a;b"', False),
 ]
+
 
 
 @pytest.mark.parametrize(("command", "allowed"), ALLOW_TABLE)
@@ -277,9 +281,9 @@ def test_the_command_rule_a_card_offers(cmd: str, offered: str | None, neighbour
 def test_the_rule_a_card_offers_for_other_tools(tmp_path: Path) -> None:
     workspace = str(tmp_path)
     assert suggested_rule("read_file", {"file_path": "data/a.csv"}, workspace) == Rule("allow", "read_file", path="data/a.csv")
-    assert suggested_rule("write_file", {"file_path": "out/b.csv"}, workspace) == Rule("allow", "write_file", path="out/b.csv")
+    assert suggested_rule("write_file", {"file_path": "out/b.csv", "content": "x"}, workspace) == Rule("allow", "write_file", path="out/b.csv")
     assert suggested_rule("read_file", {"file_path": "/etc/passwd"}, workspace) is None
-    assert suggested_rule("write_file", {"file_path": ".penguin/approvals.toml"}, workspace) is None
+    assert suggested_rule("write_file", {"file_path": ".penguin/approvals.toml", "content": "x"}, workspace) is None
     for tool in ("run_python", "run_cell", "insert_cell", "edit_cell", "delete_cell", "input_command"):
         assert suggested_rule(tool, {"code": "1", "cell": 1}, workspace) is None, tool
     assert suggested_rule("run_subagent", {"prompt": "x"}, workspace) == Rule("allow", "run_subagent")

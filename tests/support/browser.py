@@ -93,8 +93,11 @@ def _free_port() -> int:
 class JupyterLab:
     """`jupyter lab` in its own process group, on a random loopback port with a token."""
 
-    def __init__(self, base: Path, extra_args: tuple[str, ...] = (), rtc: bool = False) -> None:
+    def __init__(
+        self, base: Path, extra_args: tuple[str, ...] = (), rtc: bool = False, frontend: str = "lab"
+    ) -> None:
         self.base = base
+        self.frontend = frontend  # "lab" (JupyterLab) or "notebook" (Notebook 7, the `notebook` package)
         self.extra_args = list(extra_args)  # e.g. --gateway-url (tests/support/gateway.py)
         self.rtc = rtc  # real-time collaboration (jupyter-collaboration), off unless asked for
         self.root_dir = base / "root"
@@ -149,7 +152,7 @@ class JupyterLab:
             sys.executable,
             "-m",
             "jupyter",
-            "lab",
+            self.frontend,
             "--no-browser",
             "--ip=127.0.0.1",
             f"--port={self.port}",
@@ -160,7 +163,10 @@ class JupyterLab:
             "--LabApp.news_url=",
             *self.extra_args,
             f"--YDocExtension.disable_rtc={not self.rtc}",
-            "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: tests read the notebook model
+            # window.jupyterapp: tests read the notebook model
+            "--JupyterNotebookApp.expose_app_in_browser=True"
+            if self.frontend == "notebook"
+            else "--LabApp.expose_app_in_browser=True",
         ]
         if os.geteuid() == 0:
             cmd.append("--allow-root")
@@ -234,7 +240,10 @@ class JupyterLab:
         self.proc.wait(timeout=10)
 
     def notebook_url(self, name: str) -> str:
-        """`name` alone in a fresh, reset workspace (no tabs restored from earlier tests)."""
+        """`name` alone in a fresh, reset workspace (no tabs restored from earlier tests); in
+        Notebook 7, its own page."""
+        if self.frontend == "notebook":
+            return f"{self.url}/notebooks/{name}?token={self.token}"
         workspace = re.sub(r"[^A-Za-z0-9]+", "-", name)
         return f"{self.url}/lab/workspaces/{workspace}/tree/{name}?reset&token={self.token}"
 
@@ -281,6 +290,18 @@ def lab_rtc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterLab]:
     require_chromium()
     pytest.importorskip("jupyter_collaboration", reason="jupyter-collaboration is not installed")
     server = JupyterLab(tmp_path_factory.mktemp("jupyterlab-rtc"), rtc=True).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def notebook7(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterLab]:
+    """A `jupyter notebook` (Notebook 7) server (skips without the `notebook` package)."""
+    require_chromium()
+    pytest.importorskip("notebook.app", reason="the notebook package (Notebook 7) is not installed")
+    server = JupyterLab(tmp_path_factory.mktemp("notebook7"), frontend="notebook").start()
     try:
         yield server
     finally:

@@ -47,3 +47,24 @@ def provisioner_path() -> str:
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: penguin-sandbox-test-provisioner\nVersion: 0\n")
     (info / "entry_points.txt").write_text(f"[{GROUP}]\n{KERNEL_NAME} = {VALUE}\n")
     return str(folder)
+
+
+def declare_kernel_tools() -> None:
+    """Declare the kernel and notebook tools as an Environment registering them does (a router
+    test without a session reads their declarations through `registry.declaration_of`)."""
+    from types import SimpleNamespace
+
+    from penguin_jupyter.environment.registry import declare
+    from penguin_jupyter.notebook.kernel_tools import kernel_tools
+    from penguin_jupyter.notebook.kernel_tools.notebook_cells import (
+        DELETE_CELL,
+        EDIT_CELL,
+        INSERT_CELL,
+        READ_NOTEBOOK,
+        RUN_CELL,
+    )
+
+    for registration in kernel_tools(SimpleNamespace(user_ns={})):  # type: ignore[arg-type]
+        declare(registration.declaration)
+    for declaration in (READ_NOTEBOOK, INSERT_CELL, EDIT_CELL, RUN_CELL, DELETE_CELL):
+        declare(declaration)

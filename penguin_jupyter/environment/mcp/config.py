@@ -62,7 +62,7 @@ def guess_transport(config: Any) -> TransportKind:
 def resolve_server(entry: MCPServerConfig | dict[str, Any]) -> ResolvedServer:
     """Validate one entry; raises InvalidServerConfig with a one-line reason."""
     name, config = _entry_parts(entry)
-    if not isinstance(name, str) or not SERVER_NAME_PATTERN.match(name):
+    if not isinstance(name, str) or not SERVER_NAME_PATTERN.fullmatch(name):
         raise InvalidServerConfig(
             f"invalid server name {_show(name)}: use letters, digits, '_' and '-', starting with a letter or digit"
         )
@@ -86,11 +86,15 @@ def _entry_parts(entry: MCPServerConfig | dict[str, Any]) -> tuple[Any, Any]:
 def entry_label(entry: MCPServerConfig | dict[str, Any]) -> str:
     """The name to show in a warning about this entry, even when the name itself is bad."""
     name, _ = _entry_parts(entry)
-    return name if isinstance(name, str) else _show(name)
+    return name if isinstance(name, str) and name.isprintable() else _show(name)
 
 
 def _show(value: Any) -> str:
-    return repr(value) if not isinstance(value, str) else f'"{value}"'
+    """A value in a one-line reason: a string quoted (escaped when it holds a newline or another
+    unprintable character), anything else as its repr."""
+    if isinstance(value, str) and value.isprintable():
+        return f'"{value}"'
+    return repr(value)
 
 
 def _transport(config: dict[str, Any]) -> TransportKind:

@@ -1,11 +1,11 @@
 """Small helpers every builtin tool shares: the tool base class (a DeclaredTool holding its
-configured definition), delta building, path resolution, pluralization and the yield-time clamp
-(docs/tools.md "Yield times"). Reading arguments is the declarations' job (`tool_arguments.py`)."""
+configured definition), delta building, pluralization and the yield-time clamp (docs/tools.md
+"Yield times"). Reading arguments is the declarations' job (`tool_arguments.py`), resolving a
+path argument `tool_effects.py`'s (a tool opens the path its call's effect names)."""
 
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
 from ...interfaces import EnvironmentServices
@@ -39,10 +39,6 @@ def clamp_yield_ms(raw: Any, default: int, timeout_ms: int) -> int:
     if timeout_ms > 0:
         value = min(value, max(timeout_ms - 1000, MIN_YIELD_MS))
     return int(value)
-
-
-def resolve_path(workspace_dir: str, path: str) -> str:
-    return os.path.normpath(os.path.join(workspace_dir, path))
 
 
 def plural(count: int, word: str) -> str:

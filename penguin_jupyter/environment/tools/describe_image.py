@@ -11,12 +11,12 @@ from pydantic import Field
 from ...interfaces import GenerativeModelParameters, LLMOutcome, VisionDescriberService
 from ...omni import OmniMessage, image_url, user_text
 from ...omni.models import PartialTextPayload
-from ..tool_arguments import MaybeText, Text
+from ..tool_arguments import Headline, MaybeText, ReadsPath, Text
 from ..tool_declaration import ToolArguments, ToolDeclaration
-from ..types import ToolExecutionContext, ToolResult
+from ..types import ToolExecutionContext, ToolFailed, ToolResult
 from .common import ToolBase, delta
 from .image_loader import ImageLoadAborted, ImageLoadError, load_image
-from .read_image import IMAGE_SOURCE
+from .read_image import IMAGE_SOURCE, image_path
 
 DEFAULT_PROMPT = "Describe this image in detail, including any visible text, numbers, UI elements and layout."
 NO_VISION_MODEL = (
@@ -26,10 +26,11 @@ NO_VISION_MODEL = (
 
 
 class DescribeImageArguments(ToolArguments):
-    source: Annotated[Text, IMAGE_SOURCE]
+    source: Annotated[Text, IMAGE_SOURCE, ReadsPath(may_be_url=True), Headline()]
     prompt: Annotated[
         MaybeText,
         Field(description="What to ask the vision model about the image (default: a detailed description)."),
+        Headline(),
     ] = None
 
 
@@ -44,8 +45,6 @@ DESCRIBE_IMAGE = ToolDeclaration(
     permission="r",
     timeout_ms=90000,
     for_model="text-only",
-    file_reads=("source",),
-    urls=("source",),
 )
 
 
@@ -59,18 +58,14 @@ class DescribeImageTool(ToolBase[DescribeImageArguments]):
     async def run(self, arguments: DescribeImageArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         describer = self._describer(ctx)
         if describer is None or describer.model_id is None or describer.create_llm is None:
-            yield delta(ctx, NO_VISION_MODEL)
-            yield ToolResult(stop_reason="failed")
-            return
+            raise ToolFailed(NO_VISION_MODEL)
         try:
-            image = await load_image(arguments.source, ctx.workspace_dir, ctx.signal)
+            image = await load_image(arguments.source, image_path(self.declaration, arguments, ctx), ctx.signal)
         except ImageLoadAborted:
             yield ToolResult(stop_reason="aborted")
             return
         except ImageLoadError as exc:
-            yield delta(ctx, str(exc))
-            yield ToolResult(stop_reason="failed")
-            return
+            raise ToolFailed(str(exc)) from None
         prompt = arguments.prompt if arguments.prompt and arguments.prompt.strip() else DEFAULT_PROMPT
         llm = describer.create_llm()
         stream = llm.stream_generate(
@@ -98,9 +93,7 @@ class DescribeImageTool(ToolBase[DescribeImageArguments]):
             status = outcome.status if outcome is not None else "failed"
             detail = f": {outcome.message}" if outcome is not None and outcome.message else ""
             prefix = "\n" if streamed_any else ""
-            yield delta(ctx, f"{prefix}Vision model ({describer.model_id}) request {status}{detail}")
-            yield ToolResult(stop_reason="failed")
-            return
+            raise ToolFailed(f"{prefix}Vision model ({describer.model_id}) request {status}{detail}")
         if not streamed_any:
             yield delta(ctx, "[vision model returned no text]")
 

@@ -15,10 +15,10 @@ from pydantic import BeforeValidator, Field
 from ...omni import OmniMessage
 from ...regular_files import RefusedFile, read_regular_bytes
 from ..file_journal import journal_before_write
-from ..tool_arguments import AnyText, Flag, Text, Unusable
+from ..tool_arguments import AnyText, CardNote, Flag, Headline, NewText, OldText, Text, Unusable, WritesPath
 from ..tool_declaration import ToolArguments, ToolDeclaration
-from ..types import ToolExecutionContext, ToolResult
-from .common import ToolBase, delta, plural, resolve_path
+from ..types import ToolExecutionContext, ToolFailed, ToolResult
+from .common import ToolBase, delta, plural
 from .diff import CONTEXT, diff_line, hunk_header, split_lines
 from .file_utils import atomic_write, os_error_text
 from .path_hint import missing_path_hint
@@ -44,10 +44,16 @@ def _text_to_replace(value: Any) -> str:
 
 
 class EditFileArguments(ToolArguments):
-    file_path: Annotated[Text, Field(description="Path of the file to edit.")]
-    old_string: Annotated[str, Field(description="The exact text to replace."), BeforeValidator(_text_to_replace)]
-    new_string: Annotated[AnyText, Field(description="The replacement text.")]
-    replace_all: Annotated[Flag, Field(description="Replace every occurrence instead of requiring a unique match.")] = False
+    file_path: Annotated[Text, Field(description="Path of the file to edit."), WritesPath(), Headline()]
+    old_string: Annotated[
+        str, Field(description="The exact text to replace."), BeforeValidator(_text_to_replace), OldText()
+    ]
+    new_string: Annotated[AnyText, Field(description="The replacement text."), NewText()]
+    replace_all: Annotated[
+        Flag,
+        Field(description="Replace every occurrence instead of requiring a unique match."),
+        CardNote("(replace_all: every occurrence)", where="diff"),
+    ] = False
 
 
 EDIT_FILE = ToolDeclaration(
@@ -59,7 +65,6 @@ EDIT_FILE = ToolDeclaration(
     arguments=EditFileArguments,
     permission="rw",
     timeout_ms=30000,
-    file_writes=("file_path",),
 )
 
 
@@ -150,33 +155,30 @@ class EditFileTool(ToolBase[EditFileArguments]):
     declaration = EDIT_FILE
 
     async def run(self, arguments: EditFileArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
-        text, ok = self._edit(arguments, ctx.workspace_dir)
-        yield delta(ctx, text)
-        if not ok:
-            yield ToolResult(stop_reason="failed")
+        abs_path = self.declaration.effect_of(arguments, ctx.workspace_dir).path("file_path").resolved
+        yield delta(ctx, self._edit(arguments, abs_path, ctx.workspace_dir))
 
-    def _edit(self, arguments: EditFileArguments, workspace_dir: str) -> tuple[str, bool]:
+    def _edit(self, arguments: EditFileArguments, abs_path: str, workspace_dir: str) -> str:
         file_path, old, new = arguments.file_path, arguments.old_string, arguments.new_string
         if old == new:
-            return (
+            raise ToolFailed(
                 "old_string and new_string are identical — nothing to change. "
                 "Make new_string the desired replacement text."
-            ), False
-        abs_path = resolve_path(workspace_dir, file_path)
+            )
         if os.path.isdir(abs_path):
-            return f'Cannot edit "{file_path}": it is a directory.', False
+            raise ToolFailed(f'Cannot edit "{file_path}": it is a directory.')
         try:
             content = read_regular_bytes(abs_path, MAX_EDITABLE_BYTES).decode("utf-8", "surrogateescape")
         except RefusedFile as exc:
-            return f'Cannot edit "{file_path}": {exc}.', False
+            raise ToolFailed(f'Cannot edit "{file_path}": {exc}.') from None
         except OSError as exc:
             if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-                return (
+                raise ToolFailed(
                     f'File not found: "{file_path}". edit_file only edits existing files — check the path '
                     "(absolute paths are supported), or use write_file to create it."
                     + missing_path_hint(abs_path)
-                ), False
-            return f'Failed to read "{file_path}": {os_error_text(exc)}', False
+                ) from None
+            raise ToolFailed(f'Failed to read "{file_path}": {os_error_text(exc)}') from None
         positions = _occurrences(content, old)
         if not positions:
             message = (
@@ -188,18 +190,18 @@ class EditFileTool(ToolBase[EditFileArguments]):
                     " Note: the file uses CRLF (\\r\\n) line endings — a multi-line old_string must "
                     "include the \\r characters."
                 )
-            return message, False
+            raise ToolFailed(message)
         replace_all = arguments.replace_all
         if len(positions) > 1 and not replace_all:
-            return (
+            raise ToolFailed(
                 f'old_string occurs {len(positions)} times in "{file_path}". Add surrounding context to make it '
                 "unique, or set replace_all to true to replace every occurrence."
-            ), False
+            )
         updated = content.replace(old, new) if replace_all else content.replace(old, new, 1)
         journal_before_write(self.services, abs_path, workspace_dir)  # undo (docs/undo.md)
         try:
             atomic_write(abs_path, updated.encode("utf-8", "surrogateescape"))
         except OSError as exc:
-            return f'Failed to write "{file_path}": {os_error_text(exc)}', False
-        return edit_summary(file_path, content, old, new, positions, self.definition.max_output_length), True
+            raise ToolFailed(f'Failed to write "{file_path}": {os_error_text(exc)}') from None
+        return edit_summary(file_path, content, old, new, positions, self.definition.max_output_length)
 

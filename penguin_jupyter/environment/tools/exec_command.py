@@ -12,21 +12,25 @@ from pydantic import BeforeValidator, Field
 from ...omni import OmniMessage
 from ..commands import CommandSession, CommandSessionManager
 from ..sandbox import BadHost, CommandCall, SandboxPlan, parse_hosts
-from ..tool_arguments import CallDescription, Flag, MaybeText, Milliseconds, OnBad, Text, Unusable
+from ..tool_arguments import (
+    DESCRIBE,
+    YIELD_BOUNDS,
+    CallDescription,
+    CardNote,
+    Flag,
+    MaybeText,
+    Milliseconds,
+    OnBad,
+    ShellCommand,
+    Text,
+    Unusable,
+    WorkingDirectory,
+)
 from ..tool_declaration import ToolArguments, ToolDeclaration
-from ..types import ToolExecutionContext, ToolResult
-from .common import ToolBase, clamp_yield_ms, command_manager, delta, resolve_path
+from ..types import ToolExecutionContext, ToolFailed, ToolResult
+from .common import ToolBase, clamp_yield_ms, command_manager, delta
 
 DEFAULT_YIELD_MS = 60000
-# How the yield-time arguments of every waiting tool describe their bounds.
-YIELD_BOUNDS = "at least 250, and at most 1 s below the tool's timeout"
-# The call description: what the user sees while the call runs.
-DESCRIBE = Field(
-    description=(
-        "Required; write it first, before every other argument: the user sees it while the call runs. "
-        "One short sentence, in the user's language, saying what this call does and why."
-    )
-)
 
 
 def _host_list(value: Any) -> tuple[str, ...]:
@@ -50,8 +54,10 @@ HostList = Annotated[
 
 class ExecCommandArguments(ToolArguments):
     description: Annotated[CallDescription, DESCRIBE] = None
-    cmd: Annotated[Text, Field(description="The shell command to run.")]
-    workdir: Annotated[MaybeText, Field(description="Working directory (default: the workspace).")] = None
+    cmd: Annotated[Text, Field(description="The shell command to run."), ShellCommand()]
+    workdir: Annotated[
+        MaybeText, Field(description="Working directory (default: the workspace)."), WorkingDirectory()
+    ] = None
     yield_time_ms: Annotated[
         Milliseconds,
         Field(
@@ -70,6 +76,7 @@ class ExecCommandArguments(ToolArguments):
                 "arrives as a user message by itself (no polling). Default false."
             )
         ),
+        CardNote(" [background]"),
     ] = False
     unsandboxed: Annotated[
         Flag,
@@ -109,7 +116,6 @@ EXEC_COMMAND = ToolDeclaration(
     arguments=ExecCommandArguments,
     permission="rw",
     timeout_ms=120000,
-    command="cmd",
 )
 
 
@@ -118,8 +124,12 @@ def unavailable(tool_name: str) -> str:
 
 
 def exit_result(session: CommandSession, plan: SandboxPlan | None = None) -> ToolResult:
+    """The finished command's result (`[exit code: N]`, the sandbox's notes); a failed exit is
+    raised as `ToolFailed`."""
     note = joined_notes(session.exit_note(), *session.sandbox_notes, plan.note() if plan is not None else None)
-    return ToolResult(stop_reason="failed" if session.exit_failed() else "completed", note=note)
+    if session.exit_failed():
+        raise ToolFailed(note=note)
+    return ToolResult(stop_reason="completed", note=note)
 
 
 def joined_notes(*notes: str | None) -> str | None:
@@ -141,25 +151,19 @@ class ExecCommandTool(ToolBase[ExecCommandArguments]):
     async def run(self, arguments: ExecCommandArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         manager: CommandSessionManager | None = command_manager(ctx)
         if manager is None:
-            yield delta(ctx, unavailable(self.name))
-            yield ToolResult(stop_reason="failed")
-            return
+            raise ToolFailed(unavailable(self.name))
         if ctx.signal is not None and ctx.signal.aborted:
             yield ToolResult(stop_reason="aborted")
             return
-        workdir = arguments.workdir
-        cwd = resolve_path(ctx.workspace_dir, workdir) if workdir else ctx.workspace_dir
+        command = self.declaration.effect_of(arguments, ctx.workspace_dir, analyse_command=_not_analysed).command
+        cwd = command.cwd if command is not None else ctx.workspace_dir
         plan = sandbox_plan(manager, ctx, arguments)
         if plan.refusal is not None:
-            yield delta(ctx, plan.refusal)
-            yield ToolResult(stop_reason="failed")
-            return
+            raise ToolFailed(plan.refusal)
         try:
             session = manager.spawn(arguments.cmd, cwd, plan)
         except Exception as exc:
-            yield delta(ctx, f"[spawn error: {_spawn_message(exc)}]")
-            yield ToolResult(stop_reason="failed")
-            return
+            raise ToolFailed(f"[spawn error: {_spawn_message(exc)}]") from None
         if arguments.run_in_background:
             process_id = manager.register(session)
             manager.arm_report(process_id, session)
@@ -196,6 +200,11 @@ class ExecCommandTool(ToolBase[ExecCommandArguments]):
         finally:
             if not registered:
                 session.kill()
+
+
+def _not_analysed(_cmd: str, _cwd: str, _workspace: str) -> None:
+    """The tool needs only where the command runs, not what the analysis says it touches."""
+    return None
 
 
 def _spawn_message(exc: Exception) -> str:

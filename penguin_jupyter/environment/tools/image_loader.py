@@ -11,7 +11,6 @@ from dataclasses import dataclass
 import httpx
 
 from ...interfaces import AbortSignal, unless_aborted
-from .common import resolve_path
 
 IMAGE_SIZE_LIMIT = 5 * 1024 * 1024
 SUPPORTED_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -118,8 +117,10 @@ async def _download(source: str) -> tuple[bytes, str | None]:
         raise ImageLoadError(f'Failed to download image "{source}": {exc or type(exc).__name__}') from exc
 
 
-async def load_image(source: str, workspace_dir: str, signal: AbortSignal | None) -> LoadedImage:
-    if source.lower().startswith(("http://", "https://")):
+async def load_image(source: str, path: str | None, signal: AbortSignal | None) -> LoadedImage:
+    """The image `source` names: downloaded when it is a URL (`path` None), else read from
+    `path`, the file the call's effect resolved it to."""
+    if path is None:
         finished, downloaded = await unless_aborted(_download(source), signal)
         if not finished or downloaded is None:
             raise ImageLoadAborted()
@@ -128,7 +129,6 @@ async def load_image(source: str, workspace_dir: str, signal: AbortSignal | None
             content_type if content_type in SUPPORTED_MIMES else (sniff_mime(data) or _extension_mime(source))
         )
         return _finish(data, source, mime)
-    path = resolve_path(workspace_dir, source)
     if not os.path.isfile(path) and os.path.exists(path):
         raise ImageLoadError(f'Failed to read image "{source}": path is not a file.')
     try:

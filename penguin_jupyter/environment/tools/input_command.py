@@ -10,11 +10,20 @@ from pydantic import Field
 
 from ...omni import OmniMessage
 from ..commands import CommandSession, CommandSessionManager
-from ..tool_arguments import CallDescription, MaybeText, Milliseconds, Text
+from ..tool_arguments import (
+    DESCRIBE,
+    YIELD_BOUNDS,
+    CallDescription,
+    Headline,
+    MaybeText,
+    Milliseconds,
+    ShellInput,
+    Text,
+)
 from ..tool_declaration import ToolArguments, ToolDeclaration
-from ..types import ToolExecutionContext, ToolResult
+from ..types import ToolExecutionContext, ToolFailed, ToolResult
 from .common import ToolBase, clamp_yield_ms, command_manager, delta
-from .exec_command import DESCRIBE, YIELD_BOUNDS, exit_result, unavailable
+from .exec_command import exit_result, unavailable
 
 INTERRUPT = "\u0003"
 WRITE_YIELD_MS = 250
@@ -23,8 +32,13 @@ POLL_YIELD_MS = 120000
 
 class InputCommandArguments(ToolArguments):
     description: Annotated[CallDescription, DESCRIBE] = None
-    process_id: Annotated[Text, Field(description="The process_id returned by exec_command.")]
-    chars: Annotated[MaybeText, Field(description="Text to write to stdin; empty to just poll for output.")] = None
+    process_id: Annotated[Text, Field(description="The process_id returned by exec_command."), Headline()]
+    chars: Annotated[
+        MaybeText,
+        Field(description="Text to write to stdin; empty to just poll for output."),
+        ShellInput(),
+        Headline(),
+    ] = None
     yield_time_ms: Annotated[
         Milliseconds,
         Field(
@@ -46,6 +60,7 @@ INPUT_COMMAND = ToolDeclaration(
     arguments=InputCommandArguments,
     permission="rw",
     timeout_ms=130000,
+    saved_rule="never",  # what it types depends on the running program: "Always allow" only
 )
 
 
@@ -57,14 +72,14 @@ def unknown_process(tool_name: str, process_id: str) -> str:
 
 def find_command_session(
     tool_name: str, process_id: str, ctx: ToolExecutionContext
-) -> tuple[CommandSessionManager, CommandSession] | str:
-    """(manager, session) for the call's `process_id`, or the failure text."""
+) -> tuple[CommandSessionManager, CommandSession]:
+    """(manager, session) for the call's `process_id`; `ToolFailed` when there is none."""
     manager = command_manager(ctx)
     if manager is None:
-        return unavailable(tool_name)
+        raise ToolFailed(unavailable(tool_name))
     session = manager.get(process_id)
     if session is None:
-        return unknown_process(tool_name, process_id)
+        raise ToolFailed(unknown_process(tool_name, process_id))
     return manager, session
 
 
@@ -73,23 +88,15 @@ class InputCommandTool(ToolBase[InputCommandArguments]):
 
     async def run(self, arguments: InputCommandArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         process_id = arguments.process_id
-        found = find_command_session(self.name, process_id, ctx)
-        if isinstance(found, str):
-            yield delta(ctx, found)
-            yield ToolResult(stop_reason="failed")
-            return
-        manager, session = found
+        manager, session = find_command_session(self.name, process_id, ctx)
         chars = arguments.chars or ""
         if chars == INTERRUPT:
             session.interrupt()
         elif INTERRUPT in chars:
-            yield delta(
-                ctx,
+            raise ToolFailed(
                 f"[{self.name} error: chars mixes U+0003 (Ctrl-C) with other content; "
-                'send "\\u0003" alone to interrupt]',
+                'send "\\u0003" alone to interrupt]'
             )
-            yield ToolResult(stop_reason="failed")
-            return
         elif chars:
             session.write(chars)
         default = WRITE_YIELD_MS if chars else POLL_YIELD_MS

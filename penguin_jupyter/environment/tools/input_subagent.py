@@ -11,11 +11,19 @@ from pydantic import Field
 
 from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage
-from ..tool_arguments import CallDescription, MaybeText, Milliseconds, Text
+from ..tool_arguments import (
+    DESCRIBE,
+    YIELD_BOUNDS,
+    CallDescription,
+    Headline,
+    MaybeText,
+    Milliseconds,
+    ShownInFull,
+    Text,
+)
 from ..tool_declaration import ToolArguments, ToolDeclaration
-from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
-from .common import ToolBase, clamp_yield_ms, delta
-from .exec_command import DESCRIBE, YIELD_BOUNDS
+from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolFailed, ToolResult
+from .common import ToolBase, clamp_yield_ms
 from .run_subagent import approval_hint
 from .subagent import (
     DEFAULT_SUBAGENT_POLL_YIELD_MS,
@@ -31,7 +39,7 @@ from .subagent import (
 
 class InputSubagentArguments(ToolArguments):
     description: Annotated[CallDescription, DESCRIBE] = None
-    subagent_id: Annotated[Text, Field(description="The subagent_id returned by run_subagent.")]
+    subagent_id: Annotated[Text, Field(description="The subagent_id returned by run_subagent."), Headline()]
     prompt: Annotated[
         MaybeText,
         Field(
@@ -40,6 +48,8 @@ class InputSubagentArguments(ToolArguments):
                 "polls for new output and status."
             )
         ),
+        ShownInFull(),
+        Headline(),
     ] = None
     yield_time_ms: Annotated[
         Milliseconds,
@@ -75,14 +85,14 @@ def no_manager(tool_name: str) -> str:
 
 def find_subagent_session(
     tool_name: str, manager: SubagentSessionManager | None, subagent_id: str, ctx: ToolExecutionContext
-) -> tuple[SubagentSessionManager, ManagedSubagentSession] | str:
-    """(manager, session) for the call's `subagent_id`, or the failure text."""
+) -> tuple[SubagentSessionManager, ManagedSubagentSession]:
+    """(manager, session) for the call's `subagent_id`; `ToolFailed` when there is none."""
     manager = manager or ensure_subagent_sessions(ctx.services)
     if manager is None:
-        return no_manager(tool_name)
+        raise ToolFailed(no_manager(tool_name))
     session = manager.get(subagent_id)
     if session is None:
-        return unknown_subagent(tool_name, subagent_id)
+        raise ToolFailed(unknown_subagent(tool_name, subagent_id))
     return manager, session
 
 
@@ -95,12 +105,7 @@ class InputSubagentTool(ToolBase[InputSubagentArguments]):
 
     async def run(self, arguments: InputSubagentArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         subagent_id = arguments.subagent_id
-        found = find_subagent_session(self.name, self.manager, subagent_id, ctx)
-        if isinstance(found, str):
-            yield delta(ctx, found)
-            yield ToolResult(stop_reason="failed")
-            return
-        _manager, session = found
+        _manager, session = find_subagent_session(self.name, self.manager, subagent_id, ctx)
         prompt = arguments.prompt or ""
         poll = not prompt.strip()
         default_ms = DEFAULT_SUBAGENT_POLL_YIELD_MS if poll else DEFAULT_SUBAGENT_YIELD_MS
@@ -110,19 +115,14 @@ class InputSubagentTool(ToolBase[InputSubagentArguments]):
             return
         if not poll:
             if session.running:
-                yield delta(
-                    ctx,
+                raise ToolFailed(
                     f"[{self.name} error: subagent {subagent_id} is still running; "
-                    "poll with an empty prompt to collect progress first]",
+                    "poll with an empty prompt to collect progress first]"
                 )
-                yield ToolResult(stop_reason="failed")
-                return
             try:
                 session.start_run(prompt)
             except SubagentStartError as exc:
-                yield delta(ctx, f"[{self.name} error: {exc}]")
-                yield ToolResult(stop_reason="failed")
-                return
+                raise ToolFailed(f"[{self.name} error: {exc}]") from None
         async for message in collect_window(session, yield_ms, ctx):
             yield message
         if ctx.signal is not None and ctx.signal.aborted:

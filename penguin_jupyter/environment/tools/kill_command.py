@@ -9,17 +9,16 @@ from typing import Annotated
 from pydantic import Field
 
 from ...omni import OmniMessage
-from ..tool_arguments import CallDescription, Text
+from ..tool_arguments import DESCRIBE, CallDescription, Headline, Text
 from ..tool_declaration import ToolArguments, ToolDeclaration
 from ..types import ToolExecutionContext, ToolResult
 from .common import ToolBase, delta
-from .exec_command import DESCRIBE
 from .input_command import find_command_session
 
 
 class KillCommandArguments(ToolArguments):
     description: Annotated[CallDescription, DESCRIBE] = None
-    process_id: Annotated[Text, Field(description="The process_id to stop.")]
+    process_id: Annotated[Text, Field(description="The process_id to stop."), Headline()]
 
 
 KILL_COMMAND = ToolDeclaration(
@@ -36,12 +35,7 @@ class KillCommandTool(ToolBase[KillCommandArguments]):
 
     async def run(self, arguments: KillCommandArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         process_id = arguments.process_id
-        found = find_command_session(self.name, process_id, ctx)
-        if isinstance(found, str):
-            yield delta(ctx, found)
-            yield ToolResult(stop_reason="failed")
-            return
-        manager, session = found
+        manager, session = find_command_session(self.name, process_id, ctx)
         session.disarm_report()
         pending = session.take_output()
         if pending:

@@ -10,18 +10,17 @@ from pydantic import Field
 
 from ...interfaces import EnvironmentServices
 from ...omni import OmniMessage
-from ..tool_arguments import CallDescription, Text
+from ..tool_arguments import DESCRIBE, CallDescription, Headline, Text
 from ..tool_declaration import ToolArguments, ToolDeclaration
 from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
 from .common import ToolBase, delta
-from .exec_command import DESCRIBE
 from .input_subagent import find_subagent_session
 from .subagent import ensure_subagent_sessions
 
 
 class KillSubagentArguments(ToolArguments):
     description: Annotated[CallDescription, DESCRIBE] = None
-    subagent_id: Annotated[Text, Field(description="The subagent_id to stop.")]
+    subagent_id: Annotated[Text, Field(description="The subagent_id to stop."), Headline()]
 
 
 KILL_SUBAGENT = ToolDeclaration(
@@ -46,12 +45,7 @@ class KillSubagentTool(ToolBase[KillSubagentArguments]):
 
     async def run(self, arguments: KillSubagentArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         subagent_id = arguments.subagent_id
-        found = find_subagent_session(self.name, self.manager, subagent_id, ctx)
-        if isinstance(found, str):
-            yield delta(ctx, found)
-            yield ToolResult(stop_reason="failed")
-            return
-        manager, session = found
+        manager, session = find_subagent_session(self.name, self.manager, subagent_id, ctx)
         session.disarm_settle_watcher()
         pending = session.drain_text()
         if pending:

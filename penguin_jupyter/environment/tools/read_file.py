@@ -15,10 +15,11 @@ from pydantic import BeforeValidator, Field
 
 from ...omni import OmniMessage
 from ..secret_files import penguin_store_label
-from ..tool_arguments import OnBad, Text, Unusable, finite_number
+from ..tool_arguments import Headline, OnBad, ReadsPath, Text, Unusable, finite_number
 from ..tool_declaration import ToolArguments, ToolDeclaration
-from ..types import ToolExecutionContext, ToolResult
-from .common import ToolBase, delta, plural, resolve_path
+from ..tool_effects import resolve_tool_path
+from ..types import ToolExecutionContext, ToolFailed, ToolResult
+from .common import ToolBase, delta, plural
 from .path_hint import missing_path_hint
 
 SECRET_STORE_NAMES = (".vault.toml", ".project_config.toml")
@@ -50,7 +51,9 @@ def _line_count(value: Any) -> int | None:
 
 
 class ReadFileArguments(ToolArguments):
-    file_path: Annotated[Text, Field(description="Path of the file (absolute, or relative to the workspace).")]
+    file_path: Annotated[
+        Text, Field(description="Path of the file (absolute, or relative to the workspace)."), ReadsPath(), Headline()
+    ]
     offset: Annotated[
         int | None,
         Field(description="1-based line number to start from (default 1)."),
@@ -77,7 +80,6 @@ READ_FILE = ToolDeclaration(
     permission="r",
     timeout_ms=30000,
     max_output_length=64000,
-    file_reads=("file_path",),
 )
 
 
@@ -204,52 +206,48 @@ def _render(scan: _Scan, offset: int, budget_limit: int, shown_path: str) -> str
 
 
 def read_text_window(
-    file_path: str, workspace_dir: str, offset: int, limit: int, budget_limit: int
-) -> tuple[str, bool]:
-    """(text, ok) for one read; shared by read_file and anyone reading a scratchpad archive."""
-    abs_path = resolve_path(workspace_dir, file_path)
+    file_path: str, workspace_dir: str, offset: int, limit: int, budget_limit: int, abs_path: str | None = None
+) -> str:
+    """The text of one read of `abs_path` (default: `file_path` resolved in the workspace);
+    `ToolFailed` when it cannot be read. Shared by read_file and anyone reading a scratchpad
+    archive."""
+    abs_path = abs_path or resolve_tool_path(workspace_dir, file_path)
     secret = secret_store_name(abs_path)
     if secret is not None:
-        return (
-            f'Refusing to read "{file_path}": {secret} holds the user\'s secrets and must never enter the conversation.',
-            False,
+        raise ToolFailed(
+            f'Refusing to read "{file_path}": {secret} holds the user\'s secrets and must never enter the conversation.'
         )
     try:
         info = os.stat(abs_path)
         if os.path.isdir(abs_path):
-            return f'Cannot read "{file_path}": it is a directory. Pass the path of a file inside it.', False
+            raise ToolFailed(f'Cannot read "{file_path}": it is a directory. Pass the path of a file inside it.')
         if info.st_size == 0:
-            return f'"{file_path}" is an empty file (0 lines).', True
+            return f'"{file_path}" is an empty file (0 lines).'
         scan = _scan(abs_path, offset, limit, file_path)
     except ReadFileError as exc:
-        return str(exc), False
+        raise ToolFailed(str(exc)) from None
     except OSError as exc:
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-            return (
+            raise ToolFailed(
                 f'File not found: "{file_path}". Absolute paths are supported; relative paths resolve '
-                f"against the workspace ({workspace_dir}).{missing_path_hint(abs_path)}",
-                False,
-            )
-        return f'Failed to read "{file_path}": {exc.strerror or exc}', False
+                f"against the workspace ({workspace_dir}).{missing_path_hint(abs_path)}"
+            ) from None
+        raise ToolFailed(f'Failed to read "{file_path}": {exc.strerror or exc}') from None
     if not scan.window:
-        return (
-            f'Offset {offset} is past the end of "{file_path}" ({plural(scan.total, "line")} total).',
-            False,
-        )
-    return _render(scan, offset, budget_limit, file_path), True
+        raise ToolFailed(f'Offset {offset} is past the end of "{file_path}" ({plural(scan.total, "line")} total).')
+    return _render(scan, offset, budget_limit, file_path)
 
 
 class ReadFileTool(ToolBase[ReadFileArguments]):
     declaration = READ_FILE
 
     async def run(self, arguments: ReadFileArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
-        text, ok = read_text_window(
+        text = read_text_window(
             arguments.file_path,
             ctx.workspace_dir,
             arguments.offset or 1,
             arguments.limit or DEFAULT_LIMIT,
             self.definition.max_output_length,
+            self.declaration.effect_of(arguments, ctx.workspace_dir).path("file_path").resolved,
         )
         yield delta(ctx, text)
-        if not ok:
-            yield ToolResult(stop_reason="failed")

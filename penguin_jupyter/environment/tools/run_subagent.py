@@ -20,11 +20,22 @@ from ...interfaces import (
     ThinkingLevelName,
 )
 from ...omni import OmniMessage
-from ..tool_arguments import CallDescription, Flag, MaybeText, Milliseconds, NonBlankText, OnBad, Unusable
+from ..tool_arguments import (
+    DESCRIBE,
+    YIELD_BOUNDS,
+    CallDescription,
+    Flag,
+    Headline,
+    MaybeText,
+    Milliseconds,
+    NonBlankText,
+    OnBad,
+    ShownInFull,
+    Unusable,
+)
 from ..tool_declaration import ToolArguments, ToolDeclaration
-from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
-from .common import ToolBase, clamp_yield_ms, delta
-from .exec_command import DESCRIBE, YIELD_BOUNDS
+from ..types import ToolDefinitionConfig, ToolExecutionContext, ToolFailed, ToolResult
+from .common import ToolBase, clamp_yield_ms
 from .subagent import (
     DEFAULT_SUBAGENT_YIELD_MS,
     ManagedSubagentSession,
@@ -66,6 +77,8 @@ class RunSubagentArguments(ToolArguments):
             )
         ),
         OnBad("[run_subagent error: missing required string argument `prompt`]"),
+        ShownInFull(),
+        Headline(),
     ]
     agent_id: Annotated[MaybeText, Field(description="Which agent to run (default: this agent).")] = None
     provider: Annotated[
@@ -161,40 +174,30 @@ class RunSubagentTool(ToolBase[RunSubagentArguments]):
         super().__init__(definition, services)
         self.manager = ensure_subagent_sessions(services)
 
-    def _precheck(self, arguments: RunSubagentArguments, ctx: ToolExecutionContext) -> _Launch | str:
-        """What to launch, or the failure text."""
+    def _precheck(self, arguments: RunSubagentArguments, ctx: ToolExecutionContext) -> _Launch:
+        """What to launch; `ToolFailed` when nothing can be."""
         services = self.services or ctx.services
         runner = services.subagent_runner if services is not None else None
         if runner is None:
-            return "[run_subagent unavailable: no subagent runner configured]"
+            raise ToolFailed("[run_subagent unavailable: no subagent runner configured]")
         manager = self.manager or ensure_subagent_sessions(ctx.services)
         if manager is None or manager.disposed:
-            return "[run_subagent unavailable: no subagent session manager available]"
+            raise ToolFailed("[run_subagent unavailable: no subagent session manager available]")
         return _Launch(runner, manager, arguments.prompt, spawn_arguments(arguments))
 
     async def run(self, arguments: RunSubagentArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         launch = self._precheck(arguments, ctx)
-        if isinstance(launch, str):
-            yield delta(ctx, launch)
-            yield ToolResult(stop_reason="failed")
-            return
         runner, manager, prompt = launch.runner, launch.manager, launch.prompt
         yield_ms = clamp_yield_ms(arguments.yield_time_ms, DEFAULT_SUBAGENT_YIELD_MS, self.definition.timeout_ms)
         if ctx.signal is not None and ctx.signal.aborted:
             yield ToolResult(stop_reason="aborted")
             return
         if not manager.make_room():
-            yield delta(
-                ctx, "[run_subagent error: too many background subagents; poll or finish existing ones first]"
-            )
-            yield ToolResult(stop_reason="failed")
-            return
+            raise ToolFailed("[run_subagent error: too many background subagents; poll or finish existing ones first]")
         try:
             session = ManagedSubagentSession(await runner.spawn(**launch.spawn_args))
         except Exception as exc:
-            yield delta(ctx, f"[run_subagent error: {exc}]")
-            yield ToolResult(stop_reason="failed")
-            return
+            raise ToolFailed(f"[run_subagent error: {exc}]") from None
         manager.adopt(session)
         if arguments.run_in_background:
             async for item in self._launch_in_background(session, manager, prompt, ctx):
@@ -214,9 +217,7 @@ class RunSubagentTool(ToolBase[RunSubagentArguments]):
             subagent_id = manager.register(session)
         except Exception as exc:
             session.kill()
-            yield delta(ctx, f"[run_subagent error: {exc}]")
-            yield ToolResult(stop_reason="failed")
-            return
+            raise ToolFailed(f"[run_subagent error: {exc}]") from None
         manager.arm_report(session, subagent_id, prompt)
         if ctx.approve is not None:
             session.set_standing_approver(ctx.approve)

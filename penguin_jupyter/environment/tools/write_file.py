@@ -13,10 +13,10 @@ from pydantic import Field
 from ...omni import OmniMessage
 from ...regular_files import read_regular_bytes
 from ..file_journal import journal_before_write
-from ..tool_arguments import AnyText, Text
+from ..tool_arguments import AnyText, Headline, NewText, Text, WritesPath
 from ..tool_declaration import ToolArguments, ToolDeclaration
-from ..types import ToolExecutionContext, ToolResult
-from .common import ToolBase, delta, plural, resolve_path
+from ..types import ToolExecutionContext, ToolFailed, ToolResult
+from .common import ToolBase, delta, plural
 from .diff import line_diff, split_lines
 from .file_utils import atomic_write, os_error_text
 
@@ -27,8 +27,8 @@ BUDGET_RESERVE = 120
 
 
 class WriteFileArguments(ToolArguments):
-    file_path: Annotated[Text, Field(description="Path of the file to write.")]
-    content: Annotated[AnyText, Field(description="The complete new content of the file.")]
+    file_path: Annotated[Text, Field(description="Path of the file to write."), WritesPath(), Headline()]
+    content: Annotated[AnyText, Field(description="The complete new content of the file."), NewText()]
 
 
 WRITE_FILE = ToolDeclaration(
@@ -37,7 +37,6 @@ WRITE_FILE = ToolDeclaration(
     arguments=WriteFileArguments,
     permission="rw",
     timeout_ms=30000,
-    file_writes=("file_path",),
 )
 
 
@@ -71,15 +70,12 @@ class WriteFileTool(ToolBase[WriteFileArguments]):
     declaration = WRITE_FILE
 
     async def run(self, arguments: WriteFileArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
-        text, ok = self._write(arguments.file_path, arguments.content, ctx.workspace_dir)
-        yield delta(ctx, text)
-        if not ok:
-            yield ToolResult(stop_reason="failed")
+        abs_path = self.declaration.effect_of(arguments, ctx.workspace_dir).path("file_path").resolved
+        yield delta(ctx, self._write(arguments.file_path, abs_path, arguments.content, ctx.workspace_dir))
 
-    def _write(self, file_path: str, content: str, workspace_dir: str) -> tuple[str, bool]:
-        abs_path = resolve_path(workspace_dir, file_path)
+    def _write(self, file_path: str, abs_path: str, content: str, workspace_dir: str) -> str:
         if os.path.isdir(abs_path):
-            return f'Cannot write "{file_path}": it is a directory.', False
+            raise ToolFailed(f'Cannot write "{file_path}": it is a directory.')
         previous: bytes | None = None
         existed = os.path.lexists(abs_path)
         try:  # for the diff only: a regular file of at most 1 MB (never a FIFO or /dev/zero)
@@ -92,13 +88,13 @@ class WriteFileTool(ToolBase[WriteFileArguments]):
             os.makedirs(os.path.dirname(abs_path), exist_ok=True)
             atomic_write(abs_path, data)
         except OSError as exc:
-            return f'Failed to write "{file_path}": {os_error_text(exc)}', False
+            raise ToolFailed(f'Failed to write "{file_path}": {os_error_text(exc)}') from None
         counts = f"({plural(len(split_lines(content)), 'line')}, {plural(len(data), 'byte')})"
         first_line = f'{"Overwrote" if existed else "Created"} "{file_path}" {counts}.'
         if not existed or previous is None or b"\0" in previous:
-            return first_line, True
+            return first_line
         diff = overwrite_diff(
             previous.decode("utf-8", "replace"), content, first_line, self.definition.max_output_length
         )
-        return (first_line + "\n" + diff if diff else first_line), True
+        return first_line + "\n" + diff if diff else first_line
 

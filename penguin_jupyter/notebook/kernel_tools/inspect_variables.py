@@ -12,9 +12,10 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field
 
-from ...environment.tool_arguments import CallDescription, OnBad, Unusable
+from ...environment.registry import declare
+from ...environment.tool_arguments import DESCRIBE, CallDescription, OnBad, Unusable
 from ...environment.tool_declaration import DeclaredTool, ToolArguments, ToolDeclaration
-from ...environment.types import ToolExecutionContext, ToolResult
+from ...environment.types import ToolExecutionContext, ToolFailed, ToolResult
 from ...omni import OmniMessage, partial_tool_call_output
 from .kernel_shell import KernelShell
 from .summaries import summarize_variable, user_variables, variables_table
@@ -29,9 +30,7 @@ def _names(value: object) -> list[str] | None:
 
 
 class InspectVariablesArguments(ToolArguments):
-    description: Annotated[
-        CallDescription, Field(description="One short sentence, in the user's language, saying why.")
-    ] = None
+    description: Annotated[CallDescription, DESCRIBE] = None
     names: Annotated[
         list[str] | None,
         Field(description="Variables to summarize; omit to list all."),
@@ -55,6 +54,7 @@ DECLARATION = ToolDeclaration(
     timeout_ms=30_000,
     in_kernel=True,
 )
+declare(DECLARATION)  # `registry.declaration_of` answers for it from import on
 
 
 class InspectVariablesTool(DeclaredTool[InspectVariablesArguments]):
@@ -81,6 +81,6 @@ class InspectVariablesTool(DeclaredTool[InspectVariablesArguments]):
         if missing:
             available = ", ".join(sorted(known)) or "none"
             parts.append(f"Not defined: {', '.join(missing)}. Available variables: {available}.")
-        yield partial_tool_call_output("delta", "\n\n".join(parts), ctx.tool_call_id)
         if missing and len(missing) == len(names):
-            yield ToolResult(stop_reason="failed")
+            raise ToolFailed("\n\n".join(parts))
+        yield partial_tool_call_output("delta", "\n\n".join(parts), ctx.tool_call_id)

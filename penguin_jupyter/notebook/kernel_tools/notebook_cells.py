@@ -16,17 +16,35 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import BeforeValidator, Field
 
-from ...environment.tool_arguments import AnyText, CallDescription, NonBlankText, OnBad, Unusable
-from ...environment.tool_declaration import ArgumentsT, DeclaredTool, ToolArguments, ToolDeclaration
-from ...environment.types import ToolExecutionContext, ToolResult
-from ...omni import OmniMessage, StopReason, ToolCallPayload, partial_tool_call_output
+from ...environment.registry import ToolRegistration, declaration_of, declare
+from ...environment.tool_arguments import (
+    DESCRIBE,
+    AnyText,
+    CallDescription,
+    CellRef,
+    Headline,
+    NewText,
+    NonBlankText,
+    OnBad,
+    ShownInFull,
+    Unusable,
+)
+from ...environment.tool_declaration import (
+    ArgumentsT,
+    DeclaredTool,
+    SavedRule,
+    ToolArguments,
+    ToolDeclaration,
+)
+from ...environment.types import BuiltinTool, ToolExecutionContext, ToolFailed, ToolResult
+from ...omni import OmniMessage, ToolCallPayload, partial_tool_call_output, read_call_arguments
 from ..link.frontend_bridge import BridgeError, PageGone
 from ..transcript.cell_sources import CellPreview
-from ..transcript.transcript_model import edit_cell_result, parse_arguments
+from ..transcript.transcript_model import edit_cell_result
 from ..undo.notebook_journal import CellChange, read_cell
 from ..undo.task_bracket import before_namespace_change, note_cell_change
 from .cell_outputs import cells_text, error_text
@@ -40,10 +58,6 @@ log = logging.getLogger(__name__)
 RUN_GRACE_S = 2.0
 EXPANDED_CELL_MAX = 3_000  # characters of one `{cell:ID}` expansion
 PREVIEW_TIMEOUT_S = 5.0
-PREVIEW_TOOLS = frozenset({"edit_cell", "delete_cell", "run_cell"})
-_DESCRIBE = Field(
-    description="One short sentence, in the user's language, saying why; shown to the user while the call runs."
-)
 _CELL_ID = Field(description="The cell's id, as read_notebook lists it.")
 
 
@@ -73,31 +87,38 @@ class InsertCellArguments(ToolArguments):
     cell_type: Annotated[
         Literal["code", "markdown"], OnBad('Invalid "cell_type": expected "code" or "markdown" (got {got_repr}).')
     ]
-    source: Annotated[AnyText, Field(description="The cell's full source.")]
+    source: Annotated[AnyText, Field(description="The cell's full source."), ShownInFull(), Headline()]
     index: Annotated[
         int | None, Field(ge=0, description="Optional position (0 = top)."), BeforeValidator(_cell_index),
         OnBad('Invalid "index": expected a cell index ≥ 0 (got {got_repr}).'),
     ] = None
-    description: Annotated[CallDescription, _DESCRIBE] = None
+    description: Annotated[CallDescription, DESCRIBE] = None
 
 
 class EditCellArguments(ToolArguments):
-    cell_id: Annotated[NonBlankText, _CELL_ID]
-    source: Annotated[AnyText, Field(description="The new full source.")]
-    description: Annotated[CallDescription, _DESCRIBE] = None
+    cell_id: Annotated[NonBlankText, _CELL_ID, CellRef()]
+    source: Annotated[AnyText, Field(description="The new full source."), NewText(), Headline()]
+    description: Annotated[CallDescription, DESCRIBE] = None
 
 
 class RunCellArguments(ToolArguments):
-    cell_id: Annotated[NonBlankText, _CELL_ID]
-    description: Annotated[CallDescription, _DESCRIBE] = None
+    cell_id: Annotated[NonBlankText, _CELL_ID, CellRef(), Headline()]
+    description: Annotated[CallDescription, DESCRIBE] = None
 
 
 class DeleteCellArguments(ToolArguments):
-    cell_id: Annotated[NonBlankText, _CELL_ID]
+    cell_id: Annotated[NonBlankText, _CELL_ID, CellRef(), Headline()]
 
 
-def _declaration(name: str, description: str, arguments: type[ToolArguments], permission: Literal["r", "rw"], timeout_ms: int) -> ToolDeclaration[Any]:
-    return ToolDeclaration(name, description, arguments, permission, timeout_ms, max_output_length=32_000, in_kernel=True)
+def _declaration(
+    name: str,
+    description: str,
+    arguments: type[ToolArguments],
+    permission: Literal["r", "rw"],
+    timeout_ms: int,
+    saved_rule: SavedRule | None = None,
+) -> ToolDeclaration[Any]:
+    return ToolDeclaration(name, description, arguments, permission, timeout_ms, max_output_length=32_000, saved_rule=saved_rule, in_kernel=True)
 
 
 READ_NOTEBOOK = _declaration(
@@ -120,6 +141,7 @@ INSERT_CELL = _declaration(
     InsertCellArguments,
     "rw",
     30_000,
+    saved_rule="never",  # changes the notebook: "Always allow (this session)" only
 )
 EDIT_CELL = _declaration(
     "edit_cell",
@@ -128,6 +150,7 @@ EDIT_CELL = _declaration(
     EditCellArguments,
     "rw",
     30_000,
+    saved_rule="never",  # changes the notebook: "Always allow (this session)" only
 )
 RUN_CELL = _declaration(
     "run_cell",
@@ -137,6 +160,7 @@ RUN_CELL = _declaration(
     RunCellArguments,
     "rw",
     300_000,
+    saved_rule="never",  # changes the notebook: "Always allow (this session)" only
 )
 DELETE_CELL = _declaration(
     "delete_cell",
@@ -145,11 +169,10 @@ DELETE_CELL = _declaration(
     DeleteCellArguments,
     "rw",
     30_000,
+    saved_rule="never",  # changes the notebook: "Always allow (this session)" only
 )
-
-
-class _Refused(Exception):
-    """A call the tool will not make (bad arguments, the running cell); `str()` is the output."""
+for _declared in (READ_NOTEBOOK, INSERT_CELL, EDIT_CELL, RUN_CELL, DELETE_CELL):
+    declare(_declared)  # `registry.declaration_of` answers for them from import on
 
 
 class _NotebookTool(DeclaredTool[ArgumentsT]):
@@ -161,18 +184,15 @@ class _NotebookTool(DeclaredTool[ArgumentsT]):
         try:
             async for item in self._run(arguments, ctx):
                 yield item
-        except _Refused as exc:
-            yield partial_tool_call_output("delta", str(exc), ctx.tool_call_id)
-            yield ToolResult(stop_reason="failed")
         except (BridgeError, NotebookFileError) as exc:
-            yield partial_tool_call_output("delta", f"{self.name} failed: {exc}", ctx.tool_call_id)
-            yield ToolResult(stop_reason="failed")
+            raise ToolFailed(f"{self.name} failed: {exc}") from None
 
     def _run(self, arguments: ArgumentsT, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         raise NotImplementedError
 
     async def _request(self, op: str, ctx: ToolExecutionContext, **kwargs: Any) -> Any:
-        assert self.link.bridge is not None
+        if self.link.bridge is None:
+            raise ToolFailed(f"{self.name} failed: no notebook frontend is connected")
         result = await self.link.bridge.request(op, signal=ctx.signal, **kwargs)
         return result if isinstance(result, dict) else {}
 
@@ -181,7 +201,7 @@ class _NotebookTool(DeclaredTool[ArgumentsT]):
         running %%penguin cell."""
         cell_id = resolve_cell_id(cell_id, self.link.sources)
         if cell_id == self.link.task.running_cell_id:
-            raise _Refused(
+            raise ToolFailed(
                 f"{self.name} refused: cell {cell_id} is the running %%penguin cell (this Task); it cannot be {verb}."
             )
         return cell_id
@@ -266,7 +286,7 @@ class RunCellTool(_NotebookTool[RunCellArguments]):
         cell_id = self._target_cell(arguments.cell_id, "run")
         current = await _live_source(self.link, cell_id)
         if (current if current is not None else self.link.sources.get(cell_id, "")).lstrip().startswith("%%penguin"):
-            raise _Refused(f"run_cell refused: cell {cell_id} is a %%penguin cell; ask the user to run it.")
+            raise ToolFailed(f"run_cell refused: cell {cell_id} is a %%penguin cell; ask the user to run it.")
         before = await read_cell(self.link.bridge, cell_id)  # undo puts its outputs back
         before_namespace_change(self.link.shell)
         note_cell_change(self.link.shell, CellChange("run", cell_id, cell=before))
@@ -288,12 +308,12 @@ class RunCellTool(_NotebookTool[RunCellArguments]):
         }
         rendered = cells_text([cell], None)
         errors = [o for o in cell["outputs"] if isinstance(o, dict) and o.get("output_type") == "error"]
-        status: StopReason = "completed" if result.get("status") == "ok" and not errors else "failed"
-        head = f"Ran cell {cell_id} (execution count {cell['execution_count']})."
-        if status == "failed":
+        if result.get("status") != "ok" or errors:
             head = f"Cell {cell_id} raised: " + (error_text(errors[-1]).splitlines()[0] if errors else "an error")
+            raise ToolFailed(head + "\n\n" + rendered.text)
+        head = f"Ran cell {cell_id} (execution count {cell['execution_count']})."
         yield partial_tool_call_output("delta", head + "\n\n" + rendered.text, ctx.tool_call_id)
-        yield ToolResult(stop_reason=status, images=rendered.images or None)
+        yield ToolResult(stop_reason="completed", images=rendered.images or None)
 
     async def _stop(self, cell_id: str) -> None:
         """Stop the agent-run cell; give it a moment to unwind so the kernel stays usable."""
@@ -353,13 +373,16 @@ def _saved_preview(link: NotebookLink, cell_id: str, why: str) -> CellPreview:
 
 
 async def cell_preview(link: NotebookLink | None, tool_call: OmniMessage) -> CellPreview | None:
-    """The cell an edit_cell / delete_cell / run_cell approval card shows (None for other
-    calls). An edit_cell card's source is remembered (by tool call id) as the edit's
-    precondition."""
+    """The cell the approval card of a call with a `CellRef` argument shows (edit_cell,
+    delete_cell, run_cell; None for other calls). When the call also writes the cell's source (a
+    `NewText`: edit_cell), the source its card shows is remembered (by tool call id) as the
+    edit's precondition."""
     payload = tool_call.payload
-    if link is None or not isinstance(payload, ToolCallPayload) or payload.name not in PREVIEW_TOOLS:
+    if link is None or not isinstance(payload, ToolCallPayload):
         return None
-    cell_id = (parse_arguments(payload.arguments) or {}).get("cell_id")
+    roles = declaration_of(payload.name).roles
+    arguments = read_call_arguments(payload.arguments)
+    cell_id = arguments.get(roles.cell) if roles.cell and isinstance(arguments, dict) else None
     if not isinstance(cell_id, str) or not cell_id:
         return None
     cell_id = resolve_cell_id(cell_id, link.sources)
@@ -369,7 +392,7 @@ async def cell_preview(link: NotebookLink | None, tool_call: OmniMessage) -> Cel
     else:
         why = "the notebook frontend did not answer" if link.live else "no notebook frontend is connected"
         preview = _saved_preview(link, cell_id, why)
-    if payload.name == "edit_cell" and preview.source is not None:
+    if roles.new is not None and preview.source is not None:
         link.approved_sources[payload.tool_call_id] = preview.source
     return preview
 
@@ -404,17 +427,20 @@ async def cells_by_id(link: NotebookLink | None, cell_ids: list[str]) -> dict[st
     return out
 
 
-def notebook_tools(link: NotebookLink | None) -> list[Any]:
-    """The notebook tools this session gets: all five with a live frontend (run_cell only when the
-    kernel has subshells), else `read_notebook` alone, reading the saved file."""
+def notebook_tools(link: NotebookLink | None) -> list[ToolRegistration]:
+    """The notebook tools this session registers: all five with a live frontend (run_cell only
+    when the kernel has subshells), else `read_notebook` alone, reading the saved file."""
     if link is None:
         return []
-    if not link.live:
-        return [ReadNotebookTool(link)]
-    tools: list[Any] = [ReadNotebookTool(link), InsertCellTool(link), EditCellTool(link), DeleteCellTool(link)]
-    if link.can_run_cells:
-        tools.insert(3, RunCellTool(link))
-    return tools
+    classes: list[type[_NotebookTool[Any]]] = [ReadNotebookTool]
+    if link.live:
+        classes += [InsertCellTool, EditCellTool, *([RunCellTool] if link.can_run_cells else []), DeleteCellTool]
+    return [_registration(cls, link) for cls in classes]
+
+
+def _registration(cls: type[_NotebookTool[Any]], link: NotebookLink) -> ToolRegistration:
+    # (its `definition` is set from its declaration when the class is made: a BuiltinTool)
+    return ToolRegistration(cls.declaration, lambda _definition, _services: cast(BuiltinTool, cls(link)))
 
 
 def notebook_tools_prompt(link: NotebookLink | None) -> str:

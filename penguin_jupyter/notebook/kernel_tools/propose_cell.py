@@ -13,7 +13,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ...environment.tool_arguments import CallDescription, NonBlankText, OnBad
+from ...environment.registry import declare
+from ...environment.tool_arguments import DESCRIBE, CallDescription, NonBlankText, OnBad, ShownInFull
 from ...environment.tool_declaration import DeclaredTool, ToolArguments, ToolDeclaration
 from ...environment.types import ToolExecutionContext, ToolResult
 from ...omni import OmniMessage, partial_tool_call_output
@@ -24,11 +25,8 @@ NEEDS_CODE = OnBad("{tool} needs a non-empty `code` string.")
 
 
 class ProposeCellArguments(ToolArguments):
-    description: Annotated[
-        CallDescription,
-        Field(description="One short sentence, in the user's language, saying what the cell does."),
-    ] = None
-    code: Annotated[NonBlankText, Field(description="The cell's source code."), NEEDS_CODE]
+    description: Annotated[CallDescription, DESCRIBE] = None
+    code: Annotated[NonBlankText, Field(description="The cell's source code."), NEEDS_CODE, ShownInFull()]
 
 
 DECLARATION = ToolDeclaration(
@@ -43,6 +41,7 @@ DECLARATION = ToolDeclaration(
     timeout_ms=30_000,
     in_kernel=True,
 )
+declare(DECLARATION)  # `registry.declaration_of` answers for it from import on
 
 
 class ProposeCellTool(DeclaredTool[ProposeCellArguments]):

@@ -20,9 +20,10 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ...environment.tool_arguments import CallDescription, NonBlankText
+from ...environment.registry import declare
+from ...environment.tool_arguments import DESCRIBE, CallDescription, NonBlankText, ShownInFull
 from ...environment.tool_declaration import DeclaredTool, ToolArguments, ToolDeclaration
-from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, ToolResult
+from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, ToolFailed, ToolResult
 from ...omni import OmniMessage, partial_tool_call_output
 from ..undo.task_bracket import before_namespace_change
 from .displayed import DisplayCapture
@@ -45,14 +46,12 @@ _INTERRUPT_GRACE_S = 2.0
 
 
 class RunPythonArguments(ToolArguments):
-    description: Annotated[
-        CallDescription,
-        Field(description="One short sentence, in the user's language, saying what this code does."),
-    ] = None
+    description: Annotated[CallDescription, DESCRIBE] = None
     code: Annotated[
         NonBlankText,
         Field(description="Python source to execute. The value of a final bare expression is returned."),
         NEEDS_CODE,
+        ShownInFull(),
     ]
 
 
@@ -69,7 +68,9 @@ DECLARATION = ToolDeclaration(
     permission="rw",
     timeout_ms=120_000,
     in_kernel=True,
+    saved_rule="never",  # runs code: "Always allow (this session)" only
 )
+declare(DECLARATION)  # `registry.declaration_of` answers for it from import on
 DEFINITION = DECLARATION.definition()
 
 
@@ -85,16 +86,17 @@ def seconds_to_ms(seconds: float) -> int:
 
 
 def _closing_items(outcome: RunOutcome, last_char: str, tool_call_id: str) -> list[OmniMessage | ToolResult]:
-    """After a finished run: the last expression's repr and the error as one delta, then the result."""
+    """After a finished run: the last expression's repr and the error as one delta, then the
+    result; code that raised is `ToolFailed` with that text."""
     tail = [text for text in (outcome.value_text, outcome.error) if text is not None]
+    separator = "\n" if last_char not in ("", "\n") else ""
+    text = separator + "\n".join(tail) if tail else ""
+    if outcome.error is not None:
+        raise ToolFailed(text)
     items: list[OmniMessage | ToolResult] = []
-    if tail:
-        separator = "\n" if last_char not in ("", "\n") else ""
-        items.append(partial_tool_call_output("delta", separator + "\n".join(tail), tool_call_id))
-    images = outcome.images or None
-    items.append(
-        ToolResult(stop_reason="failed" if outcome.error is not None else "completed", images=images)
-    )
+    if text:
+        items.append(partial_tool_call_output("delta", text, tool_call_id))
+    items.append(ToolResult(stop_reason="completed", images=outcome.images or None))
     return items
 
 
@@ -123,9 +125,7 @@ class RunPythonTool(DeclaredTool[RunPythonArguments]):
         code = arguments.code
         refused = capture_refusal(self._shell)
         if refused is not None:  # what the code displays could not be made fetch-free: it does not run
-            yield partial_tool_call_output("delta", refused, ctx.tool_call_id)
-            yield ToolResult(stop_reason="failed")
-            return
+            raise ToolFailed(refused)
         loop = asyncio.get_running_loop()
         chunks: asyncio.Queue[str] = asyncio.Queue()
         done = loop.create_future()

@@ -7,6 +7,7 @@ it, the cell (`cell.py`) is its only caller, and the words of event notices come
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from ...omni import OmniMessage
@@ -28,10 +29,12 @@ class CellView(Protocol):
         *,
         background: bool = False,
         preview: CellPreview | None = None,
+        touches: Sequence[str] = (),
     ) -> None:
         """The call waiting for a human, with its button row (None: asked elsewhere or not at all).
         `background`: asked for an earlier cell's background subagent. `preview`: the cell a
-        notebook tool's card shows (its current source)."""
+        notebook tool's card shows (its current source). `touches`: the paths that land elsewhere
+        than they read (`CallEffect.where_lines`: through a symlink, outside the workspace)."""
 
     def show_decision_reason(self, decision: OmniMessage, reason: str) -> None:
         """Why an `approval_decision` was made without a click (`allowed by rule 3 (…) in …`)."""

@@ -14,6 +14,7 @@ collapsed at the end to head and tail lines with the full text one click away.
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
 import ipywidgets as widgets
 
@@ -22,8 +23,8 @@ from ...redaction import EMPTY, Redactor
 from ..transcript.cell_sources import CellPreview
 from ..transcript.no_fetch_html import image_html
 from ..transcript.transcript_model import (
-    CELL_SOURCE_TOOLS,
     approval_body,
+    card_roles_of,
     tool_card_summary,
     tool_description,
 )
@@ -89,20 +90,25 @@ class ToolCardWidget:
             text += f' <code style="font-size:12px">{html.escape(self._shown(detail))}</code>'
         return text
 
-    def set_call(self, tool_call: OmniMessage, preview: CellPreview | None = None) -> None:
-        """Show the call; `preview` is the cell a notebook tool's approval card shows."""
+    def set_call(
+        self, tool_call: OmniMessage, preview: CellPreview | None = None, touches: Sequence[str] = ()
+    ) -> None:
+        """Show the call; `preview` is the cell a notebook tool's approval card shows, `touches`
+        the paths that land elsewhere than they read (`CallEffect.where_lines`)."""
         payload = tool_call.payload
         if not isinstance(payload, ToolCallPayload):
             return
         self.name = payload.name
-        title, detail = tool_card_summary(tool_call)
+        roles = card_roles_of(payload.name)
+        title, detail = tool_card_summary(tool_call, roles)
         self.title.value = self._title_html(title, detail)
         parts = []
         description = tool_description(payload.arguments)
         if description:
             parts.append(muted_html(self._shown(description)))
-        body = approval_body(payload.name, payload.arguments, preview)
-        if preview is not None and payload.name in CELL_SOURCE_TOOLS | {"edit_cell"}:
+        parts += [muted_html(self._shown(line)) for line in touches]
+        body = approval_body(payload.name, payload.arguments, preview, roles)
+        if preview is not None and roles.get("cell"):
             parts.append(muted_html(self._shown(preview.label())))
         if payload.stop_reason != "completed":
             parts.append(muted_html(f"(call {payload.stop_reason}; not executed)"))

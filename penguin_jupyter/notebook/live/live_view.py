@@ -11,7 +11,7 @@ Implements `cell_view.CellView`. The header, cards, blocks and throttling live i
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import ipywidgets as widgets
 
@@ -353,6 +353,7 @@ class LiveView:
         *,
         background: bool = False,
         preview: CellPreview | None = None,
+        touches: Sequence[str] = (),
     ) -> None:
         payload = tool_call.payload
         if not isinstance(payload, ToolCallPayload):
@@ -364,7 +365,7 @@ class LiveView:
                 scope.mark_background()
         scope._render_finished()
         card = scope.card(payload.tool_call_id, payload.name)
-        card.set_call(tool_call, preview)
+        card.set_call(tool_call, preview, touches)
         if row is not None:
             self.header.set_status(f"waiting for approval of {payload.name}")
             card.show_approval_row(row.widget)

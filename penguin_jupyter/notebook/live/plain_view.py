@@ -10,7 +10,7 @@ notice texts come from `view_notices.py`.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 from ...omni import (
@@ -143,11 +143,14 @@ class PlainView:
         *,
         background: bool = False,
         preview: CellPreview | None = None,
+        touches: Sequence[str] = (),
     ) -> None:
         payload = tool_call.payload
         if not isinstance(payload, ToolCallPayload):
             return
         self._show_call(tool_call, payload)
+        for line in touches:
+            self._line(f"    {visible_controls(self.redactor.text(line))}")
         if preview is not None:
             self._line(f"    {visible_controls(self.redactor.text(preview.label()))}")
         body = approval_body(payload.name, payload.arguments, preview)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from ...interfaces import AbortSignal, ApprovalDecision
-from ...omni import OmniMessage, ToolCallPayload
+from ...omni import OmniMessage, ToolCallPayload, read_call_arguments
 from ..live.live_shared import plain_button, plain_hbox, plain_html
 from ..transcript.cell_sources import CellPreview
 from ..transcript.visible_text import visible_controls
@@ -158,12 +158,12 @@ def tool_name_of(tool_call: OmniMessage) -> str:
 
 
 def _arguments_preview(tool_call: OmniMessage) -> str:
+    """The stdin question's one-line reminder of the call (the card above it shows it in full)."""
     payload = tool_call.payload
     args = payload.arguments if isinstance(payload, ToolCallPayload) else ""
-    try:
-        return visible_controls(json.dumps(json.loads(args), ensure_ascii=False)[:200])
-    except (TypeError, ValueError):
-        return visible_controls(args[:200])
+    parsed = read_call_arguments(args)
+    text = json.dumps(parsed, ensure_ascii=False) if isinstance(parsed, dict) else args
+    return visible_controls(text[:200])
 
 
 class CellAsker:

@@ -19,6 +19,10 @@ bound to it). In order (the command policy's refusals come before all of this, i
 4. Otherwise a human is asked: in the launching cell while it runs; after it ended, in the
    running cell (inside the subagent's background card); with no cell running, denied.
 
+Every check fails closed: an exception anywhere in deciding a call (the rules, what the call
+touches, the credential check, the mode's own decision, the offer) means the call is asked about
+with the failure as its reason (deny-all, or no cell to ask: denied) — never allowed.
+
 Every decision not made by a click gets its reason (`allowed by rule 3 (git status) in …`,
 `denied by the administrator's policy (…)`), and so does a click that did more than approve once
 (`saved as rule 1 (ls) in …`, `exec_command always allowed for this session`), kept by tool
@@ -29,14 +33,14 @@ cell runs is the kernel runtime's (`running` below).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ...environment.secret_files import credential_read_reason
+from ...environment.call_reasons import own_folders, touch_reason
+from ...environment.registry import declaration_of
 from ...interfaces import ApprovalDecision, ApproveFn, Permission
-from ...omni import OmniMessage, ToolCallPayload
+from ...omni import OmniMessage, ToolCallPayload, UnreadableArguments, read_call_arguments
 from ...state.approval_rules import Rule, RuleBook, Verdict, credential_argument, suggested_rule
 from .approval import CellAsker, RuleOffer, tool_name_of
 from .options import APPROVAL_MODES
@@ -114,7 +118,7 @@ class ApprovalRouter:
         self, launcher: CellApproval, tool_call: OmniMessage, reason: str | None
     ) -> ApprovalDecision | None:
         """What the launching cell's mode decides without a human; None when one must be asked.
-        A read with a `reason` (a credential file, outside the workspace, a URL) is never allowed
+        A call with a `reason` (a credential file, outside the workspace, a URL) is never allowed
         by read-only or "always allow" alone; allow-all still allows it."""
         mode = launcher.mode
         name = tool_name_of(tool_call)
@@ -132,39 +136,30 @@ class ApprovalRouter:
             return "allow" if auto_allows(launcher.sandbox, tool_call, launcher.permission_of) else None
         return None
 
-    def _read_reason(self, launcher: CellApproval, tool_call: OmniMessage) -> str | None:
-        """Why a read must be asked (`asked: read of a credential file: ~/.pgpass`, also when a
-        command's word names one), or None."""
-        try:
-            reason = credential_read_reason(tool_call, launcher.workspace_dir, launcher.scratchpad_dir)
-        except Exception:
+    @staticmethod
+    def _touch_reason(launcher: CellApproval, tool_call: OmniMessage) -> str | None:
+        """Why the call must be asked about whatever the mode (`asked: read of a credential file:
+        ~/.pgpass`, `asked: write outside the workspace: …`), from what it touches (its
+        declaration's effect: reads and writes as its tool opens them; a credential file a
+        command's word names), or None."""
+        payload = tool_call.payload
+        if not isinstance(payload, ToolCallPayload):
             return None
+        arguments = _arguments(tool_call)
+        if isinstance(arguments, UnreadableArguments):
+            return f"asked: the call's arguments {arguments.reason}"
+        workspace = launcher.workspace_dir or "."
+        # a credential file a command's word names, by that word; then everything the call touches
+        reason = credential_argument(payload.name, arguments, workspace)
         if reason is None:
-            try:
-                workspace = launcher.workspace_dir or "."
-                reason = credential_argument(tool_name_of(tool_call), self._arguments(tool_call), workspace)
-            except Exception:  # a check that cannot run must not let the call through unasked
-                reason = "the command's arguments could not be checked for credential files"
+            effect = declaration_of(payload.name).effect(arguments, workspace)
+            reason = touch_reason(effect, workspace, own_folders(workspace, launcher.scratchpad_dir, tool_call.origin))
         return None if reason is None else f"asked: {reason}"
 
     @staticmethod
     def _read_only_decision(launcher: CellApproval, tool_call: OmniMessage) -> ApprovalDecision | None:
-        """read-only: tools whose permission is `r` go ahead, everything else asks. Further
-        checks of what a read touches (its arguments are in `tool_call`) belong here."""
-        name = tool_name_of(tool_call)
-        try:
-            permission = launcher.permission_of(name)
-        except Exception:
-            permission = None
-        return "allow" if permission == "r" else None
-
-    def _arguments(self, tool_call: OmniMessage) -> dict[str, Any]:
-        payload = tool_call.payload
-        try:
-            parsed = json.loads(payload.arguments) if isinstance(payload, ToolCallPayload) else {}
-        except (TypeError, ValueError, RecursionError):
-            return {}
-        return parsed if isinstance(parsed, dict) else {}
+        """read-only: tools whose permission is `r` go ahead, everything else asks."""
+        return "allow" if launcher.permission_of(tool_name_of(tool_call)) == "r" else None
 
     def _verdict(self, launcher: CellApproval, tool_call: OmniMessage) -> tuple[Verdict | None, str | None]:
         """(the rules' verdict, its label) — a disabled tool is the policy's deny."""
@@ -172,20 +167,17 @@ class ApprovalRouter:
         if name in launcher.disabled_tools:
             rule = Rule("deny", name, source=launcher.policy_path, from_policy=True)
             return Verdict("deny", rule), f"denied by the administrator's policy ({name} is disabled)"
-        try:
-            verdict = launcher.rules.judge(name, self._arguments(tool_call), launcher.workspace_dir or ".")
-        except Exception:  # rules that cannot be evaluated must not let anything through: ask
-            rule = Rule("ask", name, source="")
-            return Verdict("ask", rule), "asked: the approval rules could not be evaluated for this call"
+        arguments = _arguments(tool_call)
+        verdict = launcher.rules.judge(name, arguments if isinstance(arguments, dict) else {}, launcher.workspace_dir or ".")
         return verdict, launcher.rules.label(verdict) if verdict is not None else None
 
     def _offer(self, launcher: CellApproval, tool_call: OmniMessage) -> RuleOffer | None:
         if launcher.save_rule is None:
             return None
-        try:
-            rule = suggested_rule(tool_name_of(tool_call), self._arguments(tool_call), launcher.workspace_dir or ".")
-        except Exception:
+        arguments = _arguments(tool_call)
+        if isinstance(arguments, UnreadableArguments):
             return None
+        rule = suggested_rule(tool_name_of(tool_call), arguments, launcher.workspace_dir or ".")
         if rule is None:
             return None
         save = launcher.save_rule
@@ -238,17 +230,50 @@ class ApprovalRouter:
             return "allowed by the cell's mode (auto)"
         return f"allowed by the cell's mode ({launcher.mode}: a read)"
 
+    def _plan(self, launcher: CellApproval, tool_call: OmniMessage, a_cell_can_ask: bool) -> _Plan:
+        """Everything about the call that needs no human: the rules, what it touches, the mode,
+        the offer. Raises when a check fails (`decide` then asks)."""
+        refusal = sandbox_refusal(launcher.sandbox, tool_call)  # what a required sandbox forbids
+        if refusal is not None:
+            return _Plan("deny", refusal)
+        verdict, label = self._verdict(launcher, tool_call)
+        uncovered = None  # an allow rule's words matched, the call does more: the mode decides, the card says why
+        if verdict is not None and verdict.uncovered:
+            verdict, uncovered = None, label
+        if verdict is not None and verdict.action == "deny" and label:
+            return _Plan("deny", label)
+        reason = None if launcher.mode in ("deny-all", "allow-all") else self._touch_reason(launcher, tool_call)
+        if reason is not None and runs_sandboxed(launcher.sandbox, launcher.mode, tool_call):
+            reason = None  # a credential the command names is hidden from it in the sandbox
+        if launcher.mode == "auto":
+            asked = sandbox_reason(launcher.sandbox, tool_call)
+            reason = "; ".join(text for text in (reason, asked) if text) or None
+        if verdict is not None and launcher.mode != "deny-all":
+            if verdict.action == "allow" and (reason is None or launcher.mode == "allow-all") and label:
+                return _Plan("allow", label)
+            if verdict.action == "auto":  # run sandboxed with no card, when the sandbox can hold it
+                held = rule_sandbox_reason(launcher.sandbox, tool_call, launcher.mode)
+                if held is None and reason is None and label:
+                    return _Plan("allow", label, sandboxed_by_rule=True)
+                reason = "; ".join(text for text in (reason, held) if text) or None
+            return _Plan(None, "; ".join(text for text in (label, reason) if text) or None)
+        auto = self._auto_decision(launcher, tool_call, reason)
+        if auto is not None:
+            return _Plan(auto, self._auto_reason(launcher, tool_call, auto))
+        # a saved allow rule could not change what a matching rule already says: no offer then
+        offer = self._offer(launcher, tool_call) if a_cell_can_ask and verdict is None else None
+        return _Plan(None, uncovered or reason, offer=offer)
+
     async def decide(self, launcher: CellApproval, tool_call: OmniMessage) -> ApprovalDecision:
         """The decision; an allowed command also gets its grant (how it runs), which the card
-        and the transcript state when the sandbox is in play."""
-        refusal = sandbox_refusal(launcher.sandbox, tool_call)
-        if refusal is not None:
-            self._remember(tool_call, refusal)
-            return "deny"
+        and the transcript state when the sandbox is in play. Giving the grant fails closed too:
+        an allowed call whose grant cannot be given is denied, saying why."""
         decision = await self._decide_call(launcher, tool_call)
         by_rule = _call_id(tool_call) in self._sandboxed_by_rule
         self._sandboxed_by_rule.discard(_call_id(tool_call))
-        if decision == "allow":
+        if decision != "allow":
+            return decision
+        try:
             grant = give_grant(launcher.sandbox, launcher.mode, tool_call, by_rule=by_rule)
             sandbox = launcher.sandbox
             in_kernel = sandbox is not None and sandbox.kernel is not None  # everything runs sandboxed
@@ -256,6 +281,9 @@ class ApprovalRouter:
                 self._state(tool_call, sandbox_statement(sandbox, grant))
             elif grant is None and (statement := kernel_statement(sandbox, tool_call)) is not None:
                 self._state(tool_call, statement)
+        except Exception as exc:
+            self._remember(tool_call, f"denied: {_failure(exc)}")
+            return "deny"
         return decision
 
     def _state(self, tool_call: OmniMessage, statement: str) -> None:
@@ -268,55 +296,56 @@ class ApprovalRouter:
     async def _decide_call(self, launcher: CellApproval, tool_call: OmniMessage) -> ApprovalDecision:
         running = self._running()
         launching_cell_running = not launcher.ended and running is launcher
-        verdict, label = self._verdict(launcher, tool_call)
-        uncovered = None  # an allow rule's words matched, the call does more: the mode decides, the card says why
-        if verdict is not None and verdict.uncovered:
-            verdict, uncovered = None, label
-        if verdict is not None and verdict.action == "deny" and label:
-            self._remember(tool_call, label)
-            return "deny"
-        reason = None if launcher.mode in ("deny-all", "allow-all") else self._read_reason(launcher, tool_call)
-        if reason is not None and runs_sandboxed(launcher.sandbox, launcher.mode, tool_call):
-            reason = None  # a credential the command names is hidden from it in the sandbox
-        if launcher.mode == "auto":
-            asked = sandbox_reason(launcher.sandbox, tool_call)
-            reason = "; ".join(text for text in (reason, asked) if text) or None
-        if verdict is not None and launcher.mode != "deny-all":
-            if verdict.action == "allow" and (reason is None or launcher.mode == "allow-all") and label:
-                self._remember(tool_call, label)
-                return "allow"
-            if verdict.action == "auto":  # run sandboxed with no card, when the sandbox can hold it
-                held = rule_sandbox_reason(launcher.sandbox, tool_call, launcher.mode)
-                if held is None and reason is None and label:
-                    self._remember(tool_call, label)
-                    self._sandboxed_by_rule.add(_call_id(tool_call))
-                    return "allow"
-                reason = "; ".join(text for text in (reason, held) if text) or None
-            auto: ApprovalDecision | None = None
-            reason = "; ".join(text for text in (label, reason) if text) or None
-        else:
-            auto = self._auto_decision(launcher, tool_call, reason)
-            if auto is not None:
-                self._remember(tool_call, self._auto_reason(launcher, tool_call, auto))
-            reason = uncovered or reason
-        where = route(auto, launching_cell_running, running is not None)
-        # a saved allow rule could not change what a matching rule already says: no offer then
-        offer = self._offer(launcher, tool_call) if where.startswith("ask") and verdict is None else None
+        try:
+            plan = self._plan(launcher, tool_call, launching_cell_running or running is not None)
+        except Exception as exc:  # every check fails closed: ask (deny-all, or nobody to ask: deny)
+            plan = _Plan("deny" if launcher.mode == "deny-all" else None, f"asked: {_failure(exc)}")
+        if plan.sandboxed_by_rule:
+            self._sandboxed_by_rule.add(_call_id(tool_call))
+        if plan.auto is not None and plan.reason:
+            self._remember(tool_call, plan.reason)
+        if plan.auto is not None:
+            return plan.auto
+        where = route(None, launching_cell_running, running is not None)
         already_always = tool_name_of(tool_call) in launcher.always_allowed
         if where == "ask-launching-cell":
             return self._clicked(
                 tool_call,
                 launcher,
                 already_always,
-                await launcher.asker.ask(tool_call, launcher.always_allowed, reason=reason, offer=offer),
+                await launcher.asker.ask(tool_call, launcher.always_allowed, reason=plan.reason, offer=plan.offer),
             )
         if where == "ask-running-cell" and running is not None:
             return self._clicked(
                 tool_call,
                 launcher,
                 already_always,
-                await running.asker.ask_here(tool_call, launcher.always_allowed, reason, offer=offer),
+                await running.asker.ask_here(tool_call, launcher.always_allowed, plan.reason, offer=plan.offer),
             )
-        if where == "deny" and auto is None:
-            self._remember(tool_call, "denied: no cell is running to ask")
-        return "allow" if where == "allow" else "deny"
+        why = f"{plan.reason.removeprefix('asked: ')}; " if plan.reason else ""
+        self._remember(tool_call, f"denied: {why}no cell is running to ask")
+        return "deny"
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What the checks decided: `auto` (None: a human is asked), the reason shown on the card or
+    kept for the transcript, the rule "Save to project" offers."""
+
+    auto: ApprovalDecision | None
+    reason: str | None
+    offer: RuleOffer | None = None
+    sandboxed_by_rule: bool = False  # allowed by an `auto` rule: runs in the sandbox, no card
+
+
+def _arguments(tool_call: OmniMessage) -> dict[str, Any] | UnreadableArguments:
+    payload = tool_call.payload
+    if not isinstance(payload, ToolCallPayload):
+        return UnreadableArguments("are missing: not a tool call")
+    return read_call_arguments(payload.arguments)
+
+
+def _failure(exc: BaseException) -> str:
+    """The card's reason when a check raised: which failure, in one line."""
+    text = " ".join(str(exc).split())[:200]
+    return f"the permission check failed ({type(exc).__name__}{': ' + text if text else ''}); nothing was decided automatically"

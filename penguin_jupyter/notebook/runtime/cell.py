@@ -29,6 +29,7 @@ from ..transcript.saved_images import with_saved_images
 from ..transcript.transcript_bundle import TRANSCRIPT_MIME, decision_reason_text, static_transcript
 from ..undo import task_bracket
 from .approval import CELL_ENDED_NOTE, ApprovalRow, CellAsker, approval_channel
+from .approval_card import where_lines
 from .approval_router import CellApproval
 from .background_feed import BackgroundFeed
 from .cell_record import CellRecord
@@ -302,7 +303,8 @@ class Cell:
         background: bool = False,
         preview: CellPreview | None = None,
     ) -> None:
-        self.view.show_approval(tool_call, row, background=background, preview=preview)
+        touches = where_lines(tool_call, self.info["workspace"] or ".")
+        self.view.show_approval(tool_call, row, background=background, preview=preview, touches=touches)
 
     def show_note(self, text: str) -> None:
         """A note shown live and printed (stderr) after the transcript, so it stays in the notebook."""

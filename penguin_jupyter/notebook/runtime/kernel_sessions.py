@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
     from ...agent import Agent
-    from ...environment.types import BuiltinTool
+    from ...environment.registry import ToolRegistration
     from ...omni import OmniMessage
     from ...redaction import Redactor
     from ...session import Session
@@ -75,7 +75,7 @@ def default_python_timeout_ms() -> int:
 
 
 class KernelToolKwargs(TypedDict, total=False):
-    extra_tools: list[BuiltinTool]
+    extra_tools: list[ToolRegistration]
     system_prompt_extra: str
 
 

@@ -8,6 +8,7 @@ handlers act on what is returned here.
 from __future__ import annotations
 
 import math
+import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -59,15 +60,33 @@ def parse_approval_mode(value: str) -> str:
     return value
 
 
+# Numbers are read as the README writes them: ASCII digits (Python's int() and float() would also
+# take `1_000`, `1e306`, `inf` and other scripts' digits such as `١٢٠`), within a documented range.
+_ASCII_DECIMAL = re.compile(r"[0-9]{1,9}(?:\.[0-9]{0,9})?|\.[0-9]{1,9}")
+_ASCII_INTEGER = re.compile(r"-?[0-9]{1,9}")
+MAX_PYTHON_TIMEOUT_S = 7 * 24 * 3600  # a week
+
+
+def shown(value: str) -> str:
+    """A user's value in a one-line message: quoted, escaped, cut after 40 characters."""
+    return repr(value) if len(value) <= 40 else repr(value[:40]) + "…"
+
+
+def ascii_int(value: str) -> int | None:
+    """`value` as an integer written in ASCII digits (an optional `-`, at most 9 digits), else None."""
+    text = value.strip()
+    return int(text) if _ASCII_INTEGER.fullmatch(text) else None
+
+
 def parse_python_timeout(value: str) -> float:
-    """`--python-timeout` / `%penguin python-timeout`: seconds >= 0, where 0 means no limit."""
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = math.nan
-    if not math.isfinite(seconds) or seconds < 0:
+    """`--python-timeout` / `%penguin python-timeout`: seconds from 0 to a week, where 0 means
+    no limit."""
+    text = value.strip()
+    seconds = float(text) if _ASCII_DECIMAL.fullmatch(text) else math.nan
+    if not 0 <= seconds <= MAX_PYTHON_TIMEOUT_S:
         raise OptionError(
-            f"penguin: python-timeout needs a number of seconds >= 0 (0 = no limit), got {value!r}"
+            f"penguin: python-timeout needs a number of seconds from 0 to {MAX_PYTHON_TIMEOUT_S} "
+            f"(0 = no limit), got {shown(value)}"
         )
     return seconds
 
@@ -77,14 +96,14 @@ MAX_BUDGET_USD = 1_000_000.0
 
 
 def parse_budget(value: str) -> float:
-    """`--budget` / `%penguin budget`: a positive number of USD (a leading `$` allowed)."""
+    """`--budget` / `%penguin budget`: a positive number of USD written in plain ASCII digits
+    (`0.50`, `$2`), at most `MAX_BUDGET_USD`."""
     text = value.strip().removeprefix("$")
-    try:
-        usd = float(text) if text.isascii() else math.nan
-    except ValueError:
-        usd = math.nan
-    if not math.isfinite(usd) or usd <= 0 or usd > MAX_BUDGET_USD:
-        raise OptionError(f"penguin: budget needs a positive number of USD up to {MAX_BUDGET_USD:,.0f}, got {value!r}")
+    usd = float(text) if _ASCII_DECIMAL.fullmatch(text) else math.nan
+    if not 0 < usd <= MAX_BUDGET_USD:
+        raise OptionError(
+            f"penguin: budget needs a positive number of USD up to {MAX_BUDGET_USD:,.0f}, got {shown(value)}"
+        )
     return usd
 
 
@@ -97,12 +116,11 @@ def parse_thinking(value: str) -> ThinkingLevelName:
 
 
 def parse_max_turns(value: str) -> int:
-    try:
-        turns = int(value)
-    except ValueError:
-        raise OptionError(f"penguin: --max-turns needs an integer, got {value!r}") from None
+    turns = ascii_int(value)
+    if turns is None:
+        raise OptionError(f"penguin: --max-turns needs an integer, got {shown(value)}")
     if turns == 0 or turns < -1:
-        raise OptionError(f"penguin: --max-turns must be a positive integer or -1, got {value!r}")
+        raise OptionError(f"penguin: --max-turns must be a positive integer or -1, got {shown(value)}")
     return turns
 
 
@@ -242,7 +260,8 @@ def parse_line_command(line: str) -> LineCommand:
     if name == "rules":
         if not args:
             return LineCommand("rules")
-        if len(args) != 2 or args[0] != "forget" or not args[1].isdigit():
+        number = ascii_int(args[1]) if len(args) == 2 and args[0] == "forget" else None
+        if number is None or number < 0:
             raise OptionError("penguin: usage: %penguin rules [forget N]")
         return LineCommand("rules", args[1])
     if name == "undo":

@@ -18,24 +18,25 @@ one line the first time a kernel meets that), and the answers the router asks fo
 
 In a sandboxed kernel ("Python 3 (penguin sandbox)", `kernel_sandbox/`) the kernel itself is in
 the sandbox: `auto` also allows with no card the tools that act only in the kernel and its
-notebook (`run_python`, the notebook tools) and file writes, every command runs in the kernel's sandbox (in any
-mode), a command that asks to leave it or to reach a host the kernel was not started with is
-denied without a card (nothing could grant it), and the first cell says, once, that the kernel
-and the user's own cells are confined (`kernel_note`).
+notebook (`run_python`, the notebook tools) and file writes (the kernel's own view refuses what
+the sandbox does not allow, wherever the path leads when it is written), every command runs in
+the kernel's sandbox (in any mode), a command that asks to leave it or to reach a host the
+kernel was not started with is denied without a card (nothing could grant it), and the first
+cell says, once, that the kernel and the user's own cells are confined (`kernel_note`).
 
-Which tool is a command, writes files or acts only in the kernel is read from its declaration
-(`command`, `file_writes`, `in_kernel`). The rest of the policy (rules, modes, who is asked) is `approval_router.py`'s.
+Which tool runs a command, writes files or acts only in the kernel is read from its declaration
+(the `ShellCommand` and `WritesPath` roles, `in_kernel`). The rest of the policy (rules, modes,
+who is asked) is `approval_router.py`'s.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...environment.registry import BUILTIN_DECLARATIONS
+from ...environment.registry import declaration_of
 from ...environment.sandbox import (
     CommandCall,
     HostRule,
@@ -48,8 +49,7 @@ from ...environment.sandbox import (
 )
 from ...environment.sandbox.enclosing import KernelSandbox, kernel_sandbox
 from ...interfaces import Permission
-from ...omni import OmniMessage, ToolCallPayload
-from ..kernel_tools import kernel_declarations
+from ...omni import OmniMessage, ToolCallPayload, read_call_arguments
 
 AUTO = "auto"
 NO_SANDBOX_NOTE = "penguin: no sandbox here ({reason}): --approve auto acts as ask (every command asks)"
@@ -60,7 +60,7 @@ REQUIRED_NO_SANDBOX_NOTE = (
 KERNEL_NOTE = (
     "penguin: this kernel runs in the penguin sandbox, and so do your own cells: they can write only "
     "{workspace} and /tmp, cannot read your credentials (~/.ssh, ~/.aws, …) or other sessions, and "
-    "reach only {network}; under --approve auto, run_python and notebook edits need no card"
+    "reach only {network}; under --approve auto, run_python, notebook edits and file writes need no card"
 )
 BROKEN_KERNEL_NOTE = (
     "penguin: this kernel was started in the penguin sandbox, but {problem}: it is treated as not "
@@ -98,8 +98,7 @@ def cell_sandbox(
     """(the cell's effective mode, its sandbox, the one line to show once per kernel). The
     probe runs only when the sandbox matters: `auto`, `auto` rules, a policy that requires it, or
     a kernel started in the sandbox (which says so at its first cell, whatever the mode)."""
-    in_kernel = kernel_sandbox() is not None
-    if mode != AUTO and not required_by and not auto_rules and not in_kernel:
+    if mode != AUTO and not required_by and not auto_rules and kernel_sandbox() is None:
         return mode, CellSandbox(SandboxSupport(False, "not needed"), grants), None
     support = sandbox_support()
     try:
@@ -141,34 +140,32 @@ def _shown(path: str) -> str:
 
 
 def _arguments(tool_call: OmniMessage) -> dict[str, Any]:
+    """The call's arguments (`omni.read_call_arguments`); unreadable ones are none (the tool
+    refuses the call)."""
     payload = tool_call.payload
-    try:
-        parsed = json.loads(payload.arguments) if isinstance(payload, ToolCallPayload) else {}
-    except (TypeError, ValueError, RecursionError):
-        return {}
+    parsed = read_call_arguments(payload.arguments) if isinstance(payload, ToolCallPayload) else {}
     return parsed if isinstance(parsed, dict) else {}
 
 
-def _declaration(tool_call: OmniMessage) -> Any:
+def _command_argument(tool_call: OmniMessage) -> str | None:
+    """The argument the call's tool declares as its shell command (`ShellCommand`), or None."""
     payload = tool_call.payload
-    if not isinstance(payload, ToolCallPayload):
-        return None
-    return BUILTIN_DECLARATIONS.get(payload.name) or kernel_declarations().get(payload.name)
+    return declaration_of(payload.name).roles.command if isinstance(payload, ToolCallPayload) else None
+
+
+def is_command(tool_call: OmniMessage) -> bool:
+    return _command_argument(tool_call) is not None
 
 
 def _in_kernel(sandbox: CellSandbox | None, tool_call: OmniMessage) -> bool:
     """A tool whose effects stay in this kernel, which runs in the sandbox: one that acts only in
-    the kernel and its notebook, or a file write (the kernel's own view refuses what the sandbox
-    does not allow, whatever the path resolves to when it is written)."""
-    declaration = _declaration(tool_call)
-    if sandbox is None or sandbox.kernel is None or declaration is None:
+    the kernel and its notebook (`in_kernel`), or a file write (the kernel's own view refuses
+    what the sandbox does not allow, wherever the path leads when it is written)."""
+    payload = tool_call.payload
+    if sandbox is None or sandbox.kernel is None or not isinstance(payload, ToolCallPayload):
         return False
-    return bool(declaration.in_kernel or declaration.file_writes)
-
-
-def is_command(tool_call: OmniMessage) -> bool:
-    declaration = _declaration(tool_call)
-    return declaration is not None and declaration.command is not None
+    declaration = declaration_of(payload.name)
+    return declaration.declared and (declaration.in_kernel or bool(declaration.roles.writes))
 
 
 def _asked_hosts(arguments: dict[str, Any]) -> tuple[HostRule, ...]:
@@ -251,14 +248,11 @@ def auto_allows(
     """What `auto` allows with no card once `sandbox_reason` found nothing to ask about."""
     if _in_kernel(sandbox, tool_call):
         return True
-    declaration = _declaration(tool_call)
-    if declaration is not None and declaration.command is not None:
+    if is_command(tool_call):
         return sandbox is not None and sandbox.support.available
     payload = tool_call.payload
-    try:
-        permission = permission_of(payload.name) if isinstance(payload, ToolCallPayload) else None
-    except Exception:
-        permission = None
+    # (a permission that cannot be read raises: the router then asks, saying so)
+    permission = permission_of(payload.name) if isinstance(payload, ToolCallPayload) else None
     return permission == "r"
 
 
@@ -290,8 +284,8 @@ def give_grant(
     payload = tool_call.payload
     if sandbox is None or not is_command(tool_call) or not isinstance(payload, ToolCallPayload):
         return None
-    declaration = _declaration(tool_call)
-    command = _arguments(tool_call).get(declaration.command) if declaration is not None else None
+    key_name = _command_argument(tool_call)
+    command = _arguments(tool_call).get(key_name) if key_name is not None else None
     grant = grant_for(sandbox, mode, tool_call, by_rule=by_rule)
     arguments = _arguments(tool_call)
     key = CommandCall(

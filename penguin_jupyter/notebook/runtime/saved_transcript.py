@@ -48,6 +48,7 @@ def rebuilt_transcript(bundle: Any, redactor: Redactor, images: Sequence[str] = 
             usage=checked.usage,
             redactor=redactor,
             decision_reasons=checked.decision_reasons,
+            tools=checked.tools,
         )
     except RecursionError:
         raise ReplayRefused("the transcript is nested too deeply to show") from None

@@ -3,7 +3,9 @@
 Owns `validate_replay_bundle`: a bundle found in a saved .ipynb was written by whoever wrote the
 file, so it is data. It is accepted only when it is exactly what `make_bundle` writes for a
 completed Task — version 1, status `completed`, a session header of short strings, token counts,
-and messages that each validate as an OmniMessage (partials are not part of a bundle), an
+the card roles of its tools (kept only in the shape `transcript_bundle.card_roles` reads; a bundle
+saved before they were carried reads with the legacy ones), and messages that each validate as
+an OmniMessage (partials are not part of a bundle), an
 `approval_decision`'s `reason` being a short string (shown again as `decision_reason_text`: one
 line, invisible characters made visible) — and when it fits the size limits below. What comes out is the validated messages (OmniMessage objects, so
 what is shown again is their re-serialization, never the saved bytes), the decisions' reasons
@@ -26,15 +28,22 @@ from pydantic import ValidationError
 
 from ...omni import ApprovalDecisionPayload, OmniMessage, TokenCounts
 from ...omni.wire import from_dict
+from .cost_line import read_task_cost
 from .saved_images import image_load, with_images
-from .transcript_bundle import BUNDLE_VERSION, MAX_DECISION_REASON_CHARS, OLDER_SESSION_KEYS, SESSION_KEYS
+from .transcript_bundle import (
+    BUNDLE_VERSION,
+    MAX_DECISION_REASON_CHARS,
+    OLDER_SESSION_KEYS,
+    SESSION_KEYS,
+    saved_tools,
+)
 
 MAX_REPLAY_CHARS = 16 * 1024 * 1024  # the bundle as compact JSON, its images put back
 MAX_REPLAY_MESSAGES = 50_000
 MAX_REPLAY_IMAGES = 1_000  # image references in one transcript
 MAX_ORIGIN_HOPS = 16
 MAX_SESSION_VALUE_CHARS = 4096
-BUNDLE_KEYS = frozenset({"version", "session", "status", "usage", "messages", "undo"})  # undo: not replayed
+BUNDLE_KEYS = frozenset({"version", "session", "status", "usage", "messages", "undo", "tools"})  # undo: not replayed
 
 
 class ReplayRefused(ValueError):
@@ -47,8 +56,9 @@ class ReplayBundle:
 
     messages: list[OmniMessage]
     session: dict[str, str] = field(default_factory=dict)
-    usage: dict[str, dict[str, int]] | None = None
+    usage: dict[str, Any] | None = None
     decision_reasons: dict[str, str] = field(default_factory=dict)  # tool_call_id -> reason
+    tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool name -> card roles
 
 
 def validate_replay_bundle(data: Any, images: Sequence[str] = ()) -> ReplayBundle:
@@ -93,6 +103,7 @@ def _validate(data: Any, images: Sequence[str]) -> ReplayBundle:
         session=_session(data.get("session")),
         usage=_usage(data.get("usage")),
         decision_reasons=reasons,
+        tools=saved_tools(data.get("tools")),
     )
 
 
@@ -110,15 +121,28 @@ def _session(value: Any) -> dict[str, str]:
     return session
 
 
-def _usage(value: Any) -> dict[str, dict[str, int]] | None:
+def _usage(value: Any) -> dict[str, Any] | None:
+    """The saved token counts, and what the Task cost when the bundle says (cost_line.TaskCost)."""
     if value is None:
         return None
-    if not isinstance(value, Mapping) or set(value) != {"session", "request"}:
-        raise ReplayRefused("the transcript's usage is not {session, request} token counts")
+    if not isinstance(value, Mapping) or not {"session", "request"} <= set(value) <= {
+        "session",
+        "request",
+        "cost",
+    }:
+        raise ReplayRefused("the transcript's usage is not {session, request} token counts (and a cost)")
     try:
-        return {key: TokenCounts.model_validate(value[key]).model_dump() for key in ("session", "request")}
+        usage: dict[str, Any] = {
+            key: TokenCounts.model_validate(value[key]).model_dump() for key in ("session", "request")
+        }
     except ValidationError as exc:
         raise ReplayRefused(f"the transcript's usage is invalid: {exc.errors()[0].get('msg')}") from None
+    if "cost" in value:
+        cost = read_task_cost(value["cost"])
+        if cost is None:
+            raise ReplayRefused("the transcript's cost is not {task_usd, session_usd} in USD")
+        usage["cost"] = cost
+    return usage
 
 
 def _messages(value: Any, reasons: dict[str, str]) -> list[OmniMessage]:
@@ -136,7 +160,9 @@ def _messages(value: Any, reasons: dict[str, str]) -> list[OmniMessage]:
         if message.kind.startswith("partial_"):
             raise ReplayRefused(f"message {index} of the transcript is a partial (a bundle holds none)")
         if message.origin is not None and len(message.origin) > MAX_ORIGIN_HOPS:
-            raise ReplayRefused(f"message {index} of the transcript is nested deeper than {MAX_ORIGIN_HOPS} subagents")
+            raise ReplayRefused(
+                f"message {index} of the transcript is nested deeper than {MAX_ORIGIN_HOPS} subagents"
+            )
         if isinstance(message.payload, ApprovalDecisionPayload):
             _take_reason(item.get("payload") or {}, message.payload.tool_call_id, index, reasons)
         messages.append(message)

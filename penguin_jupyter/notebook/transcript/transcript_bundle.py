@@ -1,7 +1,9 @@
 """The static transcript bundle: what a finished `%%penguin` cell leaves in the notebook.
 
-Owns the bundle shape (`make_bundle`, version 1), the tolerant reader for older bundles
-(`read_bundle`), secret redaction over bundles (a `penguin_jupyter.redaction.Redactor`) and the
+Owns the bundle shape (`make_bundle`, version 1: the Task's messages and, under `"tools"`, the
+card roles of each tool it called — `ToolDeclaration.card_roles`, so a renderer needs no table of
+tools), the tolerant reader for older bundles (`read_bundle`; one saved without `"tools"` reads
+with `legacy_card_roles.LEGACY_CARD_ROLES`), secret redaction over bundles (a `penguin_jupyter.redaction.Redactor`) and the
 display mimebundle (`transcript_mimebundle`: the JSON for the labextension, self-contained HTML, a plain summary)
 and `static_transcript`, the one function that turns a finished Task's messages into what its
 cell shows (a live Task's end and a replayed cell both call it).
@@ -18,7 +20,9 @@ from typing import Any
 from ...omni import STOP_REASONS, OmniMessage, to_dict
 from ...redaction import EMPTY, Redactor
 from .cost_line import read_task_cost
+from .legacy_card_roles import LEGACY_CARD_ROLES
 from .saved_images import image_refs
+from .transcript_model import UNDECLARED_CARD, card_roles_of
 from .visible_text import visible_controls
 
 TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
@@ -151,6 +155,47 @@ def undo_state(value: Any) -> dict[str, str] | None:
     return {key: str(value.get(key) or "")[:MAX_UNDO_TEXT] for key in ("task_id", "state", "note")}
 
 
+CARD_ROLE_TEXTS = ("command", "workdir", "body", "cell")
+MAX_TOOLS = 1000
+
+
+def _tool_names(wire: Iterable[Mapping[str, Any]]) -> list[str]:
+    names = (m["payload"].get("name") for m in wire if m["payload"].get("type") == "tool_call")
+    return list(dict.fromkeys(name for name in names if isinstance(name, str)))
+
+
+def card_roles(value: Any) -> dict[str, Any]:
+    """One tool's card roles as a bundle keeps them (a stranger's bundle is data: anything but
+    the known keys with the expected shapes is dropped)."""
+    if not isinstance(value, Mapping):
+        return dict(UNDECLARED_CARD)
+    roles: dict[str, Any] = {key: value[key] for key in CARD_ROLE_TEXTS if isinstance(value.get(key), str)}
+    diff = value.get("diff")
+    if isinstance(diff, Mapping) and isinstance(diff.get("new"), str):
+        roles["diff"] = {key: diff[key] for key in ("old", "new", "path") if isinstance(diff.get(key), str)}
+        if isinstance(diff.get("notes"), Mapping):
+            roles["diff"]["notes"] = _card_notes(diff["notes"])
+    headline = value.get("headline")
+    if isinstance(headline, list):
+        roles["headline"] = [key for key in headline if isinstance(key, str)]
+    if isinstance(value.get("notes"), Mapping):
+        roles["notes"] = _card_notes(value["notes"])
+    return roles
+
+
+def _card_notes(value: Mapping[Any, Any]) -> dict[str, str]:
+    return {str(argument): text for argument, text in value.items() if isinstance(argument, str) and isinstance(text, str)}
+
+
+
+def saved_tools(value: Any) -> dict[str, dict[str, Any]]:
+    """A saved bundle's `"tools"` as a reader uses them; a bundle saved before they were carried
+    reads with the frozen legacy roles."""
+    if not isinstance(value, Mapping):
+        return {name: dict(roles) for name, roles in LEGACY_CARD_ROLES.items()}
+    return {str(name): card_roles(roles) for name, roles in list(value.items())[:MAX_TOOLS]}
+
+
 def make_bundle(
     messages: Iterable[Any],
     *,
@@ -160,6 +205,7 @@ def make_bundle(
     redactor: Redactor = EMPTY,
     decision_reasons: Mapping[str, str] | None = None,
     undo: Mapping[str, Any] | None = None,
+    tools: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The version-1 bundle of a Task: complete messages/events in stream order, no partials,
     none of the `UNSHOWN_EVENTS` nor completed `request_end`s, no fidelity, no default
@@ -174,6 +220,9 @@ def make_bundle(
     `approval_decision` payloads, as `decision_reason_text` (a notebook-only addition: the omni
     model ignores it, so a replay reads it back separately, replay_bundle.py).
     `undo`: the Task's undo state for the Undo button (see `undo_state`), absent when None.
+    `"tools"`: the card roles of every tool the messages call — `tools`' (a replayed bundle's
+    own), else this kernel's declarations (`transcript_model.card_roles_of`) — so the
+    labextension renders cards without a table.
     """
     if status not in STOP_REASONS:
         raise ValueError(f"transcript status must be one of {', '.join(STOP_REASONS)}, got {status!r}")
@@ -188,6 +237,7 @@ def make_bundle(
         "status": status,
         "usage": _usage(usage),
         "messages": wire,
+        "tools": {name: dict(card_roles_of(name, tools)) for name in _tool_names(wire)},
     }
     if undo_state(undo) is not None:
         bundle["undo"] = undo_state(undo)
@@ -222,6 +272,7 @@ def read_bundle(data: Any) -> dict[str, Any]:
         "status": status if status in STOP_REASONS else "completed",
         "usage": usage,
         "messages": messages,
+        "tools": saved_tools(data.get("tools")),
     }
     undo = undo_state(data.get("undo"))
     if undo is not None:
@@ -256,6 +307,7 @@ def static_transcript(
     redactor: Redactor = EMPTY,
     decision_reasons: Mapping[str, str] | None = None,
     undo: Mapping[str, Any] | None = None,
+    tools: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """What a finished Task's cell shows: the bundle of `messages` (see `make_bundle`) as its
     display mimebundle, redacted and rendered through the no-fetch HTML. The one path for a live
@@ -268,5 +320,6 @@ def static_transcript(
         redactor=redactor,
         decision_reasons=decision_reasons,
         undo=undo,
+        tools=tools,
     )
     return transcript_mimebundle(bundle, redactor=redactor)

@@ -103,7 +103,7 @@ def _tool_card(card: ToolCard) -> str:
     if card.description:
         parts.append(f" — {_e(card.description)}")
     parts.append("</div>")
-    if card.name == "exec_command" and card.command is not None:
+    if card.command is not None:  # a shell command (its tool's `command` card role)
         where = f" <span class='pg-meta'>in {_e(card.workdir)}</span>" if card.workdir else ""
         parts.append(_collapsible_pre(f"$ {card.command}") + where)
     elif card.diff:
@@ -197,6 +197,6 @@ def render_html(bundle: Mapping[str, Any]) -> str:
         f"{_undone(bundle.get('undo'))}"
         f"<div class='pg-meta'>{_e(' · '.join(m for m in meta if m))}</div></div>"
     )
-    body = "".join(_block(block) for block in build_blocks(bundle.get("messages") or []))
+    body = "".join(_block(block) for block in build_blocks(bundle.get("messages") or [], bundle.get("tools") or {}))
     safe = compact_tables(safe_html(header + body + _usage(bundle.get("usage"))))
     return f'<div class="{ROOT_CLASS}"><style>{_sheet(safe)}</style>{safe}</div>'

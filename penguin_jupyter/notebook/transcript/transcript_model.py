@@ -2,12 +2,16 @@
 
 Owns `build_blocks` (thinking, text, tool cards joined by `tool_call_id`, events, subagent groups
 nested by `origin`) and the small helpers the live widgets reuse for card headers, bodies and
-diffs (`tool_card_summary`, `tool_description`, `call_body`, `diff_preview`, `parse_arguments`);
-a static card shows every string of its call through `visible_text.visible_controls`; and the format of
-`edit_cell`'s output diff (`edit_cell_result`, `split_edit_cell_output`). Pure Python: no
-IPython, no HTML. Rendering lives in `transcript_html.py` / `transcript_text.py`; the
-labextension (`labextension/src/model.ts`) re-implements these rules in TypeScript — keep the
-two in step.
+diffs (`tool_card_summary`, `tool_description`, `call_body`, `approval_body`, `diff_preview`,
+`parse_arguments`); a static card shows every string of its call through
+`visible_text.visible_controls`; and the format of `edit_cell`'s output diff (`edit_cell_result`,
+`split_edit_cell_output`). How a tool's card reads — which argument is its command, its body,
+its cell, its diff, its header — is the tool's *card roles* (`ToolDeclaration.card_roles`): this
+kernel's declaration for a live card, the roles a saved bundle carries for a static one
+(`card_roles_of`); no rule here names a tool. A tool nobody declared shows every argument in
+full (`all_arguments_text`). Pure Python: no IPython, no HTML. Rendering lives in
+`transcript_html.py` / `transcript_text.py`; the labextension (`labextension/src/model.ts`)
+re-implements these rules in TypeScript — keep the two in step.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...omni import OmniMessage, to_dict
+from ...omni import OmniMessage, read_call_arguments, to_dict
 from .cell_sources import CellPreview, known_cell_source
 from .visible_text import visible_controls
 
@@ -27,17 +31,11 @@ EDIT_CELL_DIFF_HEAD = "--- before\n+++ after\n"  # how edit_cell's output starts
 MAX_TURNS_NOTICE = re.compile(r"^\[reached max turns \((-?\d+)\); stopping\]$")
 BUDGET_STOP_NOTICE = re.compile(r"^\[stopped before a model request: (.+)\]$", re.DOTALL)  # engine, docs/cost.md
 DETAIL_LIMIT = 200
-# The argument whose whole text says what a call will do: a card shows it in full (docs/security.md).
-FULL_TEXT_ARGUMENTS = {
-    "exec_command": "cmd",
-    "input_command": "chars",
-    "run_python": "code",
-    "insert_cell": "source",
-    "propose_cell": "code",
-    "run_subagent": "prompt",
-    "input_subagent": "prompt",
-}
-CELL_SOURCE_TOOLS = frozenset({"delete_cell", "run_cell"})  # their card shows the cell's source
+# The card roles of a tool nobody declared (an MCP server's): every argument, in full.
+UNDECLARED_CARD: Mapping[str, Any] = {"body": "*"}
+ALL_ARGUMENTS = "*"
+CardRoles = Mapping[str, Any]  # one tool's `ToolDeclaration.card_roles()`
+ToolCards = Mapping[str, CardRoles]  # tool name -> its card roles (a saved bundle's "tools")
 
 # Event payloads that carry nothing a reader of a finished transcript needs.
 SILENT_EVENTS = frozenset({"request_begin", "token_usage", "tool_list_ready", "subagent", "goal_finished"})
@@ -79,7 +77,7 @@ class ToolCard:
     description: str | None = None
     command: str | None = None
     workdir: str | None = None
-    body: str | None = None  # the whole text of the call's FULL_TEXT_ARGUMENTS argument
+    body: str | None = None  # the whole text its card shows (the argument its roles name, or all of them)
     diff: str | None = None
     decision: str | None = None
     decision_reason: str | None = None  # why no click was needed: a rule, the policy, the mode
@@ -139,16 +137,39 @@ def _payload_of(tool_call: Any) -> dict[str, Any]:
 
 
 def parse_arguments(arguments: Any) -> dict[str, Any] | None:
-    """The tool-call arguments as an object, or None when they are not a JSON object."""
-    if isinstance(arguments, Mapping):
-        return dict(arguments)
-    if not isinstance(arguments, str):
-        return None
-    try:
-        value = json.loads(arguments)
-    except ValueError:
-        return None
+    """The tool-call arguments as an object (`tool_arguments.read_call_arguments`, the one
+    parser), or None when they are not a JSON object."""
+    value = read_call_arguments(dict(arguments) if isinstance(arguments, Mapping) else arguments)
     return value if isinstance(value, dict) else None
+
+
+def card_roles_of(name: str, tools: ToolCards | None = None) -> CardRoles:
+    """How a card of tool `name` reads: from `tools` (a saved bundle's), else from this kernel's
+    declaration of it (`registry.declaration_of`); a tool nobody declared shows every argument."""
+    if tools is None:
+        from ...environment.registry import declaration_of  # (imports every builtin tool)
+
+        return declaration_of(name).card_roles()
+    roles = tools.get(name)
+    return roles if isinstance(roles, Mapping) else UNDECLARED_CARD
+
+
+def all_arguments_text(args: Mapping[str, Any]) -> str | None:
+    """Every argument but the call description, one `name: value` per line, strings as they are
+    (multi-line kept), other values as JSON: what a card of a tool nobody declared shows."""
+    lines = [
+        f"{key}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(',', ':'))}"
+        for key, value in args.items()
+        if key != "description"
+    ]
+    return "\n".join(lines) or None
+
+
+def _notes(notes: Any, args: Mapping[str, Any]) -> list[str]:
+    """The texts of `notes` (flag argument → text) whose flag is true in `args`."""
+    if not isinstance(notes, Mapping):
+        return []
+    return [str(text) for argument, text in notes.items() if args.get(argument) is True]
 
 
 def _string_arg(args: Mapping[str, Any] | None, key: str) -> str | None:
@@ -167,10 +188,18 @@ def tool_description(arguments: Any) -> str | None:
     return value.strip() or None if value is not None else None
 
 
-def tool_card_summary(tool_call: Any) -> tuple[str, str]:
-    """(title, detail) for a card header: the tool name and its key argument on one line.
+def _key(roles: CardRoles, role: str) -> str | None:
+    value = roles.get(role)
+    return value if isinstance(value, str) and value else None
 
-    Accepts a `tool_call` OmniMessage, its wire dict, or its payload dict.
+
+def tool_card_summary(tool_call: Any, roles: CardRoles | None = None) -> tuple[str, str]:
+    """(title, detail) for a card header: the tool name and, on one line, its command (`$ cmd (in
+    dir)`), else its `headline` arguments joined by ": " (a cell as `cell 3f2a…`), else every
+    argument but the description as compact JSON.
+
+    Accepts a `tool_call` OmniMessage, its wire dict, or its payload dict; `roles` default to
+    the tool's declaration (`card_roles_of`).
     """
     payload = _payload_of(tool_call)
     name = str(payload.get("name") or "tool")
@@ -178,86 +207,92 @@ def tool_card_summary(tool_call: Any) -> tuple[str, str]:
     args = parse_arguments(raw)
     if args is None:
         return name, _shorten(raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False))
-    if name == "exec_command":
-        detail = "$ " + (_string_arg(args, "cmd") or "")
-        workdir = _string_arg(args, "workdir")
+    roles = roles if roles is not None else card_roles_of(name)
+    command = _key(roles, "command")
+    if command is not None:
+        detail = "$ " + (_string_arg(args, command) or "")
+        workdir_key = _key(roles, "workdir")
+        workdir = _string_arg(args, workdir_key) if workdir_key else None
         if workdir:
             detail += f" (in {workdir})"
-        if args.get("run_in_background") is True:
-            detail += " [background]"
-        return name, _shorten(detail)
-    for key in ("file_path", "source", "process_id", "subagent_id"):
-        value = _string_arg(args, key)
-        if value:
-            extra = _string_arg(args, "chars") or _string_arg(args, "prompt")
-            return name, _shorten(value + (f": {extra}" if extra else ""))
-    prompt = _string_arg(args, "prompt")
-    if prompt:
-        return name, _shorten(prompt)
-    cell_id = _string_arg(args, "cell_id")  # run_cell, delete_cell: `cell 3f2a…`, not `{"cell_id":…}`
-    if cell_id:
-        return name, _shorten(f"cell {cell_id}")
+        return name, _shorten(detail + "".join(_notes(roles.get("notes"), args)))
+    cell = _key(roles, "cell")
+    headline = [key for key in roles.get("headline") or [] if isinstance(key, str)]
+    values = [f"cell {value}" if key == cell else value for key in headline if (value := _string_arg(args, key))]
+    if values:
+        return name, _shorten(": ".join(values) + "".join(_notes(roles.get("notes"), args)))
     shown = {key: value for key, value in args.items() if key != "description"}
     return name, _shorten(json.dumps(shown, ensure_ascii=False, separators=(",", ":"))) if shown else ""
 
 
-def call_body(name: str, arguments: Any) -> str | None:
-    """The whole text of the argument that says what the call does (`FULL_TEXT_ARGUMENTS`:
-    exec_command's `cmd`, run_python's `code`, insert_cell's `source`…); None for other tools."""
-    key = FULL_TEXT_ARGUMENTS.get(name)
-    return _string_arg(parse_arguments(arguments), key) if key else None
-
-
-def approval_body(name: str, arguments: Any, preview: CellPreview | None = None) -> str | None:
-    """Everything a call will do, as an approval card shows it in full: a diff (edit_cell's
-    against `preview`, the cell as the frontend holds it now), the cell's source for delete_cell
-    and run_cell, else the key argument (`call_body`; exec_command's as `$ cmd`)."""
-    current = preview.source if preview is not None and name == "edit_cell" else None
-    diff = diff_preview(name, arguments, current_source=current)
-    if diff:
-        return diff
-    if name in CELL_SOURCE_TOOLS:
-        return preview.source if preview is not None else None
-    body = call_body(name, arguments)
-    return "$ " + body if body is not None and name == "exec_command" else body
-
-
-def diff_preview(name: str, arguments: Any, current_source: str | None = None) -> str | None:
-    """A unified diff computed from `edit_file`/`write_file`/`edit_cell` arguments; None otherwise.
-
-    `edit_file`: old_string → new_string. `write_file`: the whole content as added lines (the
-    previous content is unknown to the transcript). `edit_cell`: `current_source` (the cell as
-    the frontend holds it now), else the cell's last known source → the new source (all added
-    lines when the source is unknown).
-    """
-    if name not in ("edit_file", "write_file", "edit_cell"):
+def call_body(name: str, arguments: Any, roles: CardRoles | None = None) -> str | None:
+    """The whole text that says what the call does: the argument its roles name as its command
+    or body (exec_command's `cmd`, run_python's `code`, insert_cell's `source`…), every argument
+    for a tool nobody declared; None when its roles name none."""
+    roles = roles if roles is not None else card_roles_of(name)
+    key = _key(roles, "command") or _key(roles, "body")
+    if key is None:
         return None
     args = parse_arguments(arguments)
-    if args is None:
+    if key == ALL_ARGUMENTS:
+        return all_arguments_text(args) if args is not None else None
+    return _string_arg(args, key)
+
+
+def approval_body(
+    name: str, arguments: Any, preview: CellPreview | None = None, roles: CardRoles | None = None
+) -> str | None:
+    """Everything a call will do, as an approval card shows it in full: a diff (against
+    `preview`, the cell as the frontend holds it now, for a call that rewrites a cell), the
+    cell's source for a call on a cell (delete_cell, run_cell), else `call_body` (a command as
+    `$ cmd`; every argument of a tool nobody declared)."""
+    roles = roles if roles is not None else card_roles_of(name)
+    cell = _key(roles, "cell")
+    current = preview.source if preview is not None and cell and roles.get("diff") else None
+    diff = diff_preview(name, arguments, current_source=current, roles=roles)
+    if diff:
+        return diff
+    if cell and not roles.get("diff"):
+        return preview.source if preview is not None else None
+    body = call_body(name, arguments, roles)
+    return "$ " + body if body is not None and _key(roles, "command") else body
+
+
+def diff_preview(
+    name: str, arguments: Any, current_source: str | None = None, roles: CardRoles | None = None
+) -> str | None:
+    """A unified diff of what a call writes (its roles' `diff`); None for a call that writes no text.
+
+    From the `old` argument to the `new` one (edit_file's old_string → new_string), from nothing
+    (write_file's content: the previous content is unknown to the transcript), or, for a call
+    that rewrites a cell, from `current_source` (the cell as the frontend holds it now), else
+    the cell's last known source (all added lines when it is unknown).
+    """
+    roles = roles if roles is not None else card_roles_of(name)
+    diff = roles.get("diff")
+    args = parse_arguments(arguments)
+    if not isinstance(diff, Mapping) or args is None:
         return None
-    if name == "edit_cell":
-        cell_id, source = _string_arg(args, "cell_id") or "", _string_arg(args, "source")
-        if source is None:
-            return None
+    new_key, old_key = diff.get("new"), diff.get("old")
+    new = _string_arg(args, new_key) if isinstance(new_key, str) else None
+    if new is None:
+        return None
+    cell = _key(roles, "cell")
+    if cell is not None and not old_key:
+        cell_id = _string_arg(args, cell) or ""
         known = current_source if current_source is not None else known_cell_source(cell_id)
         before = known.splitlines() if known is not None else []
-        diff = difflib.unified_diff(before, source.splitlines(), f"cell {cell_id}", f"cell {cell_id}", lineterm="", n=3)
-        return "\n".join(diff) or None
-    path = _string_arg(args, "file_path") or "file"
-    if name == "edit_file":
-        old, new = _string_arg(args, "old_string"), _string_arg(args, "new_string")
-        if old is None or new is None:
-            return None
-        before, after = old.splitlines(), new.splitlines()
-    else:
-        content = _string_arg(args, "content")
-        if content is None:
-            return None
-        before, after = [], content.splitlines()
-    lines = list(difflib.unified_diff(before, after, f"a/{path}", f"b/{path}", lineterm="", n=3))
-    if name == "edit_file" and args.get("replace_all") is True and lines:
-        lines.append("(replace_all: every occurrence)")
-    return "\n".join(lines) if lines else None
+        lines = difflib.unified_diff(before, new.splitlines(), f"cell {cell_id}", f"cell {cell_id}", lineterm="", n=3)
+        return "\n".join(lines) or None
+    path_key = diff.get("path")
+    path = (_string_arg(args, path_key) if isinstance(path_key, str) else None) or "file"
+    old = _string_arg(args, old_key) if isinstance(old_key, str) else ""
+    if old is None:
+        return None
+    found = list(difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{path}", f"b/{path}", lineterm="", n=3))
+    if found:
+        found += _notes(diff.get("notes"), args)
+    return "\n".join(found) if found else None
 
 
 # --- grouping -----------------------------------------------------------------------------
@@ -266,8 +301,9 @@ def diff_preview(name: str, arguments: Any, current_source: str | None = None) -
 class _Scope:
     """The blocks of one stream (main session or one subagent) and its open joins."""
 
-    def __init__(self, blocks: list[Block]) -> None:
+    def __init__(self, blocks: list[Block], tools: ToolCards | None = None) -> None:
         self.blocks = blocks
+        self.tools = tools
         self.cards: dict[str, list[ToolCard]] = {}
         self.children: dict[str, tuple[SubagentGroup, _Scope]] = {}
         self.open_pairs: dict[str, EventBlock] = {}  # begin/end events waiting for their end
@@ -289,7 +325,7 @@ class _Scope:
     def child(self, session_id: str) -> _Scope:
         if session_id not in self.children:
             group = SubagentGroup(session_id=session_id)
-            scope = _Scope(group.blocks)
+            scope = _Scope(group.blocks, self.tools)
             self.children[session_id] = (group, scope)
             self.blocks.append(group)
         return self.children[session_id][1]
@@ -297,8 +333,11 @@ class _Scope:
     def group(self, session_id: str) -> SubagentGroup:
         return self.children[session_id][0]
 
+    def roles(self, name: str) -> CardRoles:
+        return card_roles_of(name, self.tools)
 
-def _fill_call(card: ToolCard, payload: Mapping[str, Any]) -> None:
+
+def _fill_call(card: ToolCard, payload: Mapping[str, Any], roles: CardRoles) -> None:
     name = str(payload.get("name") or "")
     arguments = payload.get("arguments", "")
     arguments = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
@@ -306,22 +345,30 @@ def _fill_call(card: ToolCard, payload: Mapping[str, Any]) -> None:
     card.name = name
     card.arguments = visible_controls(arguments)
     card.call_stop_reason = str(payload.get("stop_reason") or "completed")
-    title, detail = tool_card_summary(payload)
+    title, detail = tool_card_summary(payload, roles)
     card.title, card.detail = visible_controls(title), visible_controls(detail)
     description = tool_description(arguments)
     card.description = visible_controls(description) if description is not None else None
-    body = call_body(name, arguments)
+    body = call_body(name, arguments, roles)
     card.body = visible_controls(body) if body is not None else None
-    # A static card shows only what the bundle holds: edit_cell's diff comes from its output (the
-    # live card's preview reads the frontend's cell source, which a saved transcript has not got).
-    diff = None if name == "edit_cell" else diff_preview(name, arguments)
+    # A static card shows only what the bundle holds: a rewritten cell's diff comes from its
+    # output (the live card's preview reads the frontend's cell source, which a saved transcript
+    # has not got).
+    diff = None if _diff_in_output(roles) else diff_preview(name, arguments, roles=roles)
     card.diff = visible_controls(diff) if diff is not None else None
-    _take_edit_cell_diff(card)
-    if name == "exec_command":
+    _take_edit_cell_diff(card, roles)
+    command = _key(roles, "command")
+    if command is not None:
         args = parse_arguments(arguments)
         card.command = card.body
-        workdir = _string_arg(args, "workdir")
+        workdir_key = _key(roles, "workdir")
+        workdir = _string_arg(args, workdir_key) if workdir_key else None
         card.workdir = visible_controls(workdir) if workdir is not None else None
+
+
+def _diff_in_output(roles: CardRoles) -> bool:
+    """A call that rewrites a cell (a `cell` and a `diff` role): its static diff is its output's."""
+    return _key(roles, "cell") is not None and isinstance(roles.get("diff"), Mapping)
 
 
 def _retry_text(payload: Mapping[str, Any]) -> tuple[str, str]:
@@ -446,13 +493,14 @@ def _add_model(scope: _Scope, payload: Mapping[str, Any]) -> None:
         mime = str(payload.get("mime_type", "application/octet-stream"))
         scope.blocks.append(ImageBlock(f"data:{mime};base64,{payload.get('data', '')}", mime))
     elif kind == "tool_call":
-        _fill_call(scope.card_for(str(payload.get("tool_call_id", "")), wants="call"), payload)
+        card = scope.card_for(str(payload.get("tool_call_id", "")), wants="call")
+        _fill_call(card, payload, scope.roles(str(payload.get("name") or "")))
     elif kind == "tool_call_output":
         card = scope.card_for(str(payload.get("tool_call_id", "")), wants="output")
         card.output = str(payload.get("output", ""))
         card.images = [i for i in payload.get("images") or [] if isinstance(i, str)]
         card.output_stop_reason = stop
-        _take_edit_cell_diff(card)
+        _take_edit_cell_diff(card, scope.roles(card.name))
 
 
 def edit_cell_result(cell_id: str, index: Any, old: str, new: str) -> str:
@@ -475,25 +523,27 @@ def split_edit_cell_output(output: str) -> tuple[str, str] | None:
     return head, EDIT_CELL_DIFF_HEAD + diff
 
 
-def _take_edit_cell_diff(card: ToolCard) -> None:
-    """Once an `edit_cell` card has both its call and a completed output, the diff in the output
-    becomes the card's diff and the output keeps the summary line."""
-    if card.name != "edit_cell" or card.output is None or card.output_stop_reason != "completed":
+def _take_edit_cell_diff(card: ToolCard, roles: CardRoles) -> None:
+    """Once the card of a call that rewrites a cell (edit_cell) has both its call and a
+    completed output, the diff in the output becomes the card's diff and the output keeps the
+    summary line."""
+    if not card.has_call or not _diff_in_output(roles) or card.output is None or card.output_stop_reason != "completed":
         return
     parts = split_edit_cell_output(card.output)
     if parts is not None:
         card.output, card.diff = parts[0], visible_controls(parts[1])
 
 
-def build_blocks(messages: Iterable[Any]) -> list[Block]:
+def build_blocks(messages: Iterable[Any], tools: ToolCards | None = None) -> list[Block]:
     """Group a Task's complete messages and events (wire dicts or OmniMessages) into blocks.
 
     Partials and unknown shapes are skipped; tool outputs and approval decisions join their call
     by `tool_call_id` within the same origin; messages with an `origin` go into a
-    `SubagentGroup` (nested per hop) placed where that subagent first appeared.
+    `SubagentGroup` (nested per hop) placed where that subagent first appeared. `tools` are the
+    card roles a saved bundle carries (None: this kernel's declarations).
     """
     blocks: list[Block] = []
-    root = _Scope(blocks)
+    root = _Scope(blocks, tools)
     for message in messages:
         try:
             data = as_wire(message)

@@ -36,7 +36,7 @@ def _walk(blocks: list[Block]) -> list[Block]:
 def render_text(bundle: Mapping[str, Any]) -> str:
     """Summary lines of a normalized bundle (see `transcript_bundle.read_bundle`)."""
     session = bundle.get("session") or {}
-    blocks = build_blocks(bundle.get("messages") or [])
+    blocks = build_blocks(bundle.get("messages") or [], bundle.get("tools") or {})
     model = "/".join(str(session[k]) for k in ("provider", "model_id") if session.get(k)) or "unknown model"
     lines = [f"penguin transcript — {model} — {bundle.get('status') or 'completed'}"]
     undo = bundle.get("undo")

@@ -186,7 +186,9 @@ def ensure_undo_stack(shell: Any) -> UndoStack:
 
 
 def commands_of(messages: list[Any]) -> list[str]:
-    """The `exec_command` commands a Task ran (not those denied), from its recorded messages."""
+    """The shell commands a Task ran (the argument a tool declares as its `ShellCommand`, not
+    those denied), from its recorded messages."""
+    from ...environment.registry import declaration_of
     from ...omni import ToolCallOutputPayload, ToolCallPayload
     from ..transcript.transcript_model import parse_arguments
 
@@ -198,10 +200,11 @@ def commands_of(messages: list[Any]) -> list[str]:
     commands = []
     for m in messages:
         payload = m.payload
-        if m.origin or not isinstance(payload, ToolCallPayload) or payload.name != "exec_command":
+        if m.origin or not isinstance(payload, ToolCallPayload):
             continue
-        if payload.tool_call_id not in denied:
-            commands.append(str((parse_arguments(payload.arguments) or {}).get("cmd", "")))
+        command = declaration_of(payload.name).roles.command
+        if command is not None and payload.tool_call_id not in denied:
+            commands.append(str((parse_arguments(payload.arguments) or {}).get(command, "")))
     return commands
 
 

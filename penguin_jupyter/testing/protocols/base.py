@@ -9,6 +9,7 @@ items) and the SSE frame and usage helpers. Each protocol lives in its own modul
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from abc import ABC, abstractmethod
@@ -73,10 +74,21 @@ class Exchange:
 
 
 def sse(data: Mapping[str, Any] | str, event: str | None = None) -> bytes:
-    """One server-sent event: an optional `event:` line and one `data:` line."""
-    payload = data if isinstance(data, str) else dumps_compact(dict(data))
+    """One server-sent event: an optional `event:` line and one `data:` line.
+
+    An object is sent as compact JSON, with `\\uXXXX` escapes when it holds a lone surrogate (valid
+    JSON a real provider may send). A string is sent as given, its surrogate escapes (U+DC80 to
+    U+DCFF, Python's `surrogateescape`) as the raw bytes they stand for, so a `malformed` fault
+    can send bytes that are not UTF-8."""
     head = f"event: {event}\n" if event else ""
-    return f"{head}data: {payload}\n\n".encode()
+    if isinstance(data, str):
+        return f"{head}data: {data}\n\n".encode("utf-8", "surrogateescape")
+    payload = dumps_compact(dict(data))
+    try:
+        return f"{head}data: {payload}\n\n".encode()
+    except UnicodeEncodeError:
+        escaped = json.dumps(dict(data), separators=(",", ":"))
+        return f"{head}data: {escaped}\n\n".encode()
 
 
 def estimate_tokens(text: str) -> int:

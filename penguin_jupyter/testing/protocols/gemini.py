@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ...omni import read_call_arguments
 from .. import signatures
 from ..placeholders import resolve as resolve_placeholders
 from ..script import Fault, ScriptEntry
@@ -131,10 +132,7 @@ class GeminiGenerateContent(Protocol):
         texts = self.texts(body)
         for call in entry.tool_calls:
             arguments = resolve_placeholders(call.arguments, body, texts)
-            try:
-                args = json.loads(arguments) if arguments.strip() else {}
-            except ValueError:
-                args = None
+            args = read_call_arguments(arguments) if arguments.strip() else {}
             if not isinstance(args, dict):
                 raise ValueError(
                     f"tool call {call.name!r}: Gemini carries arguments as a JSON object, got {arguments!r}"

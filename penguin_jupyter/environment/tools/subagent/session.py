@@ -19,7 +19,7 @@ from typing import Literal
 
 from ....interfaces import AbortSignal, ApproveFn, SubagentHandle
 from ....omni import AbortPayload, OmniMessage, PartialTextPayload
-from ...types import ToolResult
+from ...types import ToolFailed, ToolResult
 from .approvals import ApprovalQueue
 from .limits import MESSAGE_BUFFER_CAP, TEXT_BUFFER_CAP, TEXT_DROP_LABEL
 from .text_buffer import CappedText
@@ -37,8 +37,11 @@ class SubagentExit:
 
 
 def result_for_exit(exit_info: SubagentExit | None) -> ToolResult:
+    """The finished round's result; a failed round is raised as `ToolFailed`."""
     if exit_info is None:
         return ToolResult(stop_reason="completed")
+    if exit_info.status == "failed":
+        raise ToolFailed(note=exit_info.note)
     return ToolResult(stop_reason=exit_info.status, note=exit_info.note)
 
 

@@ -1,0 +1,126 @@
+"""The sandboxed kernel in a real JupyterLab (docs/security.md "The sandboxed kernel"): the launcher
+shows "Python 3 (penguin sandbox)" (the kernelspec and its provisioner found as an installed
+package's would be), and a notebook using it runs a `%%penguin --approve auto` cell whose
+`run_python` needs no card, writes in the notebook's folder, cannot write the home folder, and
+says it ran in the sandboxed kernel — the server talking to the kernel over its Unix sockets."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import nbformat
+import pytest
+
+pytest.register_assert_rewrite("tests.support.browser")
+
+from penguin_jupyter.environment.sandbox import sandbox_support  # noqa: E402  (after register_assert_rewrite)
+from tests.support.browser import JupyterLab, cell, open_notebook, require_chromium, run_all, wait_cell_done  # noqa: E402
+from tests.support.sandbox_kernel import KERNEL_NAME, KERNELS_DIR, installed, provisioner_path  # noqa: E402
+
+pytest_plugins = ["tests.support.browser"]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.timeout(180),
+    pytest.mark.skipif(not sandbox_support().available, reason=f"no sandbox here: {sandbox_support().reason}"),
+]
+
+CODE = (
+    "import os\n"
+    "open('made-in-sandbox.txt', 'w').write('ok')\n"
+    "try:\n"
+    "    open(os.path.expanduser('~/escaped.txt'), 'w')\n"
+    "except OSError as e:\n"
+    "    print('home:', e.strerror)"
+)
+
+
+class SandboxLab(JupyterLab):
+    """JupyterLab with the sandboxed kernelspec on its data path and its provisioner importable."""
+
+    def env(self) -> dict[str, str]:
+        env = super().env()
+        if not installed():
+            env["PYTHONPATH"] = os.pathsep.join((env["PYTHONPATH"], provisioner_path()))
+        return env
+
+    def _prepare(self) -> None:
+        super()._prepare()
+        kernels = self.jupyter_path / "kernels"
+        kernels.mkdir(parents=True, exist_ok=True)
+        (kernels / KERNEL_NAME).symlink_to(KERNELS_DIR / KERNEL_NAME, target_is_directory=True)
+
+
+@pytest.fixture(scope="module")
+def sandbox_lab() -> Iterator[JupyterLab]:
+    require_chromium()
+    # not under /tmp: the sandbox has its own /tmp, so a home folder there is not what it protects
+    base = Path(tempfile.mkdtemp(prefix="pj-lab-sandbox-", dir="/var/tmp"))
+    server = SandboxLab(base).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def sandbox_page(browser, sandbox_lab):  # type: ignore[no-untyped-def]
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(60_000)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+        sandbox_lab.shutdown_kernels()
+
+
+def _notebook(lab: JupyterLab, name: str, *sources: str) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": KERNEL_NAME, "display_name": "Python 3 (penguin sandbox)", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    path = lab.root_dir / name
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_the_launcher_shows_the_sandboxed_kernel_and_a_penguin_cell_runs_in_it(sandbox_page, sandbox_lab):
+    from penguin_jupyter.testing import ScriptedModelServer
+
+    page = sandbox_page
+    page.goto(f"{sandbox_lab.url}/lab?reset&token={sandbox_lab.token}")
+    cards = page.locator(".jp-LauncherCard", has_text=re.compile(r"^Python 3 \(penguin sandbox\)$"))
+    cards.first.wait_for()
+    assert cards.count() >= 2  # a notebook and a console
+
+    server = ScriptedModelServer(
+        [
+            {"tool_calls": [{"name": "run_python", "id": "call_py", "arguments": {"code": CODE}}], "delay_ms": 300},
+            {"text": "Done in the sandbox."},
+        ]
+    ).start()
+    try:
+        sandbox_lab.use_model_server(server)
+        _notebook(sandbox_lab, "sandboxed.ipynb", "%load_ext penguin_jupyter", "%%penguin --approve auto\nWrite a file here.")
+        open_notebook(page, sandbox_lab, "sandboxed.ipynb")
+        assert page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-KernelName").inner_text() == "Python 3 (penguin sandbox)"
+        run_all(page)
+        cell(page, 1).locator(".widget-html-content", has_text="kernel: sandboxed").first.wait_for()  # the live header
+        transcript = cell(page, 1).locator(".penguin-transcript")
+        transcript.wait_for()
+        wait_cell_done(page, 1)
+        text = cell(page, 1).locator(".jp-Cell-outputArea").text_content() or ""  # folded cards too
+    finally:
+        server.stop()
+    assert "Done in the sandbox." in text
+    assert "penguin: this kernel runs in the penguin sandbox, and so do your own cells" in text
+    assert "in the sandboxed kernel" in text and "home: Read-only file system" in text
+    assert cell(page, 1).get_by_role("button", name="Approve").count() == 0
+    assert (sandbox_lab.root_dir / "made-in-sandbox.txt").read_text() == "ok"
+    assert not (sandbox_lab.home / "escaped.txt").exists()
+    kernels = sandbox_lab.api("GET", "/api/kernels")
+    assert [k["name"] for k in kernels] == [KERNEL_NAME]
