@@ -89,6 +89,8 @@ async def test_file_writes_are_the_kernels_views_business_and_the_rest_still_ask
     write = tool_call("write_file", {"file_path": ".git/hooks/pre-commit", "content": "x"}, "w1")
     assert await router.decide(approval, write) == "allow"
     assert router.take_reason("w1") == f"allowed by the cell's mode (auto); {IN_KERNEL}"
+    outside = tool_call("write_file", {"file_path": str(tmp_path.parent / "outside.txt"), "content": "x"}, "w2")
+    assert await router.decide(approval, outside) == "allow"  # the kernel's view refuses it (read-only)
     subagent = tool_call("run_subagent", {"prompt": "go", "provider": "openai", "model_id": "m"}, "s1")
     assert await router.decide(approval, subagent) == "deny"
     read = tool_call("read_file", {"file_path": "/etc/hostname"}, "r1")
@@ -97,6 +99,7 @@ async def test_file_writes_are_the_kernels_views_business_and_the_rest_still_ask
     # in a normal kernel, auto keeps the write's card
     router, approval, prompts = _cell("auto", str(tmp_path), kernel=False)
     assert await router.decide(approval, write) == "deny" and len(prompts) == 1
+    assert await router.decide(approval, outside) == "deny" and len(prompts) == 2
 
 
 @pytest.mark.parametrize("mode", ["ask", "auto", "allow-all"])

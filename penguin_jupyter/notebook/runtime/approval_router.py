@@ -244,7 +244,7 @@ class ApprovalRouter:
             return _Plan("deny", label)
         reason = None if launcher.mode in ("deny-all", "allow-all") else self._touch_reason(launcher, tool_call)
         if reason is not None and runs_sandboxed(launcher.sandbox, launcher.mode, tool_call):
-            reason = None  # a credential the command names is hidden from it in the sandbox
+            reason = None  # what the sandbox holds whatever it names (a credential hidden, a write judged by the view)
         if launcher.mode == "auto":
             asked = sandbox_reason(launcher.sandbox, tool_call)
             reason = "; ".join(text for text in (reason, asked) if text) or None

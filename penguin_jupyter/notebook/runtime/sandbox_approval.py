@@ -185,8 +185,12 @@ def _unsandboxed(arguments: dict[str, Any]) -> bool:
 
 
 def runs_sandboxed(sandbox: CellSandbox | None, mode: str, tool_call: OmniMessage) -> bool:
-    """A command this cell will run in the sandbox (`auto`, or the required sandbox), where a
-    word naming a credential file reads nothing: the location is hidden."""
+    """A call the sandbox holds whatever it names: a command this cell will run in the sandbox
+    (`auto`, the required sandbox, a sandboxed kernel), where a word naming a credential file
+    reads nothing (the location is hidden); in a sandboxed kernel also a tool of the kernel and a
+    file write, whose path the kernel's own view judges when it is opened."""
+    if _in_kernel(sandbox, tool_call):
+        return True
     if sandbox is None or not sandbox.support.available or not is_command(tool_call):
         return False
     return (mode == AUTO or sandbox.required or sandbox.kernel is not None) and not _unsandboxed(_arguments(tool_call))
