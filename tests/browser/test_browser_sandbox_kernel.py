@@ -2,14 +2,23 @@
 shows "Python 3 (penguin sandbox)" (the kernelspec and its provisioner found as an installed
 package's would be), and a notebook using it runs a `%%penguin --approve auto` cell whose
 `run_python` needs no card, writes in the notebook's folder, cannot write the home folder, and
-says it ran in the sandboxed kernel — the server talking to the kernel over its Unix sockets."""
+says it ran in the sandboxed kernel — the server talking to the kernel over its Unix sockets.
+
+The server is the hardened JupyterLab the docs give ("Your browser is outside the sandbox"): its
+Content-Security-Policy and the JavaScript renderer disabled. There, what the kernel publishes
+around the no-fetch filter (ipykernel's session directly: an inline script, an `onerror`
+handler, `application/javascript`, a remote image) neither runs nor loads, while penguin's live
+widgets and transcript work. (Without the hardening the same outputs run in the page and fetch:
+measured while writing this, the script set its flag and the counting server got the image.)"""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +30,7 @@ pytest.register_assert_rewrite("tests.support.browser")
 from penguin_jupyter.environment.sandbox import sandbox_support  # noqa: E402  (after register_assert_rewrite)
 from tests.support.browser import JupyterLab, cell, open_notebook, require_chromium, run_all, wait_cell_done  # noqa: E402
 from tests.support.sandbox_kernel import KERNEL_NAME, KERNELS_DIR, installed, provisioner_path  # noqa: E402
+from tests.support.sandbox_suite import CountingServer  # noqa: E402
 
 pytest_plugins = ["tests.support.browser"]
 pytestmark = [
@@ -39,8 +49,27 @@ CODE = (
 )
 
 
+HARDENED_CSP = (
+    "default-src 'self' 'unsafe-eval' data: blob:; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'self'"
+)
+BYPASS = (
+    "from IPython import get_ipython\n"
+    "kernel = get_ipython().kernel\n"
+    "html = \"<script>window.__pwned = 1</script><img src=x onerror='window.__pwned = 2'>"
+    "<img src='http://127.0.0.1:{port}/img'>\"\n"
+    "content = {{'data': {{'text/html': html, 'application/javascript': 'window.__pwned = 3'}}, 'metadata': {{}}, 'transient': {{}}}}\n"
+    "kernel.session.send(kernel.iopub_socket, 'display_data', content, parent=kernel.get_parent())\n"
+    "print('published')"
+)
+
+
 class SandboxLab(JupyterLab):
-    """JupyterLab with the sandboxed kernelspec on its data path and its provisioner importable."""
+    """The hardened JupyterLab (docs: a Content-Security-Policy, no JavaScript renderer) with the
+    sandboxed kernelspec on its data path and its provisioner importable."""
+
+    def __init__(self, base: Path) -> None:
+        super().__init__(base, extra_args=(f'--ServerApp.tornado_settings={{"headers": {{"Content-Security-Policy": "{HARDENED_CSP}"}}}}',))
 
     def env(self) -> dict[str, str]:
         env = super().env()
@@ -53,6 +82,10 @@ class SandboxLab(JupyterLab):
         kernels = self.jupyter_path / "kernels"
         kernels.mkdir(parents=True, exist_ok=True)
         (kernels / KERNEL_NAME).symlink_to(KERNELS_DIR / KERNEL_NAME, target_is_directory=True)
+        page_config = self.home / ".jupyter" / "labconfig" / "page_config.json"
+        config = json.loads(page_config.read_text())
+        config["disabledExtensions"]["@jupyterlab/javascript-extension"] = True
+        page_config.write_text(json.dumps(config))
 
 
 @pytest.fixture(scope="module")
@@ -97,9 +130,11 @@ def test_the_launcher_shows_the_sandboxed_kernel_and_a_penguin_cell_runs_in_it(s
     cards.first.wait_for()
     assert cards.count() >= 2  # a notebook and a console
 
+    counting = CountingServer()
     server = ScriptedModelServer(
         [
             {"tool_calls": [{"name": "run_python", "id": "call_py", "arguments": {"code": CODE}}], "delay_ms": 300},
+            {"tool_calls": [{"name": "run_python", "id": "call_bypass", "arguments": {"code": BYPASS.format(port=counting.port)}}]},
             {"text": "Done in the sandbox."},
         ]
     ).start()
@@ -114,8 +149,12 @@ def test_the_launcher_shows_the_sandboxed_kernel_and_a_penguin_cell_runs_in_it(s
         transcript.wait_for()
         wait_cell_done(page, 1)
         text = cell(page, 1).locator(".jp-Cell-outputArea").text_content() or ""  # folded cards too
+        time.sleep(1.0)  # an image or a script would have loaded by now
+        pwned = page.evaluate("window.__pwned")
     finally:
         server.stop()
+        counting.close()
+    assert pwned is None and counting.hits == [], (pwned, counting.hits)
     assert "Done in the sandbox." in text
     assert "penguin: this kernel runs in the penguin sandbox, and so do your own cells" in text
     assert "in the sandboxed kernel" in text and "home: Read-only file system" in text
