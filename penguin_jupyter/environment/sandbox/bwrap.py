@@ -9,7 +9,7 @@ loopback (`--unshare-net`), IPC, UTS and cgroup namespaces, no capabilities even
 (`--seccomp FD`), an info pipe (`--info-fd FD`: the sandbox init's pid, whose process group
 receives an interrupt) and, with allowed hosts, the proxy's socket at `PROXY_SOCKET` and
 `inner.py` as the first program. Any argv can be wrapped — a `bash -lc` command, an MCP server,
-a kernel (docs/security.md "A sandboxed kernel (plan, Part 2)"). The mounts are `mounts.py`'s.
+a kernel (docs/security.md "The sandboxed kernel"). The mounts are `mounts.py`'s.
 """
 
 from __future__ import annotations
