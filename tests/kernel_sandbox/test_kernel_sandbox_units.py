@@ -187,3 +187,28 @@ def test_the_kernelspec_and_provisioner_are_declared_for_installation():
     assert shared["penguin_jupyter/kernel_sandbox/kernels/penguin-sandbox"] == f"share/jupyter/kernels/{KERNEL_SPEC_NAME}"
     entry = project["project"]["entry-points"]["jupyter_client.kernel_provisioners"][PROVISIONER_NAME]
     assert entry == "penguin_jupyter.kernel_sandbox.provisioner:SandboxProvisioner"
+
+
+def test_a_model_on_localhost_is_reached_through_the_proxy_by_name_only_when_listed(tmp_path):
+    """A base_url of http://localhost:PORT (a local model server): the proxy connects when the
+    rule names `localhost` itself, and still refuses it when only another host is listed."""
+    import socket
+
+    from penguin_jupyter.environment.sandbox.proxy import HostProxy
+    from tests.support.sandbox_suite import CountingServer
+
+    counting = CountingServer()
+    try:
+        for rules, expected in ((f"localhost:{counting.port}", b"200"), ("example.com", b"403")):
+            proxy = HostProxy(parse_hosts([rules]), str(tmp_path / f"p{len(rules)}.sock"))
+            proxy.start()
+            try:
+                with socket.socket(socket.AF_UNIX) as client:
+                    client.connect(proxy.socket_path)
+                    client.sendall(f"GET http://localhost:{counting.port}/m HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+                    assert expected in client.recv(4096).split(b"\r\n", 1)[0]
+            finally:
+                proxy.close()
+    finally:
+        counting.close()
+    assert counting.hits == ["/m"]
