@@ -1,6 +1,7 @@
 """Agent: one agent's state on disk and the factory of its Sessions (the README's "The core, from Python").
 
-Owns `create_agent`, model selection (the (provider, model_id) pair, or the project default),
+Owns `create_agent`, model selection (the (provider, model_id) pair, the project default, or the
+model a provider's key selects when the project names none),
 session creation (id, Trace path, assembled system prompt, Environment, model config, the
 session lock), resume (take the session lock, locate the latest shard, replay it, close a
 dangling compaction, re-check workspace and model) and the session list. State files are
@@ -58,6 +59,7 @@ from .state import (
 from .state.admin_policy import load_policy
 from .state.errors import NoModelConfiguredError
 from .state.ids import is_valid_id, require_id
+from .state.key_models import KeyModel, model_for_keys
 from .state.model_catalog import catalogue_entry
 from .state.project_config import HOW_TO_ADD_MODEL
 from .state.sandbox_settings import sandbox_config
@@ -187,16 +189,30 @@ class Agent:
 
     # --- model selection -----------------------------------------------------------------------
 
-    def resolve_model(self, provider: str | None, model_id: str | None) -> ModelEntry:
-        """The configured entry for the pair, or the project default when both are None; a model
-        the administrator's policy does not allow raises `PolicyRefusal` (one line)."""
-        entry = self._resolve_model(provider, model_id)
+    def resolve_model(
+        self, provider: str | None, model_id: str | None, *, keys: Mapping[str, str] | None = None
+    ) -> ModelEntry:
+        """The configured entry for the pair, or the project default when both are None — and when
+        the project names no model at all, the model a provider's key selects (`key_model`; `keys`
+        are the workspace `.env`'s model keys). A model the administrator's policy does not allow
+        raises `PolicyRefusal` (one line)."""
+        entry = self._resolve_model(provider, model_id, keys)
         policy = load_policy()
         if policy is not None:
             policy.check_model(entry.provider, entry.model_id)
         return entry
 
-    def _resolve_model(self, provider: str | None, model_id: str | None) -> ModelEntry:
+    def key_model(self, keys: Mapping[str, str] | None = None) -> KeyModel | None:
+        """The model a provider's API key selects (state/key_models.py) when the project config
+        names none (no default, no models); None otherwise or when no key is set."""
+        cfg = self.load_project_config()
+        if cfg.default_model is not None or cfg.models:
+            return None
+        return model_for_keys(keys)
+
+    def _resolve_model(
+        self, provider: str | None, model_id: str | None, keys: Mapping[str, str] | None = None
+    ) -> ModelEntry:
         if (provider is None) != (model_id is None):
             given = f"provider={provider!r}" if provider is not None else f"model_id={model_id!r}"
             raise ValueError(f"provider and model_id must be given together (got only {given})")
@@ -222,8 +238,12 @@ class Agent:
             return entry
         if cfg.models:
             return cfg.models[0]
+        by_key = model_for_keys(keys)
+        if by_key is not None:
+            return by_key.entry
         raise NoModelConfiguredError(
-            f"No model is configured for project {self.project_id!r}: {HOW_TO_ADD_MODEL}{self.project_config_path}"
+            f"No model is configured for project {self.project_id!r} and no provider key is set "
+            f"(OPENAI_API_KEY, ANTHROPIC_API_KEY, …): {HOW_TO_ADD_MODEL}{self.project_config_path}"
         )
 
     # --- sessions ------------------------------------------------------------------------------
@@ -293,7 +313,7 @@ class Agent:
     ) -> Session:
         workspace = _existing_workspace(workspace_dir)
         ensure_agent_layout(self.root, self.project_id, self.agent_id)  # checked again: a sibling too
-        entry = self.resolve_model(provider, model_id)
+        entry = self.resolve_model(provider, model_id, keys=credentials)
         config = self.load_system_config()
         now = datetime.now()
         session_id = paths.new_session_id(now)
@@ -442,6 +462,10 @@ class Agent:
                 )
             )
         return infos
+
+    def has_session(self, session_id: str) -> bool:
+        """Whether this agent recorded `session_id` (a trace file names it); reads no trace."""
+        return find_latest_trace_file(self.traces_dir, session_id) is not None
 
     def latest_session_id(self) -> str | None:
         return latest_session_id(self.traces_dir)

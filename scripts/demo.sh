@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Offline demo: set up the venv, execute examples/quickstart.ipynb headless against the scripted
-# model server, and check that the executed notebook holds the static transcript.
+# Offline demo: set up the venv (the package and its demo extra, which every example notebook
+# needs), execute examples/quickstart.ipynb headless against the scripted model server, and check
+# that the executed notebook holds the static transcript.
 # Output goes to a temporary build directory (printed at the end), never into the repo.
 # PENGUIN_DEMO_SKIP_SETUP=1 reuses an existing .venv without reinstalling.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
 if [ "${PENGUIN_DEMO_SKIP_SETUP:-}" != 1 ]; then
-  bash scripts/setup.sh
+  bash scripts/setup.sh --demo
 fi
 . .venv/bin/activate
 export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"

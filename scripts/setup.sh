@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv and install penguin_jupyter editable. `--test` adds the test extra and chromium.
+# Create .venv and install penguin_jupyter editable. `--demo` adds the demo extra (what the example
+# notebooks import: pandas, matplotlib, dask); `--test` adds the test extra and chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -21,6 +22,8 @@ if [ "${1:-}" = "--test" ]; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-color-emoji >/dev/null) \
       || echo "chromium could not be installed; browser tests will skip"
   fi
+elif [ "${1:-}" = "--demo" ]; then
+  python -m pip install -q -e '.[demo]'
 else
   python -m pip install -q -e .
 fi

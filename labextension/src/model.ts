@@ -818,12 +818,24 @@ function pyFixed1(ms: number): string {
   return (ms / 1000).toFixed(1);
 }
 
+// How a failed request's notice starts, by its stop reason (transcript_model.py `request_label`):
+// the error text after it names the cause, so `timeout` — which the engine uses for every
+// failure that may pass — is not called a timeout.
+const REQUEST_LABELS: Record<string, string> = {
+  failed: 'Request failed',
+  timeout: 'Request failed',
+  malformed: 'Unusable response',
+  auth: 'Credentials refused',
+  aborted: 'Request aborted'
+};
+
 function retryText(payload: Json): [string, string] {
   const status = String(payload.status);
   const error = payload.error_message;
   const attempt = payload.attempt;
   const waitMs = payload.retry_in_ms;
-  const head = `Request ${status}` + (error ? `: ${error}` : '');
+  const label = REQUEST_LABELS[status] ?? `Request ${status}`;
+  const head = label + (error ? `: ${error}` : '');
   if (Number.isInteger(attempt) && Number.isInteger(waitMs)) {
     return ['retry', `${head} — retry ${attempt} in ${pyFixed1(waitMs)} s`];
   }

@@ -25,6 +25,7 @@ import httpx
 from agenthub.errors import EmptyResponseError, ToolCallArgumentParseError, UnsupportedParameterError
 
 from ..interfaces import LLMOutcome
+from .connect_failure import ConnectKind, connect_failure
 from .stream_reading import UnreadableStream
 
 FAST_MODE_GUIDANCE = (
@@ -88,6 +89,7 @@ class ProviderFailure:
     status: int | None  # the HTTP status (a mid-stream error event may come on a 200)
     codes: tuple[str, ...]  # the provider's error code, type, status and reasons
     message: str | None  # the provider's own message
+    should_retry: bool | None = None  # the provider's `x-should-retry` header, when it sent one
 
     @property
     def is_auth(self) -> bool:
@@ -95,12 +97,22 @@ class ProviderFailure:
 
     @property
     def is_retryable(self) -> bool:
-        if self.is_auth:
+        if self.is_auth or self.should_retry is False:
             return False
         status = self.status
-        if status is not None and (status in RETRYABLE_STATUSES or 500 <= status <= 599):
+        if self.should_retry is True or (
+            status is not None and (status in RETRYABLE_STATUSES or 500 <= status <= 599)
+        ):
             return True
         return any(code in RETRYABLE_CODES for code in self.codes)
+
+    @property
+    def is_permanent(self) -> bool:
+        """The provider said the same request will fail again (`x-should-retry: false`, as its
+        own SDK reads it; docs/model-requests.md "Failures waiting cannot fix"). Another 4xx that
+        does not pass is retried once and made permanent when refused the same way again
+        (`rejections.py`)."""
+        return not self.is_auth and self.should_retry is False
 
 
 class ProviderStreamError(Exception):
@@ -150,6 +162,19 @@ def _openai_style_codes(body: Any) -> list[str]:
     return [code for code in codes if code != "error"]
 
 
+def _should_retry(level: BaseException) -> bool | None:
+    """The `x-should-retry` header of the HTTP response an SDK error carries (openai, anthropic
+    and google-genai keep it as `.response`), as the SDKs themselves read it."""
+    response = getattr(level, "response", None)
+    headers = getattr(response, "headers", None)
+    if not isinstance(headers, Mapping):
+        return None
+    value = headers.get("x-should-retry")
+    if not isinstance(value, str):
+        return None
+    return {"true": True, "false": False}.get(value.strip().lower())
+
+
 def _sdk_api_failure(level: BaseException) -> ProviderFailure | None:
     """openai / anthropic `APIError` (status errors, and stream errors on a 200)."""
     for module in ("openai", "anthropic"):
@@ -167,7 +192,10 @@ def _sdk_api_failure(level: BaseException) -> ProviderFailure | None:
             source = inner if isinstance(inner, Mapping) else body
             message = source.get("message") if isinstance(source.get("message"), str) else message
         return ProviderFailure(
-            status if isinstance(status, int) else None, tuple(dict.fromkeys(codes)), message
+            status if isinstance(status, int) else None,
+            tuple(dict.fromkeys(codes)),
+            message,
+            _should_retry(level),
         )
     return None
 
@@ -190,6 +218,7 @@ def _gemini_failure(level: BaseException) -> ProviderFailure | None:
         status if isinstance(status, int) and not isinstance(status, bool) else None,
         tuple(dict.fromkeys(codes)),
         message if isinstance(message, str) else None,
+        _should_retry(level),
     )
 
 
@@ -293,14 +322,34 @@ def is_transport(error: BaseException) -> bool:
     return any(_is_connection_failure(level) for level in cause_chain(error))
 
 
-def classify_error(error: BaseException, *, fast_mode: bool = False) -> LLMOutcome:
-    """Rules 3–8 of docs/model.md "Request lifecycle" for an error that neither the user nor the idle timer caused."""
+def classify_error(
+    error: BaseException,
+    *,
+    fast_mode: bool = False,
+    base_url: str | None = None,
+    previous_connect: ConnectKind | None = None,
+) -> LLMOutcome:
+    """Rules 3–8 of docs/model.md "Request lifecycle" for an error that neither the user nor the idle timer caused.
+
+    A failure waiting cannot fix — a host name that does not resolve, a refused local port, an
+    answer the provider marks `x-should-retry: false` — is a permanent `failed`, so the engine
+    ends the Task at the first attempt; a resolver that could not answer is retried once (`previous_connect` is
+    the previous attempt's connection failure). docs/model-requests.md "Failures waiting cannot
+    fix"; `base_url` names the host when the error does not carry its request."""
     if is_malformed(error):
         return LLMOutcome("malformed", describe_error(error))
     if is_auth(error):
         return LLMOutcome("auth", describe_error(error))
     if fast_mode and is_fast_mode_rejection(error):
         return LLMOutcome("failed", f"{describe_error(error)} {FAST_MODE_GUIDANCE}", permanent=True)
+    failure = provider_failure(error)
+    if failure is not None and failure.is_permanent:
+        return LLMOutcome("failed", describe_error(error), permanent=True)
+    # the SDKs' connection errors are APIErrors without a status: no answer came
+    connect = connect_failure(error, base_url) if failure is None or failure.status is None else None
+    if connect is not None:
+        permanent = connect.permanent or connect.kind == previous_connect == "dns_temporary"
+        return LLMOutcome("failed" if permanent else "timeout", connect.describe(), permanent=permanent)
     if is_transport(error):
         return LLMOutcome("timeout", describe_error(error))
     if isinstance(error, asyncio.CancelledError):

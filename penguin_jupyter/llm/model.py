@@ -47,6 +47,7 @@ from ..prices import ModelPrice, cost_usd, list_price
 from .answer_budget import AnswerBudget
 from .classify import classify_error
 from .config import GenerativeModelConfig, base_uni_config
+from .connect_failure import ConnectKind, connect_failure
 from .limits import (
     effective_max_tokens,
     estimate_messages_tokens,
@@ -169,6 +170,8 @@ class GenerativeModel:
         )
         self._last_request_total = self._base_input_tokens
         self._last_warned_cap: int | None = None
+        # the previous attempt's connection failure: a resolver that cannot answer is tried twice
+        self._previous_connect: ConnectKind | None = None
         self._pending_history: list[UniMessage] | None = None
         self._client: ProviderClient | None = None
         self._client_error: BaseException | None = None
@@ -257,7 +260,9 @@ class GenerativeModel:
         cap = effective_max_tokens(configured, self._context_window, estimated_input)
         if cap is not None and configured and cap < configured / 2 and cap != self._last_warned_cap:
             self._last_warned_cap = cap
-            log.warning(
+            # a diagnostic, not a user's problem: INFO stays out of the cell (nothing configures
+            # logging in a kernel, so only WARNING and above reach its stderr)
+            log.info(
                 "output cap clamped hard: max_tokens %s -> %s (context_window %s, estimated input %s)",
                 configured,
                 cap,
@@ -438,6 +443,7 @@ class GenerativeModel:
         A completed one: the final messages, `token_usage` and `completed`."""
         if ex.responded:
             self._answer_budget.answered()
+            self._previous_connect = None
         if ex.outcome is None or ex.outcome.status != "failed":
             self._rejections.forget()
         if ex.outcome is not None:
@@ -511,7 +517,12 @@ class GenerativeModel:
     def _error_outcome(self, error: BaseException, signal: AbortSignal | None) -> LLMOutcome:
         if signal is not None and signal.aborted:
             return LLMOutcome("aborted")
-        return self._rejections.judge(error, classify_error(error, fast_mode=self.config.fast_mode))
+        previous, connect = self._previous_connect, connect_failure(error, self.config.base_url)
+        self._previous_connect = connect.kind if connect is not None else None
+        outcome = classify_error(
+            error, fast_mode=self.config.fast_mode, base_url=self.config.base_url, previous_connect=previous
+        )
+        return self._rejections.judge(error, outcome)
 
     async def _release(self, stream: AsyncIterator[UniEvent], pending: asyncio.Task[None]) -> None:
         """Stop the pump's reader and close the upstream, abandoning either if it does not wind

@@ -52,8 +52,10 @@ Here is what `penguins` holds: **19 rows, 3 species** (Adelie, Chinstrap, Gentoo
 - **Data quality:** 2 rows (one Adelie, one Gentoo) have no measurements at all, and `sex` is
   spelled five ways (`male`, `MALE`, `Male`, `female`, `Female`).
 
-The summary is in `by_species`. I put a **cleaning cell** below this one: it normalises `sex`
-and drops the 2 empty rows, leaving 17 rows. Review it and run it when you are happy with it.
+The summary is in `by_species`. I proposed a **cleaning cell** (its code is under the
+`propose_cell` card above): it normalises `sex` and drops the 2 empty rows, leaving 17 rows. In
+JupyterLab it appears right below this cell, not run: review it and run it when you are happy
+with it. (A headless run, such as `jupyter nbconvert --execute`, has no page to put it in.)
 """
 
 

@@ -1,10 +1,17 @@
 """The scripted Task behind `examples/agent-in-notebook.ipynb`: the agent works in the notebook.
 
-Owns the model side of that notebook, in four turns: `read_notebook`; `insert_cell` twice (a
-markdown heading, then a code cell that loads `data/penguins.csv`, groups it by species and plots
-body mass against flipper length); `run_cell` on that code cell (its id comes from the
-`insert_cell` result through a `{{match:…}}` placeholder, see placeholders.py); then the answer.
-The numbers in the answer are those of `examples/data/penguins.csv`. Starting the server and the
+Owns the model side of that notebook, along the path the run offers (`if_tools` / `unless_tools`,
+testing/conditions.py), so the answer says only what happened:
+
+* with a linked notebook page (JupyterLab, Notebook 7): `read_notebook`; `insert_cell` twice (a
+  markdown heading, then a code cell that loads `data/penguins.csv`, groups it by species and
+  plots body mass against flipper length); `run_cell` on that code cell (its id comes from the
+  `insert_cell` result through a `{{match:…}}` placeholder, see placeholders.py); then the answer;
+* headless (nbconvert, papermill: no page, so no `insert_cell` / `run_cell`): `read_notebook`
+  (the saved file), the same analysis through `run_python`, then an answer that says it could not
+  insert cells and why.
+
+The numbers in the answers are those of `examples/data/penguins.csv`. Starting the server and the
 notebook itself are the callers' job.
 """
 
@@ -56,8 +63,29 @@ Restart & Run All recreates them from the inserted cell without asking me again.
 """
 
 
+HEADLESS_ANSWER = """\
+This run has no notebook page linked to the kernel (a headless run such as `jupyter nbconvert
+--execute`, or the extension not loaded), so I could not insert or run cells. I ran the same
+analysis in this kernel with `run_python` instead:
+
+| species | rows | flipper length (mm) | body mass (g) |
+|---|---|---|---|
+| Adelie | 7 | 188.0 | 3,616.7 |
+| Chinstrap | 5 | 198.0 | 3,830.0 |
+| Gentoo | 7 | 217.5 | 5,116.7 |
+
+**Gentoo** are the heaviest and have the longest flippers. `penguins` and `by_species` are in your
+namespace, but no cell records how they were made: open this notebook in JupyterLab and run the
+cell again to have the analysis added as cells you keep.
+"""
+
+# The notebook tools that need a linked page: their presence decides the path.
+PAGE_TOOLS = ["insert_cell", "run_cell"]
+
+
 def notebook_tools_entries() -> list[dict[str, Any]]:
-    """The four scripted turns of `examples/agent-in-notebook.ipynb` (ScriptedModelServer entries)."""
+    """The scripted turns of `examples/agent-in-notebook.ipynb` (ScriptedModelServer entries): both
+    paths, each entry served only where its tools are (or are not) offered."""
     return [
         {
             "reasoning": "First see what the notebook already holds.",
@@ -67,6 +95,7 @@ def notebook_tools_entries() -> list[dict[str, Any]]:
             "delay_ms": 20,
         },
         {
+            "if_tools": PAGE_TOOLS,
             "reasoning": "No analysis yet. I will add it as cells the user keeps: a heading, then the code.",
             "tool_calls": [
                 {
@@ -88,6 +117,7 @@ def notebook_tools_entries() -> list[dict[str, Any]]:
             "delay_ms": 20,
         },
         {
+            "if_tools": PAGE_TOOLS,
             "text": "Now I run the code cell.",
             "tool_calls": [
                 {
@@ -100,8 +130,31 @@ def notebook_tools_entries() -> list[dict[str, Any]]:
             "delay_ms": 20,
         },
         {
+            "if_tools": PAGE_TOOLS,
             "text": ANSWER,
             "usage": {"prompt_tokens": 4600, "completion_tokens": 200, "cached_tokens": 3800},
+            "delay_ms": 10,
+            "chunk": 16,
+        },
+        # headless: the page tools are not offered, so the analysis runs in the kernel instead
+        {
+            "unless_tools": PAGE_TOOLS,
+            "reasoning": "No notebook page is linked, so I cannot add cells; run_python does the analysis.",
+            "text": "I cannot insert cells in this run, so I run the analysis in the kernel.",
+            "tool_calls": [
+                {
+                    "name": "run_python",
+                    "id": "call_nb_python",
+                    "arguments": {"code": ANALYSIS_CODE, "description": "Load, group by species, plot"},
+                }
+            ],
+            "usage": {"prompt_tokens": 3400, "completion_tokens": 220, "cached_tokens": 2800},
+            "delay_ms": 20,
+        },
+        {
+            "unless_tools": PAGE_TOOLS,
+            "text": HEADLESS_ANSWER,
+            "usage": {"prompt_tokens": 4300, "completion_tokens": 200, "cached_tokens": 3400},
             "delay_ms": 10,
             "chunk": 16,
         },

@@ -31,6 +31,8 @@ _ENTRY_KEYS = (
     "reasoning_field",
     "redacted_thinking",
     "interleave_tool_calls",
+    "if_tools",
+    "unless_tools",
 )
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 _TOOL_CALL_KEYS = ("name", "arguments", "id")
@@ -87,6 +89,8 @@ class ScriptEntry:
     # index, as some OpenAI-compatible servers stream parallel calls (other protocols: one by one)
     interleave_tool_calls: bool = False
     source: Mapping[str, Any] = field(default_factory=dict)  # the entry as written, for `remaining`
+    if_tools: tuple[str, ...] = ()  # served only to a request offering all of these (conditions.py)
+    unless_tools: tuple[str, ...] = ()  # … and none of these
 
 
 class ScriptError(ValueError):
@@ -211,6 +215,14 @@ def _fault(raw: Any, where: str) -> Fault | None:
     return Fault(kind=kind, after=after)
 
 
+def _tool_names(raw: Any, where: str) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(name, str) and name for name in raw):
+        raise _fail(where, "expected a list of tool names")
+    return tuple(raw)
+
+
 def parse_entry(raw: Any, position: int) -> ScriptEntry:
     """Validate one entry; a bare string is shorthand for `{"text": string}`."""
     where = f"script entry {position}"
@@ -257,6 +269,8 @@ def parse_entry(raw: Any, position: int) -> ScriptEntry:
         chunk=chunk,
         interleave_tool_calls=interleave,
         source=dict(raw),
+        if_tools=_tool_names(raw.get("if_tools"), f"{where}.if_tools"),
+        unless_tools=_tool_names(raw.get("unless_tools"), f"{where}.unless_tools"),
     )
 
 

@@ -25,6 +25,7 @@ from urllib.parse import parse_qsl, urlsplit
 from penguin_jupyter.omni import dumps_compact
 
 from .chunks import error_body
+from .conditions import meets, offered_tools
 from .protocols import Exchange, Ledger, Protocol, Rejection, protocol_for
 from .protocols.gemini import model_of
 from .script import Fault, ScriptEntry, load_script_file, parse_entry
@@ -59,6 +60,8 @@ class ScriptedModelServer:
     `api_key` set, any other key gets the provider's own bad-key answer; `validate=False` turns
     the providers' request rules off (see docs/model.md); `log_requests=False` keeps no request
     log (`requests`/`calls` stay empty: a benchmark's server holding no history copies).
+    `after_script` is an entry served to every request once the script is exhausted (the
+    interactive demo's "the scripted task is done" answer) instead of the HTTP 500.
     """
 
     def __init__(
@@ -71,6 +74,7 @@ class ScriptedModelServer:
         api_key: str | None = None,
         validate: bool = True,
         log_requests: bool = True,
+        after_script: Any = None,
     ) -> None:
         self.host = host
         self.model = model
@@ -90,6 +94,7 @@ class ScriptedModelServer:
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.extend(script or [])
+        self._after_script = parse_entry(after_script, -1) if after_script is not None else None
 
     @classmethod
     def from_file(cls, path: str | Path, **kwargs: Any) -> ScriptedModelServer:
@@ -162,8 +167,14 @@ class ScriptedModelServer:
         """Record `call` and hand it the next entry (None when exhausted) and its serial number."""
         with self._lock:
             self._record(call)
+            offered = offered_tools(call.body)
+            while self._pending and not meets(self._pending[0].if_tools, self._pending[0].unless_tools, offered):
+                self._pending.popleft()  # an entry for a path this run did not take
             if not self._pending:
-                return None, self._served
+                if self._after_script is None:
+                    return None, self._served
+                self._served += 1
+                return self._after_script, self._served
             self._served += 1
             return self._pending.popleft(), self._served
 

@@ -87,6 +87,8 @@ def test_undo_button_brings_the_notebook_back_cell_for_cell(page, lab, scripted)
             },
             {"tool_calls": [_call("call_run", "run_cell", cell_id="ran", description="Run it")]},
             {"text": "Reworked."},
+            # the later Task changes a variable: a Task that changed nothing offers no Undo at all
+            {"tool_calls": [_call("call_hi", "run_python", code="greeting = 'hi'", description="Greet")]},
             {"text": "Hi."},
         ]
     )
@@ -120,7 +122,7 @@ def test_undo_button_brings_the_notebook_back_cell_for_cell(page, lab, scripted)
     blocked.wait_for(timeout=30_000)
     assert "undo the later Task “Say hi” first" in cell(page, 1).locator(".pg-undo-note").inner_text()
 
-    # undo the later Task first (nothing to restore), then the first one is the target again
+    # undo the later Task first (it bound `greeting`), then the first one is the target again
     later_button.click()
     later.locator(".penguin-transcript .pg-undone").wait_for(timeout=60_000)
     wait_kernel_idle(page)
@@ -133,7 +135,11 @@ def test_undo_button_brings_the_notebook_back_cell_for_cell(page, lab, scripted)
     wait_kernel_idle(page)
     note = cell(page, 1).locator(".penguin-transcript .pg-undo-note").inner_text()
     assert note.startswith("penguin: undone — cells: ")
-    assert "removed inserted cell" in note and "deleted cell deleted back" in note
+    # cells are named by their position and first line, never by their raw ids (issue 39)
+    assert "removed the inserted cell 3 “inserted_one = 1”" in note
+    assert "deleted cell " in note and "“print('to delete')” back" in note
+    assert "outputs of cell " in note and "“print('run me', 41 + 1)” put back" in note
+    assert "cell deleted" not in note and "cell ran" not in note
 
     restored = save(page, path, expect='"state": "undone"')
     assert _cells(restored) == before

@@ -150,7 +150,7 @@ def test_a_request_that_is_not_retried_never_reads_retry_in_either_renderer(node
         ("request_error", "Request aborted"),
         ("abort", "Aborted: aborted by user"),
         ("request_error", "Request failed: 503 (attempt 3)"),
-        ("retry", "Request timeout: idle — retry 2 in 4.0 s"),
+        ("retry", "Request failed: idle — retry 2 in 4.0 s"),
     ]
 
 

@@ -258,3 +258,115 @@ async def test_a_bad_limit_in_system_config_is_one_line(tmp_path) -> None:
     file.write_text(yaml.safe_dump(doc, sort_keys=False))
     with pytest.raises(ConfigError, match=r"model\.answerBudgetMs: must be an integer, got 'a minute'$"):
         await agent.create_session(workspace_dir=tmp_path)
+
+
+# --- failures waiting cannot fix (docs/model-requests.md "Failures waiting cannot fix") -----------
+
+
+def closed_local_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_a_host_name_that_does_not_resolve_ends_the_task_at_once() -> None:
+    """RFC 6761's `.invalid` never resolves. Before: five retries over 61 s, each called
+    "Request timeout". A resolver that cannot answer at all (EAI_AGAIN, an offline machine) is
+    given one retry; a name that does not exist none."""
+    messages = await run_engine(model_for("http://nonexistent.invalid/v1"), max_reconnects=5)
+    ends = request_ends(messages)
+    assert 1 <= len(ends) <= 2
+    assert all(end["status"] in ("failed", "timeout") for end in ends)
+    assert ends[-1]["status"] == "failed" and "retry_in_ms" not in ends[-1]
+    final = ends[-1]["error_message"]
+    assert final.startswith("the host name nonexistent.invalid ")
+    assert "Connection error" not in final
+    assert abort_reasons(messages) == [f"llm request error: {final}"]
+
+
+async def test_a_refused_local_port_ends_the_task_at_the_first_attempt() -> None:
+    port = closed_local_port()
+    messages = await run_engine(model_for(f"http://127.0.0.1:{port}/v1"), max_reconnects=5)
+    ends = request_ends(messages)
+    assert ends == [
+        {
+            "type": "request_end",
+            "status": "failed",
+            "attempt": 1,
+            "error_message": f"connection refused by 127.0.0.1:{port} (Connection refused); is the model server running?",
+        }
+    ]
+    assert abort_reasons(messages) == [f"llm request error: {ends[0]['error_message']}"]
+
+
+async def test_a_refused_remote_port_stays_on_the_ladder_naming_its_cause() -> None:
+    """Only a local port is certain to stay closed; a remote one may be restarting."""
+    from penguin_jupyter.llm.classify import classify_error
+
+    refused = ConnectionRefusedError(111, "Connect call failed ('203.0.113.7', 443)")
+    wrapped = OSError("All connection attempts failed")
+    wrapped.__cause__ = refused
+    outcome = classify_error(RuntimeError("Connection error."), base_url="https://203.0.113.7/v1")
+    assert outcome.status == "failed"  # no socket error in it: not a connection failure
+    error = RuntimeError("Connection error.")
+    error.__cause__ = wrapped
+    outcome = classify_error(error, base_url="https://203.0.113.7/v1")
+    assert outcome == LLMOutcome("timeout", "connection refused by 203.0.113.7:443 (Connection refused)")
+
+
+def test_a_temporary_resolver_failure_is_retried_once() -> None:
+    from penguin_jupyter.llm.classify import classify_error
+
+    error = RuntimeError("Connection error.")
+    error.__cause__ = socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+    first = classify_error(error, base_url="https://api.example.com/v1")
+    assert (first.status, first.permanent) == ("timeout", False)
+    assert first.message == (
+        "the host name api.example.com could not be resolved right now (Temporary failure in name resolution)"
+    )
+    second = classify_error(error, base_url="https://api.example.com/v1", previous_connect="dns_temporary")
+    assert (second.status, second.permanent) == ("failed", True)
+
+
+@pytest.mark.parametrize(
+    ("fault", "asked"),
+    [
+        # the provider's word: not asked again
+        ({"kind": "http", "status": 500, "message": "quota gone for good", "headers": {"x-should-retry": "false"}}, 1),
+        # a 4xx: one retry, then refused the same way again (llm/rejections.py)
+        ({"kind": "http", "status": 404, "message": "no such model"}, 2),
+    ],
+)
+async def test_an_answer_waiting_cannot_fix_is_asked_at_most_twice(fault: dict, asked: int) -> None:
+    """Counted at the server: the Task ends naming the answer, the ladder not climbed."""
+    with ScriptedModelServer([{"fault": fault}] * asked + ["never served"]) as server:
+        messages = await run_engine(scripted_model(server), backoff_base_ms=10, max_reconnects=5)
+        assert len(server.requests) == asked
+        assert server.remaining == [{"text": "never served"}]
+    ends = request_ends(messages)
+    assert len(ends) == asked and "retry_in_ms" not in ends[-1]
+    assert ends[-1]["error_message"].startswith(f"HTTP {fault['status']}: {fault['message']}")
+
+
+async def test_the_scripted_servers_exhaustion_is_asked_once() -> None:
+    """Before: an HTTP 500 "script exhausted" (sent with x-should-retry: false) took 64 s."""
+    with ScriptedModelServer([]) as server:
+        messages = await run_engine(scripted_model(server), max_reconnects=5)
+        assert len(server.requests) == 1
+    assert abort_reasons(messages) == [
+        "llm request error: HTTP 500: scripted model server: script exhausted (server_error)"
+    ]
+
+
+async def test_a_transient_answer_still_climbs_the_ladder_with_its_countdown() -> None:
+    entries = [{"fault": {"kind": "http", "status": 503}}, {"fault": {"kind": "http", "status": 429}}, "ok"]
+    with ScriptedModelServer(entries) as server:
+        messages = await run_engine(scripted_model(server), backoff_base_ms=10, max_reconnects=5)
+        assert len(server.requests) == 3
+    ends = request_ends(messages)
+    assert [(end["status"], end.get("retry_in_ms")) for end in ends] == [
+        ("timeout", 10),
+        ("timeout", 20),
+        ("completed", None),
+    ]

@@ -153,25 +153,30 @@ async def test_only_new_messages_are_sent_on_the_stateful_client():
 
 
 @pytest.mark.parametrize(
-    ("fault", "status", "message_part"),
+    ("fault", "status", "message_part", "permanent"),
     [
-        ({"kind": "http", "status": 401}, "auth", "Incorrect API key provided."),
-        ({"kind": "http", "status": 429}, "timeout", "Rate limit reached"),
-        ({"kind": "http", "status": 500}, "timeout", "HTTP 500: "),
-        ({"kind": "http", "status": 503}, "timeout", "HTTP 503: "),
-        ({"kind": "http", "status": 400}, "failed", "HTTP 400: "),
-        ({"kind": "http", "status": 403}, "failed", "HTTP 403: "),
-        ({"kind": "http", "status": 400, "code": "invalid_api_key"}, "auth", "invalid_api_key"),
+        ({"kind": "http", "status": 401}, "auth", "Incorrect API key provided.", False),
+        ({"kind": "http", "status": 429}, "timeout", "Rate limit reached", False),
+        ({"kind": "http", "status": 500}, "timeout", "HTTP 500: ", False),
+        ({"kind": "http", "status": 503}, "timeout", "HTTP 503: ", False),
+        # a first 4xx that does not pass is retried once (rejections.py makes a repeat permanent)
+        ({"kind": "http", "status": 400}, "failed", "HTTP 400: ", False),
+        ({"kind": "http", "status": 403}, "failed", "HTTP 403: ", False),
+        ({"kind": "http", "status": 404}, "failed", "HTTP 404: ", False),
+        ({"kind": "http", "status": 400, "code": "invalid_api_key"}, "auth", "invalid_api_key", False),
+        # the provider's own word: x-should-retry: false makes even a 5xx or a 429 permanent
+        ({"kind": "http", "status": 500, "headers": {"x-should-retry": "false"}}, "failed", "HTTP 500: ", True),
+        ({"kind": "http", "status": 429, "headers": {"x-should-retry": "false"}}, "failed", "HTTP 429: ", True),
     ],
 )
-async def test_http_faults_classify(fault, status, message_part):
+async def test_http_faults_classify(fault, status, message_part, permanent):
     with ScriptedModelServer([{"fault": fault}]) as s:
         messages, outcome = await collect(scripted_model(s), [user_text("q")])
         assert len(s.requests) == 1
     assert messages == []
     assert outcome.status == status
     assert message_part in outcome.message
-    assert outcome.permanent is False
+    assert outcome.permanent is permanent
 
 
 async def test_sdk_retries_are_off_even_when_the_server_invites_them():

@@ -319,8 +319,9 @@ def test_estimates():
 # --- docs/model.md "Request lifecycle" classification (error shapes the SDKs raise) -------------------------------------------
 
 
-def _response(status: int) -> httpx.Response:
-    return httpx.Response(status, request=httpx.Request("POST", "http://127.0.0.1/v1/chat/completions"))
+def _response(status: int, headers: dict[str, str] | None = None) -> httpx.Response:
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    return httpx.Response(status, headers=headers, request=request)
 
 
 def _chained(outer: BaseException, cause: BaseException) -> BaseException:
@@ -359,6 +360,13 @@ def _chained(outer: BaseException, cause: BaseException) -> BaseException:
             openai.PermissionDeniedError("request timed out upstream", response=_response(403), body=None),
             "failed",
         ),
+        # the provider's word (docs/model-requests.md "Failures waiting cannot fix")
+        (
+            openai.BadRequestError(
+                "bad request", response=_response(400, {"x-should-retry": "false"}), body=None
+            ),
+            "failed!",
+        ),
         (openai.APITimeoutError(request=httpx.Request("POST", "http://x")), "timeout"),
         (
             _chained(
@@ -379,9 +387,12 @@ def _chained(outer: BaseException, cause: BaseException) -> BaseException:
     ],
 )
 def test_classification_rules(error, status):
+    """`failed!` is a permanent failure: the engine does not retry it."""
     outcome = classify_error(error)
+    permanent = status.endswith("!")
+    status = status.rstrip("!")
     assert outcome.status == status
-    assert outcome.permanent is False
+    assert outcome.permanent is permanent
     if status in ("failed", "auth", "malformed", "timeout"):
         assert outcome.message
 
@@ -499,14 +510,17 @@ def test_generative_model_is_an_llm_interface_and_takes_tool_objects():
     ]
 
 
-def test_a_hard_clamp_is_logged_once_per_distinct_value(caplog):
+def test_a_hard_clamp_is_logged_once_per_distinct_value_as_a_diagnostic(caplog):
+    """INFO, not WARNING: nothing configures logging in a kernel, so a warning would print into
+    the running cell (issue 39: an internal line in the user's output)."""
     model = _model(max_tokens=32000, context_window=32768)
     model.set_history([user_text("x" * 120_000)])
-    with caplog.at_level("WARNING", logger="penguin_jupyter.llm.model"):
+    with caplog.at_level("INFO", logger="penguin_jupyter.llm.model"):
         model.request_config(None, [user_text("q")])
         model.request_config(None, [user_text("q")])
-    lines = [r.getMessage() for r in caplog.records]
-    assert len(lines) == 1 and lines[0].startswith("output cap clamped hard: max_tokens 32000 -> ")
+    records = caplog.records
+    assert len(records) == 1 and records[0].getMessage().startswith("output cap clamped hard: max_tokens 32000 -> ")
+    assert records[0].levelname == "INFO"
 
 
 async def test_idle_timer_disabled_by_a_non_positive_timeout():

@@ -334,6 +334,11 @@ def test_cli_demo_serves_until_interrupted(tmp_path):
         assert proc.stdout.readline() == f"demo data: {tmp_path / 'ws' / 'sales.csv'}\n"
         assert (tmp_path / "ws" / "sales.csv").read_bytes() == DEMO_SALES_CSV.read_bytes()
         url = line.split()[3]
+        # how to use it (issue 39: it printed a URL and nothing else)
+        usage = [proc.stdout.readline() for _ in range(5)]
+        assert usage[0].startswith("In a notebook, `%penguin demo` starts a demo model of its own")
+        assert f'base_url="{url}"' in usage[3] and 'client_type="openai-chat"' in usage[3]
+        assert "Ctrl-C stops it" in usage[4]
         response = httpx.post(f"{url}/chat/completions", json=STREAM_REQUEST, timeout=30)
         assert response.status_code == 200
         assert '"name":"exec_command"' in response.text
@@ -390,3 +395,34 @@ class socket_port:
 
     def __exit__(self, *exc: object) -> None:
         self._sock.close()
+
+
+def test_after_script_answers_every_request_once_the_script_is_done():
+    with ScriptedModelServer(["first"], after_script={"text": "the task is done", "chunk": 100}) as server:
+        texts = []
+        for _ in range(3):
+            response = httpx.post(f"{server.url}/chat/completions", json=STREAM_REQUEST, timeout=30)
+            assert response.status_code == 200
+            texts.append(response.text)
+    assert '"first"' in texts[0]
+    assert all("the task is done" in text for text in texts[1:])
+
+
+def test_if_tools_and_unless_tools_follow_what_the_request_offers():
+    """One script, two paths: an entry a request does not meet is dropped (conditions.py)."""
+    script = [
+        {"if_tools": ["insert_cell"], "text": "inserted", "chunk": 100},
+        {"unless_tools": ["insert_cell"], "text": "no page here", "chunk": 100},
+        "last",
+    ]
+    offered = {**STREAM_REQUEST, "tools": [{"type": "function", "function": {"name": "read_notebook"}}]}
+    with ScriptedModelServer(script) as server:
+        first = httpx.post(f"{server.url}/chat/completions", json=offered, timeout=30)
+        assert "no page here" in first.text and "inserted" not in first.text
+        assert server.remaining == [{"text": "last"}]
+    with ScriptedModelServer(script) as server:
+        with_page = {**offered, "tools": [*offered["tools"], {"type": "function", "function": {"name": "insert_cell"}}]}
+        assert "inserted" in httpx.post(f"{server.url}/chat/completions", json=with_page, timeout=30).text
+        assert "last" in httpx.post(f"{server.url}/chat/completions", json=with_page, timeout=30).text
+    with pytest.raises(ValueError, match=r"script entry 0\.if_tools: expected a list of tool names"):
+        ScriptedModelServer([{"if_tools": "insert_cell", "text": "x"}])

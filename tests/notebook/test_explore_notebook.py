@@ -1,52 +1,24 @@
 """`examples/explore-data.ipynb` executes headless (`jupyter nbconvert --execute`, a real kernel,
-the scripted exploration model) and its saved transcript holds the plot and the proposed cell."""
+the scripted exploration model, the demo environment's package set) and its saved transcript
+holds the plot and the proposed cell."""
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from penguin_jupyter.notebook.transcript.saved_images import with_saved_images
 from penguin_jupyter.testing.explore_script import CLEANING_CODE, SUMMARY_CODE
-from tests.support.kernel import REPO_ROOT
+from tests.support.demo_env import execute_example
 
 pytestmark = pytest.mark.kernel
 MIME = "application/vnd.penguin.transcript+json"
-EXAMPLES = Path(REPO_ROOT) / "examples"
 
 
 def _execute(tmp_path: Path) -> dict:
-    shutil.copy(EXAMPLES / "explore-data.ipynb", tmp_path / "explore-data.ipynb")
-    shutil.copytree(EXAMPLES / "data", tmp_path / "data")
-    env = dict(os.environ, PYTHONPATH=REPO_ROOT)
-    jupyter = Path(sys.executable).with_name("jupyter")
-    completed = subprocess.run(
-        [
-            str(jupyter),
-            "nbconvert",
-            "--to",
-            "notebook",
-            "--execute",
-            "explore-data.ipynb",
-            "--output",
-            "explore-data.out.ipynb",
-            "--ExecutePreprocessor.timeout=180",
-            "--ExecutePreprocessor.store_widget_state=False",
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    return json.loads((tmp_path / "explore-data.out.ipynb").read_text(encoding="utf-8"))
+    return execute_example("explore-data.ipynb", tmp_path)
 
 
 def _payloads(data: dict, kind: str) -> list[dict]:

@@ -176,7 +176,8 @@ def test_interrupt_during_exec_command_kills_the_command_and_carries_over(tmp_pa
         assert sent[-1] == ("user", "Continue")
 
 
-def test_no_model_configured_prints_one_paragraph(tmp_path, notebook_dir):
+def test_no_model_configured_says_the_three_ways_on_in_a_few_lines(tmp_path, notebook_dir):
+    """Before (issue 39): one ~900-character paragraph naming the config path twice."""
     kernel = KernelHarness(str(tmp_path), kernel_env({"JPY_SESSION_NAME": str(notebook_dir / "a.ipynb")}))
     try:
         kernel.execute("%load_ext penguin_jupyter")
@@ -184,10 +185,13 @@ def test_no_model_configured_prints_one_paragraph(tmp_path, notebook_dir):
     finally:
         kernel.close()
     assert result.reply["content"]["status"] == "ok"
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1
-    assert lines[0].startswith("penguin: could not start a session (No model is configured for project")
-    assert "%penguin model PROVIDER/MODEL_ID" in lines[0]
+    text = result.stderr.strip()
+    lines = text.splitlines()
+    assert lines[0] == "penguin: no model yet, so nothing was run. Any one of these is enough:"
+    assert len(lines) == 4 and len(text) < 450
+    assert "export OPENAI_API_KEY=" in lines[1] and ".env" in lines[1]
+    assert "%penguin demo" in lines[2]
+    assert text.count(".project_config.toml") == 1
     assert not result.of_type("error")
 
 

@@ -138,8 +138,9 @@ async def test_new_without_any_model_prints_how_to_configure_one(capsys, tmp_pat
     runtime = KernelRuntime(None)
     os.chdir(tmp_path)
     await _line(runtime, "new")
-    line = _one_error_line(capsys)
-    assert line.startswith("penguin: could not start a session (No model is configured for project")
+    err = capsys.readouterr().err
+    assert err.startswith("penguin: no model yet, so nothing was run. Any one of these is enough:\n")
+    assert "%penguin demo" in err and "OPENAI_API_KEY" in err
     assert runtime.sessions.session is None
 
 

@@ -247,7 +247,7 @@ async def test_retry_countdown_ticks_and_stops_on_the_next_request():
     view = LiveView({"session_id": "s"}, lambda: None)
     view.handle(request_end("timeout", error_message="idle timeout", attempt=1, retry_in_ms=2000))
     label = view.body.children[-1]
-    assert "request timeout: idle timeout — attempt 1, retrying in 2s" in label.value
+    assert "request failed: idle timeout — attempt 1, retrying in 2s" in label.value
     await asyncio.sleep(1.2)
     assert "retrying in 1s" in label.value
     view.handle(request_begin())

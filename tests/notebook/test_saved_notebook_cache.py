@@ -241,3 +241,28 @@ def test_a_forged_html_gives_a_reference_no_image(tmp_path):
     assert with_saved_images(bundle, html)["messages"][0]["payload"]["images"] == [PLOT]
     assert with_saved_images(bundle, None)["messages"][0]["payload"]["images"] == []
     assert with_saved_images("not a bundle", html) == "not a bundle"
+
+
+class _PageBridge:
+    """What `NotebookLink` reads of a connected page: its hello (sent once, at connect) and the
+    `set_metadata` request it answers. A stand-in: the real page is covered by the browser tests."""
+
+    def __init__(self, metadata: dict[str, object]) -> None:
+        self.connected = True
+        self.hello: dict[str, object] = {"metadata": metadata}
+        self.requests: list[tuple[str, dict[str, object]]] = []
+
+    async def request(self, op: str, **args: object) -> dict[str, object]:
+        self.requests.append((op, args))
+        return {}
+
+
+async def test_the_session_this_kernel_saved_wins_over_the_pages_stale_hello(link):
+    """Issue 39: the hello's metadata is as old as the page's connection; after the kernel put a
+    new session id in the notebook's metadata, the next fresh start named the old one."""
+    bridge = _PageBridge({"session_id": "session-old"})
+    link.bridge = bridge  # type: ignore[assignment]
+    assert link.remembered_session() == "session-old"
+    await link.remember_session("session-new")
+    assert bridge.requests == [("set_metadata", {"value": {"session_id": "session-new"}, "timeout_s": 5.0})]
+    assert link.remembered_session() == "session-new"

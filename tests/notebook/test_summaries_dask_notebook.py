@@ -1,53 +1,26 @@
 """`examples/dask-cluster.ipynb` executes headless (`jupyter nbconvert --execute`, a real kernel,
-a real dask.distributed LocalCluster, the scripted model): the agent's summary of the Dask
-DataFrame computed nothing, its groupby ran through `run_python` on the cluster, and the next
-cell sees the result."""
+a real dask.distributed LocalCluster, the scripted model, the demo environment's package set):
+the agent's summary of the Dask DataFrame computed nothing, its groupby ran through `run_python`
+on the cluster, and the next cell sees the result."""
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from penguin_jupyter.testing.dask_script import REVENUE_CODE
-from tests.support.kernel import REPO_ROOT
+from tests.support.demo_env import execute_example
 
 pytest.importorskip("distributed")
 pytestmark = pytest.mark.kernel
 MIME = "application/vnd.penguin.transcript+json"
-NOTEBOOK = Path(REPO_ROOT) / "examples" / "dask-cluster.ipynb"
+NOTEBOOK = "dask-cluster.ipynb"
 
 
 def _execute(tmp_path: Path) -> dict:
-    shutil.copy(NOTEBOOK, tmp_path / NOTEBOOK.name)
-    env = dict(os.environ, PYTHONPATH=REPO_ROOT)
-    jupyter = Path(sys.executable).with_name("jupyter")
-    completed = subprocess.run(
-        [
-            str(jupyter),
-            "nbconvert",
-            "--to",
-            "notebook",
-            "--execute",
-            NOTEBOOK.name,
-            "--output",
-            "dask-cluster.out.ipynb",
-            "--ExecutePreprocessor.timeout=180",
-            "--ExecutePreprocessor.store_widget_state=False",
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    return json.loads((tmp_path / "dask-cluster.out.ipynb").read_text(encoding="utf-8"))
+    return execute_example(NOTEBOOK, tmp_path)
 
 
 def test_dask_notebook_inspects_without_computing_and_groups_on_the_cluster(tmp_path):

@@ -164,8 +164,8 @@ def test_event_texts():
     )
     assert all(isinstance(b, EventBlock) for b in blocks)
     assert [(b.event, b.text) for b in blocks] == [
-        ("retry", "Request timeout: idle timeout — retry 2 in 4.0 s"),
-        ("request_error", "Request auth: bad key"),
+        ("retry", "Request failed: idle timeout — retry 2 in 4.0 s"),
+        ("request_error", "Credentials refused: bad key"),
         ("compaction", "Compaction (manual, discard) at 500 context tokens, 3 turns — failed: boom"),
         ("abort", "Aborted"),
         ("max_turns", "[reached max turns (5); stopping]"),

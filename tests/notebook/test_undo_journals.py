@@ -171,3 +171,64 @@ def test_the_stack_forgets_tasks_beyond_its_limit_and_releases_their_objects(tmp
     )
     with pytest.raises(UndoRefused, match="older than the last 20 Tasks"):
         stack.choose("task-0-000000")
+
+
+class _Page:
+    """What restore_cells needs of a connected notebook page: it answers every request (a
+    stand-in; the real page's bridge is exercised by tests/browser/test_browser_undo.py)."""
+
+    connected = True
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+
+    async def request(self, op: str, **_args: object) -> dict:
+        self.requests.append(op)
+        return {}
+
+
+def test_the_report_names_cells_by_position_and_first_line_never_by_id():
+    """Issue 39: the line listed raw cell UUIDs nobody sees in the notebook."""
+    from penguin_jupyter.environment.file_journal import FileRestore
+    from penguin_jupyter.notebook.undo.namespace_journal import NamespaceReport
+    from penguin_jupyter.notebook.undo.notebook_journal import cell_label
+    from penguin_jupyter.notebook.undo.undo_report import report_line
+
+    assert cell_label(5, "\n  ## Penguins by species\nmore") == "cell 6 “## Penguins by species”"
+    assert cell_label(0, ["import pandas as pd\n", "x = 1"]) == "cell 1 “import pandas as pd”"
+    assert cell_label(2, "") == "cell 3 (empty)" and cell_label(None, None) == "a cell"
+    assert cell_label(1, "x" * 80) == "cell 2 “" + "x" * 39 + "…”"
+    changes = [
+        CellChange("insert", "3f2a9c1e-0b7d-4f7e-9a51-6c0d2e7b8a11", label=cell_label(5, "## Penguins")),
+        CellChange("edit", "a9e1", source="a = 1", label=cell_label(2, "a = 1")),
+        CellChange("run", "b7c2", cell={"source": "print(1)"}, label=cell_label(3, "print(1)")),
+        CellChange("delete", "c0d3", cell={"source": "old"}, index=4, label=cell_label(4, "old")),
+    ]
+    page = _Page()
+    cells = asyncio.run(restore_cells(changes, page))  # type: ignore[arg-type]
+    assert page.requests == ["restore_cell", "restore_cell", "edit", "delete"]  # newest first
+    line = report_line(cells, NamespaceReport(), FileRestore(), [])
+    assert line == (
+        "penguin: undone — cells: deleted cell 5 “old” back, outputs of cell 4 “print(1)” put back, "
+        "source of cell 3 “a = 1” put back, removed the inserted cell 6 “## Penguins”"
+    )
+    assert "3f2a9c1e" not in line
+
+
+def test_a_task_that_changed_nothing_is_not_offered_undo(tmp_path):
+    """Issue 39: Undo was offered on a Task that changed nothing ("undone — nothing needed
+    restoring", its transcript then marked undone)."""
+    stack = UndoStack()
+    files = open_file_journal(tmp_path / "undo", "session-1")
+    changed = TaskJournal("task-1-000000", "session-1", None, "Bind z", files=files)
+    stack.current = changed
+    files.begin(changed.task_id)
+    stack.before_namespace_change({"x": 1})
+    assert stack.end({"x": 1, "z": 5}, []) is changed
+    for n, (namespace, commands) in enumerate([({"x": 1, "z": 5}, []), ({"x": 1, "z": 5}, ["ls -la"])], start=2):
+        quiet = TaskJournal(f"task-{n}-000000", "session-1", None, "Look", files=files)
+        stack.current = quiet
+        files.begin(quiet.task_id)
+        stack.before_namespace_change(namespace)  # it ran code that changed nothing
+        assert stack.end(dict(namespace), commands) is None
+    assert stack.tasks == [changed] and stack.choose(None) is changed

@@ -57,7 +57,7 @@ async def test_create_agent_seeds_layout_under_penguin_home(tmp_path):
 async def test_model_selection_errors(workspace):
     agent = await create_agent()
     with pytest.raises(
-        ValueError, match=r"^No model is configured for project 'default_project': add one with"
+        ValueError, match=r"^No model is configured for project 'default_project' and no provider key is set"
     ):
         await agent.create_session(workspace_dir=workspace)
     with pytest.raises(ValueError, match="provider and model_id must be given together"):

@@ -2,7 +2,7 @@
 
 Owns `KernelGateway`: `jupyter kernelgateway` in its own process group, started from its own
 directory (so its kernels' working directory is not the notebook's, as on a real remote host),
-with a token and the deployment settings README "Remote kernels and gateways" documents
+with a token and the deployment settings docs/deploying.md "Remote kernels and gateways" documents
 (`KG_ENV_PROCESS_WHITELIST` passing PENGUIN_HOME and HOME to kernels). JupyterLab is pointed at
 it with `lab_args()` (tests/support/browser.py's `JupyterLab(extra_args=...)`).
 """

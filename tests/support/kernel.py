@@ -200,9 +200,11 @@ class KernelHarness:
                 return found
             time.sleep(0.5)
 
-    def close(self) -> None:
+    def close(self, *, graceful: bool = False) -> None:
+        """Stop the kernel: killed at once, or `graceful` as a frontend's shutdown request (the
+        kernel process exits by itself, so its `atexit` hooks run)."""
         try:
             self.kc.stop_channels()
         finally:
-            self.km.shutdown_kernel(now=True)
+            self.km.shutdown_kernel(now=not graceful)
             shutil.rmtree(self._sockets, ignore_errors=True)

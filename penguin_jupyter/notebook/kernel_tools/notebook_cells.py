@@ -45,7 +45,7 @@ from ...omni import OmniMessage, ToolCallPayload, partial_tool_call_output, read
 from ..link.frontend_bridge import BridgeError, PageGone
 from ..transcript.cell_sources import CellPreview
 from ..transcript.transcript_model import edit_cell_result
-from ..undo.notebook_journal import CellChange, read_cell
+from ..undo.notebook_journal import CellChange, cell_label, cell_source, read_cell
 from ..undo.task_bracket import before_namespace_change, note_cell_change
 from .cell_outputs import cells_text, error_text
 from .notebook_file import NotebookFileError, read_saved_cells
@@ -254,7 +254,9 @@ class InsertCellTool(_NotebookTool[InsertCellArguments]):
             result = await self._request("insert", ctx, **request)
             cell_id = str(result.get("id", ""))
             task.inserted.append(cell_id)
-            note_cell_change(self.link.shell, CellChange("insert", cell_id))
+            note_cell_change(
+                self.link.shell, CellChange("insert", cell_id, label=cell_label(result.get("index"), source))
+            )
         self.link.sources[cell_id] = source
         hint = " Run it with run_cell." if cell_type == "code" else ""
         yield partial_tool_call_output(
@@ -273,7 +275,9 @@ class EditCellTool(_NotebookTool[EditCellArguments]):
             request["expected_source"] = shown
         result = await self._request("edit", ctx, **request)
         old = str(result.get("old_source", ""))
-        note_cell_change(self.link.shell, CellChange("edit", cell_id, source=old))
+        note_cell_change(
+            self.link.shell, CellChange("edit", cell_id, source=old, label=cell_label(result.get("index"), old))
+        )
         self.link.sources[cell_id] = source
         text = edit_cell_result(cell_id, result.get("index"), old, source)
         yield partial_tool_call_output("delta", text, ctx.tool_call_id)
@@ -289,9 +293,12 @@ class RunCellTool(_NotebookTool[RunCellArguments]):
             raise ToolFailed(f"run_cell refused: cell {cell_id} is a %%penguin cell; ask the user to run it.")
         before = await read_cell(self.link.bridge, cell_id)  # undo puts its outputs back
         before_namespace_change(self.link.shell)
-        note_cell_change(self.link.shell, CellChange("run", cell_id, cell=before))
+        shown = current if current is not None else cell_source(before) or self.link.sources.get(cell_id)
+        change = CellChange("run", cell_id, cell=before, label=cell_label(None, shown))
+        note_cell_change(self.link.shell, change)
         try:
             result = await self._request("run", ctx, cell_id=cell_id)
+            change.label = cell_label(result.get("index"), shown)
         except BridgeError:
             if ctx.signal is not None and ctx.signal.aborted:
                 await self._stop(cell_id)
@@ -331,7 +338,9 @@ class DeleteCellTool(_NotebookTool[DeleteCellArguments]):
         cell_id = self._target_cell(arguments.cell_id, "deleted")
         before = await read_cell(self.link.bridge, cell_id)  # undo puts it back whole
         result = await self._request("delete", ctx, cell_id=cell_id)
-        note_cell_change(self.link.shell, CellChange("delete", cell_id, cell=before, index=result.get("index")))
+        index = result.get("index")
+        label = cell_label(index, cell_source(before) if before is not None else result.get("source"))
+        note_cell_change(self.link.shell, CellChange("delete", cell_id, cell=before, index=index, label=label))
         self.link.sources.pop(cell_id, None)
         if cell_id in self.link.task.inserted:
             self.link.task.inserted.remove(cell_id)

@@ -27,7 +27,7 @@ WORKING_DIR_VAR = "KERNEL_WORKING_DIR"
 PAGE_HELLO_WAIT_S = 3.0
 SETTINGS_HINT = (
     "set KERNEL_PENGUIN_NOTEBOOK_ROOT to where this kernel sees the server's root, or pass --workspace "
-    '(README "Remote kernels and gateways")'
+    '(docs/deploying.md "Remote kernels and gateways")'
 )
 
 

@@ -110,7 +110,12 @@ class NotebookLink:
 
     # --- the notebook remembers its session --------------------------------------------
     def remembered_session(self) -> str | None:
-        """The session id this notebook used last: the live metadata, else the saved file's."""
+        """The session id this notebook used last: the one this kernel last put in its metadata,
+        else the live metadata the page sent with its hello, else the saved file's. (The hello's
+        copy is as old as the page's connection: after this kernel changed the metadata, it is
+        stale — it named a long-gone session on every later fresh start, issue 39.)"""
+        if self._metadata_session is not None:
+            return self._metadata_session
         meta = self.bridge.hello.get("metadata") if self.live and self.bridge is not None else None
         if not isinstance(meta, dict):
             saved = self._saved_index()

@@ -36,6 +36,7 @@ from ...omni import (
 from ...redaction import EMPTY, Redactor
 from ..runtime.approval import ApprovalRow
 from ..transcript.cell_sources import CellPreview
+from ..transcript.long_prompts import fold, saved_user_text
 from ..transcript.markdown_html import markdown_html
 from .live_blocks import SplitTextBlock
 from .live_cards import ToolCardWidget
@@ -207,7 +208,7 @@ class LiveScope:
                 self._open_text().replace(payload.text)
                 self._end_text()
             else:
-                self.add(plain_html(muted_html(self.redactor.text("▸ " + payload.text))))
+                self.add(_user_text_widget(self.redactor.text("▸ " + saved_user_text(payload.text))))
         elif isinstance(payload, PartialThinkingPayload):
             if payload.event_type == "start":
                 self._end_thinking()
@@ -398,3 +399,17 @@ class LiveView:
         """Close every widget of the view (after the static transcript replaced it), paced, and
         then the shared layout and style models they used (live_shared.py)."""
         close_widgets_paced([self.root], last=retire_shared())
+
+
+def _user_text_widget(text: str) -> widgets.Widget:
+    """A user message: a long one shows its head and folds the rest behind "… N more lines" (a
+    collapsed Accordion), as a tool card's long body does."""
+    folded = fold(text)
+    head = plain_html(muted_html(folded.head))
+    if not folded.rest:
+        return head
+    more = widgets.Accordion(
+        children=[plain_html(muted_html(folded.rest))], selected_index=None, layout=shared_layout()
+    )
+    more.set_title(0, folded.label)
+    return plain_vbox([head, more])

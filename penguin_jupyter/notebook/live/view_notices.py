@@ -17,6 +17,7 @@ from ...omni import (
     McpConnectEndPayload,
     RequestEndPayload,
 )
+from ..transcript.transcript_model import request_label
 
 Tone = Literal["info", "warning", "error"]
 
@@ -36,8 +37,8 @@ def interrupted_text(reason: str | None) -> str:
 
 
 def retry_prefix(payload: RequestEndPayload) -> str:
-    """`request <status>: <error> — attempt N, retrying` (the countdown follows it)."""
-    return f"request {payload.status}{_detail(payload.error_message)} — attempt {payload.attempt}, retrying"
+    """`request failed: <error> — attempt N, retrying` (the countdown follows it)."""
+    return f"{request_label(payload.status)}{_detail(payload.error_message)} — attempt {payload.attempt}, retrying"
 
 
 def retry_text(payload: RequestEndPayload, seconds_left: float) -> str:
@@ -60,7 +61,7 @@ def notice_for(payload: object) -> Notice | None:
             return None
         if payload.retry_in_ms is not None:
             return Notice(retry_text(payload, payload.retry_in_ms / 1000), "warning")
-        return Notice(f"request {payload.status}{_detail(payload.error_message)}", "error")
+        return Notice(f"{request_label(payload.status)}{_detail(payload.error_message)}", "error")
     if isinstance(payload, CompactionBeginPayload):
         return Notice(f"compacting context ({payload.reason}, {payload.mode})…", "info")
     if isinstance(payload, CompactionEndPayload):

@@ -36,7 +36,7 @@ from .cell_record import CellRecord
 from .cell_rules import CellRules, capped_mode, save_to_project
 from .options import CellOptions
 from .sandbox_approval import cell_sandbox
-from .user_lines import tell
+from .user_lines import inform, tell
 from .waits import wait_sliced
 
 if TYPE_CHECKING:
@@ -168,7 +168,7 @@ class Cell:
         shown = self.view.display_object()
         if shown is not None:
             if self.info_notes:  # above the live view, where the static transcript will stand
-                display({"text/plain": "\n".join(self.info_notes)}, raw=True)
+                inform("\n".join(self.info_notes))
             self._display = display(shown, display_id=True)
         self.runtime.enter(self)
         agent = self.runtime.sessions.agent
@@ -321,9 +321,7 @@ class Cell:
         if self.view.display_object() is None:
             self.view.show_note(text)
         elif self._display is not None:
-            from IPython.display import display
-
-            display({"text/plain": text}, raw=True)
+            inform(text)
         elif text not in self.info_notes:
             self.info_notes.append(text)
 

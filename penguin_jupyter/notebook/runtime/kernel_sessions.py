@@ -37,17 +37,16 @@ if TYPE_CHECKING:
 
 MAX_SUBAGENT_METAS = 64
 
-NO_MODEL_PARAGRAPH = (
-    "penguin: could not start a session ({reason}), so nothing was run. To configure a model, edit "
-    "the project config "
-    "{config_path} (PENGUIN_HOME, default ~/.penguin/data): add a [[models]] entry with provider, "
-    "model_id and, for a custom endpoint, base_url and api_key — or from Python: "
-    'penguin_jupyter.state.add_model(None, "default_project", provider="openai", model_id="gpt-4.1", '
-    "default=True). Credentials may also come from provider environment variables (OPENAI_API_KEY, "
-    "ANTHROPIC_API_KEY, GEMINI_API_KEY, DEEPSEEK_API_KEY, …) or a .env file in the workspace. Then pick "
-    "a model with `%%penguin --model PROVIDER/MODEL_ID` or `%penguin model PROVIDER/MODEL_ID`; "
-    "`%penguin models` lists what is configured."
-)
+def no_model_text() -> str:
+    """What a cell says when no model is configured and no provider key is set: the three ways
+    on, the config path once (docs/state.md "A key is enough")."""
+    return (
+        "penguin: no model yet, so nothing was run. Any one of these is enough:\n"
+        "  • a provider key: export OPENAI_API_KEY=… (or ANTHROPIC_API_KEY, GEMINI_API_KEY, …), "
+        "or put it in a .env file next to the notebook\n"
+        "  • try it offline: %penguin demo (a scripted model, no key)\n"
+        f"  • a model entry in {config_path_text()} (%penguin help)"
+    )
 
 
 class SessionStartError(Exception):
@@ -98,6 +97,7 @@ class NotebookSessions:
     dotenv_announced: set[str] = field(default_factory=set)  # `.env` files a cell has named
     # path → (line not shown yet, whether it is a problem: the file could not be read)
     dotenv_notices: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    start_notes: list[str] = field(default_factory=list)  # e.g. the model a key selected
     # how each allowed command runs, from the approval router to the spawn (environment/sandbox/)
     sandbox_grants: SandboxGrants = field(default_factory=SandboxGrants)
     sandbox_announced: set[str] = field(default_factory=set)  # "no sandbox here" lines shown once
@@ -212,15 +212,41 @@ class NotebookSessions:
                 **self._kernel_tool_kwargs(),
             )
         except NoModelConfiguredError as exc:
-            raise SessionStartError(
-                NO_MODEL_PARAGRAPH.format(config_path=config_path_text(), reason=one_line(exc))
-            ) from None
+            if provider is not None:  # the pair asked for is unknown: say which
+                raise SessionStartError(
+                    f"penguin: could not start a session: {one_line(exc)}{_unchanged(self.session)}"
+                ) from None
+            raise SessionStartError(no_model_text()) from None
         except Exception as exc:
             raise SessionStartError(
                 f"penguin: could not start a session: {one_line(exc)}{_unchanged(self.session)}"
             ) from None
+        if provider is None:
+            self._announce_key_model(agent, session, workspace)
         self._swap(session)
         return session
+
+    def _announce_key_model(self, agent: Agent, session: Session, workspace: str) -> None:
+        """The one info line naming the model a provider's key selected (no model configured)."""
+        chosen = agent.key_model(self.model_credentials(workspace))
+        if chosen is not None and (session.provider, session.model_id) == (
+            chosen.entry.provider,
+            chosen.entry.model_id,
+        ):
+            self.start_notes.append(chosen.describe())
+
+    def take_start_notes(self) -> list[str]:
+        """The information lines queued by the last session start (shown by the next cell)."""
+        notes, self.start_notes = self.start_notes, []
+        return notes
+
+    async def has_session(self, session_id: str) -> bool:
+        """Whether this kernel's data root holds `session_id` (False when the agent cannot open)."""
+        try:
+            agent = await self.get_agent()
+            return agent.has_session(session_id)
+        except Exception:
+            return False
 
     async def resume(self, session_id: str) -> Session:
         """Session `session_id` becomes the current one; SessionStartError leaves everything as it was."""

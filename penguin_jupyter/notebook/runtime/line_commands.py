@@ -2,7 +2,8 @@
 
 Owns what each command prints and does: status, new, sessions, resume, model, models, approve,
 python-timeout, compact, usage, trace, config (with the administrator's policy), rules (the
-approval rules in force; `rules forget N`), undo (the journals are notebook/undo/'s), help.
+approval rules in force; `rules forget N`), undo (the journals are notebook/undo/'s), demo (the
+offline scripted model, notebook/demo.py), help.
 Parsing is `options.py`'s; the session switches (all-or-nothing: a failed `new` / `resume` / `model`
 leaves everything as it was) are
 `kernel_sessions.py`'s.
@@ -46,6 +47,12 @@ def help_text() -> str:
     width = max(len(key) for key in LINE_COMMANDS)
     lines = ["%penguin commands:"] + [f"  {key.ljust(width)}  {text}" for key, text in LINE_COMMANDS.items()]
     lines += ["", "%%penguin runs the cell body as one task of the notebook's session:", CELL_USAGE]
+    lines += [
+        "",
+        "No model yet? `%penguin demo` tries it offline (no key); one provider key — exported or in a "
+        ".env next to the notebook (OPENAI_API_KEY, ANTHROPIC_API_KEY, …) — is enough for a real model "
+        "(%penguin models shows which).",
+    ]
     return "\n".join(lines)
 
 
@@ -136,6 +143,8 @@ async def _new(runtime: KernelRuntime, arg: str | None) -> None:
     except SessionStartError as exc:
         tell(str(exc))
         return
+    for note in state.take_start_notes():
+        print(note)
     print(f"penguin: new session {session.session_id} — the next %%penguin cell runs in it")
 
 
@@ -221,6 +230,7 @@ async def _models(runtime: KernelRuntime, arg: str | None) -> None:
         return
     if not cfg.models:
         print(f"penguin: no models configured in {config_path_text()}")
+        print(_key_models_text(runtime))
         return
     default = cfg.default_model
     for entry in cfg.models:
@@ -230,6 +240,24 @@ async def _models(runtime: KernelRuntime, arg: str | None) -> None:
         )
         endpoint = f"  {entry.base_url}" if entry.base_url else ""
         print(f"{entry.provider}/{entry.model_id}{' (default)' if is_default else ''}{endpoint}")
+
+
+def _key_models_text(runtime: KernelRuntime) -> str:
+    """Which model a provider's key selects (the first key set, in this order; docs/state.md)."""
+    from ...state.key_models import KEY_MODELS, key_variable, model_for_keys
+
+    state = runtime.sessions
+    chosen = model_for_keys(state.model_credentials(_default_workspace(runtime)))
+    lines = ["a provider key alone selects a model (the first key set, in this order):"]
+    for provider, model_id in KEY_MODELS:
+        variable = key_variable(provider)
+        mark = ""
+        if chosen is not None and chosen.variable == variable:
+            mark = f"  ← in use: {variable} is set in {chosen.source}"
+        lines.append(f"  {provider}/{model_id}  ({variable}){mark}")
+    if chosen is None:
+        lines.append("no key is set; %penguin demo tries it offline")
+    return "\n".join(lines)
 
 
 async def _compact(runtime: KernelRuntime, arg: str | None) -> None:
@@ -349,6 +377,17 @@ async def _undo(runtime: KernelRuntime, arg: str | None) -> None:
         await top.transcript.mark("available", "", bridge)
 
 
+async def _demo(runtime: KernelRuntime, arg: str | None) -> None:
+    """`%penguin demo`: the offline scripted model for this kernel; `%penguin demo stop` ends it."""
+    from ..demo import start_demo_model, stop_demo_model
+
+    if arg == "stop":
+        stopped = stop_demo_model()
+        print("penguin: demo stopped" if stopped else "penguin: no demo is running")
+        return
+    print(start_demo_model(_default_workspace(runtime)).usage())
+
+
 # What still runs when the kernel's sink cannot redact: the help text, and status (which says why).
 UNREDACTED_COMMANDS = ("help", "status")
 
@@ -369,6 +408,7 @@ HANDLERS: dict[str, Handler] = {
     "config": _config,
     "rules": _rules,
     "undo": _undo,
+    "demo": _demo,
 }
 
 

@@ -232,6 +232,7 @@ LINE_COMMANDS: dict[str, str] = {
     "config": "show where models and credentials are read from, and the administrator's policy",
     "rules [forget N]": "list the approval rules in force, numbered with their file; forget N removes rule N",
     "undo": "undo the most recent Task not yet undone: its cells, variables and files (again: the one before)",
+    "demo [stop]": "try it offline: a scripted model for this kernel, no key needed (stop ends it; so does the kernel's exit)",
     "help": "show this help",
 }
 
@@ -264,8 +265,8 @@ def parse_line_command(line: str) -> LineCommand:
         if number is None or number < 0:
             raise OptionError("penguin: usage: %penguin rules [forget N]")
         return LineCommand("rules", args[1])
-    if name == "undo":
-        return _undo_command(args)
+    if name in ("undo", "demo"):
+        return _undo_command(args) if name == "undo" else _demo_command(args)
     if name in needs_arg:
         if len(args) != 1:
             raise OptionError(f"penguin: usage: %penguin {needs_arg[name]}")
@@ -292,6 +293,13 @@ def _undo_command(args: list[str]) -> LineCommand:
     if len(args) == 1 and args[0].startswith("--task=") and args[0][7:].strip():
         return LineCommand("undo", args[0][7:])
     raise OptionError("penguin: usage: %penguin undo [--task ID]")
+
+
+def _demo_command(args: list[str]) -> LineCommand:
+    """`demo` (start the offline scripted model) or `demo stop`."""
+    if args not in ([], ["stop"]):
+        raise OptionError("penguin: usage: %penguin demo [stop]")
+    return LineCommand("demo", args[0] if args else None)
 
 
 def timeout_text(seconds: float) -> str:

@@ -92,14 +92,16 @@ async def _session(
     runtime: KernelRuntime, link: NotebookLink | None, opts: CellOptions, workspace: str
 ) -> tuple[Session, str | None, str | None]:
     """The cell's Session, the line saying it resumed one (information) and a note (a problem);
-    in a fresh kernel it continues the session the notebook used last (its metadata says which),
-    unless the cell asks for `--new` or `--session`."""
+    in a fresh kernel it continues the session the notebook used last (its metadata says which,
+    when this data root recorded it), unless the cell asks for `--new` or `--session`."""
     if runtime.current is not None:
         raise CellNotStarted(ALREADY_RUNNING)
     sessions = runtime.sessions
     fresh = sessions.session is None and not opts.new and not opts.session_id
     remembered = link.remembered_session() if link is not None and fresh else None
-    if remembered:
+    # A session this data root never recorded (a colleague's notebook, a demo's data root that
+    # is gone) is no one's loss: a new session starts without a warning about it.
+    if remembered and await sessions.has_session(remembered):
         try:
             session = await sessions.resume(remembered)
             resumed = f"penguin: resumed session {remembered}, which this notebook used last (--new starts fresh)"
@@ -112,6 +114,44 @@ async def _session(
         return await sessions.session_for(opts, workspace), None, note
     except SessionStartError as exc:
         raise CellNotStarted(str(exc)) from None
+
+
+async def _expanded_prompt(
+    shell: InteractiveShell | None, link: NotebookLink | None, body: str, namespace: dict[str, object]
+) -> str:
+    """The cell body with its `{name}`, `{cell:-1}` and `{cell:ID}` references expanded."""
+    from ..kernel_tools.cell_history import previous_cell_text
+    from ..kernel_tools.expand import PREVIOUS_CELL, cell_references, expand_variables
+    from ..kernel_tools.notebook_cells import cells_by_id
+
+    references = cell_references(body)
+    cells = await cells_by_id(link, [ref for ref in references if ref != PREVIOUS_CELL])
+    if PREVIOUS_CELL in references:
+        previous = previous_cell_text(shell)
+        if previous is not None:
+            cells[PREVIOUS_CELL] = previous
+    return expand_variables(body.strip(), namespace, cells)
+
+
+def prompt_too_large(session: Session, prompt: str) -> str | None:
+    """The one line refusing a prompt larger than the model's context window (estimated tokens
+    against the window, both named), before anything is sent or recorded; None when it fits or
+    the window is unknown."""
+    from ...llm.limits import estimate_text_tokens, usable_context_window
+    from ...omni import SessionMetaPayload
+
+    meta = session.meta.payload
+    window = usable_context_window(meta.model_context_window) if isinstance(meta, SessionMetaPayload) else None
+    if window is None:
+        return None
+    tokens = estimate_text_tokens(prompt)
+    if tokens <= window:
+        return None
+    return (
+        f"penguin: this prompt is about {tokens:,} tokens (estimated), more than the context window of "
+        f"{session.provider}/{session.model_id} ({window:,} tokens), so nothing was sent; shorten it, "
+        "or point the agent at a file or a variable ({name}) instead of pasting it"
+    )
 
 
 def _open_cell(
@@ -157,23 +197,22 @@ async def run_cell(line: str, body: str) -> None:
     except CellNotStarted as exc:
         tell(str(exc))
         return
-    from ..kernel_tools.cell_history import previous_cell_text, task_context
-    from ..kernel_tools.expand import PREVIOUS_CELL, cell_references, expand_variables
-    from ..kernel_tools.notebook_cells import cells_by_id
+    from ..kernel_tools.cell_history import task_context
     from ..link.notebook_link import current_cell_id
 
-    references = cell_references(body)
-    cells = await cells_by_id(link, [ref for ref in references if ref != PREVIOUS_CELL])
-    if PREVIOUS_CELL in references:
-        previous = previous_cell_text(shell)
-        if previous is not None:
-            cells[PREVIOUS_CELL] = previous
-    prompt = expand_variables(body.strip(), namespace, cells)
-    cell = _open_cell(runtime, session, opts, prompt, rules, task_context(shell, current_cell_id(shell)))
+    prompt = await _expanded_prompt(shell, link, body, namespace)
+    context = task_context(shell, current_cell_id(shell))
+    too_large = prompt_too_large(session, prompt + context)
+    if too_large is not None:
+        tell(too_large)
+        return
+    cell = _open_cell(runtime, session, opts, prompt, rules, context)
     if cell is None:
         return
     for notice, problem in runtime.sessions.take_dotenv_notices():  # the first use of a folder's .env
         (cell.show_note if problem else cell.show_info)(notice)
+    for start_note in runtime.sessions.take_start_notes():  # the model a provider's key selected
+        cell.show_info(start_note)
     if resumed is not None:
         cell.show_info(resumed)
     for line_shown in (why if str(session.workspace_dir) == workspace else None, note):

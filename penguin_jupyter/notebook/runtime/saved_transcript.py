@@ -18,7 +18,7 @@ from ...redaction import Redactor
 from ..transcript.replay_bundle import ReplayRefused, validate_replay_bundle
 from ..transcript.saved_images import SavedBundle, with_saved_images
 from ..transcript.transcript_bundle import TRANSCRIPT_MIME, static_transcript
-from .user_lines import tell
+from .user_lines import inform
 
 RERUN_LINE = (
     "penguin: this cell's Task already completed and its source is unchanged, so the model was not "
@@ -65,7 +65,7 @@ def show_saved_transcript(saved: SavedBundle, redactor: Redactor) -> str | None:
         mimebundle = rebuilt_transcript(saved.bundle, redactor, saved.images)
     except ReplayRefused as exc:
         return not_replayed_line(str(exc))
-    tell(RERUN_LINE)
+    inform(RERUN_LINE)
     display(mimebundle, raw=True)
     return None
 

@@ -21,6 +21,7 @@ from ...omni import STOP_REASONS, OmniMessage, to_dict
 from ...redaction import EMPTY, Redactor
 from .cost_line import read_task_cost
 from .legacy_card_roles import LEGACY_CARD_ROLES
+from .long_prompts import saved_user_text
 from .saved_images import image_refs
 from .transcript_model import UNDECLARED_CARD, card_roles_of
 from .visible_text import visible_controls
@@ -78,8 +79,15 @@ def _as_saved(data: dict[str, Any]) -> dict[str, Any]:
     """A message as a bundle keeps it. Opaque provider data (signatures, encrypted reasoning) is
     for the provider only: it stays in the trace and never reaches the notebook or the browser
     (docs/protocol.md "Fidelity"). A `stop_reason` of "completed" is the wire's default, so it is
-    left out (every reader puts it back)."""
+    left out (every reader puts it back). A long user message keeps its head and a line saying
+    what is left out (`long_prompts.saved_user_text`)."""
     payload = data["payload"]
+    text = payload.get("text")
+    if payload.get("type") == "text" and payload.get("role") == "user" and isinstance(text, str):
+        kept_text = saved_user_text(text)
+        if kept_text is not text:
+            payload = {**payload, "text": kept_text}
+            data = {**data, "payload": payload}
     if "fidelity" not in payload and payload.get("stop_reason") != "completed":
         return data
     kept = {

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .cost_line import cost_text, read_task_cost
+from .long_prompts import fold
 from .markdown_html import compact_tables, markdown_html
 from .no_fetch_html import image_html, safe_html
 from .transcript_model import (
@@ -85,6 +86,17 @@ def _collapsible_pre(text: str, *, css: str = "") -> str:
     )
 
 
+def _user_text(text: str) -> str:
+    """A user message as Markdown; a long one folds after its head, like long tool output."""
+    folded = fold(text)
+    if not folded.rest:
+        return markdown_html(text)
+    return (
+        f"{markdown_html(folded.head)}<details><summary>{_e(folded.label)}</summary>"
+        f"{markdown_html(folded.rest)}</details>"
+    )
+
+
 def _diff(text: str) -> str:
     rows = []
     for line in text.split("\n"):
@@ -139,10 +151,10 @@ def _block(block: Block) -> str:
             f"<pre>{_e(block.thinking)}</pre></details>"
         )
     if isinstance(block, TextBlock):
-        body = markdown_html(block.text)
         if block.role == "user":
             who = block.sender or "user"
-            return f"<div class='pg-user'><div class='pg-meta'>{_e(who)}</div>{body}</div>"
+            return f"<div class='pg-user'><div class='pg-meta'>{_e(who)}</div>{_user_text(block.text)}</div>"
+        body = markdown_html(block.text)
         failed = (
             ""
             if block.stop_reason == "completed"
@@ -193,7 +205,8 @@ def render_html(bundle: Mapping[str, Any]) -> str:
     meta.append(f"approve {session['approval_mode']}" if session.get("approval_mode") else "")
     status = str(bundle.get("status") or "completed")
     header = (
-        f"<div class='pg-header'>🐧 penguin · {_e(model)} · <span class='pg-status-{_e(status)}'>{_e(status)}</span>"
+        # No emoji: where no colour-emoji font is installed (server images) it was a missing-glyph box.
+        f"<div class='pg-header'>penguin · {_e(model)} · <span class='pg-status-{_e(status)}'>{_e(status)}</span>"
         f"{_undone(bundle.get('undo'))}"
         f"<div class='pg-meta'>{_e(' · '.join(m for m in meta if m))}</div></div>"
     )

@@ -121,6 +121,23 @@ def session_label(session_id: Any) -> str:
     return text if text.startswith("session-") else f"session {text}"
 
 
+# How a failed request's notice starts, by its stop reason: the error text after it names the
+# cause (a host that does not resolve, a refused port, the provider's answer, a silent endpoint),
+# so `timeout` — which the engine uses for every failure that may pass — is not called a timeout.
+_REQUEST_LABELS = {
+    "failed": "request failed",
+    "timeout": "request failed",
+    "malformed": "unusable response",
+    "auth": "credentials refused",
+    "aborted": "request aborted",
+}
+
+
+def request_label(status: Any) -> str:
+    """`request failed`, `unusable response`, … for a `request_end` status (lower case)."""
+    return _REQUEST_LABELS.get(str(status), f"request {status}")
+
+
 def as_wire(message: Any) -> dict[str, Any]:
     """A wire dict for an OmniMessage or an already-decoded wire dict."""
     if isinstance(message, OmniMessage):
@@ -375,7 +392,8 @@ def _retry_text(payload: Mapping[str, Any]) -> tuple[str, str]:
     status = str(payload.get("status"))
     error = payload.get("error_message")
     attempt, wait_ms = payload.get("attempt"), payload.get("retry_in_ms")
-    head = f"Request {status}" + (f": {error}" if error else "")
+    label = request_label(status)
+    head = label[:1].upper() + label[1:] + (f": {error}" if error else "")
     if isinstance(attempt, int) and isinstance(wait_ms, int):
         return "retry", f"{head} — retry {attempt} in {wait_ms / 1000:.1f} s"
     # No wait: nothing is retried (an interrupt, the last attempt), as the live notice says.

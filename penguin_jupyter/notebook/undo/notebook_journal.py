@@ -2,7 +2,8 @@
 
 Owns the `CellChange` records the notebook tools append (kernel_tools/notebook_cells.py: an
 insert's new id; an edit's previous source; a deleted cell, whole, with its index; a run cell's
-previous outputs and execution count) and `restore_cells`, which replays them backwards through
+previous outputs and execution count; each with the label the report names it by: position and
+first line, `cell_label`) and `restore_cells`, which replays them backwards through
 the frontend bridge: inserted cells deleted, previous sources set again (`edit`), deleted cells
 put back at their index and previous outputs set again (`restore_cell`). Without a connected
 frontend nothing is changed and the report says what could not be undone. The bridge protocol is
@@ -30,6 +31,31 @@ class CellChange:
     source: str | None = None  # edit: the source before
     cell: dict[str, Any] | None = None  # delete / run: the cell as it was (nbformat-like)
     index: int | None = None  # delete: where it was
+    label: str = ""  # how the user finds the cell: `cell_label` (its position and first line)
+
+
+LABEL_LINE_CHARS = 40
+
+
+def cell_label(index: Any, source: Any) -> str:
+    """`cell 7 “import pandas as pd”`: the cell's position (1-based, as a reader counts) and its
+    first non-blank line, short — never the raw cell id, which nobody sees in the notebook."""
+    where = f"cell {index + 1}" if isinstance(index, int) and not isinstance(index, bool) and index >= 0 else "cell"
+    if not isinstance(source, str | list):  # not known
+        return where if where != "cell" else "a cell"
+    text = source if isinstance(source, str) else "".join(str(part) for part in source)
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if not first:
+        return f"{where} (empty)" if where != "cell" else "an empty cell"
+    if len(first) > LABEL_LINE_CHARS:
+        first = first[: LABEL_LINE_CHARS - 1] + "…"
+    return f"{where} “{first}”"
+
+
+def cell_source(cell: dict[str, Any] | None) -> str:
+    """The source of a cell as the frontend sent it (a string or nbformat's list of lines)."""
+    source = (cell or {}).get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
 
 
 @dataclass
@@ -39,11 +65,12 @@ class CellsReport:
 
 
 def _phrase(change: CellChange) -> str:
+    label = change.label or "a cell"
     return {
-        "insert": f"removed inserted cell {change.cell_id}",
-        "edit": f"source of cell {change.cell_id}",
-        "delete": f"deleted cell {change.cell_id} back",
-        "run": f"outputs of cell {change.cell_id}",
+        "insert": f"removed the inserted {label}",
+        "edit": f"source of {label} put back",
+        "delete": f"deleted {label} back",
+        "run": f"outputs of {label} put back",
     }[change.op]
 
 

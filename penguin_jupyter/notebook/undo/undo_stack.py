@@ -1,7 +1,8 @@
 """The kernel's undo stack: one `TaskJournal` per `%%penguin` Task of this kernel, newest last.
 
 Owns the Task bracket (`begin` when a cell's Task starts, `end` when it ends: the namespace
-compared with its baseline, the file journal closed, the commands it ran listed), the hook the
+compared with its baseline, the file journal closed, the commands it ran listed; a Task that
+changed nothing undo can put back is not kept, so it offers no Undo), the hook the
 namespace-changing tools call first (`before_namespace_change`, kernel_tools/), the per-session
 file journals (created under the data root, deleted when the session is disposed), and `undo`:
 the most recent not-undone Task (or the one named, if it is that one) put back — notebook,
@@ -53,6 +54,15 @@ class TaskJournal:
     commands: list[str] = field(default_factory=list)
     undone: bool = False
     report: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        """Whether undo has anything to put back: a notebook change, a variable bound, rebound,
+        deleted or changed in place, or a file written. A Task that changed none of these (it only
+        read, answered or ran commands, whose effects no undo reaches) is not offered Undo."""
+        if self.cells or (self.namespace is not None and self.namespace.changed):
+            return True
+        return self.files is not None and bool(self.files.entries(self.task_id))
     # the cell's transcript: updated when the Task's undo state changes (render.ts shows it)
     transcript: Any = None  # TranscriptDisplay
 
@@ -106,6 +116,10 @@ class UndoStack:
         if task.namespace is not None:
             task.namespace.settle(namespace)
         task.commands = commands
+        if not task.changed:  # nothing to undo: no Undo button, and `%penguin undo` skips it
+            if task.files is not None:
+                task.files.discard(task.task_id)
+            return None
         self.tasks.append(task)
         for old in self.tasks[:-MAX_TASKS]:  # forgotten: release the objects and saved files it held
             if old.files is not None:
