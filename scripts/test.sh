@@ -1,17 +1,80 @@
 #!/usr/bin/env bash
-# Set up .venv (package + test extra + Debian chromium for the browser tests), type-check and lint
-# the package, and run pytest.
+# CI (.ci/run) and the README's test command. Sets up .venv (the newest releases pyproject.toml's
+# bounds allow) and .venv-lowest (every declared lower bound), type-checks and lints the package,
+# then runs pytest in passes that share the two cores:
+#   1. the fast tests (not browser) in .venv on two pytest-xdist workers, while mypy runs;
+#   2. the browser tests and the package's own build tests (marker `install`) in .venv, one at a
+#      time (one JupyterLab, one chromium), while the fast tests run again in .venv-lowest;
+#   3. the security tests with every third-party-internal fast path off (PENGUIN_SDK_INTERNALS=off).
+# With arguments, only `pytest "$@"` runs in .venv (after the static checks). PENGUIN_TYPECHECK=0
+# skips mypy and ruff. Each step prints its elapsed time; pytest's "no tests collected" (exit 5)
+# counts as a pass. docs/testing-ci.md explains the split and its figures.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+START=$SECONDS
+LOGS=.ci-logs
+mkdir -p "$LOGS"
+step() { echo "== $1 (at $((SECONDS - START)) s)"; }
+passed() { [ "$1" -eq 0 ] || [ "$1" -eq 5 ]; }  # 5: pytest collected no tests
+PYTEST=(python -m pytest -q -p no:cacheprovider)
+FAST="not browser and not install"
+
 bash scripts/setup.sh --test || exit 1
 . .venv/bin/activate
-# Static checks first (PENGUIN_TYPECHECK=0 skips them): the type checker over the package and
-# ruff (including C901, max-complexity 15) over the package and the tests; a finding fails the run.
-if [ "${PENGUIN_TYPECHECK:-1}" != "0" ]; then
-  python -m mypy penguin_jupyter || { echo "type check failed (mypy penguin_jupyter)"; exit 1; }
-  ruff check penguin_jupyter tests || { echo "lint failed (ruff check penguin_jupyter tests)"; exit 1; }
+step "set up .venv"
+
+static_checks() {
+  [ "${PENGUIN_TYPECHECK:-1}" != "0" ] || return 0
+  ruff check penguin_jupyter tests || { echo "lint failed (ruff check penguin_jupyter tests)"; return 1; }
+  python -m mypy penguin_jupyter || { echo "type check failed (mypy penguin_jupyter)"; return 1; }
+}
+
+if [ $# -gt 0 ]; then
+  static_checks || exit 1
+  "${PYTEST[@]}" "$@"
+  rc=$?
+  if [ "$rc" -eq 5 ]; then echo "pytest collected no tests"; rc=0; fi
+  exit "$rc"
 fi
-python -m pytest -q -p no:cacheprovider "$@"
-rc=$?
-if [ "$rc" -eq 5 ]; then echo "pytest collected no tests"; rc=0; fi
+
+# .venv-lowest is resolved and downloaded while the first pass runs (it is mostly network).
+bash scripts/setup.sh --lowest > "$LOGS/setup-lowest.log" 2>&1 &
+lowest_setup=$!
+static_checks > "$LOGS/static.log" 2>&1 &
+static=$!
+
+step "pass 1: fast tests, newest versions (2 workers)"
+"${PYTEST[@]}" -m "$FAST" -n 2 --dist loadgroup
+fast=$?
+wait "$static"; static_rc=$?
+cat "$LOGS/static.log"
+wait "$lowest_setup"; lowest_setup_rc=$?
+[ "$lowest_setup_rc" -eq 0 ] || { tail -20 "$LOGS/setup-lowest.log"; echo "could not set up .venv-lowest"; }
+step "pass 1 done (fast: $fast, static checks: $static_rc)"
+
+step "pass 2: browser and install tests, newest versions; fast tests at the lowest versions beside them"
+lowest=1
+if [ "$lowest_setup_rc" -eq 0 ]; then
+  .venv-lowest/bin/python -m pytest -q -p no:cacheprovider -m "$FAST" > "$LOGS/lowest.log" 2>&1 &
+  lowest_pid=$!
+fi
+"${PYTEST[@]}" -m "browser or install"
+browser=$?
+if [ "$lowest_setup_rc" -eq 0 ]; then
+  wait "$lowest_pid"; lowest=$?
+  echo "-- fast tests at the lowest versions ($(tr '\n' ' ' < .venv-lowest/lower-bounds.txt)):"
+  tail -40 "$LOGS/lowest.log"
+fi
+step "pass 2 done (browser: $browser, lowest: $lowest)"
+
+step "pass 3: security tests with PENGUIN_SDK_INTERNALS=off"
+PENGUIN_SDK_INTERNALS=off "${PYTEST[@]}" -m security -n 2
+security=$?
+if [ "$security" -eq 5 ]; then echo "no security tests collected"; fi
+step "done"
+
+rc=0
+for part in "fast:$fast" "static checks:$static_rc" "browser:$browser" "lowest versions:$lowest" "security:$security"; do
+  if ! passed "${part##*:}"; then echo "FAILED: ${part%:*} (exit ${part##*:})"; rc=1; fi
+done
 exit "$rc"

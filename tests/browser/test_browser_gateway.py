@@ -10,6 +10,8 @@ Fixtures and page helpers: tests/support/browser.py.
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -18,6 +20,7 @@ from playwright.sync_api import expect
 
 pytest.register_assert_rewrite("tests.support.browser")
 
+from penguin_jupyter.notebook.link.frontend_bridge import PAGE_TARGET  # noqa: E402
 from tests.support.browser import (  # noqa: E402  (after register_assert_rewrite)
     CURRENT_NOTEBOOK,
     JupyterLab,
@@ -25,6 +28,7 @@ from tests.support.browser import (  # noqa: E402  (after register_assert_rewrit
     output_text,
     require_chromium,
     run_all,
+    run_menu_command,
     save,
     wait_cell_done,
     wait_kernel_idle,
@@ -151,3 +155,91 @@ def test_remote_kernel_uses_the_notebooks_folder_and_run_all_reproduces_without_
     assert "the model was not called" in replayed, replayed
     assert "Done: 3 rows." in replayed
     assert len(server.requests) == 3, "Restart & Run All through the gateway called the model again"
+
+
+RESTART_NOTEBOOK = f"{FOLDER}/restart.ipynb"
+KERNEL_CHANNELS = re.compile(r".*/api/kernels/[^/]+/channels.*")
+
+
+def _drop_page_hellos(page) -> list[int]:
+    """From now on the page's bridge hello (its comm_open to the kernel's page target) never
+    reaches the kernel: what a kernel sees when the page's hello does not come in time. Every
+    other message passes both ways. Returns the list the dropped messages are counted in."""
+    dropped: list[int] = []
+    marker = PAGE_TARGET.encode()
+
+    def route(ws) -> None:
+        server = ws.connect_to_server()
+
+        def from_page(message) -> None:
+            data = message.encode() if isinstance(message, str) else message
+            if b"comm_open" in data and marker in data:
+                dropped.append(len(data))
+                return
+            server.send(message)
+
+        ws.on_message(from_page)
+        server.on_message(ws.send)
+
+    page.route_web_socket(KERNEL_CHANNELS, route)
+    return dropped
+
+
+LAST_CELL = "import uuid\nprint('run', uuid.uuid4().hex)"  # a new line on every run
+
+
+def _run_all_until_done(page, attempts: int = 3) -> None:
+    """Run All until the last cell printed a new line; when the upstream gateway race leaves the
+    cells not run (`[*]` or `[ ]` with the kernel idle, docs/notebook-runtime.md "Remote kernels"),
+    reload and Run All again, as a user does. (A reloaded page shows the saved prompts and
+    outputs, so only a new output says the cells ran.)"""
+    for attempt in range(attempts):
+        before = output_text(page, 2) if cell(page, 2).count() else ""
+        run_all(page)
+        deadline = time.monotonic() + 45
+        while time.monotonic() < deadline:
+            now = output_text(page, 2)
+            if now.startswith("run ") and now != before:
+                wait_cell_done(page, 2)
+                return
+            time.sleep(0.25)
+        if attempt == attempts - 1:
+            raise AssertionError(f"Run All did not run the cells {attempts} times in a row")
+        page.reload()
+        page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell").first.wait_for()
+        _wait_gateway_kernel_idle(page)
+
+
+def test_restart_and_run_all_then_reload_and_run_all_replays_without_the_model(page, lab, scripted):
+    """Kernel ▸ Restart Kernel and Run All Cells, the page reloaded at once (what a user does when
+    the upstream race of docs/notebook-runtime.md "Remote kernels" leaves the cells `[*]`; here the
+    reload comes right after the restart, every time), then Run All — with the page's bridge hello
+    never reaching the kernel (the hello that names the notebook came too late): the kernel
+    finds its saved notebook by the cell's id in the gateway's `KERNEL_WORKING_DIR`, the completed
+    `%%penguin` cell shows its saved transcript and the model gets no request."""
+    server = scripted([{"text": "Counted: 3 rows.", "delay_ms": 200}, {"text": "asked again"}])
+    (lab.root_dir / FOLDER).mkdir(exist_ok=True)
+    path = lab.write_notebook(RESTART_NOTEBOOK, "%%penguin\nCount the rows", LAST_CELL)
+    page.goto(lab.notebook_url(RESTART_NOTEBOOK))
+    page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell").first.wait_for()
+    lab.wait_kernel_connected(RESTART_NOTEBOOK)
+    _wait_gateway_kernel_idle(page)
+    _run_all_until_done(page)
+    transcript = cell(page, 1).locator(".penguin-transcript")
+    transcript.wait_for(timeout=120_000)
+    expect(transcript).to_contain_text("Counted: 3 rows.")
+    assert len(server.requests) == 1
+    save(page, path)
+
+    dropped = _drop_page_hellos(page)
+    run_menu_command(page, "Kernel", "Restart Kernel and Run All Cells…")
+    page.locator(".jp-Dialog .jp-mod-accept").click()
+    page.reload()  # right after the restart: the page that asked for Run All is gone
+    page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell").first.wait_for()
+    _wait_gateway_kernel_idle(page)
+    _run_all_until_done(page)
+    replayed = output_text(page, 1)
+    assert dropped, "the page sent no bridge hello to drop"
+    assert len(server.requests) == 1, f"Run All after the reload called the model again:\n{replayed}"
+    assert "the model was not called" in replayed, replayed
+    assert "Counted: 3 rows." in replayed

@@ -23,6 +23,8 @@ import pytest
 
 from tests.support.transcript import REPO
 
+pytestmark = pytest.mark.install  # builds the package: not part of the lowest-versions pass (scripts/test.sh)
+
 EXT_NAME = "penguin-jupyter"
 ENABLED_LINE = re.compile(r"penguin-jupyter v\d+\.\d+\.\d+\S* enabled OK \(python, penguin_jupyter\)")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

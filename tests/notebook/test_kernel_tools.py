@@ -405,7 +405,7 @@ def test_python_timeout_option_ends_long_code_and_the_next_cell_runs(tmp_path):
             kernel.close()
     _ok(bad)
     assert bad.stderr == (
-        "penguin: python-timeout needs a number of seconds >= 0 (0 = no limit), got 'soon'\n"
+        "penguin: python-timeout needs a number of seconds from 0 to 604800 (0 = no limit), got 'soon'\n"
     )
     _ok(cell)
     requests = server.requests

@@ -5,6 +5,7 @@ runtime/workspace.py). The real gateway run is tests/browser/test_browser_gatewa
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -221,3 +222,110 @@ def test_a_gateway_kernel_replays_the_saved_transcript_once_the_page_says_where_
     assert "the model was not called" in result.notes, result.stderr
     assert "SAVED-ANSWER" in str(result.final_bundles() or [m["content"] for m in result.messages])
     assert server.requests == []
+
+
+# --- a gateway kernel no page says hello to: the cell's id finds the saved notebook, or one line says why not ---
+
+
+def _saved_penguin_notebook(path: Path, cell_id: str, source: str, answer: str) -> None:
+    import nbformat
+
+    from penguin_jupyter.notebook.transcript.transcript_bundle import TRANSCRIPT_MIME, make_bundle
+    from penguin_jupyter.omni import assistant_text, user_text
+    from tests.support.forged_notebook import write_notebook
+
+    bundle = make_bundle(
+        [user_text(source.partition("\n")[2]), assistant_text(answer)],
+        session_info={"session_id": "session-saved", "provider": "openai", "model_id": "m", "workspace": str(path.parent)},
+        status="completed",
+    )
+    cell = nbformat.v4.new_code_cell(source, id=cell_id, execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("display_data", data={TRANSCRIPT_MIME: bundle, "text/plain": "t"})]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_notebook(path, [cell])
+    notebook = json.loads(path.read_text())
+    notebook["metadata"]["penguin"] = {"session_id": "session-of-the-saved-notebook"}  # what a save keeps
+    path.write_text(json.dumps(notebook))
+
+
+def _pageless_gateway_kernel(tmp_path: Path, folder: Path, answers: list[str]):
+    """A kernel started as a gateway starts it (another directory, `KERNEL_WORKING_DIR` = the
+    notebook's folder, no `JPY_SESSION_NAME`) that no notebook page ever says hello to: the
+    cells carry JupyterLab's cell ids, but the page went away (reloaded right after Restart & Run
+    All) or its hello did not come in time."""
+    import os
+
+    from penguin_jupyter.testing import ScriptedModelServer
+    from tests.support.kernel import KernelHarness, kernel_env
+    from tests.support.session import configure_model
+
+    server = ScriptedModelServer([{"text": answer} for answer in answers]).start()
+    configure_model(Path(os.environ["PENGUIN_HOME"]), server)
+    kernel_cwd = tmp_path / "gateway-cwd"
+    kernel_cwd.mkdir()
+    env = kernel_env({"KERNEL_WORKING_DIR": str(folder)})
+    env.pop("JPY_SESSION_NAME", None)
+    kernel = KernelHarness(str(kernel_cwd), env)
+    assert kernel.execute("%load_ext penguin_jupyter").reply["content"]["status"] == "ok"
+    return server, kernel
+
+
+@pytest.mark.kernel
+def test_a_gateway_kernel_no_page_answers_finds_the_saved_transcript_by_the_cells_id(tmp_path):
+    folder = tmp_path / "server" / "project"
+    source = "%%penguin\nSummarize the data"
+    _saved_penguin_notebook(folder / "remote.ipynb", "agent", source, "SAVED-ANSWER: three species.")
+    (folder / "other.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    server, kernel = _pageless_gateway_kernel(tmp_path, folder, ["a new answer"])
+    try:
+        result = kernel.execute(source, cell_id="agent", timeout=120)
+        resumed = kernel.execute("%%penguin\nAnd now?", cell_id="next", timeout=120)
+    finally:
+        kernel.close()
+        server.stop()
+    assert result.reply["content"]["status"] == "ok", result.stderr
+    assert "the model was not called" in result.stderr, result.stderr
+    assert "SAVED-ANSWER" in str(result.final_bundles())
+    assert "asking the model" not in result.stderr
+    # the notebook it found is this kernel's from then on: the next cell tries the session it names
+    assert "session-of-the-saved-notebook" in resumed.stderr, resumed.stderr
+    assert len(server.requests) == 1
+
+
+@pytest.mark.kernel
+def test_a_gateway_kernel_that_cannot_identify_its_notebook_says_so_before_asking_the_model(tmp_path):
+    folder = tmp_path / "server" / "project"
+    source = "%%penguin\nSummarize the data"
+    _saved_penguin_notebook(folder / "remote.ipynb", "agent", source, "SAVED-ANSWER: one.")
+    _saved_penguin_notebook(folder / "remote-Copy1.ipynb", "agent", source, "SAVED-ANSWER: another.")
+    server, kernel = _pageless_gateway_kernel(tmp_path, folder, ["first new answer", "second new answer"])
+    try:
+        unsaved = kernel.execute("%%penguin\nA cell never saved", cell_id="fresh", timeout=120)
+        copies = kernel.execute(source, cell_id="agent", timeout=120)
+    finally:
+        kernel.close()
+        server.stop()
+    assert len(server.requests) == 2
+    lines = [line for line in unsaved.stderr.splitlines() if "asking the model" in line]
+    assert len(lines) == 1, unsaved.stderr
+    assert "this kernel was not told its notebook and no notebook page said where it is" in lines[0]
+    assert f"no saved notebook in {folder.resolve()} holds this cell" in lines[0], lines[0]
+    lines = [line for line in copies.stderr.splitlines() if "asking the model" in line]
+    assert len(lines) == 1, copies.stderr
+    assert f"2 saved notebooks in {folder.resolve()} hold this cell" in lines[0], lines[0]
+    assert "remote.ipynb" in lines[0] and "remote-Copy1.ipynb" in lines[0]
+    assert "SAVED-ANSWER" not in str(copies.final_bundles())  # neither copy is guessed
+
+
+def test_the_cell_id_search_opens_only_regular_notebook_files(tmp_path):
+    """A FIFO or a device named *.ipynb in the folder is never opened (it would block or never end)."""
+    import os
+
+    from penguin_jupyter.notebook.kernel_tools.notebook_file import notebooks_holding_cell
+
+    _saved_penguin_notebook(tmp_path / "real.ipynb", "agent", "%%penguin\nHi", "hello")
+    os.mkfifo(tmp_path / "pipe.ipynb")
+    (tmp_path / "zero.ipynb").symlink_to("/dev/zero")
+    (tmp_path / "other.ipynb").write_text('{"cells": [{"id": "agent-2"}]}')  # an id that only starts alike
+    assert notebooks_holding_cell(str(tmp_path), "agent") == [str(tmp_path / "real.ipynb")]
+    assert notebooks_holding_cell(str(tmp_path / "missing"), "agent") == []

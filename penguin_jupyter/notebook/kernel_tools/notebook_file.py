@@ -117,6 +117,26 @@ class _Refusals:
 _REFUSED = _Refusals()
 
 
+def notebooks_holding_cell(directory: str, cell_id: str) -> list[str]:
+    """The .ipynb files in `directory` (the newest MAX_SCANNED_NOTEBOOKS; regular files of at most
+    MAX_NOTEBOOK_BYTES, `read_notebook_bytes`) whose text holds the cell id `cell_id` (a JSON
+    string): how a kernel that was not told its notebook, and heard from no page, identifies it by
+    the running cell. Only a candidate list: copies of a notebook share their cell ids."""
+    needle = json.dumps(cell_id).encode()
+    try:
+        candidates = sorted(Path(directory).glob("*.ipynb"), key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        return []
+    found = []
+    for path in candidates[:MAX_SCANNED_NOTEBOOKS]:
+        try:
+            if needle in read_notebook_bytes(str(path)):
+                found.append(str(path))
+        except NotebookFileError:
+            continue  # not a regular file (a FIFO, a device), too large, unreadable
+    return found
+
+
 def read_saved_cells(path: str) -> list[dict[str, object]]:
     """The saved cells with `index` added (nbformat 4 JSON, read without nbformat). A file that
     cannot be used raises NotebookFileError (one line), the same line again without reading it

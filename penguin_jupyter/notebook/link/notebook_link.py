@@ -22,6 +22,7 @@ from ..kernel_tools.notebook_file import (
     NotebookFileError,
     locate_notebook,
     normalize_cell_source,
+    notebooks_holding_cell,
 )
 from ..kernel_tools.notebook_place import notebook_place, page_hello
 from ..kernel_tools.saved_notebook_cache import SAVED_NOTEBOOKS, SavedNotebookCache, SavedNotebookIndex
@@ -41,6 +42,16 @@ class TaskCells:
     workspace: str = ""
 
 
+@dataclass(frozen=True)
+class SavedLookup:
+    """What the cell-start replay check found: the saved transcript bundle of this unchanged,
+    completed cell (None: there is none), or, when the saved notebook could not be identified at
+    all, why (one clause for the line the cell shows before it asks the model)."""
+
+    bundle: SavedBundle | None = None
+    unknown: str | None = None
+
+
 class NotebookLink:
     """One kernel's view of its notebook (bridge when the frontend has the extension)."""
 
@@ -55,6 +66,7 @@ class NotebookLink:
         self.insert_lock = asyncio.Lock()
         self.completed: dict[str, tuple[str, dict[str, Any]]] = {}  # cell id → (source hash, bundle)
         self._metadata_session: str | None = None
+        self._located: str | None = None  # the saved notebook found by a running cell's id (see locate_by_cell)
         self.saved_notebooks: SavedNotebookCache = SAVED_NOTEBOOKS
         set_cell_source_lookup(self.known_source)
 
@@ -71,8 +83,8 @@ class NotebookLink:
         """The saved notebook: named by the host or placed by the page's hello (a remote kernel),
         else found by the running cell's source."""
         named = notebook_place(getattr(self.shell, "user_ns", None), page_hello(self.shell)).notebook
-        if named or not self.task.cell_source:
-            return named
+        if named or self._located or not self.task.cell_source:
+            return named or self._located
         for directory in dict.fromkeys((self.task.workspace, os.getcwd())):
             found = locate_notebook(directory, self.task.cell_source) if directory else None
             if found:
@@ -137,14 +149,43 @@ class NotebookLink:
     def saved_completed_bundle(self, cell_source: str) -> SavedBundle | None:
         """The completed transcript bundle this cell already has, if its source is unchanged (as
         data: runtime/saved_transcript.py checks it before showing anything)."""
+        return self.saved_transcript(cell_source).bundle
+
+    def saved_transcript(self, cell_source: str) -> SavedLookup:
+        """The running cell's saved transcript (`saved_completed_bundle`), or why the saved
+        notebook could not be identified: the host did not name it, no page said where it is
+        (a gateway kernel whose page's hello did not come in time) and the folder it would be in
+        holds no single notebook with this cell id."""
         cell_id = current_cell_id(self.shell)
         if not cell_id:
-            return None
+            return SavedLookup()
         remembered = self.completed.get(cell_id)
         if remembered is not None and remembered[0] == source_hash(cell_source):
-            return SavedBundle(remembered[1])
+            return SavedLookup(SavedBundle(remembered[1]))
+        if self.file_path() is None:
+            unknown = self.locate_by_cell(cell_id)
+            if unknown is not None:
+                return SavedLookup(unknown=unknown)
         saved = self._saved_index()
-        return saved.completed_bundle(cell_id, cell_source) if saved is not None else None
+        return SavedLookup(saved.completed_bundle(cell_id, cell_source) if saved is not None else None)
+
+    def locate_by_cell(self, cell_id: str) -> str | None:
+        """Identify the saved notebook by the running cell's id in the folder the notebook is in
+        (the gateway's `KERNEL_WORKING_DIR`, else the kernel's working directory): exactly one
+        notebook there holding that id is this kernel's from now on. Returns None when found,
+        else why not (one clause). Copies of a notebook share cell ids: two or more matches are
+        not guessed between."""
+        place = notebook_place(getattr(self.shell, "user_ns", None), page_hello(self.shell))
+        directory = place.directory or os.getcwd()
+        found = notebooks_holding_cell(directory, cell_id)
+        if len(found) == 1:
+            self._located = found[0]
+            return None
+        told = place.unseen or "this kernel was not told its notebook and no notebook page said where it is"
+        if not found:
+            return f"{told}, and no saved notebook in {directory} holds this cell"
+        names = ", ".join(os.path.basename(path) for path in found[:3])
+        return f"{told}, and {len(found)} saved notebooks in {directory} hold this cell ({names})"
 
     def _saved_index(self) -> SavedNotebookIndex | None:
         """The saved notebook as the cell-start checks see it (parsed again only when the file

@@ -21,7 +21,12 @@ from .cell_rules import CellRules, cell_rules
 from .kernel_runtime import ALREADY_RUNNING, KernelRuntime, kernel_runtime
 from .kernel_sessions import SessionStartError
 from .options import CellOptions, OptionError, parse_cell_options
-from .saved_transcript import penguin_cell_source, show_saved_transcript, transcript_bundle_of
+from .saved_transcript import (
+    penguin_cell_source,
+    show_saved_transcript,
+    transcript_bundle_of,
+    unknown_notebook_line,
+)
 from .user_lines import tell
 from .workspace import choose_workspace, resolve_workspace
 
@@ -173,6 +178,30 @@ def _open_cell(
     return cell
 
 
+def _replayed(
+    runtime: KernelRuntime,
+    link: NotebookLink | None,
+    opts: CellOptions,
+    source: str,
+    namespace: dict[str, object],
+    hello: Mapping[str, Any] | None,
+) -> bool:
+    """Whether the cell showed its saved transcript instead of asking the model (Run All
+    reproduces; what validates); when it did not, the line saying why, if there is one."""
+    if link is None or opts.rerun:
+        return False
+    saved = link.saved_transcript(source)
+    if saved.bundle is not None:
+        redactor = runtime.sessions.redactor_for(resolve_workspace(opts.workspace, namespace, hello=hello))
+        refused = show_saved_transcript(saved.bundle, redactor)
+        if refused is None:
+            return True
+        tell(refused)
+    elif saved.unknown is not None:  # never a silent model call instead of a replay
+        tell(unknown_notebook_line(saved.unknown))
+    return False
+
+
 async def run_cell(line: str, body: str) -> None:
     """What a `%%penguin` cell executes (via the input transformer)."""
     shell = current_shell()
@@ -183,14 +212,8 @@ async def run_cell(line: str, body: str) -> None:
     try:
         opts = _options(line, body)
         hello = await _page_hello(shell, namespace) if link is not None else None
-        if link is not None and not opts.rerun:
-            saved = link.saved_completed_bundle(source)
-            if saved is not None:  # Run All reproduces without the model (what validates)
-                redactor = runtime.sessions.redactor_for(resolve_workspace(opts.workspace, namespace, hello=hello))
-                refused = show_saved_transcript(saved, redactor)
-                if refused is None:
-                    return
-                tell(refused)
+        if _replayed(runtime, link, opts, source, namespace, hello):
+            return
         workspace, why = _workspace(opts, namespace, hello)
         rules = _rules(workspace)
         session, resumed, note = await _session(runtime, link, opts, workspace)

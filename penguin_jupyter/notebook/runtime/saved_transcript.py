@@ -4,8 +4,8 @@ Owns the cell-source form used to recognise an unchanged cell and the replay its
 bundle is checked (transcript/replay_bundle.py) and its validated messages are rebuilt into the
 cell's output through `static_transcript`, the same redacted, no-fetch path a live Task ends
 with; nothing else the saved cell held (its other outputs, its HTML, its plain text, its notes)
-is shown again. One line says the model was not called, or why the bundle was not replayed (then
-the cell asks the model as usual). Deciding *whether* a cell qualifies is notebook_link.py's.
+is shown again. One line says the model was not called, or why the bundle was not replayed, or
+why the saved notebook could not be found at all (then the cell asks the model as usual). Deciding *whether* a cell qualifies is notebook_link.py's.
 See docs/notebook-runtime.md "Replay".
 """
 
@@ -33,6 +33,15 @@ def penguin_cell_source(line: str, body: str) -> str:
 
 def not_replayed_line(reason: str) -> str:
     return f"penguin: the saved transcript was not replayed ({reason}); asking the model."
+
+
+def unknown_notebook_line(why: str) -> str:
+    """Said before a cell that may have a saved transcript asks the model because its saved
+    notebook could not be identified (a gateway kernel that heard from no page in time)."""
+    return (
+        f"penguin: asking the model: this cell's saved transcript could not be looked for ({why}; "
+        'README "Remote kernels and gateways")'
+    )
 
 
 def rebuilt_transcript(bundle: Any, redactor: Redactor, images: Sequence[str] = ()) -> dict[str, Any]:
