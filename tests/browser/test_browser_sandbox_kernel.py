@@ -8,8 +8,9 @@ The server is the hardened JupyterLab the docs give ("Your browser is outside th
 Content-Security-Policy and the JavaScript renderer disabled. There, what the kernel publishes
 around the no-fetch filter (ipykernel's session directly: an inline script, an `onerror`
 handler, `application/javascript`, a remote image) neither runs nor loads, while penguin's live
-widgets and transcript work. (Without the hardening the same outputs run in the page and fetch:
-measured while writing this, the script set its flag and the counting server got the image.)"""
+widgets and transcript work. The control (`test_without_the_hardening_the_same_outputs_run_and_fetch`)
+runs the same cell in the same JupyterLab without the hardening: there the script runs or the
+counting server gets the image, so the hardened test's "neither runs nor loads" can fail."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -65,11 +67,13 @@ BYPASS = (
 
 
 class SandboxLab(JupyterLab):
-    """The hardened JupyterLab (docs: a Content-Security-Policy, no JavaScript renderer) with the
-    sandboxed kernelspec on its data path and its provisioner importable."""
+    """JupyterLab with the sandboxed kernelspec on its data path and its provisioner importable;
+    hardened (docs: a Content-Security-Policy, no JavaScript renderer) unless told otherwise."""
 
-    def __init__(self, base: Path) -> None:
-        super().__init__(base, extra_args=(f'--ServerApp.tornado_settings={{"headers": {{"Content-Security-Policy": "{HARDENED_CSP}"}}}}',))
+    def __init__(self, base: Path, hardened: bool = True) -> None:
+        csp = f'--ServerApp.tornado_settings={{"headers": {{"Content-Security-Policy": "{HARDENED_CSP}"}}}}'
+        super().__init__(base, extra_args=(csp,) if hardened else ())
+        self.hardened = hardened
 
     def env(self) -> dict[str, str]:
         env = super().env()
@@ -84,16 +88,16 @@ class SandboxLab(JupyterLab):
         (kernels / KERNEL_NAME).symlink_to(KERNELS_DIR / KERNEL_NAME, target_is_directory=True)
         page_config = self.home / ".jupyter" / "labconfig" / "page_config.json"
         config = json.loads(page_config.read_text())
-        config["disabledExtensions"]["@jupyterlab/javascript-extension"] = True
+        if self.hardened:
+            config["disabledExtensions"]["@jupyterlab/javascript-extension"] = True
         page_config.write_text(json.dumps(config))
 
 
-@pytest.fixture(scope="module")
-def sandbox_lab() -> Iterator[JupyterLab]:
+def _lab(hardened: bool) -> Iterator[SandboxLab]:
     require_chromium()
     # not under /tmp: the sandbox has its own /tmp, so a home folder there is not what it protects
     base = Path(tempfile.mkdtemp(prefix="pj-lab-sandbox-", dir="/var/tmp"))
-    server = SandboxLab(base).start()
+    server = SandboxLab(base, hardened=hardened).start()
     try:
         yield server
     finally:
@@ -101,15 +105,34 @@ def sandbox_lab() -> Iterator[JupyterLab]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def sandbox_lab() -> Iterator[SandboxLab]:
+    yield from _lab(hardened=True)
+
+
 @pytest.fixture
-def sandbox_page(browser, sandbox_lab):  # type: ignore[no-untyped-def]
+def unhardened_lab() -> Iterator[SandboxLab]:
+    yield from _lab(hardened=False)
+
+
+def _page(browser: Any, lab: SandboxLab) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(60_000)
     try:
         yield context.new_page()
     finally:
         context.close()
-        sandbox_lab.shutdown_kernels()
+        lab.shutdown_kernels()
+
+
+@pytest.fixture
+def sandbox_page(browser, sandbox_lab):  # type: ignore[no-untyped-def]
+    yield from _page(browser, sandbox_lab)
+
+
+@pytest.fixture
+def unhardened_page(browser, unhardened_lab):  # type: ignore[no-untyped-def]
+    yield from _page(browser, unhardened_lab)
 
 
 def _notebook(lab: JupyterLab, name: str, *sources: str) -> Path:
@@ -122,13 +145,36 @@ def _notebook(lab: JupyterLab, name: str, *sources: str) -> Path:
 
 
 def test_the_launcher_shows_the_sandboxed_kernel_and_a_penguin_cell_runs_in_it(sandbox_page, sandbox_lab):
-    from penguin_jupyter.testing import ScriptedModelServer
-
     page = sandbox_page
     page.goto(f"{sandbox_lab.url}/lab?reset&token={sandbox_lab.token}")
     cards = page.locator(".jp-LauncherCard", has_text=re.compile(r"^Python 3 \(penguin sandbox\)$"))
     cards.first.wait_for()
     assert cards.count() >= 2  # a notebook and a console
+
+    pwned, hits, text = _run_the_cell(page, sandbox_lab)
+    assert pwned is None and hits == [], (pwned, hits)
+    assert "Done in the sandbox." in text
+    assert "penguin: this kernel runs in the penguin sandbox, and so do your own cells" in text
+    assert "in the sandboxed kernel" in text and "home: Read-only file system" in text
+    assert cell(page, 1).get_by_role("button", name="Approve").count() == 0
+    assert (sandbox_lab.root_dir / "made-in-sandbox.txt").read_text() == "ok"
+    assert not (sandbox_lab.home / "escaped.txt").exists()
+    kernels = sandbox_lab.api("GET", "/api/kernels")
+    assert [k["name"] for k in kernels] == [KERNEL_NAME]
+
+
+def test_without_the_hardening_the_same_outputs_run_and_fetch(unhardened_page, unhardened_lab):
+    """The control: the kernel's walls do not cover the browser; only the hardening does."""
+    pwned, hits, text = _run_the_cell(unhardened_page, unhardened_lab)
+    assert "Done in the sandbox." in text and "home: Read-only file system" in text
+    assert pwned is not None or hits, "the bypass neither ran nor loaded without the hardening"
+
+
+def _run_the_cell(page: Any, lab: SandboxLab) -> tuple[object, list[object], str]:
+    """Run a `%%penguin --approve auto` cell in the sandboxed kernel whose `run_python` writes,
+    then publishes around the no-fetch filter; what the page ran, what the counting server got,
+    and the cell's output text."""
+    from penguin_jupyter.testing import ScriptedModelServer
 
     counting = CountingServer()
     server = ScriptedModelServer(
@@ -139,9 +185,9 @@ def test_the_launcher_shows_the_sandboxed_kernel_and_a_penguin_cell_runs_in_it(s
         ]
     ).start()
     try:
-        sandbox_lab.use_model_server(server)
-        _notebook(sandbox_lab, "sandboxed.ipynb", "%load_ext penguin_jupyter", "%%penguin --approve auto\nWrite a file here.")
-        open_notebook(page, sandbox_lab, "sandboxed.ipynb")
+        lab.use_model_server(server)
+        _notebook(lab, "sandboxed.ipynb", "%load_ext penguin_jupyter", "%%penguin --approve auto\nWrite a file here.")
+        open_notebook(page, lab, "sandboxed.ipynb")
         assert page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-KernelName").inner_text() == "Python 3 (penguin sandbox)"
         run_all(page)
         cell(page, 1).locator(".widget-html-content", has_text="kernel: sandboxed").first.wait_for()  # the live header
@@ -151,15 +197,8 @@ def test_the_launcher_shows_the_sandboxed_kernel_and_a_penguin_cell_runs_in_it(s
         text = cell(page, 1).locator(".jp-Cell-outputArea").text_content() or ""  # folded cards too
         time.sleep(1.0)  # an image or a script would have loaded by now
         pwned = page.evaluate("window.__pwned")
+        hits = list(counting.hits)
     finally:
         server.stop()
         counting.close()
-    assert pwned is None and counting.hits == [], (pwned, counting.hits)
-    assert "Done in the sandbox." in text
-    assert "penguin: this kernel runs in the penguin sandbox, and so do your own cells" in text
-    assert "in the sandboxed kernel" in text and "home: Read-only file system" in text
-    assert cell(page, 1).get_by_role("button", name="Approve").count() == 0
-    assert (sandbox_lab.root_dir / "made-in-sandbox.txt").read_text() == "ok"
-    assert not (sandbox_lab.home / "escaped.txt").exists()
-    kernels = sandbox_lab.api("GET", "/api/kernels")
-    assert [k["name"] for k in kernels] == [KERNEL_NAME]
+    return pwned, hits, text
