@@ -4,7 +4,8 @@
 # then runs pytest in passes that share the two cores:
 #   1. the fast tests (not browser) in .venv on two pytest-xdist workers, while mypy runs;
 #   2. the browser tests and the package's own build tests (marker `install`) in .venv, one at a
-#      time (one JupyterLab, one chromium), while the fast tests run again in .venv-lowest;
+#      time (one JupyterLab, one chromium), while the unit tests (the fast tests that start no
+#      kernel) and the seams tests run again in .venv-lowest;
 #   3. the security tests with every third-party-internal fast path off (PENGUIN_SDK_INTERNALS=off).
 # With arguments, only `pytest "$@"` runs in .venv (after the static checks). PENGUIN_TYPECHECK=0
 # skips mypy and ruff. Each step prints its elapsed time; pytest's "no tests collected" (exit 5)
@@ -18,6 +19,7 @@ step() { echo "== $1 (at $((SECONDS - START)) s)"; }
 passed() { [ "$1" -eq 0 ] || [ "$1" -eq 5 ]; }  # 5: pytest collected no tests
 PYTEST=(python -m pytest -q -p no:cacheprovider)
 FAST="not browser and not install"
+LOWEST="not browser and not install and (not kernel or seams)"
 
 bash scripts/setup.sh --test || exit 1
 . .venv/bin/activate
@@ -52,17 +54,17 @@ wait "$lowest_setup"; lowest_setup_rc=$?
 [ "$lowest_setup_rc" -eq 0 ] || { tail -20 "$LOGS/setup-lowest.log"; echo "could not set up .venv-lowest"; }
 step "pass 1 done (fast: $fast, static checks: $static_rc)"
 
-step "pass 2: browser and install tests, newest versions; fast tests at the lowest versions beside them"
+step "pass 2: browser and install tests, newest versions; unit and seams tests at the lowest versions beside them"
 lowest=1
 if [ "$lowest_setup_rc" -eq 0 ]; then
-  .venv-lowest/bin/python -m pytest -q -p no:cacheprovider -m "$FAST" > "$LOGS/lowest.log" 2>&1 &
+  .venv-lowest/bin/python -m pytest -q -p no:cacheprovider -m "$LOWEST" > "$LOGS/lowest.log" 2>&1 &
   lowest_pid=$!
 fi
 "${PYTEST[@]}" -m "browser or install"
 browser=$?
 if [ "$lowest_setup_rc" -eq 0 ]; then
   wait "$lowest_pid"; lowest=$?
-  echo "-- fast tests at the lowest versions ($(tr '\n' ' ' < .venv-lowest/lower-bounds.txt)):"
+  echo "-- unit and seams tests at the lowest versions ($(tr '\n' ' ' < .venv-lowest/lower-bounds.txt)):"
   tail -40 "$LOGS/lowest.log"
 fi
 step "pass 2 done (browser: $browser, lowest: $lowest)"

@@ -45,6 +45,7 @@ ALLOWED: dict[str, set[str]] = {
     "subagent_runner": {"omni", "interfaces", "session", "spending"},
     "agent": _CORE | {"session", "subagent_runner", "spending"},
     "notebook": _CORE | {"session", "agent", "subagent_runner", "testing", "session_images", "spending"},
+    "kernel_sandbox": {"omni", "interfaces", "environment", "state"} | _LEAVES,
     "__init__": {"session", "agent", "notebook"},
 }
 UI_PACKAGES = ("IPython", "ipywidgets", "ipykernel")

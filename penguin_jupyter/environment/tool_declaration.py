@@ -209,7 +209,8 @@ class ToolDeclaration(Generic[ArgumentsT]):
     arguments model's fields (`roles`); `saved_rule` says which saved rule "Save to project" may
     offer (None: by its roles — a command rule for a tool with a `ShellCommand`, a path rule for
     one with path arguments, else one for the whole tool); `declared` is False only for the
-    default of a tool nobody declared (`undeclared`)."""
+    default of a tool nobody declared (`undeclared`); `in_kernel`: the tool acts only inside the
+    kernel process and on the notebook attached to it (a sandboxed kernel confines it)."""
 
     name: str
     description: str
@@ -220,6 +221,7 @@ class ToolDeclaration(Generic[ArgumentsT]):
     for_model: Literal["vision", "text-only"] | None = None
     saved_rule: SavedRule | None = None
     declared: bool = True
+    in_kernel: bool = False
 
     @property
     def roles(self) -> ArgumentRoles:

@@ -2,7 +2,8 @@
 
 Owns `exclusive(path)`: a per-path thread lock plus an `fcntl.flock` on a sibling lock file
 (`.<name>.lock`, mode 0600, never opened through a symlink) held for the duration of the block, so two threads, kernels or
-processes updating the same config never lose each other's change. Writing the new content
+processes updating the same config never lose each other's change; a child forked while a lock
+is held does not keep it. Writing the new content
 atomically is `toml_writer.write_private_file`'s job. Where `fcntl` is missing (Windows) only
 the thread lock applies.
 """
@@ -24,6 +25,21 @@ except ImportError:  # pragma: no cover
 
 _GUARD = threading.Lock()
 _THREAD_LOCKS: dict[str, threading.Lock] = {}
+_HELD: set[int] = set()  # the lock files this process holds open right now
+
+
+def _forget_in_child() -> None:
+    """A child forked while a lock is held (code in `run_python` calling `os.fork` for a daemon)
+    closes its copies: an flock belongs to the open file, which the child would otherwise keep
+    locked after the parent let go, and the next `exclusive` of the parent would wait forever."""
+    for fd in list(_HELD):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def lock_file_for(path: Path) -> Path:
@@ -49,8 +65,10 @@ def exclusive(path: Path) -> Iterator[None]:
             yield
             return
         fd = open_private(lock_file_for(path), os.O_RDWR | os.O_CREAT)
+        _HELD.add(fd)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
+            _HELD.discard(fd)
             os.close(fd)  # closing releases the flock

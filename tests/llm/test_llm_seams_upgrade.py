@@ -35,6 +35,8 @@ from penguin_jupyter.omni import user_text
 from penguin_jupyter.seams import status_lines
 from tests.support.llm import collect
 
+pytestmark = pytest.mark.seams
+
 logging.basicConfig(level=logging.WARNING, format="LOG %(message)s", stream=sys.stderr)
 url, key, client_type = sys.argv[1:4]
 model = GenerativeModel(GenerativeModelConfig(model_id="any-model", client_type=client_type, api_key=key, base_url=url))

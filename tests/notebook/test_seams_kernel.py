@@ -30,7 +30,7 @@ from tests.support.run_python_no_fetch import hostile_display_code
 from tests.support.session import configure_model
 from tests.support.upgrade import renamed_package
 
-pytestmark = [pytest.mark.kernel, pytest.mark.security]
+pytestmark = [pytest.mark.kernel, pytest.mark.security, pytest.mark.seams]
 
 KEY = "tok-sink-Qm7Vx2Lp9Rb4Wc8Zt3Nh"
 VARIABLE = "SINK_TEST_TOKEN"

@@ -1,6 +1,6 @@
 """Kernel-level test support: a real ipykernel driven through jupyter_client.
 
-Owns `KernelHarness`: start a kernel (IPC transport) in a directory with a given environment,
+Owns `KernelHarness`: start a kernel (IPC transport; `python3` or another kernelspec) in a directory with a given environment,
 execute code, collect iopub traffic, answer stdin prompts, click ipywidgets Buttons the way
 a frontend does, and count the widget models the kernel still holds (`open_widgets`).
 """
@@ -103,10 +103,13 @@ del _penguin_open_widgets"""
 
 
 class KernelHarness:
-    def __init__(self, cwd: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, cwd: str, env: dict[str, str] | None = None, *, kernel_name: str = "python3", spec_manager: Any = None
+    ) -> None:
         # IPC sockets: no TCP port races with other kernels started concurrently on this machine.
         self._sockets = tempfile.mkdtemp(prefix="pjk-")
-        self.km = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(self._sockets, "k"))
+        extra = {"kernel_spec_manager": spec_manager} if spec_manager is not None else {}
+        self.km = KernelManager(kernel_name=kernel_name, transport="ipc", ip=os.path.join(self._sockets, "k"), **extra)
         self.km.start_kernel(cwd=cwd, env=env if env is not None else kernel_env())
         self.kc = self.km.client()
         self.kc.start_channels()

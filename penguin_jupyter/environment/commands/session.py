@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import IO
 
 from ...interfaces import AbortSignal, unless_aborted
-from ..sandbox import SandboxLaunch
+from ..sandbox.launch import ProcessLaunch
 
 OUTPUT_BUFFER_CAP = 1024 * 1024
 POST_EXIT_DRAIN_S = 0.05
@@ -41,7 +41,7 @@ def signal_name(number: int) -> str:
 
 
 class CommandSession:
-    def __init__(self, cmd: str, cwd: str, env: dict[str, str], launch: SandboxLaunch | None = None):
+    def __init__(self, cmd: str, cwd: str, env: dict[str, str], launch: ProcessLaunch | None = None):
         self.cmd = cmd
         self.launch = launch
         self.sandbox_notes: list[str] = []  # what the sandbox reports once the command ended

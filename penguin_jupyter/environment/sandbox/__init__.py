@@ -7,7 +7,7 @@ bwrap, no capabilities); `seccomp.py` closes Unix sockets; `proxy.py` (outside) 
 (inside) let allowed hosts through. `support.py` says whether it can start here; `grants.py`
 carries the approval layer's decision to the spawn; `command_sandbox.py` turns both into a
 `SandboxPlan` and a `SandboxLaunch` (`launch.py`) for each process. Any argv can be wrapped:
-a command, an MCP server, a kernel (Part 2's plan, in the same docs section).
+a command, an MCP server, a kernel (`kernel_sandbox/`, docs "The sandboxed kernel"); `enclosing.py` is the kernel's side.
 """
 
 from .command_sandbox import SANDBOX_NOTE, CommandSandbox, SandboxConfig, SandboxPlan

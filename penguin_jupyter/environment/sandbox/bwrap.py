@@ -9,7 +9,7 @@ loopback (`--unshare-net`), IPC, UTS and cgroup namespaces, no capabilities even
 (`--seccomp FD`), an info pipe (`--info-fd FD`: the sandbox init's pid, whose process group
 receives an interrupt) and, with allowed hosts, the proxy's socket at `PROXY_SOCKET` and
 `inner.py` as the first program. Any argv can be wrapped — a `bash -lc` command, an MCP server,
-a kernel (docs/security.md "A sandboxed kernel (plan, Part 2)"). The mounts are `mounts.py`'s.
+a kernel (docs/security.md "The sandboxed kernel"). The mounts are `mounts.py`'s.
 """
 
 from __future__ import annotations
@@ -41,32 +41,36 @@ def bwrap_argv(
     view: FilesystemView,
     command: Sequence[str],
     *,
-    seccomp_fd: int,
+    seccomp_fd: int | None,
     info_fd: int | None = None,
     proxy_socket: str | None = None,
     cwd: str | None = None,
 ) -> list[str]:
     """`bwrap … -- command`. With `proxy_socket` (a host path), `inner.py` bridges the sandbox's
     127.0.0.1:3128 to it and loads the seccomp filter read from `seccomp_fd` itself; without it,
-    bwrap loads the filter."""
+    bwrap loads the filter. `seccomp_fd=None`: the command loads the filter itself (a sandboxed
+    kernel, once its own sockets are bound: `enclosing.py`), so neither does."""
     argv = [bwrap, *NAMESPACE_FLAGS, *view.args]
     if info_fd is not None:
         argv += ["--info-fd", str(info_fd)]
     if cwd is not None:
         argv += ["--chdir", cwd]
     if proxy_socket is None:
-        return [*argv, "--seccomp", str(seccomp_fd), "--", *command]
+        filter_args = ["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []
+        return [*argv, *filter_args, "--", *command]
     argv += ["--ro-bind", proxy_socket, PROXY_SOCKET]
-    inner = [sys.executable, "-I", "-S", INNER_SCRIPT, PROXY_SOCKET, str(seccomp_fd)]
+    inner = [sys.executable, "-I", "-S", INNER_SCRIPT, PROXY_SOCKET, str(seccomp_fd) if seccomp_fd is not None else "-"]
     return [*argv, "--", *inner, *command]
 
 
-def proxy_environment(has_hosts: bool) -> dict[str, str]:
+def proxy_environment(has_hosts: bool, through_proxy: Sequence[str] = ()) -> dict[str, str]:
     """The proxy variables a sandboxed process gets: the bridge's URL with allowed hosts, else
-    none (any inherited proxy setting is removed: nothing outside is reachable anyway)."""
+    none (any inherited proxy setting is removed: nothing outside is reachable anyway). The
+    sandbox's own loopback stays direct, except the names in `through_proxy` (a model endpoint
+    on this machine, which only the proxy can reach)."""
     if not has_hosts:
         return {}
-    local = "localhost,127.0.0.1,::1"
+    local = ",".join(name for name in ("localhost", "127.0.0.1", "::1") if name not in through_proxy)
     return {
         "HTTP_PROXY": PROXY_URL,
         "HTTPS_PROXY": PROXY_URL,

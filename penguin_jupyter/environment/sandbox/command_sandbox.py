@@ -8,7 +8,10 @@ one line why it does not run) and `CommandSandbox`, which also wraps long-lived 
 gave the call (`grants.py`) — with a ledger present a call without one runs sandboxed (fail
 closed), without a ledger (the Python API without a host) it runs as it always did — and a
 required sandbox wins over everything; `launch()` builds the `SandboxLaunch`; `dispose()`
-removes the private temporary folder. Whether a sandbox can start at all is `support.py`'s.
+removes the private temporary folder. Whether a sandbox can start at all is `support.py`'s. In
+a sandboxed kernel (`enclosing.py`) every command runs as it is, inside the kernel's sandbox
+(no nested bwrap): it cannot leave it (`unsandboxed: true` is refused) nor reach a host the
+kernel was not started with.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .bwrap import PROXY_VARIABLES, bwrap_argv, proxy_environment
+from .enclosing import KernelSandbox, kernel_sandbox
 from .grants import CommandCall, SandboxGrant, SandboxGrants
-from .hosts import HostRule
-from .launch import SandboxLaunch
+from .hosts import BadHost, HostRule, not_covered, parse_hosts
+from .launch import KernelLaunch, ProcessLaunch, SandboxLaunch
 from .mounts import filesystem_view
 from .proxy import HostProxy
 from .seccomp import program_for
@@ -59,6 +63,7 @@ class SandboxPlan:
     sandboxed: bool
     hosts: tuple[HostRule, ...] = ()
     refusal: str | None = None  # set: the command does not run, and this line says why
+    in_kernel: bool = False  # in a sandboxed kernel: it runs as it is, inside the kernel's sandbox
 
     def note(self) -> str | None:
         if not self.sandboxed:
@@ -83,6 +88,9 @@ class CommandSandbox:
         grants = self.config.grants
         grant = grants.take(call) if grants is not None else None
         unsandboxed = call.unsandboxed
+        kernel = kernel_sandbox()
+        if kernel is not None and kernel.confined:
+            return _kernel_plan(call, kernel)
         if grant is None:
             grant = SandboxGrant(sandboxed=grants is not None)
         if self.required and unsandboxed:
@@ -111,8 +119,10 @@ class CommandSandbox:
 
     def launch(
         self, command: Sequence[str], cwd: str | None, env: Mapping[str, str], plan: SandboxPlan
-    ) -> SandboxLaunch:
+    ) -> ProcessLaunch:
         """The launch of `command` (an argv) in this sandbox."""
+        if plan.in_kernel:
+            return KernelLaunch(command, env)
         support = sandbox_support()
         root = self._private_root()
         view = filesystem_view(self.workspace_dir, os.path.join(root, "tmp"), os.path.join(root, "empty"))
@@ -134,6 +144,9 @@ class CommandSandbox:
         """A long-lived process (an MCP stdio server) in this sandbox, for a spawner that passes no
         file descriptors: the seccomp filter comes from a file through the shell's redirection.
         Raises RuntimeError with the one-line reason when the sandbox cannot start here."""
+        kernel = kernel_sandbox()
+        if kernel is not None and kernel.confined:  # already inside the kernel's sandbox
+            return ServerLaunch(list(command), dict(env))
         support = sandbox_support()
         if not support.available:
             raise RuntimeError(f"the sandbox cannot start here: {support.reason}")
@@ -171,3 +184,27 @@ class CommandSandbox:
         if root is not None:
             with contextlib.suppress(OSError):
                 shutil.rmtree(root)
+
+
+def _kernel_plan(call: CommandCall, kernel: KernelSandbox) -> SandboxPlan:
+    """A command in a sandboxed kernel: in the kernel's sandbox, or not at all."""
+    if call.unsandboxed:
+        return SandboxPlan(
+            True,
+            refusal="[not run: this kernel runs in the penguin sandbox, so nothing it starts can leave it "
+            "(unsandboxed: true)]",
+        )
+    try:
+        missing = not_covered(parse_hosts(call.hosts), kernel.hosts)
+    except BadHost as exc:
+        return SandboxPlan(True, refusal=f"[not run: {exc}]")
+    if missing:
+        return SandboxPlan(
+            True,
+            refusal=(
+                f"[not run: this kernel's sandbox reaches only {kernel.network_text()}; "
+                f"{', '.join(rule.text() for rule in missing)} cannot be added while it runs (list it in "
+                "the project's [sandbox] allowed_hosts and restart the kernel)]"
+            ),
+        )
+    return SandboxPlan(True, kernel.hosts, in_kernel=True)

@@ -1,7 +1,8 @@
 """Inside a sandbox that may reach allowed hosts: bridge 127.0.0.1:3128 to the proxy, then run.
 
 Run by bwrap as `python -I -S inner.py <proxy socket> <filter fd> <command…>` when a sandboxed
-command has network hosts (without them no bridge is needed and bwrap loads the filter itself).
+command has network hosts (`-` for the filter fd: the command loads the filter itself, as a
+sandboxed kernel does once its sockets are bound) (without them no bridge is needed and bwrap loads the filter itself).
 It listens on 127.0.0.1:3128 in the sandbox's own network namespace (the only address there),
 forks the bridge — which detaches (a double fork: the command is never its ancestor), makes
 itself non-dumpable (nothing in the sandbox can ptrace it into opening sockets) and forwards
@@ -15,6 +16,7 @@ import contextlib
 import ctypes
 import os
 import selectors
+import signal
 import socket
 import sys
 import threading
@@ -84,6 +86,7 @@ def _bridge(listener: socket.socket, proxy_path: str, libc: ctypes.CDLL) -> None
     if os.fork() != 0:  # the middle process exits: the bridge is reparented to the sandbox's init
         sys.exit(0)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt of the command's group is not for it
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # never hold the command's pipes open
         os.dup2(devnull, fd)
@@ -109,8 +112,8 @@ def _load_filter(libc: ctypes.CDLL, program: bytes) -> None:
 def main() -> None:
     if len(sys.argv) < 4:
         _fail("usage: inner.py <proxy socket> <filter fd> <command…>")
-    proxy_path, filter_fd, command = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-    program = _read_all(filter_fd)
+    proxy_path, filter_arg, command = sys.argv[1], sys.argv[2], sys.argv[3:]
+    program = _read_all(int(filter_arg)) if filter_arg != "-" else b""
     libc = ctypes.CDLL(None, use_errno=True)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
@@ -124,7 +127,8 @@ def main() -> None:
         _bridge(listener, proxy_path, libc)
     os.waitpid(child, 0)
     listener.close()
-    _load_filter(libc, program)
+    if filter_arg != "-":
+        _load_filter(libc, program)
     try:
         os.execvp(command[0], command)
     except OSError as exc:

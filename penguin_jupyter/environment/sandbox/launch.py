@@ -18,6 +18,7 @@ import select
 import shutil
 import time
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from .bwrap import PROXY_VARIABLES, bwrap_argv, proxy_environment
 from .hosts import HostRule
@@ -26,6 +27,40 @@ from .proxy import HostProxy
 from .seccomp import program_for
 
 INFO_WAIT_S = 1.0
+
+
+class ProcessLaunch(Protocol):
+    """How a spawner runs one process in a sandbox: `SandboxLaunch` (under bwrap) or, in a
+    sandboxed kernel, `KernelLaunch` (as it is: the kernel's sandbox already holds it)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    pass_fds: tuple[int, ...]
+
+    def started(self) -> None: ...
+
+    def inner_group(self, wait: bool = True) -> int | None: ...
+
+    def close(self) -> list[str]: ...
+
+
+class KernelLaunch:
+    """A process started by a sandboxed kernel: it runs as it is, inside the kernel's sandbox
+    (its own process group is the one to signal)."""
+
+    def __init__(self, command: Sequence[str], env: Mapping[str, str]) -> None:
+        self.argv = list(command)
+        self.env = dict(env)
+        self.pass_fds: tuple[int, ...] = ()
+
+    def started(self) -> None:
+        pass
+
+    def inner_group(self, wait: bool = True) -> int | None:
+        return None
+
+    def close(self) -> list[str]:
+        return []
 
 
 class SandboxLaunch:
@@ -43,13 +78,20 @@ class SandboxLaunch:
         hosts: tuple[HostRule, ...],
         proxy_socket: str | None,
         workspace: str,
+        command_loads_filter: bool = False,
+        through_proxy: Sequence[str] = (),
     ) -> None:
+        """`command_loads_filter`: the command loads the seccomp filter itself (a sandboxed kernel,
+        once its sockets are bound); `through_proxy`: loopback names that must go through the
+        proxy (a model endpoint on this machine)."""
         program = program_for()
         if program is None:  # sandbox_support() said so before; never run without the filter
             raise OSError("no seccomp filter for this machine")
-        self._filter_read, filter_write = os.pipe()
-        os.write(filter_write, program)  # a few hundred bytes: fits in the pipe at once
-        os.close(filter_write)
+        self._filter_read = -1
+        if not command_loads_filter:
+            self._filter_read, filter_write = os.pipe()
+            os.write(filter_write, program)  # a few hundred bytes: fits in the pipe at once
+            os.close(filter_write)
         self._info_read, self._info_write = os.pipe()
         self._info: dict[str, object] | None = None
         self._info_buffer = b""
@@ -61,21 +103,21 @@ class SandboxLaunch:
             bwrap,
             view,
             command,
-            seccomp_fd=self._filter_read,
+            seccomp_fd=self._filter_read if self._filter_read >= 0 else None,
             info_fd=self._info_write,
             proxy_socket=proxy_socket if self.proxy is not None else None,
             cwd=cwd,
         )
         clean = {k: v for k, v in env.items() if k.upper() not in PROXY_VARIABLES}
-        self.env = {**clean, **proxy_environment(self.proxy is not None), "TMPDIR": "/tmp"}
-        self.pass_fds = (self._filter_read, self._info_write)
+        self.env = {**clean, **proxy_environment(self.proxy is not None, through_proxy), "TMPDIR": "/tmp"}
+        self.pass_fds: tuple[int, ...] = tuple(fd for fd in (self._filter_read, self._info_write) if fd >= 0)
         self.hosts = hosts
         self._watch = git_must_not_appear(workspace)
         self._closed = False
 
     def started(self) -> None:
         """The child has its copies: close ours of what only it needs."""
-        for fd in (self._filter_read, self._info_write):
+        for fd in self.pass_fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
 

@@ -41,7 +41,18 @@ WORKSPACE_PROTECTED = (".penguin",)
 HOME_READ_ONLY_FOLDERS = ("bin",)
 GPU_DEVICES = ("/dev/nvidia*", "/dev/dri")
 
-_BIND, _PROTECT, _HIDE = 0, 1, 2
+_BIND, _PROTECT, _HIDE, _EXTRA = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class ExtraMount:
+    """A host path shown at `path` in the view (a sandboxed kernel's own slice of the data root,
+    its sockets): mounted after what hides or protects the same path, so it replaces a hidden
+    location rather than being hidden by it."""
+
+    path: str
+    source: str
+    writable: bool
 
 
 @dataclass(frozen=True)
@@ -136,10 +147,15 @@ def _home_writable(home: str) -> list[str]:
 
 
 def filesystem_view(
-    workspace: str, private_tmp: str, empty_file: str, home: str | None = None
+    workspace: str,
+    private_tmp: str,
+    empty_file: str,
+    home: str | None = None,
+    extra: tuple[ExtraMount, ...] = (),
 ) -> FilesystemView:
     """The mounts for a sandbox writing in `workspace`, with `private_tmp` (a host folder) at /tmp
-    and `empty_file` (an empty read-only file) over every hidden or held file."""
+    and `empty_file` (an empty read-only file) over every hidden or held file; `extra` mounts go
+    on top (a hidden location they replace exactly is not hidden first)."""
     ws = _real(workspace)
     home_real = _real(home or os.path.expanduser("~"))
     ops: list[tuple[int, int, list[str]]] = [(_depth(ws), _BIND, ["--bind", ws, ws])]
@@ -154,6 +170,10 @@ def filesystem_view(
             writable.append(entry)
             ops.append((_depth(entry), _BIND, ["--bind", entry, entry]))
     keep = [ws]
+    replaced = {mount.path for mount in extra}
+    for mount in extra:
+        ops.append((_depth(mount.path), _EXTRA, ["--bind" if mount.writable else "--ro-bind", mount.source, mount.path]))
+        (writable if mount.writable else protected).append(mount.path)
     for location in credential_locations(ws):
         if not os.path.lexists(location):  # most are absent: one lstat, no realpath
             continue
@@ -163,11 +183,29 @@ def filesystem_view(
         if any(_within(real, folder) and not _within(real, ws) for folder in hidden):
             continue  # inside a folder already hidden (the data root inside ~/.penguin)
         hidden.append(real)
+        if real in replaced:
+            continue  # an extra mount stands there instead
         if os.path.isdir(real):
             ops.append((_depth(real), _HIDE, ["--tmpfs", real]))
             sealed.append(real)
         else:
             ops.append((_depth(real), _HIDE, ["--ro-bind", empty_file, real]))
+    _protect_workspace(ws, home_real, empty_file, ops, protected, sealed)
+    ops.sort(key=lambda op: (op[0], op[1]))
+    base = ["--ro-bind", "/", "/", "--dev", "/dev", *_gpu_devices(), "--proc", "/proc", "--tmpfs", "/run"]
+    base += ["--bind", private_tmp, "/tmp"]
+    # Empty folders are sealed last: a deeper mount (a workspace inside the data root) needs its
+    # mount point made in them first.
+    args = base + [arg for _, _, op_args in ops for arg in op_args]
+    args += [arg for path in sealed for arg in ("--remount-ro", path)]
+    return FilesystemView(tuple(args), tuple(writable), tuple(hidden), tuple(protected))
+
+
+def _protect_workspace(
+    ws: str, home_real: str, empty_file: str, ops: list[tuple[int, int, list[str]]], protected: list[str], sealed: list[str]
+) -> None:
+    """The read-only parts of the workspace: its repositories' `.git` entries, `.penguin/`, and an
+    empty `.git` where there is none."""
     for repo in _repos(ws):
         present, folders, files = _git_protected(repo)
         for path in present:
@@ -188,14 +226,6 @@ def filesystem_view(
         protected.append(dot_git)
         ops.append((_depth(dot_git), _PROTECT, ["--tmpfs", dot_git]))
         sealed.append(dot_git)
-    ops.sort(key=lambda op: (op[0], op[1]))
-    base = ["--ro-bind", "/", "/", "--dev", "/dev", *_gpu_devices(), "--proc", "/proc", "--tmpfs", "/run"]
-    base += ["--bind", private_tmp, "/tmp"]
-    # Empty folders are sealed last: a deeper mount (a workspace inside the data root) needs its
-    # mount point made in them first.
-    args = base + [arg for _, _, op_args in ops for arg in op_args]
-    args += [arg for path in sealed for arg in ("--remount-ro", path)]
-    return FilesystemView(tuple(args), tuple(writable), tuple(hidden), tuple(protected))
 
 
 def _listdir(folder: str) -> list[str]:

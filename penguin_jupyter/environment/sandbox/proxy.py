@@ -5,7 +5,7 @@ Owns `HostProxy`: it listens on a Unix socket (bound into the sandbox, where `in
 TLS inside the tunnel) or an absolute `http://` URL — and opens the upstream connection only
 when the allowlist (`hosts.py`) names the host and port. A name that resolves to a loopback or
 link-local address (the machine itself, a cloud metadata endpoint) is refused unless the entry
-is that literal address. Everything else gets `403` and is remembered (`refused`), so the tool
+is that literal address (or `localhost` itself). Everything else gets `403` and is remembered (`refused`), so the tool
 can tell the model which host was blocked. One proxy serves one sandboxed process tree and is
 closed with it; the threads are daemons. Deciding which hosts a call may reach is the approval
 layer's; the sandbox's other walls are bwrap's.
@@ -137,7 +137,7 @@ class HostProxy:
                 upstream.sendall(first_bytes)
             if rest:
                 upstream.sendall(rest)
-            _relay(client, upstream)
+            relay(client, upstream)
         except OSError:
             pass
         finally:
@@ -160,8 +160,9 @@ class _ToThisMachine(OSError):
 def _connect_checked(host: str, port: int) -> socket.socket:
     """Connect to the first address of `host` that is not this machine or link-local (cloud
     metadata) — checked before connecting, so a rebinding name never gets a connection. An IP
-    literal is what the allowlist named literally: used as it is."""
-    if is_ip_literal(host):
+    literal, or `localhost` itself, is what the allowlist named literally (a model served on this
+    machine): used as it is."""
+    if is_ip_literal(host) or normal_host(host) == "localhost":
         return socket.create_connection((normal_host(host), port), timeout=CONNECT_TIMEOUT_S)
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     usable = [info for info in infos if _routable(info[4][0])]
@@ -247,7 +248,7 @@ def _answer(status: int, text: str) -> bytes:
     return head.encode("latin-1") + body
 
 
-def _relay(a: socket.socket, b: socket.socket) -> None:
+def relay(a: socket.socket, b: socket.socket) -> None:
     """Copy both ways until both sides are done (a half-close is passed on)."""
     open_reads = 2
     with selectors.DefaultSelector() as selector:

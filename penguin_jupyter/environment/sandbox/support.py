@@ -5,7 +5,9 @@ docs/security.md "Sandbox"), a CPU the seccomp filter knows, bubblewrap found (`
 names it — `none` turns the sandbox off, which is then said like any other reason — else
 `bwrap` on PATH; both as the process was started with them, `process_start.py`), and a trial run of `true` under the very flags commands get (user
 namespaces off, a container without the rights, or a missing /proc show up here). The answer is
-kept for the life of the process: a later change of the environment does not change it. What a
+kept for the life of the process: a later change of the environment does not change it. A
+process that is itself a sandboxed kernel (`enclosing.py`) needs no bubblewrap: its commands run
+in the kernel's sandbox, which is available when its walls are up (`kernel` says so). What a
 caller does with "unavailable" (auto behaves as ask, one line at the first cell; a required
 sandbox refuses commands) is the caller's business.
 """
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 
 from ...process_start import start_environment_value
 from .bwrap import NAMESPACE_FLAGS
+from .enclosing import KernelSandbox, kernel_sandbox
 from .seccomp import program_for
 
 BWRAP_ENV = "PENGUIN_BWRAP"
@@ -32,6 +35,7 @@ class SandboxSupport:
     available: bool
     reason: str = ""  # why not, one line ("" when available)
     bwrap: str = ""  # the bubblewrap binary when available
+    kernel: KernelSandbox | None = None  # set: this process is a sandboxed kernel, which holds every command
 
 
 _lock = threading.Lock()
@@ -49,6 +53,11 @@ def sandbox_support() -> SandboxSupport:
 
 
 def _probe() -> SandboxSupport:
+    kernel = kernel_sandbox()
+    if kernel is not None:
+        if kernel.confined:
+            return SandboxSupport(True, "", "", kernel)
+        return SandboxSupport(False, f"this kernel was started in the penguin sandbox, but {kernel.problem}")
     if sys.platform == "darwin":
         return SandboxSupport(False, "macOS is not supported yet (the Seatbelt sandbox is planned)")
     if not sys.platform.startswith("linux"):

@@ -52,6 +52,7 @@ DECLARATION = ToolDeclaration(
     arguments=InspectVariablesArguments,
     permission="r",
     timeout_ms=30_000,
+    in_kernel=True,
 )
 declare(DECLARATION)  # `registry.declaration_of` answers for it from import on
 

@@ -118,7 +118,7 @@ def _declaration(
     timeout_ms: int,
     saved_rule: SavedRule | None = None,
 ) -> ToolDeclaration[Any]:
-    return ToolDeclaration(name, description, arguments, permission, timeout_ms, max_output_length=32_000, saved_rule=saved_rule)
+    return ToolDeclaration(name, description, arguments, permission, timeout_ms, max_output_length=32_000, saved_rule=saved_rule, in_kernel=True)
 
 
 READ_NOTEBOOK = _declaration(

@@ -39,6 +39,7 @@ DECLARATION = ToolDeclaration(
     arguments=ProposeCellArguments,
     permission="r",
     timeout_ms=30_000,
+    in_kernel=True,
 )
 declare(DECLARATION)  # `registry.declaration_of` answers for it from import on
 

@@ -67,6 +67,7 @@ DECLARATION = ToolDeclaration(
     arguments=RunPythonArguments,
     permission="rw",
     timeout_ms=120_000,
+    in_kernel=True,
     saved_rule="never",  # runs code: "Always allow (this session)" only
 )
 declare(DECLARATION)  # `registry.declaration_of` answers for it from import on

@@ -1,4 +1,5 @@
-"""The live header: model pair, workspace, session id, approval mode, Stop button, usage.
+"""The live header: model pair, workspace, session id, approval mode, whether the kernel is
+sandboxed, Stop button, usage.
 
 Owns the header widgets only; what Stop does is the runner's callback.
 """
@@ -43,6 +44,8 @@ class HeaderWidget:
             f"<code>{html.escape(session_label(i.get('session_id', '')))}</code>",
             f"approve: {html.escape(str(i.get('approval_mode', '')))}",
         ]
+        if i.get("kernel"):  # "sandboxed": the kernel runs in the penguin sandbox
+            parts.append(f"<b>kernel: {html.escape(str(i['kernel']))}</b>")
         return " · ".join(parts)
 
     def set_usage(self, text: str) -> None:

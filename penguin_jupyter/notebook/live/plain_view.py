@@ -50,7 +50,8 @@ class PlainView:
         self.background_seen: set[str] = set()
         self._write(
             f"🐧 {info.get('provider')}/{info.get('model_id')} · workspace {info.get('workspace')} · "
-            f"{session_label(info.get('session_id'))} · approve: {info.get('approval_mode')}\n"
+            f"{session_label(info.get('session_id'))} · approve: {info.get('approval_mode')}"
+            f"{' · kernel: ' + info['kernel'] if info.get('kernel') else ''}\n"
         )
 
     def _write(self, text: str) -> None:

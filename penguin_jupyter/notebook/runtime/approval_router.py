@@ -14,7 +14,8 @@ bound to it). In order (the command policy's refusals come before all of this, i
 3. No rule: the launching mode decides by itself when it can (`_auto_decision`: allow-all, the
    session's "always allow" set, read-only reads, and what `auto` allows because it runs in the
    sandbox — `sandbox_approval.py`, which also denies what a required sandbox forbids and gives
-   every allowed command the grant saying how it runs).
+   every allowed command the grant saying how it runs; in a sandboxed kernel, `run_python` and
+   the notebook tools too).
 4. Otherwise a human is asked: in the launching cell while it runs; after it ended, in the
    running cell (inside the subagent's background card); with no cell running, denied.
 
@@ -48,6 +49,7 @@ from .sandbox_approval import (
     CellSandbox,
     auto_allows,
     give_grant,
+    kernel_statement,
     rule_sandbox_reason,
     runs_sandboxed,
     sandbox_reason,
@@ -243,7 +245,7 @@ class ApprovalRouter:
             return _Plan("deny", label)
         reason = None if launcher.mode in ("deny-all", "allow-all") else self._touch_reason(launcher, tool_call)
         if reason is not None and runs_sandboxed(launcher.sandbox, launcher.mode, tool_call):
-            reason = None  # a credential the command names is hidden from it in the sandbox
+            reason = None  # what the sandbox holds whatever it names (a credential hidden, a write judged by the view)
         if launcher.mode == "auto":
             asked = sandbox_reason(launcher.sandbox, tool_call)
             reason = "; ".join(text for text in (reason, asked) if text) or None
@@ -275,8 +277,11 @@ class ApprovalRouter:
         try:
             grant = give_grant(launcher.sandbox, launcher.mode, tool_call, by_rule=by_rule)
             sandbox = launcher.sandbox
-            if grant is not None and (by_rule or launcher.mode == "auto" or (sandbox is not None and sandbox.required)):
+            in_kernel = sandbox is not None and sandbox.kernel is not None  # everything runs sandboxed
+            if grant is not None and (by_rule or launcher.mode == "auto" or in_kernel or (sandbox is not None and sandbox.required)):
                 self._state(tool_call, sandbox_statement(sandbox, grant))
+            elif grant is None and (statement := kernel_statement(sandbox, tool_call)) is not None:
+                self._state(tool_call, statement)
         except Exception as exc:
             self._remember(tool_call, f"denied: {_failure(exc)}")
             return "deny"

@@ -139,6 +139,8 @@ class Cell:
             "approval_mode": self.mode,
             "trace_path": str(session.trace_path or ""),
         }
+        if sandbox.kernel is not None:  # "Python 3 (penguin sandbox)": the header says so
+            self.info["kernel"] = "sandboxed"
         runtime.open_sink(self)  # before the first widget: its state is published redacted too
         self.view = self._make_view()
         # ipykernel reads an output's parent (its cell) from a ContextVar: this cell's context,

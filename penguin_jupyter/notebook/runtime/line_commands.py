@@ -339,6 +339,11 @@ def _sandbox_line(runtime: KernelRuntime) -> str:
     support = sandbox_support()
     if not support.available:
         return f"sandbox: cannot start here ({support.reason}); --approve auto acts as ask"
+    if support.kernel is not None:
+        return (
+            f"sandbox: this kernel runs in it, your own cells too (writes: {support.kernel.workspace} and /tmp; "
+            f"network: {support.kernel.network_text()})"
+        )
     try:
         hosts = ", ".join(rule.text() for rule in runtime.sessions.sandbox_hosts()) or "none"
     except Exception as exc:

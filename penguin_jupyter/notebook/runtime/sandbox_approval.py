@@ -16,12 +16,22 @@ one line the first time a kernel meets that), and the answers the router asks fo
 * `grant_for` / `sandbox_statement` — how an allowed command runs (the grant handed to the
   spawn through `environment/sandbox/grants.py`) and how the card and the transcript say so.
 
-Which tool runs a command is read from its declaration (the `ShellCommand` role).
-The rest of the policy (rules, modes, who is asked) is `approval_router.py`'s.
+In a sandboxed kernel ("Python 3 (penguin sandbox)", `kernel_sandbox/`) the kernel itself is in
+the sandbox: `auto` also allows with no card the tools that act only in the kernel and its
+notebook (`run_python`, the notebook tools) and file writes (the kernel's own view refuses what
+the sandbox does not allow, wherever the path leads when it is written), every command runs in
+the kernel's sandbox (in any mode), a command that asks to leave it or to reach a host the
+kernel was not started with is denied without a card (nothing could grant it), and the first
+cell says, once, that the kernel and the user's own cells are confined (`kernel_note`).
+
+Which tool runs a command, writes files or acts only in the kernel is read from its declaration
+(the `ShellCommand` and `WritesPath` roles, `in_kernel`). The rest of the policy (rules, modes,
+who is asked) is `approval_router.py`'s.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +47,7 @@ from ...environment.sandbox import (
     parse_host,
     sandbox_support,
 )
+from ...environment.sandbox.enclosing import KernelSandbox, kernel_sandbox
 from ...interfaces import Permission
 from ...omni import OmniMessage, ToolCallPayload, read_call_arguments
 
@@ -46,6 +57,16 @@ REQUIRED_NO_SANDBOX_NOTE = (
     "penguin: the administrator's policy ({path}) requires the sandbox, which cannot start here "
     "({reason}): commands are refused"
 )
+KERNEL_NOTE = (
+    "penguin: this kernel runs in the penguin sandbox, and so do your own cells: they can write only "
+    "{workspace} and /tmp, cannot read your credentials (~/.ssh, ~/.aws, …) or other sessions, and "
+    "reach only {network}; under --approve auto, run_python, notebook edits and file writes need no card"
+)
+BROKEN_KERNEL_NOTE = (
+    "penguin: this kernel was started in the penguin sandbox, but {problem}: it is treated as not "
+    "sandboxed (--approve auto acts as ask)"
+)
+IN_KERNEL_STATEMENT = "in the sandboxed kernel (writes: the workspace and /tmp; network: {network})"
 
 
 @dataclass(frozen=True)
@@ -59,6 +80,11 @@ class CellSandbox:
     def required(self) -> bool:
         return bool(self.required_by)
 
+    @property
+    def kernel(self) -> KernelSandbox | None:
+        """This kernel's own sandbox, when it runs in one with its walls up."""
+        return self.support.kernel if self.support.available else None
+
 
 def cell_sandbox(
     mode: str,
@@ -70,8 +96,9 @@ def cell_sandbox(
     auto_rules: bool = False,
 ) -> tuple[str, CellSandbox, str | None]:
     """(the cell's effective mode, its sandbox, the one line to show once per kernel). The
-    probe runs only when the sandbox matters: `auto`, `auto` rules, or a policy that requires it."""
-    if mode != AUTO and not required_by and not auto_rules:
+    probe runs only when the sandbox matters: `auto`, `auto` rules, a policy that requires it, or
+    a kernel started in the sandbox (which says so at its first cell, whatever the mode)."""
+    if mode != AUTO and not required_by and not auto_rules and kernel_sandbox() is None:
         return mode, CellSandbox(SandboxSupport(False, "not needed"), grants), None
     support = sandbox_support()
     try:
@@ -79,8 +106,9 @@ def cell_sandbox(
     except Exception:  # a bad [sandbox] table: the session start reports it, one line
         hosts = ()
     sandbox = CellSandbox(support, grants, required_by, hosts)
+    kernel_line = kernel_note(announced)
     if support.available or (mode != AUTO and not required_by):  # an auto rule asks, on its card
-        return mode, sandbox, None
+        return mode, sandbox, kernel_line
     note = (
         REQUIRED_NO_SANDBOX_NOTE.format(path=required_by, reason=support.reason)
         if required_by
@@ -88,7 +116,27 @@ def cell_sandbox(
     )
     shown = None if note in announced else note
     announced.add(note)
-    return ("ask" if mode == AUTO else mode), sandbox, shown
+    return ("ask" if mode == AUTO else mode), sandbox, kernel_line or shown
+
+
+def kernel_note(announced: set[str]) -> str | None:
+    """The line a sandboxed kernel shows at its first cell (None elsewhere, or once shown)."""
+    kernel = kernel_sandbox()
+    if kernel is None:
+        return None
+    if kernel.confined:
+        note = KERNEL_NOTE.format(workspace=_shown(kernel.workspace), network=kernel.network_text())
+    else:
+        note = BROKEN_KERNEL_NOTE.format(problem=kernel.problem)
+    shown = None if note in announced else note
+    announced.add(note)
+    return shown
+
+
+def _shown(path: str) -> str:
+    """`path` with the home folder as `~`."""
+    home = os.path.expanduser("~")
+    return "~" + path[len(home) :] if path == home or path.startswith(home + os.sep) else path
 
 
 def _arguments(tool_call: OmniMessage) -> dict[str, Any]:
@@ -109,6 +157,17 @@ def is_command(tool_call: OmniMessage) -> bool:
     return _command_argument(tool_call) is not None
 
 
+def _in_kernel(sandbox: CellSandbox | None, tool_call: OmniMessage) -> bool:
+    """A tool whose effects stay in this kernel, which runs in the sandbox: one that acts only in
+    the kernel and its notebook (`in_kernel`), or a file write (the kernel's own view refuses
+    what the sandbox does not allow, wherever the path leads when it is written)."""
+    payload = tool_call.payload
+    if sandbox is None or sandbox.kernel is None or not isinstance(payload, ToolCallPayload):
+        return False
+    declaration = declaration_of(payload.name)
+    return declaration.declared and (declaration.in_kernel or bool(declaration.roles.writes))
+
+
 def _asked_hosts(arguments: dict[str, Any]) -> tuple[HostRule, ...]:
     """The `network_hosts` the call names (a bad entry is left out: the tool refuses the call)."""
     raw = arguments.get("network_hosts")
@@ -126,16 +185,25 @@ def _unsandboxed(arguments: dict[str, Any]) -> bool:
 
 
 def runs_sandboxed(sandbox: CellSandbox | None, mode: str, tool_call: OmniMessage) -> bool:
-    """A command this cell will run in the sandbox (`auto`, or the required sandbox), where a
-    word naming a credential file reads nothing: the location is hidden."""
+    """A call the sandbox holds whatever it names: a command this cell will run in the sandbox
+    (`auto`, the required sandbox, a sandboxed kernel), where a word naming a credential file
+    reads nothing (the location is hidden); in a sandboxed kernel also a tool of the kernel and a
+    file write, whose path the kernel's own view judges when it is opened."""
+    if _in_kernel(sandbox, tool_call):
+        return True
     if sandbox is None or not sandbox.support.available or not is_command(tool_call):
         return False
-    return (mode == AUTO or sandbox.required) and not _unsandboxed(_arguments(tool_call))
+    return (mode == AUTO or sandbox.required or sandbox.kernel is not None) and not _unsandboxed(_arguments(tool_call))
 
 
 def sandbox_refusal(sandbox: CellSandbox | None, tool_call: OmniMessage) -> str | None:
-    """The administrator's required sandbox: a command that cannot run in it is denied."""
-    if sandbox is None or not sandbox.required or not is_command(tool_call):
+    """The administrator's required sandbox: a command that cannot run in it is denied. In a
+    sandboxed kernel, a command that asks to leave it or for a host it cannot reach is denied."""
+    if sandbox is None or not is_command(tool_call):
+        return None
+    if sandbox.kernel is not None:
+        return _kernel_refusal(sandbox.kernel, _arguments(tool_call))
+    if not sandbox.required:
         return None
     if not sandbox.support.available:
         return (
@@ -150,6 +218,19 @@ def sandbox_refusal(sandbox: CellSandbox | None, tool_call: OmniMessage) -> str 
     return None
 
 
+def _kernel_refusal(kernel: KernelSandbox, arguments: dict[str, Any]) -> str | None:
+    if _unsandboxed(arguments):
+        return "denied: this kernel runs in the penguin sandbox, so nothing it starts can leave it (unsandboxed: true)"
+    missing = not_covered(_asked_hosts(arguments), kernel.hosts)
+    if missing:
+        return (
+            f"denied: this kernel's sandbox reaches only {kernel.network_text()}; "
+            f"{', '.join(rule.text() for rule in missing)} cannot be added while it runs (list it in the "
+            "project's [sandbox] allowed_hosts and restart the kernel)"
+        )
+    return None
+
+
 def sandbox_reason(sandbox: CellSandbox | None, tool_call: OmniMessage) -> str | None:
     """Why `auto` asks about a command (shown on the card), or None."""
     if sandbox is None or not is_command(tool_call):
@@ -157,7 +238,8 @@ def sandbox_reason(sandbox: CellSandbox | None, tool_call: OmniMessage) -> str |
     arguments = _arguments(tool_call)
     if _unsandboxed(arguments):
         return "asked: runs outside the sandbox (unsandboxed: true) with full access to your files and network"
-    missing = not_covered(_asked_hosts(arguments), sandbox.allowed_hosts)
+    allowed = sandbox.kernel.hosts if sandbox.kernel is not None else sandbox.allowed_hosts
+    missing = not_covered(_asked_hosts(arguments), allowed)
     if not missing:
         return None
     hosts = ", ".join(rule.text() for rule in missing)
@@ -168,6 +250,8 @@ def auto_allows(
     sandbox: CellSandbox | None, tool_call: OmniMessage, permission_of: Callable[[str], Permission | None]
 ) -> bool:
     """What `auto` allows with no card once `sandbox_reason` found nothing to ask about."""
+    if _in_kernel(sandbox, tool_call):
+        return True
     if is_command(tool_call):
         return sandbox is not None and sandbox.support.available
     payload = tool_call.payload
@@ -218,8 +302,18 @@ def give_grant(
     return grant
 
 
+def kernel_statement(sandbox: CellSandbox | None, tool_call: OmniMessage) -> str | None:
+    """What the card and the transcript add for a tool allowed in the sandboxed kernel."""
+    if sandbox is None or sandbox.kernel is None or not (_in_kernel(sandbox, tool_call) or is_command(tool_call)):
+        return None
+    return IN_KERNEL_STATEMENT.format(network=sandbox.kernel.network_text())
+
+
 def sandbox_statement(sandbox: CellSandbox | None, grant: SandboxGrant) -> str:
     """What the card and the transcript add for an allowed command."""
+    kernel = sandbox.kernel if sandbox is not None else None
+    if kernel is not None:
+        return IN_KERNEL_STATEMENT.format(network=kernel.network_text())
     if not grant.sandboxed:
         return "outside the sandbox"
     hosts = (*(sandbox.allowed_hosts if sandbox is not None else ()), *grant.hosts)

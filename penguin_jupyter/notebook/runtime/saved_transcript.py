@@ -40,7 +40,7 @@ def unknown_notebook_line(why: str) -> str:
     notebook could not be identified (a gateway kernel that heard from no page in time)."""
     return (
         f"penguin: asking the model: this cell's saved transcript could not be looked for ({why}; "
-        'README "Remote kernels and gateways")'
+        'docs/deploying.md "Remote kernels and gateways")'
     )
 
 

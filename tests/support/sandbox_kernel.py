@@ -1,0 +1,70 @@
+"""The sandboxed kernel for tests: "Python 3 (penguin sandbox)" started through its kernelspec.
+
+Owns `sandbox_spec_manager()` (a KernelSpecManager that finds this checkout's kernelspec,
+`penguin_jupyter/kernel_sandbox/kernels/penguin-sandbox`) and `register_provisioner()` (the
+`penguin-sandbox` provisioner for this process when the installed package does not declare it
+yet: an editable install made before the entry point existed), and `provisioner_path()`: a
+folder to put on a child process's PYTHONPATH that declares the entry point the same way (a
+jupyter server in a browser test).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.provisioning.factory import KernelProvisionerFactory
+
+from tests.support.paths import REPO_ROOT
+
+KERNEL_NAME = "penguin-sandbox"
+KERNELS_DIR = REPO_ROOT / "penguin_jupyter" / "kernel_sandbox" / "kernels"
+GROUP = "jupyter_client.kernel_provisioners"
+VALUE = "penguin_jupyter.kernel_sandbox.provisioner:SandboxProvisioner"
+
+
+def installed() -> bool:
+    return any(ep.name == KERNEL_NAME for ep in entry_points(group=GROUP))
+
+
+def register_provisioner() -> None:
+    if not installed():
+        KernelProvisionerFactory.instance().provisioners[KERNEL_NAME] = EntryPoint(name=KERNEL_NAME, value=VALUE, group=GROUP)
+
+
+def sandbox_spec_manager() -> KernelSpecManager:
+    register_provisioner()
+    return KernelSpecManager(kernel_dirs=[str(KERNELS_DIR)])
+
+
+def provisioner_path() -> str:
+    """A folder whose dist-info declares the provisioner (for a child's PYTHONPATH)."""
+    folder = Path(tempfile.mkdtemp(prefix="pj-provisioner-"))
+    info = folder / "penguin_sandbox_test_provisioner-0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: penguin-sandbox-test-provisioner\nVersion: 0\n")
+    (info / "entry_points.txt").write_text(f"[{GROUP}]\n{KERNEL_NAME} = {VALUE}\n")
+    return str(folder)
+
+
+def declare_kernel_tools() -> None:
+    """Declare the kernel and notebook tools as an Environment registering them does (a router
+    test without a session reads their declarations through `registry.declaration_of`)."""
+    from types import SimpleNamespace
+
+    from penguin_jupyter.environment.registry import declare
+    from penguin_jupyter.notebook.kernel_tools import kernel_tools
+    from penguin_jupyter.notebook.kernel_tools.notebook_cells import (
+        DELETE_CELL,
+        EDIT_CELL,
+        INSERT_CELL,
+        READ_NOTEBOOK,
+        RUN_CELL,
+    )
+
+    for registration in kernel_tools(SimpleNamespace(user_ns={})):  # type: ignore[arg-type]
+        declare(registration.declaration)
+    for declaration in (READ_NOTEBOOK, INSERT_CELL, EDIT_CELL, RUN_CELL, DELETE_CELL):
+        declare(declaration)
