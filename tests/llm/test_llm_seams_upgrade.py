@@ -25,6 +25,8 @@ from penguin_jupyter.testing import ScriptedModelServer
 from tests.support.paths import REPO_ROOT
 from tests.support.upgrade import renamed_package
 
+pytestmark = pytest.mark.seams
+
 KEY = "sk-seams-upgrade"
 FAILED_THEN_RECOVERED = [{"fault": {"kind": "http", "status": 503}}, "Recovered."]
 
@@ -34,8 +36,6 @@ from penguin_jupyter.llm import GenerativeModel, GenerativeModelConfig
 from penguin_jupyter.omni import user_text
 from penguin_jupyter.seams import status_lines
 from tests.support.llm import collect
-
-pytestmark = pytest.mark.seams
 
 logging.basicConfig(level=logging.WARNING, format="LOG %(message)s", stream=sys.stderr)
 url, key, client_type = sys.argv[1:4]
@@ -106,7 +106,13 @@ def test_the_switch_turns_every_fast_path_off_and_leaves_the_rules_on() -> None:
         result = _run(server, None, PENGUIN_SDK_INTERNALS="off")
         calls = len(server.calls)
     assert calls == 1 and result["status"] == "timeout", "one request per attempt with the switch off too"
-    for name in ("openai.prepare_options", "agenthub.conversion", "anthropic.copy_and_prepare", "genai.request_path"):
+    for name in (
+        "openai.prepare_options",
+        "agenthub.conversion",
+        "agenthub.claude_bedrock",
+        "anthropic.copy_and_prepare",
+        "genai.request_path",
+    ):
         assert _seam(result, name) == f"{name}: off — PENGUIN_SDK_INTERNALS=off; " + _seam(result, name).split("; ", 1)[1]
     for name in ("agenthub.routing", "agenthub.sdk_object", "agenthub.ant_messages"):
         assert _seam(result, name) == f"{name}: on"
