@@ -25,6 +25,8 @@ from penguin_jupyter.testing import ScriptedModelServer
 from tests.support.paths import REPO_ROOT
 from tests.support.upgrade import renamed_package
 
+pytestmark = pytest.mark.seams
+
 KEY = "sk-seams-upgrade"
 FAILED_THEN_RECOVERED = [{"fault": {"kind": "http", "status": 503}}, "Recovered."]
 
@@ -34,8 +36,6 @@ from penguin_jupyter.llm import GenerativeModel, GenerativeModelConfig
 from penguin_jupyter.omni import user_text
 from penguin_jupyter.seams import status_lines
 from tests.support.llm import collect
-
-pytestmark = pytest.mark.seams
 
 logging.basicConfig(level=logging.WARNING, format="LOG %(message)s", stream=sys.stderr)
 url, key, client_type = sys.argv[1:4]
