@@ -29,12 +29,12 @@ sys.path[:0] = [str(BENCH_DIR), str(BENCH_DIR.parent)]  # run from anywhere, pac
 
 from _common import module_at_revision, print_table  # noqa: E402
 
-from penguin_jupyter.notebook.kernel_tools.saved_notebook_cache import SavedNotebookCache  # noqa: E402
 from penguin_jupyter.notebook.link.notebook_link import NotebookLink  # noqa: E402
+from penguin_jupyter.notebook.link.saved_notebook_cache import SavedNotebookCache  # noqa: E402
 from penguin_jupyter.notebook.transcript.cell_sources import set_cell_source_lookup  # noqa: E402
 
 MIME = "application/vnd.penguin.transcript+json"
-MODULE = "penguin_jupyter/notebook/kernel_tools/notebook_file.py"
+MODULE = "penguin_jupyter/notebook/kernel_tools/notebook_file.py"  # its path at the baseline revisions
 DEFAULT_BASELINE = "7493678"
 REPS = 3
 SIZES_MB = (20, 50)

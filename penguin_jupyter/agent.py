@@ -21,10 +21,11 @@ from typing import TypeAlias, cast
 from .engine import CompactionSettings, effective_context_threshold
 from .environment import Environment
 from .environment.environment import SANDBOX_KEY
+from .environment.environment_config import EnvironmentConfig
 from .environment.registry import ToolRegistration
 from .environment.sandbox import SandboxGrants
 from .environment.secret_files import register_data_root
-from .environment.types import BuiltinTool, EnvironmentConfig, ToolConfig
+from .environment.types import BuiltinTool, ToolConfig
 from .interfaces import EnvironmentServices, ThinkingLevelName, VisionDescriberService
 from .llm import GenerativeModel, GenerativeModelConfig, ToolCallIdAllocator, vision_model_config
 from .llm.answer_budget import DEFAULT_ANSWER_BUDGET_MS, DEFAULT_CONNECT_TIMEOUT_MS

@@ -1,7 +1,10 @@
 """Imports flow one way (omni <- interfaces <- engine/llm/environment/trace <- session/agent <-
 notebook): every import between the package's parts, including function-level and
 TYPE_CHECKING ones, is checked against the allowed table, so a new cycle (like the old
-agent <-> subagent_runner one) fails here. Nothing outside notebook/ imports IPython, ipywidgets
+agent <-> subagent_runner one) fails here. Inside the parts too: no two modules import each
+other, directly or around a circle, and no two sibling folders do (notebook/link <->
+notebook/kernel_tools was one) — again counting every import, TYPE_CHECKING ones included (a
+type-only circle is still two modules that cannot be read apart; a Protocol breaks it). Nothing outside notebook/ imports IPython, ipywidgets
 or ipykernel, but the kernel's seams (`seams/kernel.py`, docs/seams.md), which only notebook/ may
 import. `seams/` is a leaf: it imports nothing of the package but itself."""
 
@@ -9,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -138,3 +142,106 @@ def test_no_part_allows_itself_a_cycle(part):
         seen.add(other)
         todo.extend(ALLOWED.get(other, set()))
     assert part not in seen
+
+
+# --- no import circles between modules, nor between sibling folders -----------------------------
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _folder(path: Path) -> str:
+    return ".".join(path.relative_to(PACKAGE.parent).parts[:-1])
+
+
+def _module_graph() -> tuple[dict[str, set[str]], dict[str, Path]]:
+    """module -> the package's modules it imports (`from pkg import sub` counts as `pkg.sub`;
+    a package's `__init__` only when it is named itself); every import, wherever it stands."""
+    paths = {_module_name(path): path for path in _sources()}
+    graph: dict[str, set[str]] = defaultdict(set)
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join([*parts[: len(parts) - (node.level - 1)], *([node.module] if node.module else [])])
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in paths else base for a in node.names]
+            graph[name].update(target for target in targets if target in paths and target != name)
+    return graph, paths
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = stack[stack.index(node) :]
+            del stack[stack.index(node) :]
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def _sibling_folder_graph() -> dict[str, set[str]]:
+    """folder -> the sibling folders (same parent) its modules, or its subfolders', import."""
+    graph, paths = _module_graph()
+    folders: dict[str, set[str]] = defaultdict(set)
+    for name, targets in graph.items():
+        here = _folder(paths[name]).split(".")
+        for target in targets:
+            there = _folder(paths[target]).split(".")
+            common = next((i for i, (a, b) in enumerate(zip(here, there, strict=False)) if a != b), None)
+            if common is not None:
+                folders[".".join(here[: common + 1])].add(".".join(there[: common + 1]))
+    return folders
+
+
+def test_no_import_circle_between_modules():
+    assert _circles(_module_graph()[0]) == []
+
+
+def test_no_import_circle_between_sibling_folders():
+    assert _circles(_sibling_folder_graph()) == []
+
+
+def test_the_circle_checks_see_a_circle(tmp_path, monkeypatch):
+    """A type-only circle between two modules, and two folders importing each other through a
+    function-level import, are found (the checks can fail)."""
+    fake = tmp_path / "penguin_jupyter"
+    for folder in ("notebook", "notebook/link", "notebook/kernel_tools"):
+        (fake / folder).mkdir(parents=True)
+        (fake / folder / "__init__.py").write_text("")
+    (fake / "__init__.py").write_text("")
+    (fake / "notebook/link/a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import b\n")
+    (fake / "notebook/link/b.py").write_text("from .a import thing\nfrom ..kernel_tools import c\n")
+    (fake / "notebook/kernel_tools/c.py").write_text("def f():\n    from ..link.a import x\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    assert _circles(_module_graph()[0]) == [
+        ["penguin_jupyter.notebook.kernel_tools.c", "penguin_jupyter.notebook.link.a", "penguin_jupyter.notebook.link.b"]
+    ]
+    assert _circles(_sibling_folder_graph()) == [
+        ["penguin_jupyter.notebook.kernel_tools", "penguin_jupyter.notebook.link"]
+    ]

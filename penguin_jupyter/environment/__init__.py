@@ -14,11 +14,11 @@ from .command_policy import (
 )
 from .defaults import default_tool_config
 from .environment import Environment
+from .environment_config import EnvironmentConfig
 from .notices import BackgroundEvent, background_notice_message, background_notice_text
 from .registry import BUILTIN_TOOL_FACTORIES
 from .types import (
     BuiltinTool,
-    EnvironmentConfig,
     ToolConfig,
     ToolDefinitionConfig,
     ToolExecutionContext,

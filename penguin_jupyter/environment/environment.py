@@ -25,11 +25,12 @@ from ..redaction import EMPTY
 from .close_out import CallSetting, run_with_close_out
 from .commands import CommandSessionManager
 from .defaults import default_tool_config, model_facing_parameters
+from .environment_config import EnvironmentConfig
 from .notices import BackgroundEvent, BackgroundListener, NoticeHub
 from .registry import BUILTIN_TOOL_FACTORIES, ToolRegistration, declare, registration
 from .sandbox import CommandSandbox, SandboxConfig
 from .tool_declaration import ToolDeclaration
-from .types import BuiltinTool, EnvironmentConfig, ToolDefinitionConfig
+from .types import BuiltinTool, ToolDefinitionConfig
 
 log = logging.getLogger(__name__)
 

@@ -1,25 +1,24 @@
 """Types shared by the Environment, its builtin tools and MCP tools.
 
-Owns the configuration models (ToolDefinitionConfig, ToolConfig, EnvironmentConfig) and the
-inner tool contract (BuiltinTool, ToolExecutionContext, ToolResult). The close-out algorithm
+Owns the configuration models (ToolDefinitionConfig, ToolConfig) and the inner tool contract
+(BuiltinTool, ToolExecutionContext, ToolResult, ToolFailed). The Environment's own configuration,
+which names registrations, is `environment_config.py`'s (below the registry, so nothing here
+imports the tools back). The close-out algorithm
 that wraps every tool lives in `close_out.py`; the tools themselves in `tools/`.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..interfaces import AbortSignal, ApproveFn, EnvironmentServices, MCPServerConfig, Permission
 from ..omni import OmniMessage, StopReason
 from ..redaction import EMPTY, Redactor
-
-if TYPE_CHECKING:
-    from .registry import ToolRegistration
 
 DEFAULT_TIMEOUT_MS = 120_000
 DEFAULT_MAX_OUTPUT_LENGTH = 16_000
@@ -98,28 +97,6 @@ class ToolConfig(_PositionalModel):
     builtin: list[ToolDefinitionConfig] | None = None
     custom_tools: list[ToolDefinitionConfig] = Field(default_factory=list)
     mcp_servers: list[MCPServerConfig] = Field(default_factory=list)
-
-
-@dataclass
-class EnvironmentConfig:
-    workspace_dir: str
-    tool_config: ToolConfig = field(default_factory=ToolConfig)
-    session_scratchpad_dir: str | None = None
-    services: EnvironmentServices | None = None
-    vault: dict[str, str] | None = None
-    # The host's own tools (the notebook's kernel and notebook tools), registered after the
-    # configured builtin entries the same way (`registry.ToolRegistration`; a ready-made
-    # BuiltinTool is registered as it is, with its class's declaration or the undeclared default).
-    extra_tools: Sequence[ToolRegistration | BuiltinTool] = field(default_factory=list)
-    # "vision" or "text-only": selects entries whose for_model matches (None keeps both).
-    model_class: Literal["vision", "text-only"] | None = None
-    # Configured secrets become `[redacted:NAME]` in complete tool outputs (what the model sees)
-    # and in truncation archives (penguin_jupyter.redaction.Redactor; docs/security.md).
-    redactor: Redactor | None = None
-    # Names never offered to the model nor run, whatever offers them — builtin, extra (kernel,
-    # notebook) or MCP `mcp__<server>__<tool>` (the administrator's `disabled_tools`,
-    # docs/security.md "Approval rules and policy").
-    disabled_tools: frozenset[str] = frozenset()
 
 
 class ToolFailed(Exception):

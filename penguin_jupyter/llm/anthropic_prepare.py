@@ -18,13 +18,13 @@ compares them). Anything else is left to the SDK. See docs/model-requests.md ("L
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
 
 from ..seams.llm_sdk import anthropic_options_copy, replace_copy_and_prepare
+from .body_encoding import RequestOptions
 
 KEPT_FIELDS = ("messages", "tools")
 
-CopyAndPrepare = Callable[[Any], Awaitable[Any]]
+CopyAndPrepare = Callable[[RequestOptions], Awaitable[RequestOptions]]
 
 
 class KeptListsUnwalked:
@@ -33,7 +33,7 @@ class KeptListsUnwalked:
     def __init__(self, copy_and_prepare: CopyAndPrepare) -> None:
         self._copy_and_prepare = copy_and_prepare
 
-    async def __call__(self, options: Any) -> Any:
+    async def __call__(self, options: RequestOptions) -> RequestOptions:
         extra, body = options.extra_json, options.json_data
         if not isinstance(extra, Mapping) or not isinstance(body, Mapping):
             return await self._copy_and_prepare(options)
@@ -44,7 +44,7 @@ class KeptListsUnwalked:
         }
         if not kept:
             return await self._copy_and_prepare(options)
-        lighter = anthropic_options_copy(options)
+        lighter: RequestOptions = anthropic_options_copy(options)
         lighter.extra_json = {key: value for key, value in extra.items() if key not in kept} or None
         prepared = await self._copy_and_prepare(lighter)
         if not isinstance(prepared.json_data, dict) or any(
@@ -55,6 +55,6 @@ class KeptListsUnwalked:
         return prepared
 
 
-def install_kept_lists_unwalked(sdk: Any) -> bool:
+def install_kept_lists_unwalked(sdk: object) -> bool:
     """Give an anthropic SDK client object the hook. Returns whether it did."""
     return replace_copy_and_prepare(sdk, KeptListsUnwalked, KeptListsUnwalked)

@@ -22,24 +22,34 @@ import itertools
 import operator
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Protocol
 
 from ..seams.llm_sdk import is_omitted, openapi_dumps, replace_prepare_options
 from .loop_slices import run_in_slices
 
 ENCODED_LIST_FIELDS = ("messages", "input", "tools")
 
-PrepareOptions = Callable[[Any], Awaitable[Any]]
+
+class RequestOptions(Protocol):
+    """What the hooks read and set of an SDK's `FinalRequestOptions` (openai's, anthropic's)."""
+
+    json_data: object
+    extra_json: object
+    files: object
+    content: object
+
+
+PrepareOptions = Callable[[RequestOptions], Awaitable[RequestOptions]]
 
 
 class _KeptList:
     """One field's elements and their JSON from the last request, position by position."""
 
     def __init__(self) -> None:
-        self.items: list[Any] = []
+        self.items: list[object] = []
         self.encoded: list[bytes] = []
 
-    async def encode(self, items: list[Any]) -> bytes:
+    async def encode(self, items: list[object]) -> bytes:
         """The JSON array of `items`; only elements not at the same position last time are encoded
         (the scan for them runs in C: per request, the cost is the new elements), in slices with
         the event loop running between them (`loop_slices.py`; after a resume that is all of them)."""
@@ -66,7 +76,7 @@ class PreEncodedBody:
         self._kept: dict[str, _KeptList] = {}
         self._token = uuid.uuid4().hex
 
-    async def __call__(self, options: Any) -> Any:
+    async def __call__(self, options: RequestOptions) -> RequestOptions:
         options = await self._prepare(options)
         extra = options.extra_json
         body = options.json_data
@@ -84,18 +94,22 @@ class PreEncodedBody:
         options.extra_json = None
         return options
 
-    async def encode(self, merged: dict[str, Any], fields: list[str]) -> bytes:
+    async def encode(self, merged: dict[str, object], fields: list[str]) -> bytes:
         """`openapi_dumps` of `merged` without its omitted values, `fields` from kept JSON."""
         body = {key: value for key, value in merged.items() if not is_omitted(value)}
         placeholders = {name: f"\ue000penguin-{self._token}-{name}" for name in fields}
         encoded = openapi_dumps({**body, **placeholders})
         for name in fields:
-            elements = await self._kept.setdefault(name, _KeptList()).encode(body[name])
+            elements = await self._kept.setdefault(name, _KeptList()).encode(_list(body[name]))
             encoded = encoded.replace(openapi_dumps(placeholders[name]), elements, 1)
         return encoded
 
 
-def install_pre_encoded_body(sdk: Any) -> bool:
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []  # (the fields were chosen for being lists)
+
+
+def install_pre_encoded_body(sdk: object) -> bool:
     """Give an openai SDK client object a `PreEncodedBody` hook (the anthropic SDK has its own
     encoder; its bodies are left to it). Returns whether it did."""
     return replace_prepare_options(sdk, PreEncodedBody, PreEncodedBody)

@@ -18,39 +18,44 @@ a chunk of an unexpected shape is left for agenthub (and `stream_reading.py`) to
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterable, AsyncIterator
 
 from openai.types.chat.chat_completion_chunk import (
+    ChatCompletionChunk,
+    Choice,
     ChoiceDelta,
     ChoiceDeltaToolCall,
     ChoiceDeltaToolCallFunction,
 )
 
 
-def _choice(chunk: Any) -> Any:
-    choices = getattr(chunk, "choices", None)
-    return choices[0] if isinstance(choices, list) and choices else None
+def _choice(chunk: ChatCompletionChunk) -> Choice | None:
+    choices = getattr(chunk, "choices", None)  # (a server's chunk is built unchecked: any shape)
+    return choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], Choice) else None
 
 
-def _tool_call_deltas(chunk: Any) -> list[Any]:
+def _tool_call_deltas(chunk: ChatCompletionChunk) -> list[ChoiceDeltaToolCall]:
     delta = getattr(_choice(chunk), "delta", None)
     calls = getattr(delta, "tool_calls", None)
     return calls if isinstance(calls, list) else []
 
 
-def _ends_response(chunk: Any) -> bool:
+def _ends_response(chunk: ChatCompletionChunk) -> bool:
     """agenthub closes the open call at a chunk with a finish reason or usage."""
     return bool(getattr(_choice(chunk), "finish_reason", None) or getattr(chunk, "usage", None))
 
 
-def _with_calls(chunk: Any, calls: list[Any], *, ending: bool) -> Any:
+def _with_calls(
+    chunk: ChatCompletionChunk, calls: list[ChoiceDeltaToolCall], *, ending: bool
+) -> ChatCompletionChunk:
     """A copy of `chunk` whose delta carries `calls` (None when empty); without its finish
     reason and usage unless `ending`."""
     choice = _choice(chunk)
+    if choice is None:
+        return chunk
     delta = choice.delta.model_copy(update={"tool_calls": calls or None})
-    choice_update: dict[str, Any] = {"delta": delta}
-    chunk_update: dict[str, Any] = {}
+    choice_update: dict[str, object] = {"delta": delta}
+    chunk_update: dict[str, object] = {}
     if not ending:
         choice_update["finish_reason"] = None
         chunk_update["usage"] = None
@@ -58,13 +63,17 @@ def _with_calls(chunk: Any, calls: list[Any], *, ending: bool) -> Any:
     return chunk.model_copy(update=chunk_update)
 
 
-def _only_ending(chunk: Any) -> Any:
+def _only_ending(chunk: ChatCompletionChunk) -> ChatCompletionChunk:
     """`chunk` with an empty delta: its finish reason and usage alone."""
     choice = _choice(chunk)
+    if choice is None:
+        return chunk
     return chunk.model_copy(update={"choices": [choice.model_copy(update={"delta": ChoiceDelta()})]})
 
 
-def _merged(template: Any, index: int, deltas: list[Any]) -> Any:
+def _merged(
+    template: ChatCompletionChunk, index: int, deltas: list[ChoiceDeltaToolCall]
+) -> ChatCompletionChunk:
     """One chunk carrying call `index` whole: its id and name, all its argument fragments."""
     call_id = next((d.id for d in deltas if getattr(d, "id", None)), None)
     functions = [getattr(d, "function", None) for d in deltas]
@@ -76,28 +85,36 @@ def _merged(template: Any, index: int, deltas: list[Any]) -> Any:
         type="function",
         function=ChoiceDeltaToolCallFunction(name=name, arguments=arguments),
     )
-    choice = _choice(template).model_copy(update={"delta": ChoiceDelta(tool_calls=[call]), "finish_reason": None})
-    return template.model_copy(update={"choices": [choice], "usage": None})
+    choice = _choice(template)
+    choices = (
+        [choice.model_copy(update={"delta": ChoiceDelta(tool_calls=[call]), "finish_reason": None})]
+        if choice
+        else []
+    )
+    return template.model_copy(update={"choices": choices, "usage": None})
 
 
 class ToolCallsByIndex:
     """The SDK's chunk stream with each tool call's deltas contiguous (see the module docstring).
-    Every other attribute is the wrapped stream's."""
+    Every other attribute is the wrapped stream's (an SDK object: open)."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: AsyncIterable[object]) -> None:
         self._stream = stream
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         return getattr(self._stream, name)
 
-    def __aiter__(self) -> AsyncIterator[Any]:
+    def __aiter__(self) -> AsyncIterator[object]:
         return self._chunks()
 
-    async def _chunks(self) -> AsyncIterator[Any]:
-        held: dict[int, list[Any]] = {}
+    async def _chunks(self) -> AsyncIterator[object]:
+        held: dict[int, list[ChoiceDeltaToolCall]] = {}
         first: int | None = None
-        template: Any = None
+        template: ChatCompletionChunk | None = None
         async for chunk in self._stream:
+            if not isinstance(chunk, ChatCompletionChunk):  # not the SDK's chunk: agenthub's to judge
+                yield chunk
+                continue
             calls = _tool_call_deltas(chunk)
             if calls:
                 template = chunk
@@ -112,7 +129,7 @@ class ToolCallsByIndex:
                         passed.append(call)
                 if len(passed) != len(calls):
                     chunk = _with_calls(chunk, passed, ending=True)
-            if held and _ends_response(chunk):
+            if held and template is not None and _ends_response(chunk):
                 if _choice(chunk) is not None:  # its own delta first, then the held calls, then the end
                     yield _with_calls(chunk, _tool_call_deltas(chunk), ending=False)
                     chunk = _only_ending(chunk)
@@ -121,8 +138,9 @@ class ToolCallsByIndex:
                 held.clear()
             yield chunk
         for index in sorted(held):  # a stream cut before its end: agenthub reports that
-            yield _merged(template, index, held[index])
+            if template is not None:
+                yield _merged(template, index, held[index])
 
 
-def tool_calls_by_index(stream: Any) -> Any:
-    return ToolCallsByIndex(stream) if hasattr(stream, "__aiter__") else stream
+def tool_calls_by_index(stream: object) -> object:
+    return ToolCallsByIndex(stream) if isinstance(stream, AsyncIterable) else stream

@@ -19,7 +19,6 @@ import json
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 from agenthub.errors import EmptyResponseError, ToolCallArgumentParseError, UnsupportedParameterError
@@ -147,11 +146,11 @@ def _loaded(module: str, name: str) -> type[BaseException] | None:
     return found if isinstance(found, type) and issubclass(found, BaseException) else None
 
 
-def _strings(*values: Any) -> list[str]:
+def _strings(*values: object) -> list[str]:
     return [value for value in values if isinstance(value, str) and value]
 
 
-def _openai_style_codes(body: Any) -> list[str]:
+def _openai_style_codes(body: object) -> list[str]:
     """`code` and `type` of an OpenAI / Anthropic error body (top level and under `error`)."""
     if not isinstance(body, Mapping):
         return []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Protocol, cast
 from urllib.parse import urlsplit
 
 from agenthub.types import ToolSchema, UniConfig
@@ -98,26 +98,32 @@ def check_base_url(base_url: str | None) -> None:
         raise InvalidBaseUrl(f"base_url {base_url!r} is not a valid URL ({expected})")
 
 
-def tool_schema(tool: ToolDefinition | Mapping[str, Any] | Any) -> ToolSchema:
+class NamedTool(Protocol):
+    """Any object describing a tool by attributes (`description`, `parameters` optional)."""
+
+    name: str
+
+
+def tool_schema(tool: ToolDefinition | Mapping[str, object] | NamedTool) -> ToolSchema:
     """The gateway schema of one tool (`parameters` only when present). Accepts a ToolDefinition,
     a mapping, or any object with `name`/`description`/`parameters` attributes."""
     if isinstance(tool, Mapping):
-        spec = dict(tool)
-    else:
-        spec = {
-            "name": tool.name,
-            "description": getattr(tool, "description", ""),
-            "parameters": getattr(tool, "parameters", None),
-        }
-    schema: dict[str, Any] = {"name": spec["name"], "description": spec.get("description") or ""}
-    if spec.get("parameters") is not None:
-        schema["parameters"] = spec["parameters"]
+        name, description, parameters = tool["name"], tool.get("description"), tool.get("parameters")
+    else:  # a ToolDefinition, or a host's own object (its other attributes are optional)
+        name, description, parameters = (
+            tool.name,
+            getattr(tool, "description", ""),
+            getattr(tool, "parameters", None),
+        )
+    schema = ToolSchema(name=cast(str, name), description=cast(str, description or ""))
+    if parameters is not None:
+        schema["parameters"] = cast(dict, parameters)
     return schema
 
 
 def base_uni_config(config: GenerativeModelConfig) -> UniConfig:
     """Tools (omitted when empty, never `tool_choice`), system prompt, positive cap, fast mode."""
-    uni: dict[str, Any] = {}
+    uni = UniConfig()
     if config.tools:
         uni["tools"] = [tool_schema(tool) for tool in config.tools]
     if config.system_prompt is not None:

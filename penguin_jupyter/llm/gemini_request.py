@@ -24,8 +24,8 @@ import json
 import operator
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
 
 from google.genai import types
 
@@ -38,6 +38,13 @@ from ..seams.llm_sdk import (
 from .loop_slices import run_in_slices
 from .stream_reading import mark_answered, read_events
 
+
+class BuiltRequest(Protocol):
+    """What the hook reads and sets of the request the Gemini SDK builds (`HttpRequest`)."""
+
+    data: object
+
+
 _NOT_ENCODED = object()  # in place of a Content whose JSON is not kept
 PENDING_REQUESTS = 4  # placeholders kept for the requests (and their continuation hops) in flight
 
@@ -45,16 +52,16 @@ PENDING_REQUESTS = 4  # placeholders kept for the requests (and their continuati
 class PreConvertedContents:
     """The stream hook and the request-building hook of one Gemini SDK client."""
 
-    def __init__(self, api_client: Any) -> None:
+    def __init__(self, api_client: object) -> None:
         self._api_client = api_client
-        self._items: list[Any] = []  # the Content objects of the last request
+        self._items: list[object] = []  # the Content objects of the last request
         self._encoded: list[str] = []  # their JSON
         self._pending: OrderedDict[str, str] = OrderedDict()  # placeholder token -> contents JSON
         self._prefix = f"\ue000penguin-{uuid.uuid4().hex}-"
         self._count = 0
         self.encoded_last = 0  # Contents converted by the last request (for tests)
 
-    async def encode(self, contents: list[Any]) -> str:
+    async def encode(self, contents: list[object]) -> str:
         """The JSON array of `contents`; only elements not at the same position last time go
         through the SDK's conversion, in slices with the event loop running between them
         (`loop_slices.py`: after a resume that is the whole history, ≈ 0.3 ms per `Content`)."""
@@ -81,8 +88,8 @@ class PreConvertedContents:
         self.encoded_last = len(changed)
         return "[" + ", ".join(encoded) + "]"
 
-    def wrap_stream(self, stream: Callable[..., Any]) -> Callable[..., Any]:
-        async def generate_content_stream(*, model: str, contents: Any, config: Any = None) -> Any:
+    def wrap_stream(self, stream: Callable[..., Awaitable[object]]) -> Callable[..., Awaitable[object]]:
+        async def generate_content_stream(*, model: str, contents: object, config: object = None) -> object:
             if not (
                 isinstance(contents, list)
                 and contents
@@ -99,8 +106,8 @@ class PreConvertedContents:
 
         return generate_content_stream
 
-    def wrap_build_request(self, build: Callable[..., Any]) -> Callable[..., Any]:
-        def build_request(*args: Any, **kwargs: Any) -> Any:
+    def wrap_build_request(self, build: Callable[..., BuiltRequest]) -> Callable[..., BuiltRequest]:
+        def build_request(*args: object, **kwargs: object) -> BuiltRequest:
             request = build(*args, **kwargs)
             data = request.data
             contents = data.get("contents") if isinstance(data, dict) else None
@@ -114,13 +121,13 @@ class PreConvertedContents:
         return build_request
 
 
-def _answered(stream: Any) -> Any:
+def _answered(stream: object) -> object:
     """The SDK's stream, its events recorded for the request (`stream_reading.py`)."""
     mark_answered()
     return read_events(stream)
 
 
-def _placeholder_token(contents: Any) -> str | None:
+def _placeholder_token(contents: object) -> str | None:
     if not (isinstance(contents, list) and len(contents) == 1 and isinstance(contents[0], dict)):
         return None
     parts = contents[0].get("parts")
@@ -130,7 +137,7 @@ def _placeholder_token(contents: Any) -> str | None:
     return text if isinstance(text, str) and text.startswith("\ue000penguin-") else None
 
 
-def install_pre_converted_contents(sdk: Any) -> PreConvertedContents | None:
+def install_pre_converted_contents(sdk: object) -> PreConvertedContents | None:
     """Give a `genai.Client` the two hooks; None when `sdk` is not one."""
     api_client = gemini_api_client(sdk)
     if api_client is None:

@@ -50,7 +50,7 @@ import bisect
 import inspect
 import operator
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Protocol
 
 from agenthub.ant_messages.client import AntMessagesClient
 from agenthub.claude5.client import Claude5Client
@@ -65,8 +65,16 @@ from agenthub.types import UniMessage
 from ..seams.llm_sdk import claude_on_bedrock, conversion_function, installed_conversion, replace_conversion
 from .loop_slices import run_in_slices
 
-Convert = Callable[[list[UniMessage]], Awaitable[list[Any]]]
-ConvertSync = Callable[[list[UniMessage]], list[Any]]
+Convert = Callable[[list[UniMessage]], Awaitable[list[object]]]
+ConvertSync = Callable[[list[UniMessage]], list[object]]
+
+
+class ConversionContext(Protocol):
+    """What a protocol's conversion reads of the history before a message (see the classes below)."""
+
+    def carriers(self, new: list[UniMessage]) -> list[UniMessage]: ...
+
+    def learn(self, message: UniMessage) -> None: ...
 
 
 def reasoning_fields(message: UniMessage) -> set[str | None]:
@@ -140,13 +148,13 @@ class _KeptConversion:
     protocol (default: openai-chat's reasoning fields); each carrier it gives must convert to
     exactly one wire message."""
 
-    _convert: Callable[[list[UniMessage]], Any]  # agenthub's conversion (a coroutine or a plain function)
+    _convert: Convert | ConvertSync  # agenthub's conversion (a coroutine or a plain function)
 
-    def __init__(self, context: Callable[[], Any] = ReasoningFieldContext) -> None:
+    def __init__(self, context: Callable[[], ConversionContext] = ReasoningFieldContext) -> None:
         self._make_context = context
         self._context = context()
         self._converted: list[UniMessage] = []  # the history converted so far (same objects)
-        self._wire: list[Any] = []  # its wire form
+        self._wire: list[object] = []  # its wire form
         self._marks: list[tuple[int, int]] = []  # (len(_converted), len(_wire)) after each conversion
         self._caught_up = 0  # messages converted by `catch_up` since the last call
         self.converted_last = 0  # messages handed to agenthub for the last request (for tests)
@@ -162,13 +170,15 @@ class _KeptConversion:
         new = messages[known:]
         return self._context.carriers(new), new
 
-    def _kept_with(self, carriers: list[UniMessage], new: list[UniMessage], wire: list[Any]) -> list[Any]:
+    def _kept_with(
+        self, carriers: list[UniMessage], new: list[UniMessage], wire: list[object]
+    ) -> list[object]:
         """Keep the wire form of `new` (agenthub's `wire` of carriers + new); the whole list's."""
         self._keep(carriers, new, wire)
         self.converted_last, self._caught_up = self._caught_up + len(new), 0
         return list(self._wire)  # agenthub inserts the system prompt into the list it gets
 
-    def _keep(self, carriers: list[UniMessage], new: Sequence[UniMessage], wire: list[Any]) -> None:
+    def _keep(self, carriers: list[UniMessage], new: Sequence[UniMessage], wire: list[object]) -> None:
         self._converted.extend(new)
         self._wire.extend(wire[len(carriers) :])
         for message in new:
@@ -204,9 +214,8 @@ class _KeptConversion:
 
         async def convert(chunk: Sequence[UniMessage]) -> None:
             carriers = self._context.carriers(list(chunk))
-            wire = self._convert([*carriers, *chunk])
-            if inspect.isawaitable(wire):
-                wire = await wire
+            converted = self._convert([*carriers, *chunk])
+            wire = await converted if inspect.isawaitable(converted) else converted
             self._keep(carriers, chunk, wire)
             self._caught_up += len(chunk)
 
@@ -227,31 +236,33 @@ class _KeptConversion:
 class IncrementalConversion(_KeptConversion):
     """Callable standing in for the client's conversion method (a coroutine in agenthub)."""
 
-    def __init__(self, convert: Convert, context: Callable[[], Any] = ReasoningFieldContext) -> None:
+    def __init__(
+        self, convert: Convert, context: Callable[[], ConversionContext] = ReasoningFieldContext
+    ) -> None:
         super().__init__(context)
-        self._convert = convert
+        self._convert = self._convert_async = convert
 
-    async def __call__(self, messages: list[UniMessage]) -> list[Any]:
+    async def __call__(self, messages: list[UniMessage]) -> list[object]:
         carriers, new = self._to_convert(messages)
         todo = [*carriers, *new]
-        return self._kept_with(carriers, new, await self._convert(todo) if todo else [])
+        return self._kept_with(carriers, new, await self._convert_async(todo) if todo else [])
 
 
 class IncrementalSyncConversion(_KeptConversion):
     """Callable standing in for the client's conversion method (a plain function in agenthub)."""
 
-    def __init__(self, convert: ConvertSync, context: Callable[[], Any] = MessageAlone) -> None:
+    def __init__(self, convert: ConvertSync, context: Callable[[], ConversionContext] = MessageAlone) -> None:
         super().__init__(context)
-        self._convert = convert
+        self._convert = self._convert_sync = convert
 
-    def __call__(self, messages: list[UniMessage]) -> list[Any]:
+    def __call__(self, messages: list[UniMessage]) -> list[object]:
         carriers, new = self._to_convert(messages)
         todo = [*carriers, *new]
-        return self._kept_with(carriers, new, self._convert(todo) if todo else [])
+        return self._kept_with(carriers, new, self._convert_sync(todo) if todo else [])
 
 
 # agenthub's conversion function -> how this module stands in for it
-_INCREMENTAL: dict[Any, Callable[[Any], Any]] = {
+_INCREMENTAL: dict[object, Callable[..., _KeptConversion]] = {
     OpenaiChatClient.transform_uni_message_to_model_input: IncrementalConversion,
     Gemini3_8Client.transform_uni_message_to_model_input: lambda convert: IncrementalConversion(
         convert, CallNameContext
@@ -267,13 +278,13 @@ _INCREMENTAL: dict[Any, Callable[[Any], Any]] = {
 }
 
 
-def kept_conversion(routed: Any) -> _KeptConversion | None:
+def kept_conversion(routed: object) -> _KeptConversion | None:
     """The incremental conversion installed on `routed`, if any."""
     conversion = installed_conversion(routed)
     return conversion if isinstance(conversion, _KeptConversion) else None
 
 
-def install_incremental_conversion(routed: Any) -> bool:
+def install_incremental_conversion(routed: object) -> bool:
     """Give `routed` (agenthub's protocol client) an incremental conversion when its conversion
     is one of agenthub's functions above (not on Bedrock). Returns whether it did."""
     make = _INCREMENTAL.get(conversion_function(routed))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any
 
 from ..omni import OmniMessage, dumps_compact
 
@@ -30,12 +29,13 @@ def estimate_messages_tokens(messages: Iterable[OmniMessage]) -> int:
     is estimated from its compact payload JSON."""
     total = 0
     for msg in messages:
-        payload: dict[str, Any] = msg.payload.model_dump(mode="json", exclude_none=True)
+        payload: dict[str, object] = msg.payload.model_dump(mode="json", exclude_none=True)
         kind = payload.get("type")
+        images = payload.get("images")
         if kind in ("image_url", "inline_data"):
             total += IMAGE_TOKEN_ESTIMATE
-        elif isinstance(payload.get("images"), list):
-            images = payload.pop("images")
+        elif isinstance(images, list):
+            del payload["images"]
             total += len(images) * IMAGE_TOKEN_ESTIMATE + estimate_text_tokens(dumps_compact(payload))
         else:
             total += estimate_text_tokens(dumps_compact(payload))

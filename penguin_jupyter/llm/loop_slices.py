@@ -23,7 +23,7 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -34,7 +34,7 @@ MAX_SLICE = 200  # items in any slice
 
 async def run_in_slices(
     items: Sequence[T],
-    work: Callable[[Sequence[T]], Awaitable[Any] | Any],
+    work: Callable[[Sequence[T]], Awaitable[object] | object],
     check: Callable[[], None] | None = None,
 ) -> None:
     """Call `work` on consecutive slices of `items` (awaiting it when it returns an awaitable),

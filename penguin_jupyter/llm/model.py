@@ -19,7 +19,6 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import urlsplit
 
 from agenthub import ThinkingLevel
@@ -115,7 +114,7 @@ class _Exchange:
     committed_before: int
     first_response_s: float | None
     pump: UpstreamPump[UniEvent]
-    abort_waiter: asyncio.Future[Any] | None
+    abort_waiter: asyncio.Future[None] | None
     response: _ResponseSeen
     started: float = field(default_factory=time.monotonic)
     outcome: LLMOutcome | None = None
@@ -235,7 +234,7 @@ class GenerativeModel:
         """Tools and system prompt as built; thinking level = override, else default, else omitted
         (with any level but `none`, thinking summaries are asked for); max_tokens clamped
         against the context window."""
-        config: dict[str, Any] = dict(self._base_config)
+        config = self._base_config.copy()
         level = thinking_level or self.config.thinking_level
         if level is not None:
             if level not in THINKING_LEVELS:
@@ -459,7 +458,9 @@ class GenerativeModel:
         price = self.price
         cost = None
         if price is not None:
-            cost = TokenCost(request=cost_usd(request_tokens, price), session=cost_usd(self.session_tokens, price))
+            cost = TokenCost(
+                request=cost_usd(request_tokens, price), session=cost_usd(self.session_tokens, price)
+            )
         ex.settle(None if cost is None else cost.request)
         yield token_usage(self.session_tokens, request_tokens, cost)
         yield LLMOutcome("completed")

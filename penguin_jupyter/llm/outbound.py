@@ -9,9 +9,20 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any
+from typing import TypeVar
 
-from agenthub.types import ContentItem, UniMessage
+from agenthub.types import (
+    ContentItem,
+    Fidelity,
+    ImageContentItem,
+    InlineDataContentItem,
+    InlineThinkingContentItem,
+    TextContentItem,
+    ThinkingContentItem,
+    ToolCallContentItem,
+    ToolResultContentItem,
+    UniMessage,
+)
 
 from ..omni import (
     ImageUrlPayload,
@@ -34,7 +45,17 @@ MIXED_ROLES_ERROR = (
 EMPTY_INPUT_ERROR = "stream_generate requires at least one input message"
 
 
-def _with_fidelity(item: dict[str, Any], fidelity: dict[str, Any] | None) -> Any:
+_FidelityItem = TypeVar(
+    "_FidelityItem",
+    TextContentItem,
+    InlineDataContentItem,
+    ThinkingContentItem,
+    InlineThinkingContentItem,
+    ToolCallContentItem,
+)
+
+
+def _with_fidelity(item: _FidelityItem, fidelity: Fidelity | None) -> _FidelityItem:
     """The item with its fidelity as the provider gave it (JSON-safe bytes back to bytes)."""
     if fidelity:
         item["fidelity"] = fidelity_for_provider(fidelity)
@@ -48,7 +69,7 @@ def _decode_base64(data: str, what: str) -> bytes:
         raise ValueError(f"{what} data is not valid base64: {exc}") from None
 
 
-def _parse_arguments(raw: str, tool_call_id: str) -> dict[str, Any]:
+def _parse_arguments(raw: str, tool_call_id: str) -> dict[str, object]:
     """A tool call's JSON-string arguments as an object (`omni.read_call_arguments`, the one
     parser): `""` and non-objects become `{}`; text that is not JSON is a ValueError."""
     parsed = read_call_arguments(raw)
@@ -63,39 +84,35 @@ def to_content_item(msg: OmniMessage) -> ContentItem:
     """The gateway content item for one complete model message; ValueError for anything else."""
     p = msg.payload
     if isinstance(p, TextPayload):
-        return _with_fidelity({"type": "text", "text": p.text}, p.fidelity)
+        return _with_fidelity(TextContentItem(type="text", text=p.text), p.fidelity)
     if isinstance(p, ImageUrlPayload):
-        return {"type": "image_url", "image_url": p.image_url}
+        return ImageContentItem(type="image_url", image_url=p.image_url)
     if isinstance(p, InlineDataPayload):
-        item: dict[str, Any] = {
-            "type": "inline_data",
-            "data": _decode_base64(p.data, "inline_data"),
-            "mime_type": p.mime_type,
-        }
-        return _with_fidelity(item, p.fidelity)
+        data = _decode_base64(p.data, "inline_data")
+        return _with_fidelity(
+            InlineDataContentItem(type="inline_data", data=data, mime_type=p.mime_type), p.fidelity
+        )
     if isinstance(p, ThinkingPayload):
-        return _with_fidelity({"type": "thinking", "thinking": p.thinking}, p.fidelity)
+        return _with_fidelity(ThinkingContentItem(type="thinking", thinking=p.thinking), p.fidelity)
     if isinstance(p, InlineThinkingPayload):
-        item = {
-            "type": "inline_thinking",
-            "data": _decode_base64(p.data, "inline_thinking"),
-            "mime_type": p.mime_type,
-        }
+        data = _decode_base64(p.data, "inline_thinking")
+        item = InlineThinkingContentItem(type="inline_thinking", data=data, mime_type=p.mime_type)
         return _with_fidelity(item, p.fidelity)
     if isinstance(p, ToolCallPayload):
-        item = {
-            "type": "tool_call",
-            "name": p.name,
-            "arguments": _parse_arguments(p.arguments, p.tool_call_id),
-            "tool_call_id": strip_tool_call_id_suffix(p.tool_call_id),
-        }
-        return _with_fidelity(item, p.fidelity)
+        call = ToolCallContentItem(
+            type="tool_call",
+            name=p.name,
+            arguments=_parse_arguments(p.arguments, p.tool_call_id),
+            tool_call_id=strip_tool_call_id_suffix(p.tool_call_id),
+        )
+        return _with_fidelity(call, p.fidelity)
     if isinstance(p, ToolCallOutputPayload):
-        result: dict[str, Any] = {"type": "tool_result", "text": p.output}
+        tool_call_id = strip_tool_call_id_suffix(p.tool_call_id)
         if p.images:
-            result["images"] = list(p.images)
-        result["tool_call_id"] = strip_tool_call_id_suffix(p.tool_call_id)
-        return result
+            return ToolResultContentItem(
+                type="tool_result", text=p.output, images=list(p.images), tool_call_id=tool_call_id
+            )
+        return ToolResultContentItem(type="tool_result", text=p.output, tool_call_id=tool_call_id)
     kind = getattr(p, "type", None) or msg.type
     raise ValueError(f"stream_generate accepts only complete model messages, got {kind!r}")
 

@@ -28,8 +28,8 @@ not one. See docs/model-requests.md ("Long sessions").
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping
+from typing import cast
 
 from .chat_tool_calls import tool_calls_by_index
 from .classify import ProviderStreamError
@@ -68,29 +68,29 @@ def _leads_to_create(path: tuple[str, ...]) -> bool:
 
 
 def passthrough_create(
-    create: Callable[..., Awaitable[Any]],
+    create: Callable[..., Awaitable[object]],
     fields: tuple[str, ...],
     on_response: Callable[[], None] | None = None,
     body_only: tuple[str, ...] = (),
-) -> Callable[..., Awaitable[Any]]:
+) -> Callable[..., Awaitable[object]]:
     """`create` with each of `fields` (when a list) sent through `extra_body` instead of the SDK's
     walk, and each of `body_only` (when given) moved there as well; `on_response` is called once
     `create` returned or raised (not when it was cancelled)."""
 
-    async def create_with_passthrough(*args: Any, **kwargs: Any) -> Any:
+    async def create_with_passthrough(*args: object, **kwargs: object) -> object:
         # agenthub converted the history in the task step that called us; the SDK builds and
         # encodes the body in the next one (docs/model-requests.md "Long sessions")
         await asyncio.sleep(0)
         for name in body_only:
             if name in kwargs:
-                kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}), name: kwargs.pop(name)}
+                kwargs["extra_body"] = {**_extra_body(kwargs), name: kwargs.pop(name)}
         for field in fields:
             value = kwargs.get(field)
             extra_body = kwargs.get("extra_body")
             extra_is_free = extra_body is None or (isinstance(extra_body, dict) and field not in extra_body)
             if isinstance(value, list) and extra_is_free:
                 kwargs[field] = []
-                kwargs["extra_body"] = {**(extra_body or {}), field: value}
+                kwargs["extra_body"] = {**_extra_body(kwargs), field: value}
         try:
             response = await create(*args, **kwargs)
         except Exception:
@@ -103,15 +103,20 @@ def passthrough_create(
     return create_with_passthrough
 
 
-def _raising_error_events(create: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    async def create_raising_error_events(*args: Any, **kwargs: Any) -> Any:
+def _extra_body(kwargs: dict[str, object]) -> Mapping[str, object]:
+    """The call's `extra_body` so far (a mapping, as agenthub passes it)."""
+    return cast(Mapping[str, object], kwargs.get("extra_body") or {})
+
+
+def _raising_error_events(create: Callable[..., Awaitable[object]]) -> Callable[..., Awaitable[object]]:
+    async def create_raising_error_events(*args: object, **kwargs: object) -> object:
         return with_error_events_raised(await create(*args, **kwargs))
 
     return create_raising_error_events
 
 
-def _tool_calls_by_index(create: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    async def create_with_tool_calls_by_index(*args: Any, **kwargs: Any) -> Any:
+def _tool_calls_by_index(create: Callable[..., Awaitable[object]]) -> Callable[..., Awaitable[object]]:
+    async def create_with_tool_calls_by_index(*args: object, **kwargs: object) -> object:
         return tool_calls_by_index(await create(*args, **kwargs))
 
     return create_with_tool_calls_by_index
@@ -122,11 +127,11 @@ def _notify(callback: Callable[[], None] | None) -> None:
         callback()
 
 
-def _event_error(event: Any) -> ProviderStreamError | None:
+def _event_error(event: object) -> ProviderStreamError | None:
     """The provider error an OpenAI Responses stream event carries, if it is one."""
     kind = getattr(event, "type", None)
     if kind == "error":
-        source: Any = event
+        source: object = event
     elif kind == "response.failed":
         source = getattr(getattr(event, "response", None), "error", None)
     else:
@@ -139,16 +144,16 @@ def _event_error(event: Any) -> ProviderStreamError | None:
 class _ErrorEventStream:
     """An SDK stream that raises the provider's error events instead of yielding them."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: AsyncIterable[object]) -> None:
         self._stream = stream
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:  # (the SDK's stream object: open)
         return getattr(self._stream, name)
 
-    def __aiter__(self) -> AsyncIterator[Any]:
+    def __aiter__(self) -> AsyncIterator[object]:
         return self._events()
 
-    async def _events(self) -> AsyncIterator[Any]:
+    async def _events(self) -> AsyncIterator[object]:
         async for event in self._stream:
             error = _event_error(event)
             if error is not None:
@@ -156,8 +161,8 @@ class _ErrorEventStream:
             yield event
 
 
-def with_error_events_raised(stream: Any) -> Any:
-    return _ErrorEventStream(stream) if hasattr(stream, "__aiter__") else stream
+def with_error_events_raised(stream: object) -> object:
+    return _ErrorEventStream(stream) if isinstance(stream, AsyncIterable) else stream
 
 
 class SdkBodyPassthrough:
@@ -165,17 +170,17 @@ class SdkBodyPassthrough:
     object's, except the `create` of the resources in `BODY_LIST_FIELDS`."""
 
     def __init__(
-        self, target: Any, path: tuple[str, ...] = (), on_response: Callable[[], None] | None = None
+        self, target: object, path: tuple[str, ...] = (), on_response: Callable[[], None] | None = None
     ) -> None:
         self._target = target
         self._path = path
         self._on_response = on_response
 
     @property
-    def wrapped(self) -> Any:
+    def wrapped(self) -> object:
         return self._target
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         value = getattr(self._target, name)
         if name == "create" and self._path in BODY_LIST_FIELDS:
             body_only = BODY_ONLY_ARGUMENTS.get(self._path, ())

@@ -15,9 +15,8 @@ carries, and `provider.py` turns a shape error raised after the provider answere
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator
 from contextvars import ContextVar
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -44,7 +43,7 @@ class StreamReading:
 
     def __init__(self) -> None:
         self.answered = False
-        self.last_event: Any = _BETWEEN_EVENTS  # kept as parsed; shown (`preview`) only if unreadable
+        self.last_event: object = _BETWEEN_EVENTS  # kept as parsed; shown (`preview`) only if unreadable
 
     def unreadable(self, error: BaseException) -> UnreadableStream | None:
         """`error` as the stream's fault when the provider had answered and it is a shape error
@@ -53,13 +52,17 @@ class StreamReading:
             return None
         not_json = _json_error(error)
         if not_json is not None:
-            return UnreadableStream(f"the model's stream sent an event that is not JSON ({_first_line(error)})")
+            return UnreadableStream(
+                f"the model's stream sent an event that is not JSON ({_first_line(error)})"
+            )
         if not isinstance(error, SHAPE_ERRORS):
             return None
         if isinstance(error, UnicodeDecodeError):
             where = error.object[error.start : error.start + 1]
             byte = f"byte 0x{where[0]:02x}" if where else "a byte"
-            return UnreadableStream(f"the model's stream is not valid UTF-8 ({byte} at position {error.start})")
+            return UnreadableStream(
+                f"the model's stream is not valid UTF-8 ({byte} at position {error.start})"
+            )
         return unreadable_event(self.last_event, error)
 
 
@@ -80,12 +83,14 @@ def _json_error(error: BaseException) -> json.JSONDecodeError | None:
     return None
 
 
-def unreadable_event(event: Any, error: BaseException) -> UnreadableStream:
+def unreadable_event(event: object, error: BaseException) -> UnreadableStream:
     """Reading `event` (or, while between events, the SDK's parsing of the next one) failed."""
     reason = f"{type(error).__name__}: {_first_line(error)}"
     if event is _BETWEEN_EVENTS:
         return UnreadableStream(f"the model's stream could not be read ({reason})")
-    return UnreadableStream(f"the model's stream sent an event the client cannot read: {preview(event)} ({reason})")
+    return UnreadableStream(
+        f"the model's stream sent an event the client cannot read: {preview(event)} ({reason})"
+    )
 
 
 _READING: ContextVar[StreamReading | None] = ContextVar("penguin_stream_reading", default=None)
@@ -105,7 +110,7 @@ def mark_answered() -> None:
         reading.answered = True
 
 
-def preview(event: Any) -> str:
+def preview(event: object) -> str:
     """An event as short JSON text (SDK objects by their fields as received)."""
     try:
         dump = getattr(event, "model_dump", None)
@@ -116,7 +121,7 @@ def preview(event: Any) -> str:
     return text if len(text) <= _PREVIEW_CHARS else text[: _PREVIEW_CHARS - 1] + "…"
 
 
-def _is_object(event: Any) -> bool:
+def _is_object(event: object) -> bool:
     """Whether an SDK parsed the event into an object (a `data:` line holding a JSON number,
     string, list or null is passed through by the SDKs as that bare value)."""
     return not isinstance(event, str | bytes | int | float | list | tuple) and event is not None
@@ -126,16 +131,16 @@ class ReadEvents:
     """An SDK stream whose events are recorded in the request's `StreamReading`; an event that is
     not an object raises `UnreadableStream` at once. Every other attribute is the stream's."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: AsyncIterable[object]) -> None:
         self._stream = stream
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:  # (the SDK's stream object: open)
         return getattr(self._stream, name)
 
-    def __aiter__(self) -> AsyncIterator[Any]:
+    def __aiter__(self) -> AsyncIterator[object]:
         return self._events()
 
-    async def _events(self) -> AsyncIterator[Any]:
+    async def _events(self) -> AsyncIterator[object]:
         reading = _READING.get() or StreamReading()
         events = aiter(self._stream)
         while True:
@@ -146,10 +151,12 @@ class ReadEvents:
                 return
             reading.last_event = event
             if not _is_object(event):
-                raise UnreadableStream(f"the model's stream sent an event that is not a JSON object: {preview(event)}")
+                raise UnreadableStream(
+                    f"the model's stream sent an event that is not a JSON object: {preview(event)}"
+                )
             yield event
 
 
-def read_events(stream: Any) -> Any:
+def read_events(stream: object) -> object:
     """`stream` recorded as it is read (anything that is not an async stream is returned as is)."""
-    return ReadEvents(stream) if hasattr(stream, "__aiter__") else stream
+    return ReadEvents(stream) if isinstance(stream, AsyncIterable) else stream

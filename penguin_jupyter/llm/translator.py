@@ -8,9 +8,18 @@ It performs no I/O: `GenerativeModel` feeds it events and decides between `finis
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+
+from agenthub.types import (
+    Fidelity,
+    PartialToolCallContentItem,
+    TextContentItem,
+    ThinkingContentItem,
+    ToolCallContentItem,
+    UniEvent,
+    UsageMetadata,
+)
 
 from ..omni import (
     OmniMessage,
@@ -29,16 +38,19 @@ from .tool_call_ids import ToolCallIdAllocator
 _COMPLETED_FINISH_REASONS = (None, "stop", "tool_call")
 
 
-def usage_to_token_counts(usage: Mapping[str, Any] | None) -> TokenCounts:
+def usage_to_token_counts(usage: UsageMetadata | None) -> TokenCounts:
     """cache_read = cached, cache_write = prompt (uncached input), output = thoughts + response."""
-    usage = usage or {}
-    cached = usage.get("cached_tokens") or 0
-    prompt = usage.get("prompt_tokens") or 0
-    output = (usage.get("thoughts_tokens") or 0) + (usage.get("response_tokens") or 0)
+    cached = (usage.get("cached_tokens") if usage else None) or 0
+    prompt = (usage.get("prompt_tokens") if usage else None) or 0
+    output = ((usage.get("thoughts_tokens") if usage else None) or 0) + (
+        (usage.get("response_tokens") if usage else None) or 0
+    )
     return TokenCounts(cache_read=cached, cache_write=prompt, output=output, total=cached + prompt + output)
 
 
-def _fidelity_of(item: Mapping[str, Any]) -> dict[str, Any] | None:
+def _fidelity_of(
+    item: TextContentItem | ThinkingContentItem | PartialToolCallContentItem | ToolCallContentItem,
+) -> Fidelity | None:
     """The item's fidelity, with an empty object treated as absent."""
     fidelity = item.get("fidelity")
     return dict(fidelity) if fidelity else None
@@ -51,7 +63,7 @@ class _ToolCallAccumulator:
     name: str = ""
     args_buffer: str = ""
     complete_args: str | None = None
-    fidelity: dict[str, Any] | None = None
+    fidelity: Fidelity | None = None
     started: bool = False
     emitted: bool = False
 
@@ -62,7 +74,7 @@ class _Segment:
     def __init__(self) -> None:
         self.started = False
         self.buffer = ""
-        self.fidelity: dict[str, Any] | None = None
+        self.fidelity: Fidelity | None = None
 
 
 class EventTranslator:
@@ -85,24 +97,27 @@ class EventTranslator:
 
     # --- inbound ---------------------------------------------------------------------------
 
-    def push_event(self, event: Mapping[str, Any]) -> Iterator[OmniMessage]:
-        if event.get("finish_reason") is not None:
-            self.finish_reason = event["finish_reason"]
-        if event.get("usage_metadata"):
+    def push_event(self, event: UniEvent) -> Iterator[OmniMessage]:
+        finish_reason = event.get("finish_reason")
+        if finish_reason is not None:
+            self.finish_reason = finish_reason
+        usage = event.get("usage_metadata")
+        if usage:
             # cumulative snapshots: the last one wins, never summed
-            self.request_tokens = usage_to_token_counts(event["usage_metadata"])
+            self.request_tokens = usage_to_token_counts(usage)
         for item in event.get("content_items") or ():
-            kind = item.get("type")
-            if kind == "text":
+            if "type" not in item:  # (a malformed item is skipped, as any unknown kind)
+                continue
+            if item["type"] == "text":
                 yield from self._on_text(item)
-            elif kind == "thinking":
+            elif item["type"] == "thinking":
                 yield from self._on_thinking(item)
-            elif kind == "partial_tool_call":
+            elif item["type"] == "partial_tool_call":
                 yield from self._on_partial_tool_call(item)
-            elif kind == "tool_call":
+            elif item["type"] == "tool_call":
                 yield from self._on_tool_call(item)
 
-    def _on_text(self, item: Mapping[str, Any]) -> Iterator[OmniMessage]:
+    def _on_text(self, item: TextContentItem) -> Iterator[OmniMessage]:
         text = item.get("text") or ""
         fidelity = _fidelity_of(item)
         held = self._text.fidelity or {}
@@ -123,7 +138,7 @@ class EventTranslator:
         self._text.buffer += text
         yield partial_text("delta", text)
 
-    def _on_thinking(self, item: Mapping[str, Any]) -> Iterator[OmniMessage]:
+    def _on_thinking(self, item: ThinkingContentItem) -> Iterator[OmniMessage]:
         text = item.get("thinking") or ""
         fidelity = _fidelity_of(item)
         held = self._thinking.fidelity
@@ -140,7 +155,7 @@ class EventTranslator:
         self._thinking.buffer += text
         yield partial_thinking("delta", text)
 
-    def _on_partial_tool_call(self, item: Mapping[str, Any]) -> Iterator[OmniMessage]:
+    def _on_partial_tool_call(self, item: PartialToolCallContentItem) -> Iterator[OmniMessage]:
         item_id = item.get("tool_call_id") or ""
         key = item_id or self._active_provider_id
         if not key:
@@ -148,7 +163,9 @@ class EventTranslator:
         if item_id:
             self._active_provider_id = item_id
         acc = self._tools.get(key)
-        if acc is None or acc.emitted:  # a provider id used again (a call named by its function) is a new call
+        if (
+            acc is None or acc.emitted
+        ):  # a provider id used again (a call named by its function) is a new call
             acc = self._new_tool(key)
         name = item.get("name") or ""
         if name:
@@ -166,7 +183,7 @@ class EventTranslator:
             acc.args_buffer += fragment
             yield partial_tool_call("delta", "", fragment, acc.tool_call_id)
 
-    def _on_tool_call(self, item: Mapping[str, Any]) -> Iterator[OmniMessage]:
+    def _on_tool_call(self, item: ToolCallContentItem) -> Iterator[OmniMessage]:
         provider_id = item.get("tool_call_id") or ""
         if not provider_id:
             return

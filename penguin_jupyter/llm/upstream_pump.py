@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 Event = TypeVar("Event")
 
@@ -54,7 +54,7 @@ class UpstreamPump(Generic[Event]):
             self._ended = True
             _settle(self._arrived)
 
-    async def wait(self, abort_waiter: asyncio.Future[Any] | None, timeout_s: float | None) -> bool:
+    async def wait(self, abort_waiter: asyncio.Future[None] | None, timeout_s: float | None) -> bool:
         """Wait until `ready`, the abort waiter fires or `timeout_s` passes; True when ready (an
         arrived event wins over a simultaneous abort or timeout)."""
         if self.ready:

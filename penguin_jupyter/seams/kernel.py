@@ -3,7 +3,7 @@ beyond their documented use (docs/seams.md). Imported by `notebook/` only (tests
 the core never sees a kernel.
 
 1. `kernel.session_send` (protection) — jupyter_client's `Session.send` (public), wrapped on the
-   running kernel's `Session` objects by `notebook/runtime/task_sink.py`: redaction at the sink
+   running kernel's `Session` objects by `notebook/output/task_sink.py`: redaction at the sink
    and the stream hold-back that joins a secret split across two writes. Checked: each session
    found (`kernel.session`, the display publisher's, the output streams') has a `send` that takes
    `(stream, msg_or_type, content=, parent=, ident=, buffers=, track=, header=, metadata=)` and a
@@ -11,7 +11,7 @@ the core never sees a kernel.
    other than `status` and `help` say so instead of printing.
 2. `ipython.display_capture` (protection) — IPython's `DisplayPublisher.publish` and
    `DisplayFormatter.format` (public methods), wrapped on the shell's two objects while a
-   `run_python` call or a thread it started runs (`notebook/kernel_tools/output_router.py`):
+   `run_python` call or a thread it started runs (`notebook/output/output_router.py`):
    what that code displays is made fetch-free and redacted, and the model gets a copy. Checked:
    both are callable with the arguments IPython passes. Off: `run_python` runs no code and says
    why.

@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 
-from penguin_jupyter.environment import Environment
-from penguin_jupyter.environment.types import EnvironmentConfig, ToolConfig
+from penguin_jupyter.environment import Environment, EnvironmentConfig, ToolConfig
 from penguin_jupyter.interfaces import AbortSignal, MCPServerConfig, ToolExecutionRequest
 from penguin_jupyter.omni import OmniMessage, tool_call
 from tests.support.mcp import FIXTURE_TOOLS, fixture_children, fixture_entry, wait_until

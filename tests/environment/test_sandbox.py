@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from penguin_jupyter.environment import Environment
+from penguin_jupyter.environment import Environment, EnvironmentConfig, ToolConfig
 from penguin_jupyter.environment.commands.owner_marker import can_scan
 from penguin_jupyter.environment.sandbox import (
     CommandCall,
@@ -33,7 +33,6 @@ from penguin_jupyter.environment.sandbox import (
     sandbox_support,
     support,
 )
-from penguin_jupyter.environment.types import EnvironmentConfig, ToolConfig
 from penguin_jupyter.interfaces import EnvironmentServices, MCPServerConfig, ToolExecutionRequest
 from penguin_jupyter.omni import tool_call
 from tests.support.mcp import FIXTURE_SERVER

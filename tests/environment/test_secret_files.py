@@ -29,7 +29,8 @@ from penguin_jupyter.environment.secret_files import (
 )
 from penguin_jupyter.environment.tools.read_file import read_text_window
 from penguin_jupyter.environment.types import ToolFailed
-from penguin_jupyter.notebook.runtime.approval import ApprovalRow, CellAsker
+from penguin_jupyter.notebook.live.approval_row import ApprovalRow
+from penguin_jupyter.notebook.runtime.approval import CellAsker
 from penguin_jupyter.notebook.runtime.approval_router import ApprovalRouter, CellApproval
 from penguin_jupyter.omni import tool_call, with_origin
 from penguin_jupyter.state import paths, set_vault_value

@@ -54,7 +54,7 @@ def test_a_notebook_nested_10000_deep_does_not_end_penguin_cells_in_a_traceback(
             first = kernel.execute("%%penguin\nHello", cell_id="abcdef12", timeout=120)
             second = kernel.execute("%%penguin --approve allow-all\nCompare with {cell:abcdef12}", cell_id="c2", timeout=120)
             parses = kernel.execute(
-                "from penguin_jupyter.notebook.kernel_tools.saved_notebook_cache import SAVED_NOTEBOOKS\n"
+                "from penguin_jupyter.notebook.link.saved_notebook_cache import SAVED_NOTEBOOKS\n"
                 "print(SAVED_NOTEBOOKS.parses)"
             )
             requests = list(server.requests)

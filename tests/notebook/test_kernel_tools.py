@@ -470,7 +470,7 @@ def test_display_in_run_python_reaches_the_model(tmp_path):
     output = _outputs(_transcript(cell))["call_display"]
     assert (output["stop_reason"], output["output"], output["images"]) == ("completed", expected, [dot_url])
     shown = [m["content"]["data"] for m in cell.of_type("display_data")]
-    # Markdown reaches the cell rendered to fetch-free HTML (kernel_tools/display_no_fetch.py)
+    # Markdown reaches the cell rendered to fetch-free HTML (output/display_no_fetch.py)
     assert {"text/plain": "<IPython.core.display.Markdown object>", "text/html": "<p><strong>cleaned</strong></p>\n"} in shown
     assert any(d.get("image/png") == DOT_PNG for d in shown), "the user still sees the displayed image"
     # display(fig): the figure reaches the model once (not again as a new open figure)

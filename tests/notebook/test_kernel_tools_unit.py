@@ -13,12 +13,7 @@ import pytest
 
 from penguin_jupyter.environment.types import ToolExecutionContext, ToolFailed, ToolResult
 from penguin_jupyter.interfaces import AbortSignal
-from penguin_jupyter.notebook.kernel_tools import (
-    InspectVariablesTool,
-    ProposeCellTool,
-    RunPythonTool,
-    expand_variables,
-)
+from penguin_jupyter.notebook.kernel_tools import InspectVariablesTool, ProposeCellTool, RunPythonTool
 from penguin_jupyter.notebook.kernel_tools.displayed import (
     MAX_DISPLAY_IMAGES,
     MAX_IMAGE_BYTES,
@@ -28,6 +23,7 @@ from penguin_jupyter.notebook.kernel_tools.displayed import (
 )
 from penguin_jupyter.notebook.kernel_tools.notebook_prompt import notebook_prompt
 from penguin_jupyter.notebook.kernel_tools.python_runner import html_to_text
+from penguin_jupyter.notebook.runtime.cell_prompt import expand_variables
 from penguin_jupyter.notebook.runtime.kernel_runtime import KernelRuntime
 from penguin_jupyter.notebook.runtime.options import (
     LineCommand,

@@ -73,10 +73,26 @@ async def test_a_second_cell_cannot_enter_while_one_runs(runtime):
 
 
 async def test_open_rows_are_denied_at_exit(runtime):
-    from penguin_jupyter.notebook.runtime.approval import ApprovalRow
+    from penguin_jupyter.notebook.live.approval_row import ApprovalRow
 
     cell = _cell(runtime, "")
     async with cell:
         row = ApprovalRow(cell.loop, "exec_command")
         cell.approval.asker.open_rows.append(row)
     assert row.future.result() == "deny" and CELL_ENDED_NOTE in row.status.value
+
+
+async def test_a_cell_is_built_without_effects_and_started_by_open(runtime):
+    """The constructor keeps what the cell is given; `open()` (or entering) starts the rest."""
+    announced = set(runtime.sessions.sandbox_announced)
+    cell = _cell(runtime, "--approve auto")
+    assert not cell.opened and not hasattr(cell, "view") and not hasattr(cell, "approval")
+    assert runtime.sessions.sandbox_announced == announced  # no once-per-kernel line used up
+    cell.open()
+    assert cell.opened and cell.approval.mode in ("auto", "ask") and cell.info["approval_mode"] == cell.mode
+    view = cell.view
+    cell.open()  # once
+    assert cell.view is view
+    async with cell:
+        await cell.run_task()
+    assert cell.record.status() == "completed"

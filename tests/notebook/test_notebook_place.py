@@ -1,6 +1,6 @@
 """Where a kernel finds its notebook when the host does not say (a remote kernel): the page's
 hello against the deployment's mapping or the server's root, `KERNEL_WORKING_DIR`, else the
-kernel's working directory with one line saying why (kernel_tools/notebook_place.py,
+kernel's working directory with one line saying why (link/notebook_place.py,
 runtime/workspace.py). The real gateway run is tests/browser/test_browser_gateway.py."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from penguin_jupyter.notebook.kernel_tools.notebook_place import notebook_place
+from penguin_jupyter.notebook.link.notebook_place import notebook_place
 from penguin_jupyter.notebook.runtime.workspace import choose_workspace
 
 
@@ -323,7 +323,7 @@ def test_the_cell_id_search_opens_only_regular_notebook_files(tmp_path):
     """A FIFO or a device named *.ipynb in the folder is never opened (it would block or never end)."""
     import os
 
-    from penguin_jupyter.notebook.kernel_tools.notebook_file import notebooks_holding_cell
+    from penguin_jupyter.notebook.link.notebook_file import notebooks_holding_cell
 
     _saved_penguin_notebook(tmp_path / "real.ipynb", "agent", "%%penguin\nHi", "hello")
     os.mkfifo(tmp_path / "pipe.ipynb")

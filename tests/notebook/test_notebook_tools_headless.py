@@ -15,8 +15,8 @@ import nbformat
 import pytest
 
 from penguin_jupyter.notebook.kernel_tools.cell_outputs import cells_text, error_text
-from penguin_jupyter.notebook.kernel_tools.notebook_file import locate_notebook, normalize_cell_source
-from penguin_jupyter.notebook.kernel_tools.saved_notebook_cache import SavedNotebookCache
+from penguin_jupyter.notebook.link.notebook_file import locate_notebook, normalize_cell_source
+from penguin_jupyter.notebook.link.saved_notebook_cache import SavedNotebookCache
 from penguin_jupyter.testing.placeholders import resolve
 from tests.support.kernel import REPO_ROOT
 

@@ -1,4 +1,4 @@
-"""The output router (kernel_tools/output_router.py) is installed for run_python code and removed
+"""The output router (output/output_router.py) is installed for run_python code and removed
 after, and patches nothing process-wide: sys.stdout / sys.stderr and the shell's publisher and
 formatter are back as they were once no call runs and no thread the code started lives;
 `threading.Thread.start` is never replaced. A thread the code started that prints after its call
@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from penguin_jupyter.notebook.kernel_tools import output_router
-from penguin_jupyter.notebook.kernel_tools.output_router import capture_current_thread, release_current_thread
+from penguin_jupyter.notebook.output import output_router
+from penguin_jupyter.notebook.output.output_router import capture_current_thread, release_current_thread
 from penguin_jupyter.redaction import Redactor
 
 pytestmark = pytest.mark.security

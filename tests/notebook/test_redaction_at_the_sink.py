@@ -1,4 +1,4 @@
-"""Redaction at the sink (runtime/task_sink.py, kernel_tools/output_router.py): a real kernel.
+"""Redaction at the sink (output/task_sink.py, output/output_router.py): a real kernel.
 
 A configured secret (a `*_TOKEN` variable in the kernel's environment) reaches the browser only
 as `[redacted:SINK_TEST_TOKEN]`, whatever published it on behalf of a Task: `run_python` code

@@ -1,4 +1,4 @@
-"""Nothing a `run_python` call displays fetches by itself (kernel_tools/display_no_fetch.py).
+"""Nothing a `run_python` call displays fetches by itself (output/display_no_fetch.py).
 
 Unit tests: each MIME type of a display bundle (made by IPython's own display formatter where
 IPython has a class for it) through `no_fetch_bundle`, audited with the independent parser of
@@ -36,12 +36,12 @@ from IPython.display import (
     YouTubeVideo,
 )
 
-from penguin_jupyter.notebook.kernel_tools.display_no_fetch import (
+from penguin_jupyter.notebook.output.display_no_fetch import (
     KEPT_AS_IS,
     no_fetch_bundle,
     svg_is_self_contained,
 )
-from penguin_jupyter.notebook.kernel_tools.output_router import (
+from penguin_jupyter.notebook.output.output_router import (
     capture_current_thread,
     release_current_thread,
 )

@@ -13,9 +13,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from penguin_jupyter.notebook.kernel_tools.notebook_file import MAX_NOTEBOOK_BYTES, NotebookFileError
-from penguin_jupyter.notebook.kernel_tools.saved_notebook_cache import SavedNotebookCache
+from penguin_jupyter.notebook.link.notebook_file import MAX_NOTEBOOK_BYTES, NotebookFileError
 from penguin_jupyter.notebook.link.notebook_link import NotebookLink
+from penguin_jupyter.notebook.link.saved_notebook_cache import SavedNotebookCache
 from penguin_jupyter.notebook.transcript.cell_sources import set_cell_source_lookup
 
 MIME = "application/vnd.penguin.transcript+json"

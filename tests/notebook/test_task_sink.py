@@ -1,4 +1,4 @@
-"""The kernel-sink filters of runtime/task_sink.py, unit level (the real kernel is in
+"""The kernel-sink filters of output/task_sink.py, unit level (the real kernel is in
 tests/notebook/test_redaction_at_the_sink.py): which messages are redacted, what of them, and the stream
 hold-back across the messages of a stream."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from penguin_jupyter.notebook.runtime import task_sink
+from penguin_jupyter.notebook.output import task_sink
 from penguin_jupyter.redaction import Redactor, Secret
 
 pytestmark = pytest.mark.security

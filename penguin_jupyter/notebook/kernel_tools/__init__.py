@@ -1,34 +1,34 @@
 """Kernel-aware tools for data work (docs/notebook.md "Kernel tools"): `run_python`, `inspect_variables`,
-`propose_cell`, and the notebook note for the system prompt (`notebook_prompt.notebook_prompt`).
+`propose_cell`, the notebook tools, and the notebook note for the system prompt.
 
 Owns the tools that see the notebook's namespace. Each is declared like every tool and
 registered with the session as a `ToolRegistration` (`kernel_tools`, in `extra_tools`), so the
 Environment builds it, declares it and closes out its calls (timeouts, truncation, framing)
-exactly as the builtin tools'. Rendering is left to the widgets.
+exactly as the builtin tools'. `session_tools` is what a session started in a kernel gets from
+it: these registrations, the notebook tools' (notebook_cells.py) and the prompt notes.
+Rendering is left to the widgets.
 
-The names below load on first use (PEP 562): `%load_ext` imports light modules of this package
-(`cell_interrupts`, `notebook_file`) and must not pay for the tools and the core they pull in
-(~0.2 s); the pre-warm thread imports them in the background instead. A name loaded this way
-must not be a submodule's name too: importing the submodule would rebind the package attribute
-to the module (why `notebook_prompt` is imported from its module).
+The names below load on first use (PEP 562): importing one light module of this package must
+not pay for the tools and the core they pull in (~0.2 s); the pre-warm thread imports them in
+the background instead. A name loaded this way must not be a submodule's name too: importing
+the submodule would rebind the package attribute to the module (why `notebook_prompt` is
+imported from its module).
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 if TYPE_CHECKING:
     from ...environment.registry import ToolRegistration
-    from .expand import expand_variables
     from .inspect_variables import InspectVariablesTool
     from .kernel_shell import KernelShell
     from .propose_cell import ProposeCellTool
     from .run_python import RunPythonTool
 
 _LAZY = {
-    "expand_variables": ".expand",
     "InspectVariablesTool": ".inspect_variables",
     "ProposeCellTool": ".propose_cell",
     "RunPythonTool": ".run_python",
@@ -42,6 +42,35 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value
+
+
+class SessionTools(TypedDict, total=False):
+    """What a session started in a kernel gets from it (keyword arguments of `Agent.create_session`
+    and `resume_session`)."""
+
+    extra_tools: list[ToolRegistration]
+    system_prompt_extra: str
+
+
+async def session_tools(shell: KernelShell | None, python_timeout_ms: Callable[[], int] | None = None) -> SessionTools:
+    """The kernel and notebook tools' registrations and the notebook note for the system prompt,
+    for a session started in this kernel (nothing outside one). The notebook tools offered depend
+    on the frontend's hello, waited for first (it may still be on its way when Run All sends a
+    cell right after `%load_ext`)."""
+    if shell is None:
+        return {}
+    from ..link.notebook_link import link_of
+    from .notebook_cells import notebook_tools, notebook_tools_prompt
+    from .notebook_prompt import notebook_prompt
+
+    link = link_of(shell)
+    if link is not None:
+        await link.wait_for_frontend()
+    notes = (notebook_prompt(shell.user_ns), notebook_tools_prompt(link))
+    return {
+        "extra_tools": [*kernel_tools(shell, python_timeout_ms), *notebook_tools(link)],
+        "system_prompt_extra": "\n\n".join(note for note in notes if note),
+    }
 
 
 def kernel_tools(shell: KernelShell, python_timeout_ms: Callable[[], int] | None = None) -> list[ToolRegistration]:
@@ -67,6 +96,7 @@ __all__ = [
     "InspectVariablesTool",
     "ProposeCellTool",
     "RunPythonTool",
-    "expand_variables",
+    "SessionTools",
     "kernel_tools",
+    "session_tools",
 ]

@@ -43,12 +43,12 @@ from ...environment.tool_declaration import (
 from ...environment.types import BuiltinTool, ToolExecutionContext, ToolFailed, ToolResult
 from ...omni import OmniMessage, ToolCallPayload, partial_tool_call_output, read_call_arguments
 from ..link.frontend_bridge import BridgeError, PageGone
+from ..link.notebook_file import NotebookFileError, read_saved_cells
 from ..transcript.cell_sources import CellPreview
 from ..transcript.transcript_model import edit_cell_result
 from ..undo.notebook_journal import CellChange, cell_label, cell_source, read_cell
 from ..undo.task_bracket import before_namespace_change, note_cell_change
 from .cell_outputs import cells_text, error_text
-from .notebook_file import NotebookFileError, read_saved_cells
 from .notebook_outline import notebook_answer, resolve_cell_id
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # (typing only: `%load_ext` imports this module and must stay light)
     from ...interfaces import AbortSignal
-from ..runtime.waits import wait_sliced
+from .waits import wait_sliced
 
 log = logging.getLogger(__name__)
 

@@ -14,21 +14,23 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..kernel_tools.cell_interrupts import RunningCells
-from ..kernel_tools.notebook_file import (
+from ..transcript.cell_sources import set_cell_source_lookup
+from ..transcript.saved_images import SavedBundle
+from .cell_interrupts import RunningCells
+from .frontend_bridge import BridgeError, NotebookBridge, open_bridge, parent_session
+from .notebook_file import (
     NotebookFileError,
     locate_notebook,
     normalize_cell_source,
+    notebook_file_path,
     notebooks_holding_cell,
 )
-from ..kernel_tools.notebook_place import notebook_place, page_hello
-from ..kernel_tools.saved_notebook_cache import SAVED_NOTEBOOKS, SavedNotebookCache, SavedNotebookIndex
-from ..transcript.cell_sources import set_cell_source_lookup
-from ..transcript.saved_images import SavedBundle
-from .frontend_bridge import BridgeError, NotebookBridge, open_bridge, parent_session
+from .notebook_place import PAGE_HELLO_WAIT_S, notebook_place, page_hello
+from .saved_notebook_cache import SAVED_NOTEBOOKS, SavedNotebookCache, SavedNotebookIndex
 
 
 @dataclass
@@ -223,6 +225,22 @@ def current_cell_id(shell: Any) -> str | None:
 def link_of(shell: Any) -> NotebookLink | None:
     link = getattr(shell, "_penguin_notebook_link", None) if shell is not None else None
     return link if isinstance(link, NotebookLink) else None
+
+
+async def wait_page_hello(shell: Any, timeout_s: float = PAGE_HELLO_WAIT_S) -> Mapping[str, Any] | None:
+    """The page's hello, waited for (bounded, once per kernel) when a notebook page sent the
+    running cell and the host did not name the notebook (a remote kernel: Restart & Run All
+    sends the cells right after `%load_ext`, before the page's hello is in); None when the host
+    named the notebook (docs/notebook-runtime.md "Remote kernels")."""
+    if notebook_file_path(getattr(shell, "user_ns", None)):
+        return None
+    link = link_of(shell)
+    bridge = link.bridge if link is not None else None
+    if bridge is None:
+        return None
+    if current_cell_id(shell) is not None:  # the page that sent this cell, once per page
+        await bridge.wait_connected(session=parent_session(shell), timeout_s=timeout_s)
+    return page_hello(shell)
 
 
 def open_link(shell: Any) -> NotebookLink | None:

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from ...omni import OmniMessage
-from ..runtime.approval import ApprovalRow
 from ..transcript.cell_sources import CellPreview
+from .approval_row import ApprovalRow
 
 
 class CellView(Protocol):

@@ -34,10 +34,10 @@ from ...omni import (
     ToolCallPayload,
 )
 from ...redaction import EMPTY, Redactor
-from ..runtime.approval import ApprovalRow
 from ..transcript.cell_sources import CellPreview
 from ..transcript.long_prompts import fold, saved_user_text
 from ..transcript.markdown_html import markdown_html
+from .approval_row import ApprovalRow
 from .live_blocks import SplitTextBlock
 from .live_cards import ToolCardWidget
 from .live_header import HeaderWidget, usage_text

@@ -24,10 +24,10 @@ from ...omni import (
     ToolCallPayload,
 )
 from ...redaction import EMPTY, Redactor
-from ..runtime.approval import ApprovalRow
 from ..transcript.cell_sources import CellPreview
 from ..transcript.transcript_model import approval_body, session_label, tool_card_summary
 from ..transcript.visible_text import visible_controls
+from .approval_row import ApprovalRow
 from .view_notices import interrupted_text, notice_for
 
 

@@ -1,11 +1,10 @@
 """Asking a human in a notebook cell: the Approve / Deny / Always-allow buttons, or stdin.
 
-Owns `ApprovalRow` (the buttons and the Future a click resolves: Approve, Deny, "Always allow
-<tool>" for this session and, when the router offers one, "Save to project: <the exact rule>"),
-`RuleOffer` (that rule and how to save it), `approval_channel` (buttons, stdin or none) and `CellAsker` (how one cell asks: its channel, its view, its interrupt signal,
-its ContextVar context, and the `preview` step that reads the cell a notebook tool names — its
-current source — before the card is shown). Which cell asks, and whether anybody is asked at all, is the
-router's decision (`approval_router.py`); where the row sits is the view's.
+Owns `approval_channel` (buttons, stdin or none) and `CellAsker` (how one cell asks: its channel,
+its view, its interrupt signal, its ContextVar context, and the `preview` step that reads the
+cell a notebook tool names — its current source — before the card is shown). The row of buttons
+is the live view's (`live/approval_row.py`); which cell asks, and whether anybody is asked at
+all, is the router's decision (`approval_router.py`); where the row sits is the view's.
 
 Threading: a click may arrive on a kernel subshell thread, so it only schedules the decision
 on the loop (`call_soon_threadsafe`); the wait is sliced (≤0.25 s) so interrupts land. Kernels
@@ -17,99 +16,30 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import html
 import json
 import logging
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from ...interfaces import AbortSignal, ApprovalDecision
 from ...omni import OmniMessage, ToolCallPayload, read_call_arguments
-from ..live.live_shared import plain_button, plain_hbox, plain_html
+from ..link.waits import wait_sliced
+from ..live.approval_row import ApprovalRow, Choice, RuleOffer
 from ..transcript.cell_sources import CellPreview
 from ..transcript.visible_text import visible_controls
-from .waits import wait_sliced
 
 if TYPE_CHECKING:
-    from ...state.approval_rules import Rule
+    pass
 
 logger = logging.getLogger(__name__)
 
 Channel = Literal["buttons", "stdin", "none"]
-Choice = Literal["allow", "deny", "always", "save"]
 
 NO_STDIN_NOTE = "penguin: approval needed but this kernel has no way to ask (no stdin, e.g. nbconvert/papermill): denied. Use --approve allow-all or read-only to run headless."
 STDIN_NOTE = "penguin: this kernel is older than ipykernel 7.4, so buttons cannot answer while the cell runs; answering on stdin."
 CELL_ENDED_NOTE = "the cell ended before an answer: denied"
-DECISION_LABELS: dict[Choice, str] = {
-    "allow": "approved",
-    "deny": "denied",
-    "always": "approved (always for this tool)",
-    "save": "approved (rule saved to the project)",
-}
 STDIN_CHOICES: dict[str, Choice] = {"y": "allow", "yes": "allow", "a": "always", "always": "always"}
-SAVE_PREFIX = "Save to project: "
-
-
-@dataclass(frozen=True)
-class RuleOffer:
-    """The allow rule a card offers to save to the project, and the function that saves it."""
-
-    rule: Rule
-    save: Callable[[], Rule]
-
-
-class ApprovalRow:
-    """Approve / Deny / Always-allow buttons whose click resolves `future` on `loop`."""
-
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        tool_name: str,
-        reason: str | None = None,
-        offer: RuleOffer | None = None,
-    ) -> None:
-        self.loop = loop
-        self.future: asyncio.Future[Choice] = loop.create_future()
-        self.approve_button = plain_button("Approve", button_style="success", icon="check")
-        self.deny_button = plain_button("Deny", button_style="danger", icon="times")
-        self.always_button = plain_button(f"Always allow {tool_name}", width="auto")
-        self.always_button.tooltip = f"Always allow {tool_name} for the rest of this session (not saved)"
-        self.save_button = None
-        buttons = [self.approve_button, self.deny_button, self.always_button]
-        if offer is not None:
-            self.save_button = plain_button(f"{SAVE_PREFIX}{offer.rule.text()}", width="auto")
-            self.save_button.tooltip = f"Approve, and add this rule to the project's approval_rules.toml: {offer.rule.text()}"
-            self.save_button.on_click(lambda _b: self._clicked("save"))
-            buttons.append(self.save_button)
-        self.status = plain_html(f"<b>{html.escape(reason)}</b>" if reason else "")
-        self.widget = plain_hbox([*buttons, self.status], wrap=True)  # a long rule wraps, never cut
-        self.approve_button.on_click(lambda _b: self._clicked("allow"))
-        self.deny_button.on_click(lambda _b: self._clicked("deny"))
-        self.always_button.on_click(lambda _b: self._clicked("always"))
-
-    def _clicked(self, choice: Choice) -> None:
-        self.loop.call_soon_threadsafe(self._resolve, choice)
-
-    def _resolve(self, choice: Choice) -> None:
-        if self.future.done():
-            return
-        self.future.set_result(choice)
-        self.close(DECISION_LABELS[choice])
-
-    def withdraw(self, note: str) -> None:
-        """Nobody can answer any more (interrupt, Stop, the cell ended): deny, say why (on the loop)."""
-        if not self.future.done():
-            self.future.set_result("deny")
-        self.close(note)
-
-    def close(self, note: str) -> None:
-        for button in (self.approve_button, self.deny_button, self.always_button, self.save_button):
-            if button is not None:
-                button.disabled = True
-        self.status.value = f"<i>{note}</i>"
 
 
 class ApprovalSurface(Protocol):

@@ -42,7 +42,8 @@ from ...environment.registry import declaration_of
 from ...interfaces import ApprovalDecision, ApproveFn, Permission
 from ...omni import OmniMessage, ToolCallPayload, UnreadableArguments, read_call_arguments
 from ...state.approval_rules import Rule, RuleBook, Verdict, credential_argument, suggested_rule
-from .approval import CellAsker, RuleOffer, tool_name_of
+from ..live.approval_row import RuleOffer
+from .approval import CellAsker, tool_name_of
 from .options import APPROVAL_MODES
 from .sandbox_approval import (
     CellSandbox,

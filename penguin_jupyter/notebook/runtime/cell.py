@@ -1,12 +1,14 @@
 """One `%%penguin` cell: the single owner of everything that lives as long as the cell.
 
-A `Cell` is an async context manager. Entering it shows its view, makes it the kernel's running
-cell (so the approval router can lend its buttons to earlier cells' background subagents) and
-attaches the background feed. `run_task()` consumes `session.run(...)` in ≤0.25 s slices so a
+A `Cell` is built light (what it is given, its plain state) and started by `open()`: its
+approval mode, its registration at the kernel's sink, its view and how it asks. It is an async
+context manager: entering it (opening it first if need be) tells the notebook link which Task
+runs, shows its view, makes it the kernel's running cell (so the approval router can lend its
+buttons to earlier cells' background subagents) and attaches the background feed. `run_task()` consumes `session.run(...)` in ≤0.25 s slices so a
 kernel interrupt lands. Exiting it is the only place its state is torn down: the feed detached,
 questions still open denied, the cell no longer running, the live view replaced by the static
-transcript and every widget the Task made closed. Settings that belong to the cell (approval mode, run_python timeout, view) live here
-and end with it. The threading model is in docs/notebook-runtime.md.
+transcript and every widget the Task made closed. Settings that belong to the cell (approval
+mode, run_python timeout, view) live here and end with it. The threading model is in docs/notebook-runtime.md.
 """
 
 from __future__ import annotations
@@ -22,13 +24,15 @@ from ...seams import off_lines
 from ...state.approval_rules import RuleBook
 from ..kernel_tools.notebook_cells import cell_preview
 from ..link.notebook_link import current_cell_id, link_of
+from ..link.waits import wait_sliced
+from ..live.approval_row import ApprovalRow
 from ..live.cell_view import CellView
 from ..transcript.cell_sources import CellPreview
 from ..transcript.cost_line import cost_text, task_cost
 from ..transcript.saved_images import with_saved_images
 from ..transcript.transcript_bundle import TRANSCRIPT_MIME, decision_reason_text, static_transcript
 from ..undo import task_bracket
-from .approval import CELL_ENDED_NOTE, ApprovalRow, CellAsker, approval_channel
+from .approval import CELL_ENDED_NOTE, CellAsker, approval_channel
 from .approval_card import where_lines
 from .approval_router import CellApproval
 from .background_feed import BackgroundFeed
@@ -37,7 +41,6 @@ from .cell_rules import CellRules, capped_mode, save_to_project
 from .options import CellOptions
 from .sandbox_approval import cell_sandbox
 from .user_lines import inform, tell
-from .waits import wait_sliced
 
 if TYPE_CHECKING:
     from IPython.display import DisplayHandle
@@ -61,7 +64,19 @@ class TaskInterrupted(KeyboardInterrupt):
 
 
 class Cell:
-    """One `%%penguin` execution of `prompt` against `session`; use `async with`."""
+    """One `%%penguin` execution of `prompt` against `session`: `open()`, then `async with`.
+
+    The constructor only keeps what the cell is given and its plain state; `open()` starts what
+    has effects (the approval mode's one-time notes, the kernel sink's registration, the
+    widgets, the background feed); entering opens a cell not opened yet."""
+
+    # set by open(): what has effects on the kernel or the page
+    mode: str
+    info: dict[str, str]
+    view: CellView
+    context: contextvars.Context
+    approval: CellApproval
+    feed: BackgroundFeed | None
 
     def __init__(
         self,
@@ -72,24 +87,17 @@ class Cell:
         rules: CellRules | None = None,
         *,
         context: str = "",
+        source: str = "",
+        workspace: str = "",
     ) -> None:
         self.runtime = runtime
         self.session = session
         self.opts = opts
         self.prompt = prompt
+        self.rules = rules if rules is not None else CellRules(RuleBook(), None)
         self.task_context = context  # what the model gets after the prompt: which cell runs, what ran before
-        rules = rules if rules is not None else CellRules(RuleBook(), None)
-        # the administrator's policy caps the mode; the one line saying so is shown when it does
-        self.mode, capped_note = capped_mode(opts.approve or runtime.sessions.approval_mode, rules.policy)
-        # auto acts as ask where no sandbox can start (one line, once per kernel)
-        self.mode, sandbox, sandbox_note = cell_sandbox(
-            self.mode,
-            rules.policy.path if rules.policy is not None and rules.policy.sandbox_required else "",
-            runtime.sessions.sandbox_grants,
-            runtime.sessions.sandbox_hosts,
-            runtime.sessions.sandbox_announced,
-            auto_rules=any(rule.action == "auto" for rule in rules.book.rules()),
-        )
+        self.source = source  # the cell as the notebook stores it (the link's Task context)
+        self.workspace = workspace  # the workspace the cell chose (the link's Task context)
         self.decision_reasons: dict[str, str] = {}  # tool_call_id -> why no click was needed
         self.python_timeout_s = opts.python_timeout_s  # this cell's --python-timeout
         # this cell's --budget, else `%penguin budget` (docs/cost.md)
@@ -101,6 +109,28 @@ class Cell:
         self.lasting_notes: list[str] = []
         self.info_notes: list[str] = []  # shown above the live view once it is displayed
         self.final: tuple[str, dict[str, Any]] | None = None  # (status, mimebundle) once shown
+        self._display: DisplayHandle | None = None
+        self.undo_task: TaskJournal | None = None
+        self.opened = False
+
+    def open(self) -> None:
+        """Start the cell: its approval mode (capped by the policy; auto acts as ask where no
+        sandbox can start — each a line), its registration at the kernel's sink, its view, how
+        it asks and its background feed. Raises `SinkUnavailable` (the sink cannot redact)."""
+        if self.opened:
+            return
+        runtime, session, rules = self.runtime, self.session, self.rules
+        # the administrator's policy caps the mode; the one line saying so is shown when it does
+        self.mode, capped_note = capped_mode(self.opts.approve or runtime.sessions.approval_mode, rules.policy)
+        # auto acts as ask where no sandbox can start (one line, once per kernel)
+        self.mode, sandbox, sandbox_note = cell_sandbox(
+            self.mode,
+            rules.policy.path if rules.policy is not None and rules.policy.sandbox_required else "",
+            runtime.sessions.sandbox_grants,
+            runtime.sessions.sandbox_hosts,
+            runtime.sessions.sandbox_announced,
+            auto_rules=any(rule.action == "auto" for rule in rules.book.rules()),
+        )
         self.info = {
             "session_id": str(session.session_id),
             "provider": str(session.provider or ""),
@@ -143,8 +173,7 @@ class Cell:
         self.feed = (
             BackgroundFeed(registry, self.loop, self._on_background_in_cell) if registry is not None else None
         )
-        self._display: DisplayHandle | None = None
-        self.undo_task: TaskJournal | None = None
+        self.opened = True
 
     def _make_view(self) -> CellView:
         if getattr(self.runtime.shell, "kernel", None) is not None:
@@ -165,6 +194,11 @@ class Cell:
     async def __aenter__(self) -> Cell:
         from IPython.display import display
 
+        self.open()
+        link = link_of(self.runtime.shell)
+        if link is not None and self.source:  # the notebook tools' Task; the notebook keeps its session
+            link.begin_task(self.info["session_id"], self.source, self.workspace)
+            await link.remember_session(self.info["session_id"])
         shown = self.view.display_object()
         if shown is not None:
             if self.info_notes:  # above the live view, where the static transcript will stand

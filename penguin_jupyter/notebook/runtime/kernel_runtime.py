@@ -10,7 +10,7 @@ tool's default. Stored on the shell, so every cell and line command of a kernel 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .approval_router import ApprovalRouter, CellApproval
 from .kernel_sessions import NotebookSessions, default_python_timeout_ms
@@ -18,8 +18,8 @@ from .kernel_sessions import NotebookSessions, default_python_timeout_ms
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-    from .cell import Cell
-    from .task_sink import TaskSink
+    from ...redaction import Redactor
+    from ..output.task_sink import TaskSink
 
 SHELL_ATTRIBUTE = "_penguin_runtime"
 ALREADY_RUNNING = "penguin: another %%penguin cell is still running in this kernel"
@@ -29,36 +29,45 @@ class CellAlreadyRunning(RuntimeError):
     """A second `%%penguin` cell started while one runs in the same kernel."""
 
 
+class RunningCell(Protocol):
+    """What the runtime reads of the running cell (`cell.Cell`): its approval state, the
+    redactor its sink uses and its `--python-timeout`."""
+
+    approval: CellApproval
+    redactor: Redactor
+    python_timeout_s: float | None
+
+
 class KernelRuntime:
     def __init__(self, shell: InteractiveShell | None) -> None:
         self.shell = shell
         self.sessions = NotebookSessions(shell=shell, python_timeout_ms=self.python_timeout_ms)
         self.router = ApprovalRouter(self._running_approval)
-        self.current: Cell | None = None
+        self.current: RunningCell | None = None
         self._sink: TaskSink | None = None  # the running cell's redaction at the kernel's sink
 
     def _running_approval(self) -> CellApproval | None:
         return self.current.approval if self.current is not None else None
 
-    def open_sink(self, cell: Cell) -> None:
+    def open_sink(self, cell: RunningCell) -> None:
         """Register `cell`'s request at the kernel's sink before its first widget exists, so even
         the header's first state is redacted (a sink a cell never entered is closed first)."""
         if self.current is not None and self.current is not cell:
             return  # that cell's sink stays; enter() refuses this one
-        from .task_sink import open_task  # (loaded with the first Task, not by %load_ext)
+        from ..output.task_sink import open_task  # (loaded with the first Task, not by %load_ext)
 
         if self._sink is not None:
             self._sink.close()
         self._sink = open_task(getattr(self.shell, "kernel", None), cell.redactor)
 
-    def enter(self, cell: Cell) -> None:
+    def enter(self, cell: RunningCell) -> None:
         if self.current is not None and self.current is not cell:
             raise CellAlreadyRunning(ALREADY_RUNNING)
         self.current = cell
         if self._sink is None:
             self.open_sink(cell)
 
-    def leave(self, cell: Cell) -> None:
+    def leave(self, cell: RunningCell) -> None:
         if self.current is cell:
             self.current = None
             if self._sink is not None:

@@ -19,21 +19,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 from ...environment.sandbox import HostRule, SandboxGrants
 from ...state.dotenv import workspace_credentials
 from ...state.errors import NoModelConfiguredError
-from .options import CellOptions
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
     from ...agent import Agent
-    from ...environment.registry import ToolRegistration
     from ...omni import OmniMessage
     from ...redaction import Redactor
     from ...session import Session
+    from ..kernel_tools import SessionTools
 
 MAX_SUBAGENT_METAS = 64
 
@@ -71,11 +70,6 @@ def default_python_timeout_ms() -> int:
     from ..kernel_tools.run_python import DEFINITION
 
     return DEFINITION.timeout_ms
-
-
-class KernelToolKwargs(TypedDict, total=False):
-    extra_tools: list[ToolRegistration]
-    system_prompt_extra: str
 
 
 @dataclass
@@ -177,39 +171,20 @@ class NotebookSessions:
                 stack.session_disposed(str(self.session.session_id))
         self.session = None
 
-    # --- what a cell runs in ---------------------------------------------------------------------
-
-    async def session_for(self, opts: CellOptions, workspace: str) -> Session:
-        """The Session this cell runs in: continued, or created / resumed for its options."""
-        current = self.session
-        if opts.session_id:
-            if current is not None and str(current.session_id) == opts.session_id:
-                return current
-            return await self.resume(opts.session_id)
-        wanted_model = opts.model or self.model
-        if (
-            opts.new
-            or current is None
-            or (opts.workspace is not None and str(current.workspace_dir) != workspace)
-            or (opts.model is not None and (current.provider, current.model_id) != opts.model)
-        ):
-            return await self.start_new(workspace, wanted_model)
-        return current
-
     # --- switches: the new Session first, then the swap -------------------------------------------
 
     async def start_new(self, workspace: str, model: tuple[str, str] | None) -> Session:
         """A new Session becomes the current one; SessionStartError leaves everything as it was."""
         provider, model_id = model if model else (None, None)
-        await self._wait_for_frontend()
         try:
+            kernel = await self._kernel_tools()
             agent = await self.get_agent()
             session = await agent.create_session(
                 workspace_dir=workspace,
                 provider=provider,
                 model_id=model_id,
                 credentials=self.model_credentials,
-                **self._kernel_tool_kwargs(),
+                **kernel,
             )
         except NoModelConfiguredError as exc:
             if provider is not None:  # the pair asked for is unknown: say which
@@ -250,12 +225,10 @@ class NotebookSessions:
 
     async def resume(self, session_id: str) -> Session:
         """Session `session_id` becomes the current one; SessionStartError leaves everything as it was."""
-        await self._wait_for_frontend()
         try:
+            kernel = await self._kernel_tools()
             agent = await self.get_agent()
-            session = await agent.resume_session(
-                session_id, credentials=self.model_credentials, **self._kernel_tool_kwargs()
-            )
+            session = await agent.resume_session(session_id, credentials=self.model_credentials, **kernel)
         except Exception as exc:
             raise SessionStartError(
                 f"penguin: cannot resume session {session_id}: {one_line(exc)}{_unchanged(self.session)}"
@@ -290,27 +263,8 @@ class NotebookSessions:
             self.drop_session()
         self.session = session
 
-    def _kernel_tool_kwargs(self) -> KernelToolKwargs:
-        """The kernel tools and the notebook prompt note, when running inside a kernel."""
-        if self.shell is None:
-            return {}
-        from ..kernel_tools import kernel_tools
-        from ..kernel_tools.notebook_cells import notebook_tools, notebook_tools_prompt
-        from ..kernel_tools.notebook_prompt import notebook_prompt
-        from ..link.notebook_link import link_of
+    async def _kernel_tools(self) -> SessionTools:
+        """What a session started here gets from the kernel: its tools and the notebook note."""
+        from ..kernel_tools import session_tools
 
-        link = link_of(self.shell)
-        notes = (notebook_prompt(self.shell.user_ns), notebook_tools_prompt(link))
-        return {
-            "extra_tools": [*kernel_tools(self.shell, self.python_timeout_ms), *notebook_tools(link)],
-            "system_prompt_extra": "\n\n".join(note for note in notes if note),
-        }
-
-    async def _wait_for_frontend(self) -> None:
-        """The notebook tools offered depend on the frontend's hello (it may still be on its way
-        when Run All sends this cell right after `%load_ext`)."""
-        from ..link.notebook_link import link_of
-
-        link = link_of(self.shell)
-        if link is not None:
-            await link.wait_for_frontend()
+        return await session_tools(self.shell, self.python_timeout_ms)

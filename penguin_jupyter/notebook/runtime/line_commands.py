@@ -19,7 +19,7 @@ from ...omni import CompactionEndPayload, OmniMessage, TokenUsagePayload
 from ...prices import format_usd
 from ...state.admin_policy import FIXED_NOTE, POLICY_ENV, load_policy, policy_path
 from ...state.errors import ConfigError
-from ..kernel_tools.notebook_place import page_hello
+from ..link.notebook_place import page_hello
 from .cell_rules import ForgetError, cell_rules, forget, listing
 from .kernel_runtime import KernelRuntime, kernel_runtime
 from .kernel_sessions import NotebookSessions, SessionStartError, config_path_text, one_line
@@ -422,7 +422,7 @@ async def run_line(line: str) -> None:
         tell(str(exc))
         return
     runtime = kernel_runtime(current_shell())
-    from .task_sink import SinkUnavailable, open_task
+    from ..output.task_sink import SinkUnavailable, open_task
 
     # What a line command prints goes out through the kernel's sink like a Task's output
     # (docs/security.md "Threat model"): one redaction choke point for everything penguin shows.

@@ -2,7 +2,7 @@
 
 Owns only the resolution order: `--workspace`; `JPY_SESSION_NAME` or `__session__`; VS Code's
 `__vsc_ipynb_file__`; the notebook's folder as the page's hello or a remote kernel's
-`KERNEL_WORKING_DIR` place it (kernel_tools/notebook_place.py); the current directory. The first
+`KERNEL_WORKING_DIR` place it (link/notebook_place.py); the current directory. The first
 hit wins. When a notebook was named but this kernel cannot see its folder, the current directory
 comes with one line saying so (the cell shows it under its header); see docs/notebook-runtime.md
 "Remote kernels".
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..kernel_tools.notebook_place import SETTINGS_HINT, notebook_place
+from ..link.notebook_place import SETTINGS_HINT, notebook_place
 
 
 def _notebook_dir(value: object) -> str | None:

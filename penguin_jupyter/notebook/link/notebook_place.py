@@ -8,7 +8,7 @@ path relative to the server's root) resolved against `PENGUIN_NOTEBOOK_ROOT` /
 hello's `server_root`; else `KERNEL_WORKING_DIR` (the notebook's folder, which jupyter_server's
 gateway client sends with every remote kernel start). A candidate counts only when the kernel can
 see it. The workspace rule built on this is runtime/workspace.py's; the saved-file reads are
-notebook_file.py's; the hello itself is link/frontend_bridge.py's (read here through
+notebook_file.py's; the hello itself is frontend_bridge.py's (read here through
 `page_hello`, the one integration point). See docs/notebook-runtime.md "Remote kernels".
 """
 
@@ -103,22 +103,7 @@ def _under(root: str, relative: str) -> str | None:
 def page_hello(shell: Any) -> Mapping[str, Any] | None:
     """The hello of the notebook page connected to this kernel (None when none is): its `path`
     (relative to the server's root) and `server_root` are what `notebook_place` reads."""
-    from ..link.frontend_bridge import current_hello
+    from .frontend_bridge import current_hello
 
     return current_hello(shell)
 
-
-async def wait_page_hello(shell: Any, timeout_s: float = PAGE_HELLO_WAIT_S) -> Mapping[str, Any] | None:
-    """The page's hello, waited for (bounded, once per kernel) when a notebook page sent the
-    running cell and the host did not name the notebook (a remote kernel: Restart & Run All
-    sends the cells right after `%load_ext`, before the page's hello is in)."""
-    from ..link.frontend_bridge import parent_session
-    from ..link.notebook_link import current_cell_id, link_of
-
-    link = link_of(shell)
-    bridge = link.bridge if link is not None else None
-    if bridge is None:
-        return None
-    if current_cell_id(shell) is not None:  # the page that sent this cell, once per page
-        await bridge.wait_connected(session=parent_session(shell), timeout_s=timeout_s)
-    return page_hello(shell)

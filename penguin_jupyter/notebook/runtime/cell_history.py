@@ -7,7 +7,7 @@ its result's repr or its error's type, message and last traceback lines — IPyt
 `task_context` (the block added to the model's first request of a Task: the running cell's
 execution count and id, and that previous cell as `quoted_data`, so nothing in it — a CSV value
 quoted in an error, a fake `[/notebook_context]` — can end the block). Both are bounded. The cells of the notebook by
-id come from the bridge or the saved file (notebook_cells.py / notebook_file.py).
+id come from the bridge or the saved file (notebook_cells.py / link/notebook_file.py).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ names and approval reasons included — and stdin prompts).
 When the seam's check fails, `open_task` raises `SinkUnavailable` and the caller refuses to run
 (fail closed). What a user's own cells publish is not touched (their parent is not a Task's
 cell); threads a Task started that print after its cell ended are redacted by
-`kernel_tools/output_router.py`.
+`output/output_router.py`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ and redaction of what the threads that code starts print and display.
 
 Owns the sys.stdout/sys.stderr proxy: writes from a registered worker thread go to that worker's
 sink; writes from a thread the code started are redacted (such a thread may outlive the Task's
-cell, when the kernel-wide filter of runtime/task_sink.py no longer knows its output as the
+cell, when the kernel-wide filter of output/task_sink.py no longer knows its output as the
 Task's); every other thread (the kernel's own output, the user's threads) passes through
 untouched. Owns the same routing for the shell's display publisher: a registered worker's
 `display(...)` mimebundle is also handed to its display sink (the publish itself still happens,
@@ -42,7 +42,6 @@ from typing import Any, ClassVar, TextIO
 from ...redaction import Redactor
 from ...seams.kernel import DISPLAY_CAPTURE, publish_problem
 from .display_no_fetch import no_fetch_bundle
-from .kernel_shell import KernelShell
 
 logger = logging.getLogger(__name__)
 Sink = Callable[[str], None]
@@ -291,7 +290,7 @@ def _route_formatter(formatter: Any) -> None:
     _Installed.put(formatter, "format", routed_format)
 
 
-def capture_refusal(shell: KernelShell | None) -> str | None:
+def capture_refusal(shell: object | None) -> str | None:
     """The line saying why code must not run (the shell's display publisher or formatter cannot
     be wrapped: what it displays would reach the page unrewritten), or None."""
     publisher = getattr(shell, "display_pub", None)
@@ -303,7 +302,7 @@ def capture_refusal(shell: KernelShell | None) -> str | None:
 
 def capture_current_thread(
     sink: Sink,
-    shell: KernelShell | None = None,
+    shell: object | None = None,
     display_sink: DisplaySink | None = None,
     format_sink: FormatSink | None = None,
     *,

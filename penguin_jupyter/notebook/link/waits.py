@@ -1,7 +1,8 @@
 """Interrupt-friendly waiting inside a kernel cell (docs/notebook-runtime.md, "Event loop and threads").
 
 A kernel interrupt reaches an awaiting cell only when the event loop wakes, so every wait here
-is sliced into steps of at most `SLICE_S` seconds. Owns nothing else.
+is sliced into steps of at most `SLICE_S` seconds: the bridge's replies, an approval click, the
+Task itself. Owns nothing else (it sits with the bridge, the lowest of its users).
 """
 
 from __future__ import annotations
