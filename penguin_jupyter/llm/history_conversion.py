@@ -49,20 +49,19 @@ from __future__ import annotations
 import bisect
 import inspect
 import operator
+import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
-from agenthub.ant_messages.client import AntMessagesClient
-from agenthub.claude5.client import Claude5Client
-from agenthub.deepseek_v4.client import DeepSeekV4Client
-from agenthub.gemini3_8.client import Gemini3_8Client
-from agenthub.gpt6.client import GPT6Client
-from agenthub.minimax_m3.client import MiniMaxM3Client
-from agenthub.openai_chat.client import OpenaiChatClient
-from agenthub.openai_responses.client import OpenaiResponsesClient
 from agenthub.types import UniMessage
 
-from ..seams.llm_sdk import claude_on_bedrock, conversion_function, installed_conversion, replace_conversion
+from ..seams.llm_sdk import (
+    class_conversion,
+    claude_on_bedrock,
+    conversion_function,
+    installed_conversion,
+    replace_conversion,
+)
 from .loop_slices import run_in_slices
 
 Convert = Callable[[list[UniMessage]], Awaitable[list[object]]]
@@ -261,21 +260,38 @@ class IncrementalSyncConversion(_KeptConversion):
         return self._kept_with(carriers, new, self._convert_sync(todo) if todo else [])
 
 
-# agenthub's conversion function -> how this module stands in for it
-_INCREMENTAL: dict[object, Callable[..., _KeptConversion]] = {
-    OpenaiChatClient.transform_uni_message_to_model_input: IncrementalConversion,
-    Gemini3_8Client.transform_uni_message_to_model_input: lambda convert: IncrementalConversion(
+# agenthub's conversion functions (by the protocol client class that defines them) -> how this
+# module stands in for each. Named, not imported: a client's module is imported when agenthub
+# routes to it, so a kernel talking to one provider never loads the other providers' SDKs
+# (anthropic alone is ~1.6 s of CPU). `_incremental_for` compares by identity with the function
+# of the module already loaded.
+_INCREMENTAL: dict[tuple[str, str], Callable[..., _KeptConversion]] = {
+    ("agenthub.openai_chat.client", "OpenaiChatClient"): IncrementalConversion,
+    ("agenthub.gemini3_8.client", "Gemini3_8Client"): lambda convert: IncrementalConversion(
         convert, CallNameContext
     ),
-    Claude5Client.transform_uni_message_to_model_input: lambda convert: IncrementalConversion(
+    ("agenthub.claude5.client", "Claude5Client"): lambda convert: IncrementalConversion(
         convert, MessageAlone
     ),
-    AntMessagesClient.transform_uni_message_to_model_input: IncrementalSyncConversion,
-    OpenaiResponsesClient.transform_uni_message_to_model_input: IncrementalSyncConversion,
-    GPT6Client.transform_uni_message_to_model_input: IncrementalSyncConversion,
-    DeepSeekV4Client.transform_uni_message_to_model_input: IncrementalSyncConversion,
-    MiniMaxM3Client.transform_uni_message_to_model_input: IncrementalSyncConversion,
+    ("agenthub.ant_messages.client", "AntMessagesClient"): IncrementalSyncConversion,
+    ("agenthub.openai_responses.client", "OpenaiResponsesClient"): IncrementalSyncConversion,
+    ("agenthub.gpt6.client", "GPT6Client"): IncrementalSyncConversion,
+    ("agenthub.deepseek_v4.client", "DeepSeekV4Client"): IncrementalSyncConversion,
+    ("agenthub.minimax_m3.client", "MiniMaxM3Client"): IncrementalSyncConversion,
 }
+
+
+def _incremental_for(function: object) -> Callable[..., _KeptConversion] | None:
+    """How to stand in for `function` when it is one of the conversions above (identity, among
+    the client modules already imported), else None."""
+    if function is None:
+        return None
+    for (module_name, class_name), make in _INCREMENTAL.items():
+        module = sys.modules.get(module_name)
+        client_class = getattr(module, class_name, None) if module is not None else None
+        if isinstance(client_class, type) and class_conversion(client_class) is function:
+            return make
+    return None
 
 
 def kept_conversion(routed: object) -> _KeptConversion | None:
@@ -287,7 +303,7 @@ def kept_conversion(routed: object) -> _KeptConversion | None:
 def install_incremental_conversion(routed: object) -> bool:
     """Give `routed` (agenthub's protocol client) an incremental conversion when its conversion
     is one of agenthub's functions above (not on Bedrock). Returns whether it did."""
-    make = _INCREMENTAL.get(conversion_function(routed))
+    make = _incremental_for(conversion_function(routed))
     if make is None or claude_on_bedrock(routed):
         return False
     return replace_conversion(routed, make)

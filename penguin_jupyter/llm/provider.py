@@ -42,7 +42,6 @@ from .anthropic_prepare import install_kept_lists_unwalked
 from .body_encoding import PreEncodedBody, install_pre_encoded_body
 from .classify import describe_error
 from .config import GenerativeModelConfig, InvalidBaseUrl, check_base_url
-from .gemini_request import install_pre_converted_contents
 from .history_conversion import install_incremental_conversion, kept_conversion
 from .sdk_passthrough import SdkBodyPassthrough
 from .stream_reading import begin_reading
@@ -120,6 +119,9 @@ class ProviderClient:
             set_sdk_object(routed, SdkBodyPassthrough(sdk, on_response=on_response))
             self.reports_responses = True
         elif sdk is not None:  # google-genai: its request path keeps the history's wire form
+            # imported here: google-genai is loaded only for a Gemini client
+            from .gemini_request import install_pre_converted_contents
+
             install_pre_converted_contents(sdk)
         install_incremental_conversion(routed)
 

@@ -20,8 +20,9 @@ the versions CI installs):
    `openai._utils._json.openapi_dumps` and `openai._types.Omit`.
 4. `agenthub.conversion` (fast path) — agenthub's `transform_uni_message_to_model_input`
    (replaced on one protocol-client instance by `IncrementalConversion` /
-   `IncrementalSyncConversion`) and `Claude5Client._use_bedrock` (read: on Bedrock agenthub
-   edits the converted list in place, so it keeps converting whole).
+   `IncrementalSyncConversion`); `agenthub.claude_bedrock` (fast path, checked once a Claude
+   client exists) — `Claude5Client._use_bedrock` (read: on Bedrock agenthub edits the converted
+   list in place, so it keeps converting whole; off: every Claude client converts whole).
 5. `agenthub.ant_messages` (rule) — `AntMessagesClient` rebuilt so the anthropic SDK gets one
    credential argument (agenthub passes the key as both `api_key` and `auth_token`, which
    anthropic ≥ 2 rejects before any request), setting the three attributes agenthub's `__init__`
@@ -49,10 +50,11 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
-from . import declare
+from . import NotInUse, declare
 
 _CONVERSION = "transform_uni_message_to_model_input"
 _SDK_ATTRIBUTE = "_client"
@@ -254,12 +256,10 @@ def restore_prepare_options(sdk: Any, hook_type: type) -> None:
 
 def _check_conversion() -> str | None:
     from agenthub.base_client import LLMClient
-    from agenthub.claude5.client import Claude5Client
     from agenthub.openai_chat.client import OpenaiChatClient
 
-    for cls in (OpenaiChatClient, Claude5Client):
-        if not callable(getattr(cls, _CONVERSION, None)):
-            return f"agenthub's {cls.__name__} has no {_CONVERSION}"
+    if not callable(getattr(OpenaiChatClient, _CONVERSION, None)):
+        return f"agenthub's OpenaiChatClient has no {_CONVERSION}"
     callers = [
         name
         for name, value in vars(OpenaiChatClient).items()
@@ -267,23 +267,49 @@ def _check_conversion() -> str | None:
     ]
     if not callers or not issubclass(OpenaiChatClient, LLMClient):
         return f"agenthub no longer calls {_CONVERSION}"
-    if "_use_bedrock" not in Claude5Client.__init__.__code__.co_names:
-        return "agenthub's Claude5Client no longer sets _use_bedrock"
     return None
 
 
 CONVERSION = declare(
     "agenthub.conversion",
-    what="agenthub protocol clients' transform_uni_message_to_model_input, Claude5Client._use_bedrock",
+    what="agenthub protocol clients' transform_uni_message_to_model_input",
     kind="fast path",
     when_off="agenthub converts the whole history on every request",
     check=_check_conversion,
 )
 
+_CLAUDE_MODULE = "agenthub.claude5.client"
+
+
+def _check_claude_bedrock() -> str | None:
+    module = sys.modules.get(_CLAUDE_MODULE)  # checked once a Claude client is in use: importing
+    if module is None:  # it loads anthropic (~1.6 s of CPU) in a kernel that talks to no Claude
+        raise NotInUse("no Claude client in this process")
+    claude = module.Claude5Client
+    if not callable(getattr(claude, _CONVERSION, None)):
+        return f"agenthub's Claude5Client has no {_CONVERSION}"
+    if "_use_bedrock" not in claude.__init__.__code__.co_names:
+        return "agenthub's Claude5Client no longer sets _use_bedrock"
+    return None
+
+
+CLAUDE_BEDROCK = declare(
+    "agenthub.claude_bedrock",
+    what="agenthub Claude5Client._use_bedrock",
+    kind="fast path",
+    when_off="Claude models convert the whole history on every request (as on Bedrock)",
+    check=_check_claude_bedrock,
+)
+
 
 def conversion_function(routed: Any) -> Any:
     """The class-level conversion function of a protocol client (to tell which protocol it is)."""
-    return getattr(type(routed), _CONVERSION, None)
+    return class_conversion(type(routed))
+
+
+def class_conversion(client_class: type) -> Any:
+    """The conversion function a protocol client class defines or inherits (None without one)."""
+    return getattr(client_class, _CONVERSION, None)
 
 
 def replace_conversion(routed: Any, make: Callable[[Any], Any]) -> bool:
@@ -302,6 +328,10 @@ def installed_conversion(routed: Any) -> Any:
 
 def claude_on_bedrock(routed: Any) -> bool:
     """Whether `routed` is agenthub's Claude client talking to Bedrock (`bedrock://` base URL)."""
+    module = sys.modules.get(_CLAUDE_MODULE)
+    claude = getattr(module, "Claude5Client", None) if module is not None else None
+    if isinstance(claude, type) and isinstance(routed, claude) and not CLAUDE_BEDROCK.enabled():
+        return True  # where it talks cannot be told: convert whole, as on Bedrock
     return getattr(routed, "_use_bedrock", False) is True
 
 
@@ -476,14 +506,16 @@ COPY_AND_PREPARE = declare(
 def replace_copy_and_prepare(sdk: Any, make: Callable[[Any], Any], hook_type: type) -> bool:
     """Give one anthropic SDK client object `make(its _copy_and_prepare)`; False when the seam is
     off, `sdk` is not an anthropic client or already has the hook."""
-    from anthropic import AsyncAnthropic
-
+    anthropic = sys.modules.get("anthropic")
+    if anthropic is None:  # no anthropic client exists before anthropic is imported (and it is
+        return False  # not imported for the other providers: ~1.6 s of CPU)
+    AsyncAnthropic = anthropic.AsyncAnthropic
     prepare = getattr(sdk, "_copy_and_prepare", None)
     if not isinstance(sdk, AsyncAnthropic) or prepare is None or isinstance(prepare, hook_type):
         return False
     if not COPY_AND_PREPARE.enabled():
         return False
-    sdk._copy_and_prepare = make(prepare)  # type: ignore[method-assign]
+    sdk._copy_and_prepare = make(prepare)
     return True
 
 

@@ -106,7 +106,13 @@ def test_the_switch_turns_every_fast_path_off_and_leaves_the_rules_on() -> None:
         result = _run(server, None, PENGUIN_SDK_INTERNALS="off")
         calls = len(server.calls)
     assert calls == 1 and result["status"] == "timeout", "one request per attempt with the switch off too"
-    for name in ("openai.prepare_options", "agenthub.conversion", "anthropic.copy_and_prepare", "genai.request_path"):
+    for name in (
+        "openai.prepare_options",
+        "agenthub.conversion",
+        "agenthub.claude_bedrock",
+        "anthropic.copy_and_prepare",
+        "genai.request_path",
+    ):
         assert _seam(result, name) == f"{name}: off — PENGUIN_SDK_INTERNALS=off; " + _seam(result, name).split("; ", 1)[1]
     for name in ("agenthub.routing", "agenthub.sdk_object", "agenthub.ant_messages"):
         assert _seam(result, name) == f"{name}: on"
