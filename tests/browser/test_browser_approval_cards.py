@@ -91,7 +91,8 @@ def test_cards_show_line_5_the_bidi_controls_and_the_current_source_and_a_stale_
     assert "as the notebook holds it now" in card.inner_text()
     card.get_by_role("button", name="Deny").click()
 
-    agent.locator(".penguin-transcript").wait_for(timeout=60_000)
+    # the transcript node is there before the renderer fills it: wait for its last words
+    agent.locator(".penguin-transcript").get_by_text("All done.").wait_for(timeout=60_000)
     assert "value = 100" in cell(page, 2).inner_text()
     told = [content for role, content in request_messages(server.requests[2]) if role == "tool"]
     assert any("changed since the approval card showed it" in content for content in told), told
