@@ -84,8 +84,7 @@ def open_task(kernel: object, redactor: Redactor) -> TaskSink | None:
     """Register the request `kernel` is handling now as a Task's cell (None without a kernel).
     Raises `SinkUnavailable` when the kernel's `Session.send` cannot be wrapped and `redactor`
     has secrets to protect."""
-    get_parent = getattr(kernel, "get_parent", None) if kernel is not None else None
-    parent = get_parent() if callable(get_parent) else None
+    parent = kernel.get_parent() if kernel is not None and hasattr(kernel, "get_parent") else None
     parent_id = _msg_id(parent)
     if not parent_id:
         return None
