@@ -196,14 +196,9 @@ def _library_same(saved: object, current: Any, kind: str) -> bool:
 def restore_in_place(saved: object, current: object) -> bool:
     """Put a container's saved contents back into the same object (other references see it);
     False for kinds restored by rebinding the name to the copy instead."""
-    if isinstance(current, list) and isinstance(saved, list):
+    if (isinstance(current, list) and isinstance(saved, list)) or (isinstance(current, bytearray) and isinstance(saved, bytearray)):
         current[:] = saved
-    elif isinstance(current, bytearray) and isinstance(saved, bytearray):
-        current[:] = saved
-    elif isinstance(current, dict) and isinstance(saved, dict):
-        current.clear()
-        current.update(saved)
-    elif isinstance(current, set) and isinstance(saved, set):
+    elif (isinstance(current, dict) and isinstance(saved, dict)) or (isinstance(current, set) and isinstance(saved, set)):
         current.clear()
         current.update(saved)
     else:

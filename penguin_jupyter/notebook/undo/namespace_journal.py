@@ -13,6 +13,7 @@ the Task is left alone and reported. See docs/undo.md "Kernel variables".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from .fingerprint import copy_for_undo, fingerprint, restore_in_place, same_content, tracked
 
 # IPython's own names, never the user's variables.
