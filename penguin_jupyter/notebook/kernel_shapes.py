@@ -19,6 +19,12 @@ JsonObject = dict[str, object]
 checked with isinstance where it is read."""
 
 
+def json_objects(value: object) -> list[JsonObject]:
+    """The objects of a JSON list from outside (anything else in it, or a `value` that is no
+    list, is left out)."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
 class KernelShell(Protocol):
     """IPython's `InteractiveShell`, as far as the notebook layer reads it directly."""
 
