@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from ...omni import STOP_REASONS, OmniMessage, to_dict
 from ...redaction import EMPTY, Redactor
 from ..kernel_shapes import JsonObject
+from .bundle_shape import TranscriptBundle
 from .cost_line import read_task_cost
 from .legacy_card_roles import LEGACY_CARD_ROLES
 from .long_prompts import saved_user_text
@@ -221,7 +222,7 @@ def make_bundle(
     decision_reasons: Mapping[str, str] | None = None,
     undo: Mapping[str, object] | None = None,
     tools: Mapping[str, Mapping[str, object]] | None = None,
-) -> JsonObject:
+) -> TranscriptBundle:
     """The version-1 bundle of a Task: complete messages/events in stream order, no partials,
     none of the `UNSHOWN_EVENTS` nor completed `request_end`s, no fidelity, no default
     `stop_reason`.
@@ -246,20 +247,21 @@ def make_bundle(
         for data in map(_message_dict, messages)
         if data is not None and _shown(data)
     ]
-    bundle: JsonObject = {
-        "version": BUNDLE_VERSION,
-        "session": _session(session_info),
-        "status": status,
-        "usage": _usage(usage),
-        "messages": wire,
-        "tools": {name: dict(card_roles_of(name, tools)) for name in _tool_names(wire)},
-    }
-    if undo_state(undo) is not None:
-        bundle["undo"] = undo_state(undo)
+    bundle = TranscriptBundle(
+        version=BUNDLE_VERSION,
+        session=_session(session_info),
+        status=status,
+        usage=_usage(usage),
+        messages=wire,
+        tools={name: dict(card_roles_of(name, tools)) for name in _tool_names(wire)},
+    )
+    undone = undo_state(undo)
+    if undone is not None:
+        bundle["undo"] = undone
     return redactor.value(bundle)
 
 
-def read_bundle(data: object) -> JsonObject:
+def read_bundle(data: object) -> TranscriptBundle:
     """Normalize any bundle of version ≤ current (and best-effort newer ones) to the v1 shape.
 
     Missing keys get defaults; messages given as JSON lines are decoded; unusable messages are
@@ -282,14 +284,14 @@ def read_bundle(data: object) -> JsonObject:
     raw_messages = data.get("messages")
     listed = raw_messages if isinstance(raw_messages, list | tuple) else []
     messages = [m for m in map(_message_dict, listed) if m is not None]
-    normalized: JsonObject = {
-        "version": version,
-        "session": _session(data.get("session") if isinstance(data.get("session"), Mapping) else None),
-        "status": status if status in STOP_REASONS else "completed",
-        "usage": usage,
-        "messages": messages,
-        "tools": saved_tools(data.get("tools")),
-    }
+    normalized = TranscriptBundle(
+        version=version,
+        session=_session(data.get("session") if isinstance(data.get("session"), Mapping) else None),
+        status=status if isinstance(status, str) and status in STOP_REASONS else "completed",
+        usage=usage,
+        messages=messages,
+        tools=saved_tools(data.get("tools")),
+    )
     undo = undo_state(data.get("undo"))
     if undo is not None:
         normalized["undo"] = undo
