@@ -25,10 +25,12 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..kernel_shapes import PageHello
+from .waits import wait_sliced
+
 if TYPE_CHECKING:  # (typing only: `%load_ext` imports this module and must stay light)
     from ...interfaces import AbortSignal
-    from ..kernel_shapes import Comm, JsonObject, PageHello
-from .waits import wait_sliced
+    from ..kernel_shapes import Comm, JsonObject
 
 log = logging.getLogger(__name__)
 
