@@ -2,14 +2,15 @@
 # CI (.ci/run) and the README's test command. Sets up .venv (the newest releases pyproject.toml's
 # bounds allow) and .venv-lowest (every declared lower bound), type-checks and lints the package,
 # then runs pytest in passes that share the two cores:
-#   1. the fast tests (not browser) in .venv on two pytest-xdist workers, while mypy runs;
+#   1. the fast tests (not browser) in .venv on three pytest-xdist workers, while mypy runs;
 #   2. the browser tests and the package's own build tests (marker `install`) in .venv, one at a
 #      time (one JupyterLab, one chromium), while the unit tests (the fast tests that start no
 #      kernel) and the seams tests run again in .venv-lowest;
-#   3. the security tests with every third-party-internal fast path off (PENGUIN_SDK_INTERNALS=off).
+#      then the security tests with every third-party-internal fast path off
+#      (PENGUIN_SDK_INTERNALS=off), in the same process chain beside the browser tests.
 # With arguments, only `pytest "$@"` runs in .venv (after the static checks). PENGUIN_TYPECHECK=0
 # skips mypy and ruff. Each step prints its elapsed time; pytest's "no tests collected" (exit 5)
-# counts as a pass. docs/testing-ci.md explains the split and its figures.
+# counts as a pass. docs/ci.md explains the split and its figures.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 START=$SECONDS
@@ -45,8 +46,11 @@ lowest_setup=$!
 static_checks > "$LOGS/static.log" 2>&1 &
 static=$!
 
-step "pass 1: fast tests, newest versions (2 workers)"
-"${PYTEST[@]}" -m "$FAST" -n 2 --dist loadgroup
+# Most fast tests wait on a kernel or a subprocess (two workers left the CPU 58 % idle), so three
+# workers share the two cores.
+WORKERS=${PENGUIN_TEST_WORKERS:-3}
+step "pass 1: fast tests, newest versions ($WORKERS workers)"
+"${PYTEST[@]}" -m "$FAST" -n "$WORKERS" --dist loadgroup
 fast=$?
 wait "$static"; static_rc=$?
 cat "$LOGS/static.log"
@@ -54,25 +58,34 @@ wait "$lowest_setup"; lowest_setup_rc=$?
 [ "$lowest_setup_rc" -eq 0 ] || { tail -20 "$LOGS/setup-lowest.log"; echo "could not set up .venv-lowest"; }
 step "pass 1 done (fast: $fast, static checks: $static_rc)"
 
-step "pass 2: browser and install tests, newest versions; unit and seams tests at the lowest versions beside them"
-lowest=1
-if [ "$lowest_setup_rc" -eq 0 ]; then
-  .venv-lowest/bin/python -m pytest -q -p no:cacheprovider -m "$LOWEST" > "$LOGS/lowest.log" 2>&1 &
-  lowest_pid=$!
-fi
+# Beside the browser tests (one JupyterLab, one chromium, mostly waiting on the page), one process
+# runs the unit and seams tests at the lowest versions, then the security tests with every
+# internal-based fast path off.
+beside() {
+  local lowest=1 security
+  if [ "$lowest_setup_rc" -eq 0 ]; then
+    .venv-lowest/bin/python -m pytest -q -p no:cacheprovider -m "$LOWEST" > "$LOGS/lowest.log" 2>&1
+    lowest=$?
+  fi
+  PENGUIN_SDK_INTERNALS=off "${PYTEST[@]}" -m security > "$LOGS/security.log" 2>&1
+  security=$?
+  echo "$lowest $security" > "$LOGS/beside.rc"
+}
+step "pass 2: browser and install tests; beside them, the unit and seams tests at the lowest versions, then the security tests with PENGUIN_SDK_INTERNALS=off"
+rm -f "$LOGS/beside.rc"
+beside &
+beside_pid=$!
 "${PYTEST[@]}" -m "browser or install"
 browser=$?
+step "browser and install tests done ($browser)"
+wait "$beside_pid"
+read -r lowest security < "$LOGS/beside.rc" || { lowest=1; security=1; }
 if [ "$lowest_setup_rc" -eq 0 ]; then
-  wait "$lowest_pid"; lowest=$?
   echo "-- unit and seams tests at the lowest versions ($(tr '\n' ' ' < .venv-lowest/lower-bounds.txt)):"
-  tail -40 "$LOGS/lowest.log"
+  tail -15 "$LOGS/lowest.log"
 fi
-step "pass 2 done (browser: $browser, lowest: $lowest)"
-
-step "pass 3: security tests with PENGUIN_SDK_INTERNALS=off"
-PENGUIN_SDK_INTERNALS=off "${PYTEST[@]}" -m security -n 2
-security=$?
-if [ "$security" -eq 5 ]; then echo "no security tests collected"; fi
+echo "-- security tests with PENGUIN_SDK_INTERNALS=off:"
+tail -15 "$LOGS/security.log"
 step "done"
 
 rc=0

@@ -25,6 +25,7 @@ from tests.support.browser import (  # noqa: E402
     CURRENT_NOTEBOOK,
     cell,
     cell_sources,
+    docs_shot,
     open_notebook,
     run_cell_at,
     save,
@@ -126,9 +127,11 @@ def test_ask_penguin_names_the_failing_cell_and_sends_only_on_the_second_click_a
     assert cell_sources(page) == [LOAD, FAILING, ASK]
     assert _editing(page) == (2, "edit")
     _assert_nothing_sent(page, server, 2)
+    docs_shot(page, "ask-penguin")
 
     _button(page, 1, "Send to penguin").click()
     _assert_answered(page, server, 2)
+    docs_shot(page, "ask-penguin-answered")
     assert _button(page, 1, "Ask penguin").is_visible()
 
 

@@ -17,7 +17,7 @@ import pytest
 pytest.register_assert_rewrite("tests.support.browser")
 
 from tests.browser.test_browser_notebook_tools import _notebook_with_ids  # noqa: E402
-from tests.support.browser import cell, open_notebook, run_all  # noqa: E402
+from tests.support.browser import cell, docs_shot, open_notebook, run_all  # noqa: E402
 
 pytest_plugins = ["tests.support.browser"]
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -64,6 +64,7 @@ def test_the_status_bar_says_busy_while_a_penguin_cell_waits_for_approval(page, 
     agent.get_by_text("$ echo first").first.wait_for()
     agent.get_by_role("button", name="Approve").wait_for()
     assert_busy(page)
+    docs_shot(page, "busy-status")
     agent.get_by_role("button", name="Approve").click()  # a comm message, handled beside the cell
 
     agent.get_by_text("$ echo second").first.wait_for()  # one row at a time: the first is decided

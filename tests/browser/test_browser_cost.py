@@ -8,8 +8,6 @@ Set PENGUIN_DOCS_SCREENSHOTS=1 to refresh docs/cost-header.png and docs/budget-s
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 pytest.register_assert_rewrite("tests.support.browser")
@@ -17,11 +15,10 @@ pytest.register_assert_rewrite("tests.support.browser")
 from penguin_jupyter.state import update_project_config  # noqa: E402
 from tests.support.browser import (  # noqa: E402  (after register_assert_rewrite)
     cell,
-    copy_to_docs,
+    docs_shot,
     open_notebook,
     run_all,
     save,
-    screenshot,
     wait_cell_done,
 )
 
@@ -29,12 +26,6 @@ pytest_plugins = ["tests.support.browser"]
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
 USAGE = {"prompt_tokens": 5000, "completion_tokens": 100}  # $0.051 a request at $10/M in and out
-
-
-def _shot(page, name: str) -> None:
-    path = screenshot(page, name)
-    if os.environ.get("PENGUIN_DOCS_SCREENSHOTS") == "1":
-        copy_to_docs(path, f"{name}.png")
 
 
 def _priced(lab) -> None:  # type: ignore[no-untyped-def]
@@ -65,7 +56,7 @@ def test_the_header_shows_the_cost_and_a_budget_stops_the_task(page, lab, script
     header = cell(page, 1).locator(".widget-html-content", has_text="cost: $0.051 this Task")
     header.first.wait_for()
     approve.first.wait_for()  # request 2's call waits for its click, its cost not yet counted
-    _shot(page, "cost-header")
+    docs_shot(page, "cost-header")
     approve.first.click()
     transcript = cell(page, 1).locator(".penguin-transcript", has_text="cost: $0.102 this Task")
     transcript.wait_for()  # attached before the renderer fills it: wait for its text
@@ -85,4 +76,4 @@ def test_the_header_shows_the_cost_and_a_budget_stops_the_task(page, lab, script
     assert "stopped before a model request" in saved
     assert "Request failed" not in saved  # the unsent request's request_end is the notice, once
     reloaded.locator(".pg-usage").scroll_into_view_if_needed()
-    _shot(page, "budget-stop")
+    docs_shot(page, "budget-stop")

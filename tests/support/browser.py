@@ -497,3 +497,11 @@ def copy_to_docs(source: Path, name: str) -> Path:
     target.parent.mkdir(exist_ok=True)
     shutil.copyfile(source, target)
     return target
+
+
+def docs_shot(page: Any, name: str) -> Path:
+    """A screenshot in test-artifacts/; with PENGUIN_DOCS_SCREENSHOTS=1 also docs/<name>.png."""
+    path = screenshot(page, name)
+    if os.environ.get("PENGUIN_DOCS_SCREENSHOTS") == "1":
+        copy_to_docs(path, f"{name}.png")
+    return path
