@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..testing import ScriptedModelServer
@@ -135,7 +135,7 @@ def _reset_notebook_session() -> None:
 
 
 def start_demo_model(
-    workspace: str | os.PathLike[str] | None = None, entries: list[dict[str, Any]] | None = None
+    workspace: str | os.PathLike[str] | None = None, entries: list[dict[str, object]] | None = None
 ) -> DemoModel:
     """Start the demo model and make it this kernel's default model (see module docstring).
 

@@ -16,7 +16,6 @@ import os
 import signal
 import stat
 import time
-from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
 
@@ -27,7 +26,7 @@ PORTS = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
 
 
 class SandboxedKernel(IPythonKernel):
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: object) -> None:
         _wait_for_sockets(kwargs.get("parent"))
         try:
             confine_kernel()
@@ -37,7 +36,7 @@ class SandboxedKernel(IPythonKernel):
         super().__init__(**kwargs)
 
 
-def _wait_for_sockets(app: Any) -> None:
+def _wait_for_sockets(app: object) -> None:
     """Until every ipc socket of the kernel app exists (the heartbeat binds in its own thread)."""
     ip = getattr(app, "ip", None)
     if getattr(app, "transport", None) != "ipc" or not isinstance(ip, str):

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 if TYPE_CHECKING:
     from ...environment.registry import ToolRegistration
+    from ..kernel_shapes import KernelShell
     from .inspect_variables import InspectVariablesTool
-    from .kernel_shell import KernelShell
     from .propose_cell import ProposeCellTool
     from .run_python import RunPythonTool
 

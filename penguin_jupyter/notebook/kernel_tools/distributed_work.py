@@ -22,12 +22,12 @@ from ...seams.dask_clients import live_clients
 class DistributedWork:
     """The futures held by each dask.distributed Client at one moment."""
 
-    def __init__(self, held: weakref.WeakKeyDictionary[Any, set[Any]]) -> None:
+    def __init__(self, held: weakref.WeakKeyDictionary[object, set[object]]) -> None:
         self._held = held
 
     @classmethod
     def snapshot(cls) -> DistributedWork:
-        held: weakref.WeakKeyDictionary[Any, set[Any]] = weakref.WeakKeyDictionary()
+        held: weakref.WeakKeyDictionary[object, set[object]] = weakref.WeakKeyDictionary()
         for client in live_clients():
             try:
                 held[client] = set(list(client.futures))
@@ -35,7 +35,7 @@ class DistributedWork:
                 continue
         return cls(held)
 
-    def new_keys(self, client: Any) -> list[Any]:
+    def new_keys(self, client: Any) -> list[object]:  # a dask.distributed Client (untyped)
         before = self._held.get(client, set())
         return [key for key in list(client.futures) if key not in before]
 

@@ -17,7 +17,7 @@ from ...environment.tool_arguments import DESCRIBE, CallDescription, OnBad, Unus
 from ...environment.tool_declaration import DeclaredTool, ToolArguments, ToolDeclaration
 from ...environment.types import ToolExecutionContext, ToolFailed, ToolResult
 from ...omni import OmniMessage, partial_tool_call_output
-from .kernel_shell import KernelShell
+from ..kernel_shapes import KernelShell
 from .summaries import summarize_variable, user_variables, variables_table
 
 

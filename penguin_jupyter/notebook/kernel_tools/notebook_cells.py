@@ -42,7 +42,8 @@ from ...environment.tool_declaration import (
 )
 from ...environment.types import BuiltinTool, ToolExecutionContext, ToolFailed, ToolResult
 from ...omni import OmniMessage, ToolCallPayload, partial_tool_call_output, read_call_arguments
-from ..link.frontend_bridge import BridgeError, PageGone
+from ..kernel_shapes import JsonObject, json_objects
+from ..link.frontend_bridge import REQUEST_TIMEOUT_S, BridgeError, PageGone
 from ..link.notebook_file import NotebookFileError, read_saved_cells
 from ..transcript.cell_sources import CellPreview
 from ..transcript.transcript_model import edit_cell_result
@@ -113,11 +114,11 @@ class DeleteCellArguments(ToolArguments):
 def _declaration(
     name: str,
     description: str,
-    arguments: type[ToolArguments],
+    arguments: type[ArgumentsT],
     permission: Literal["r", "rw"],
     timeout_ms: int,
     saved_rule: SavedRule | None = None,
-) -> ToolDeclaration[Any]:
+) -> ToolDeclaration[ArgumentsT]:
     return ToolDeclaration(name, description, arguments, permission, timeout_ms, max_output_length=32_000, saved_rule=saved_rule, in_kernel=True)
 
 
@@ -190,10 +191,10 @@ class _NotebookTool(DeclaredTool[ArgumentsT]):
     def _run(self, arguments: ArgumentsT, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         raise NotImplementedError
 
-    async def _request(self, op: str, ctx: ToolExecutionContext, **kwargs: Any) -> Any:
+    async def _request(self, op: str, ctx: ToolExecutionContext, **kwargs: object) -> JsonObject:
         if self.link.bridge is None:
             raise ToolFailed(f"{self.name} failed: no notebook frontend is connected")
-        result = await self.link.bridge.request(op, signal=ctx.signal, **kwargs)
+        result = await self.link.bridge.request(op, signal=ctx.signal, timeout_s=REQUEST_TIMEOUT_S, **kwargs)
         return result if isinstance(result, dict) else {}
 
     def _target_cell(self, cell_id: str, verb: str) -> str:
@@ -213,14 +214,14 @@ class ReadNotebookTool(_NotebookTool[ReadNotebookArguments]):
     async def _run(self, arguments: ReadNotebookArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         start, end = arguments.start, arguments.end
         note = ""
-        result: dict[str, Any] | None = None
+        result: JsonObject | None = None
         if self.link.live:
             try:
                 result = await self._request("read", ctx)
             except PageGone:  # the page went away: the saved file still answers
                 result = None
         if result is not None:
-            cells = [c for c in result.get("cells") or [] if isinstance(c, dict)]
+            cells = json_objects(result.get("cells"))
             self.link.remember_sources(cells)
             if result.get("dirty"):
                 note = "(live notebook; it has unsaved changes)"
@@ -246,7 +247,7 @@ class InsertCellTool(_NotebookTool[InsertCellArguments]):
         task = self.link.task
         async with self.link.insert_lock:  # calls of one turn run concurrently: keep their order
             after = task.inserted[-1] if task.inserted else task.running_cell_id
-            request: dict[str, Any] = {"cell_type": cell_type, "source": source, "session_id": task.session_id}
+            request: dict[str, object] = {"cell_type": cell_type, "source": source, "session_id": task.session_id}
             if index is not None:
                 request["index"] = index
             elif after:
@@ -269,7 +270,7 @@ class EditCellTool(_NotebookTool[EditCellArguments]):
 
     async def _run(self, arguments: EditCellArguments, ctx: ToolExecutionContext) -> AsyncIterator[OmniMessage | ToolResult]:
         cell_id, source = self._target_cell(arguments.cell_id, "edited"), arguments.source
-        request: dict[str, Any] = {"cell_id": cell_id, "source": source}
+        request: dict[str, object] = {"cell_id": cell_id, "source": source}
         shown = self.link.approved_sources.pop(ctx.tool_call_id, None)
         if shown is not None:  # the card showed the diff against this: apply only onto it
             request["expected_source"] = shown
@@ -305,16 +306,17 @@ class RunCellTool(_NotebookTool[RunCellArguments]):
                 yield ToolResult(stop_reason="aborted")
                 return
             raise
+        outputs = result.get("outputs") or []
         cell = {
             "index": result.get("index"),
             "id": cell_id,
             "cell_type": "code",
             "source": self.link.sources.get(cell_id, ""),
             "execution_count": result.get("execution_count"),
-            "outputs": result.get("outputs") or [],
+            "outputs": outputs,
         }
         rendered = cells_text([cell], None)
-        errors = [o for o in cell["outputs"] if isinstance(o, dict) and o.get("output_type") == "error"]
+        errors = [o for o in json_objects(outputs) if o.get("output_type") == "error"]
         if result.get("status") != "ok" or errors:
             head = f"Cell {cell_id} raised: " + (error_text(errors[-1]).splitlines()[0] if errors else "an error")
             raise ToolFailed(head + "\n\n" + rendered.text)
@@ -340,7 +342,8 @@ class DeleteCellTool(_NotebookTool[DeleteCellArguments]):
         result = await self._request("delete", ctx, cell_id=cell_id)
         index = result.get("index")
         label = cell_label(index, cell_source(before) if before is not None else result.get("source"))
-        note_cell_change(self.link.shell, CellChange("delete", cell_id, cell=before, index=index, label=label))
+        change = CellChange("delete", cell_id, cell=before, index=index if isinstance(index, int) else None, label=label)
+        note_cell_change(self.link.shell, change)
         self.link.sources.pop(cell_id, None)
         if cell_id in self.link.task.inserted:
             self.link.task.inserted.remove(cell_id)
@@ -414,7 +417,7 @@ async def cells_by_id(link: NotebookLink | None, cell_ids: list[str]) -> dict[st
     try:
         if link.live and link.bridge is not None:
             result = await link.bridge.request("read", timeout_s=PREVIEW_TIMEOUT_S)
-            cells = [c for c in (result.get("cells") or []) if isinstance(c, dict)] if isinstance(result, dict) else []
+            cells = json_objects(result.get("cells")) if isinstance(result, dict) else []
         else:
             path = link.file_path()
             cells = read_saved_cells(path) if path else []

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
+from ..kernel_shapes import JsonObject
 from .cell_outputs import IMAGE_TYPES, TRANSCRIPT_MIME, CellsText, cell_text
 
 ANSWER_BUDGET = 15_000  # characters of any read_notebook answer (the tool's own cap is 32,000)
@@ -33,7 +33,7 @@ class NotebookAnswer:
     images: list[str] = field(default_factory=list)
 
 
-def short_ids(cells: Iterable[dict[str, Any]]) -> dict[str, str]:
+def short_ids(cells: Iterable[JsonObject]) -> dict[str, str]:
     """Full id → the shortest prefix of at least SHORT_ID_CHARS characters unique in `cells`."""
     ids = [str(c.get("id") or "") for c in cells if c.get("id")]
     out: dict[str, str] = {}
@@ -58,15 +58,15 @@ def _size(chars: int) -> str:
     return f"{chars / 1000:.1f}k" if chars >= 1000 else str(chars)
 
 
-def _joined(value: Any) -> str:
+def _joined(value: object) -> str:
     return "".join(str(v) for v in value) if isinstance(value, list) else str(value or "")
 
 
-def outputs_kind(outputs: list[Any]) -> str:
+def outputs_kind(outputs: object) -> str:
     """The outputs of one cell in a few words: kinds and sizes, an error's type."""
     parts: list[str] = []
     text_chars = 0
-    for output in outputs or []:
+    for output in outputs if isinstance(outputs, list) else []:
         if not isinstance(output, dict):
             continue
         kind = output.get("output_type")
@@ -76,7 +76,7 @@ def outputs_kind(outputs: list[Any]) -> str:
             text_chars += len(_joined(output.get("text")))
         elif kind in ("display_data", "execute_result"):
             raw = output.get("data")
-            data: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            data: JsonObject = raw if isinstance(raw, dict) else {}
             image = next((m.split("/")[1] for m in IMAGE_TYPES if m in data), None)
             if TRANSCRIPT_MIME in data:
                 parts.append("penguin transcript")
@@ -91,7 +91,7 @@ def outputs_kind(outputs: list[Any]) -> str:
     return ", ".join(parts)
 
 
-def outline_line(cell: dict[str, Any], short: dict[str, str], running_cell_id: str | None, width: int) -> str:
+def outline_line(cell: JsonObject, short: dict[str, str], running_cell_id: str | None, width: int) -> str:
     cell_type = str(cell.get("cell_type", "code"))
     cell_id = str(cell.get("id") or "")
     source = _joined(cell.get("source")).strip()
@@ -114,7 +114,7 @@ def outline_line(cell: dict[str, Any], short: dict[str, str], running_cell_id: s
     return line
 
 
-def _outline_lines(cells: list[dict[str, Any]], running_cell_id: str | None, room: int) -> list[str]:
+def _outline_lines(cells: list[JsonObject], running_cell_id: str | None, room: int) -> list[str]:
     """One line per cell within `room` characters: first lines shortened, then (still too long)
     the cells far above the running cell (or in the middle) replaced by one line saying how to read them."""
     short = short_ids(cells)
@@ -144,7 +144,7 @@ def _outline_lines(cells: list[dict[str, Any]], running_cell_id: str | None, roo
     out = lines[:keep_head]
     if begin > keep_head:
         first, last = cells[keep_head].get("index", keep_head), cells[begin - 1].get("index", begin - 1)
-        out.append(f"… cells {first}–{last} ({begin - keep_head} cells) not listed: read_notebook start={first} end={int(last) + 1}")
+        out.append(f"… cells {first}–{last} ({begin - keep_head} cells) not listed: read_notebook start={first} end={last + 1 if isinstance(last, int) else begin}")
     out.extend(lines[begin:end])
     if end < len(cells):
         first = cells[end].get("index", end)
@@ -152,7 +152,7 @@ def _outline_lines(cells: list[dict[str, Any]], running_cell_id: str | None, roo
     return out
 
 
-def outline(cells: list[dict[str, Any]], running_cell_id: str | None, head: str, budget: int = ANSWER_BUDGET) -> str:
+def outline(cells: list[JsonObject], running_cell_id: str | None, head: str, budget: int = ANSWER_BUDGET) -> str:
     intro = (
         f"{head}\nOne line per cell: index, id (short; every notebook tool takes it), type, "
         "[execution count], first line, outputs. For full source and outputs call read_notebook with "
@@ -163,13 +163,13 @@ def outline(cells: list[dict[str, Any]], running_cell_id: str | None, head: str,
 
 
 def full_cells(
-    cells: list[dict[str, Any]], running_cell_id: str | None, head: str, budget: int = ANSWER_BUDGET
+    cells: list[JsonObject], running_cell_id: str | None, head: str, budget: int = ANSWER_BUDGET
 ) -> NotebookAnswer:
     """`cells` in full (cell_outputs.py's form) while they fit `budget`; the rest named, with the call that reads them."""
     result = CellsText()
     parts: list[str] = []
     used = len(head) + 2
-    left_out: list[dict[str, Any]] = []
+    left_out: list[JsonObject] = []
     for cell in cells:
         if left_out:
             left_out.append(cell)
@@ -198,7 +198,7 @@ def full_cells(
 
 
 def notebook_answer(
-    cells: list[dict[str, Any]],
+    cells: list[JsonObject],
     running_cell_id: str | None,
     *,
     note: str = "",

@@ -18,7 +18,7 @@ from ...environment.tool_arguments import DESCRIBE, CallDescription, NonBlankTex
 from ...environment.tool_declaration import DeclaredTool, ToolArguments, ToolDeclaration
 from ...environment.types import ToolExecutionContext, ToolResult
 from ...omni import OmniMessage, partial_tool_call_output
-from .kernel_shell import KernelShell
+from ..kernel_shapes import KernelShell
 
 # The `code` argument of the kernel tools that take code.
 NEEDS_CODE = OnBad("{tool} needs a non-empty `code` string.")

@@ -23,7 +23,6 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import CodeType
-from typing import Any
 
 from ...seams.matplotlib_show import capture_show
 from ...seams.threads import raise_in_thread
@@ -123,13 +122,14 @@ def _capture_show(code: str, before: set[int], outcome: RunOutcome) -> Callable[
     return capture_show(lambda: outcome.images.extend(_collect_new_figures(before, outcome.displayed_figures)))
 
 
-def _pil_png(value: Any) -> str | None:
+def _pil_image(value: object) -> tuple[str, str] | None:
+    """(its description, its PNG data URL) for a PIL image (PIL already imported), else None."""
     pil = sys.modules.get("PIL.Image")
     if pil is None or not isinstance(value, pil.Image):
         return None
     buffer = io.BytesIO()
     value.save(buffer, format="PNG")
-    return _png_data_url(buffer.getvalue())
+    return f"<PIL image {value.size[0]}×{value.size[1]} {value.mode}>", _png_data_url(buffer.getvalue())
 
 
 _TAG = re.compile(r"<[^>]+>")
@@ -143,11 +143,11 @@ def html_to_text(markup: str) -> str:
     return re.sub(r"\n\s*\n+", "\n", text).strip()
 
 
-def describe_value(value: Any) -> tuple[str, str | None]:
+def describe_value(value: object) -> tuple[str, str | None]:
     """(text for the model, optional PNG data URL) for the last expression's value."""
-    image = _pil_png(value)
+    image = _pil_image(value)
     if image is not None:
-        return f"<PIL image {value.size[0]}×{value.size[1]} {value.mode}>", image
+        return image
     text = repr(value)
     html_repr = getattr(value, "_repr_html_", None)
     if _DEFAULT_REPR.match(text) and callable(html_repr):

@@ -25,11 +25,11 @@ from ...environment.tool_arguments import DESCRIBE, CallDescription, NonBlankTex
 from ...environment.tool_declaration import DeclaredTool, ToolArguments, ToolDeclaration
 from ...environment.types import ToolDefinitionConfig, ToolExecutionContext, ToolFailed, ToolResult
 from ...omni import OmniMessage, partial_tool_call_output
+from ..kernel_shapes import KernelShell
 from ..output.output_router import capture_current_thread, capture_refusal, release_current_thread
 from ..undo.task_bracket import before_namespace_change
 from .displayed import DisplayCapture
 from .distributed_work import DistributedWork
-from .kernel_shell import KernelShell
 from .propose_cell import NEEDS_CODE
 from .python_runner import (
     RunOutcome,

@@ -82,7 +82,7 @@ def _array_bytes(array: Any) -> int | None:
     return int(array.nbytes)
 
 
-def _shape_text(shape: tuple[Any, ...]) -> str:
+def _shape_text(shape: tuple[object, ...]) -> str:
     return "×".join("?" if isinstance(n, float) and math.isnan(n) else str(n) for n in shape)
 
 

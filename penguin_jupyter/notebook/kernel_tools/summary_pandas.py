@@ -47,7 +47,7 @@ def _sample_size(columns: int) -> int:
     return max(1_000, min(ROW_BUDGET, CELL_BUDGET // max(columns, 1)))
 
 
-def _python_object_dtype(dtype: Any) -> bool:
+def _python_object_dtype(dtype: object) -> bool:
     """Dtypes whose deep memory means visiting every Python object (shallow counts pointers only)."""
     storage = getattr(dtype, "storage", None)  # pandas string dtypes report kind "O" whatever the storage
     if storage is not None:

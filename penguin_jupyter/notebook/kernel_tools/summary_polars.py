@@ -15,6 +15,7 @@ off (its check failed on this polars), nothing is resolved and the summary says 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ...seams.polars_udfs import UDF_GUARD, udfs_refused
@@ -27,7 +28,7 @@ def _is(value: object, attribute: str) -> bool:
     return pl is not None and isinstance(value, getattr(pl, attribute))
 
 
-def _schema_lines(schema: Any, nulls: dict[str, int] | None = None) -> list[str]:
+def _schema_lines(schema: Mapping[str, object], nulls: dict[str, int] | None = None) -> list[str]:
     lines = []
     for index, (column, dtype) in enumerate(schema.items()):
         if index == MAX_COLUMNS:
@@ -94,7 +95,7 @@ def _series_summary(name: str, series: Any, budget: Budget) -> str:
 UDF_NOTE = "a Python UDF (map_batches / map_elements without return_dtype)"
 
 
-def plan_schema(lf: Any) -> Any | None:
+def plan_schema(lf: Any) -> Mapping[str, object] | None:
     """The LazyFrame's schema from its plan, or None when resolving it would run a Python UDF (or
     the guard that tells is off)."""
     with udfs_refused() as refusals:

@@ -12,10 +12,9 @@ import collections
 import itertools
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
 
 MAX_REPR = 2000
 # What one summary may spend before its optional parts (statistics, sample rows) are cut.
@@ -96,19 +95,20 @@ class _Writer:
         return True
 
 
-def _container_repr(value: Any, out: _Writer, depth: int) -> None:
+def _container_repr(value: object, out: _Writer, depth: int) -> None:
+    items: Iterable[object]
     if isinstance(value, dict):
         opening, closing = "{", "}"
-        items: Any = value.items()
+        items = value.items()
     elif isinstance(value, list | collections.deque):
         opening, closing = "[", "]"
         items = value
     elif isinstance(value, tuple):
         opening, closing = "(", ")"
         items = value
-    else:  # set / frozenset
+    else:  # set / frozenset (the other `_CONTAINERS`)
         opening, closing = ("{", "}") if value else (f"{type(value).__name__}(", ")")
-        items = value
+        items = value if isinstance(value, Iterable) else ()
     if depth > 4:
         out.add(opening + "…" + closing)
         return
@@ -118,7 +118,7 @@ def _container_repr(value: Any, out: _Writer, depth: int) -> None:
             return
         if index:
             out.add(", ")
-        if isinstance(value, dict):
+        if isinstance(value, dict) and isinstance(item, tuple):
             _value_repr(item[0], out, depth + 1)
             out.add(": ")
             _value_repr(item[1], out, depth + 1)
@@ -129,7 +129,7 @@ def _container_repr(value: Any, out: _Writer, depth: int) -> None:
     out.add(closing)
 
 
-def _value_repr(value: Any, out: _Writer, depth: int) -> None:
+def _value_repr(value: object, out: _Writer, depth: int) -> None:
     if type(value) in _CONTAINERS or isinstance(value, _CONTAINERS):
         _container_repr(value, out, depth)
         return
@@ -170,7 +170,7 @@ class Family:
     """How one library family is listed and summarized (see `summaries.FAMILIES`)."""
 
     match: Callable[[object], bool]  # must not import anything: test sys.modules first
-    listing: Callable[[Any], tuple[str, str, str]]  # (type, shape/len, memory) for variables_table
-    summary: Callable[[str, Any, Budget], str]
+    listing: Callable[[object], tuple[str, str, str]]  # (type, shape/len, memory) for variables_table
+    summary: Callable[[str, object, Budget], str]
     frame: bool = False  # a DataFrame-like object named in the notebook's system prompt
     frame_label: str = ""  # shown after its name in that list ("" for pandas)

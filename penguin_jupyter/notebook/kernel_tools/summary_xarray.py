@@ -8,6 +8,7 @@ already imported it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .summary_text import Budget, Family, bounded_repr, human_bytes, loaded
@@ -25,7 +26,7 @@ def _chunked(value: Any) -> bool:
         return True
 
 
-def _dims_text(sizes: Any) -> str:
+def _dims_text(sizes: Mapping[object, object]) -> str:
     return "×".join(f"{dim}={size}" for dim, size in sizes.items()) or "scalar"
 
 

@@ -23,11 +23,14 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..kernel_shapes import PageHello
+from .waits import wait_sliced
 
 if TYPE_CHECKING:  # (typing only: `%load_ext` imports this module and must stay light)
     from ...interfaces import AbortSignal
-from .waits import wait_sliced
+    from ..kernel_shapes import Comm, JsonObject
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +43,7 @@ ACK_TIMEOUT_S = 4.0  # a page acknowledges a request as soon as it receives it
 PING_EVERY_S = 2.0  # during a long operation (run) the kernel pings the page …
 GONE_AFTER_S = 10.0  # … and gives up on it when it has said nothing for this long
 STEP_S = 0.1
-HELLO_FIELDS = ("page_id", "path", "server_root", "session", "frontend", "subshells", "metadata")
+_BRIDGE_ATTR = "_penguin_bridge"  # where `%load_ext` keeps the bridge, on the shell
 
 
 class BridgeError(Exception):
@@ -59,8 +62,8 @@ class _NotTaken(PageGone):
 class Page:
     """One connected notebook page (a browser window or a collaborator's tab)."""
 
-    comm: Any
-    hello: dict[str, Any]
+    comm: Comm
+    hello: PageHello
     last_seen: float = field(default_factory=time.monotonic)
     gone: bool = False
 
@@ -77,11 +80,11 @@ class NotebookBridge:
     """One kernel's comms to its notebook's pages (None of it exists outside a kernel)."""
 
     def __init__(self) -> None:
-        self._announce: Any = None
+        self._announce: Comm | None = None
         self._pages: dict[str, Page] = {}  # comm id → page, in connection order
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._pending: dict[int, tuple[asyncio.Future[Any], Page]] = {}
+        self._pending: dict[int, tuple[asyncio.Future[object], Page]] = {}
         self._acked: set[int] = set()
         self.task_session = ""  # the jupyter session id of the page that ran the Task's cell
         self.task_path = ""  # that page's notebook path (another page of it may take over)
@@ -112,8 +115,8 @@ class NotebookBridge:
             except Exception:
                 pass
 
-    def _on_page_open(self, comm: Any, msg: dict[str, Any]) -> None:
-        data = msg.get("content", {}).get("data", {}) if isinstance(msg, dict) else {}
+    def _on_page_open(self, comm: Comm, msg: JsonObject) -> None:
+        data = _comm_data(msg)
         header = msg.get("header", {}) if isinstance(msg, dict) else {}
         if self.closed or not isinstance(data, dict) or data.get("op") != "hello":
             comm.close()
@@ -142,9 +145,9 @@ class NotebookBridge:
             _settle(future, gone("the notebook page went away (closed or reloaded) before it answered"))
 
     # --- incoming ------------------------------------------------------------------------
-    def _on_msg(self, page: Page, msg: dict[str, Any]) -> None:
+    def _on_msg(self, page: Page, msg: JsonObject) -> None:
         page.last_seen = time.monotonic()
-        data = msg.get("content", {}).get("data", {}) if isinstance(msg, dict) else {}
+        data = _comm_data(msg)
         if not isinstance(data, dict):
             return
         if data.get("op") == "hello":  # the page renamed its notebook or reconnected
@@ -193,7 +196,7 @@ class NotebookBridge:
         return not self.closed and self.task_page() is not None
 
     @property
-    def hello(self) -> dict[str, Any]:
+    def hello(self) -> JsonObject:
         page = self.task_page()
         return dict(page.hello) if page is not None else {}
 
@@ -220,8 +223,8 @@ class NotebookBridge:
 
     # --- requests ------------------------------------------------------------------------
     async def request(
-        self, op: str, signal: AbortSignal | None = None, timeout_s: float | None = REQUEST_TIMEOUT_S, **args: Any
-    ) -> Any:
+        self, op: str, signal: AbortSignal | None = None, timeout_s: float | None = REQUEST_TIMEOUT_S, **args: object
+    ) -> object:
         """Send `{id, op, **args}` to the Task's page and wait for its result (BridgeError on
         failure, PageGone at once when no page is left or the page stopped answering). A request
         the page never took (closed or stale before its acknowledgement) goes once to the next
@@ -238,10 +241,10 @@ class NotebookBridge:
         raise AssertionError("unreachable")
 
     async def _send(
-        self, page: Page, op: str, signal: AbortSignal | None, timeout_s: float | None, args: dict[str, Any]
-    ) -> Any:
+        self, page: Page, op: str, signal: AbortSignal | None, timeout_s: float | None, args: dict[str, object]
+    ) -> object:
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
+        future: asyncio.Future[object] = loop.create_future()
         request_id = next(self._ids)
         with self._lock:
             self._pending[request_id] = (future, page)
@@ -259,7 +262,7 @@ class NotebookBridge:
         self,
         page: Page,
         request_id: int,
-        future: asyncio.Future[Any],
+        future: asyncio.Future[object],
         op: str,
         signal: AbortSignal | None,
         timeout_s: float | None,
@@ -296,22 +299,31 @@ class NotebookBridge:
         self._page_gone(page)
 
 
-def _hello_of(data: dict[str, Any], header: Any) -> dict[str, Any]:
+def _comm_data(msg: object) -> object:
+    """The `data` a comm message carries (`{}` when it carries none)."""
+    content = msg.get("content", {}) if isinstance(msg, dict) else {}
+    return content.get("data", {}) if isinstance(content, dict) else {}
+
+
+def _hello_of(data: JsonObject, header: object) -> PageHello:
     """The hello's documented fields; the session id from the message header when the page's
     kernel connection put it there (the hello's own field otherwise)."""
-    hello = {key: data.get(key) for key in HELLO_FIELDS}
     session = header.get("session") if isinstance(header, dict) else None
-    if isinstance(session, str) and session:
-        hello["session"] = session
-    for key in ("page_id", "path", "server_root", "session", "frontend"):
-        hello[key] = str(hello[key] or "")
-    hello["subshells"] = bool(hello["subshells"])
-    if not isinstance(hello["metadata"], dict):
-        hello["metadata"] = None
-    return hello
+    if not (isinstance(session, str) and session):
+        session = data.get("session")
+    metadata = data.get("metadata")
+    return PageHello(
+        page_id=str(data.get("page_id") or ""),
+        path=str(data.get("path") or ""),
+        server_root=str(data.get("server_root") or ""),
+        session=str(session or ""),
+        frontend=str(data.get("frontend") or ""),
+        subshells=bool(data.get("subshells")),
+        metadata=metadata if isinstance(metadata, dict) else None,
+    )
 
 
-def _settle(future: asyncio.Future[Any], value: Any) -> None:
+def _settle(future: asyncio.Future[object], value: object) -> None:
     def apply() -> None:
         if future.done():
             return
@@ -326,7 +338,7 @@ def _settle(future: asyncio.Future[Any], value: Any) -> None:
         pass
 
 
-def parent_session(shell: Any) -> str:
+def parent_session(shell: object) -> str:
     """The jupyter session id in the header of the execution in progress (which page sent it)."""
     kernel = getattr(shell, "kernel", None)
     try:
@@ -338,13 +350,13 @@ def parent_session(shell: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def bridge_of(shell: Any) -> NotebookBridge | None:
+def bridge_of(shell: object) -> NotebookBridge | None:
     """The bridge opened for this shell at `%load_ext`, if any."""
-    bridge = getattr(shell, "_penguin_bridge", None) if shell is not None else None
+    bridge = getattr(shell, _BRIDGE_ATTR, None) if shell is not None else None
     return bridge if isinstance(bridge, NotebookBridge) else None
 
 
-def current_hello(shell: Any = None) -> dict[str, Any] | None:
+def current_hello(shell: object = None) -> JsonObject | None:
     """The hello of the page that serves this kernel's Task now (see docs/notebook-tools.md,
     "The bridge protocol"): page_id, path (relative to the server root), server_root (absolute,
     may be empty), session, frontend, subshells, metadata; None when no page is connected."""
@@ -360,7 +372,7 @@ def current_hello(shell: Any = None) -> dict[str, Any] | None:
     return bridge.hello
 
 
-def open_bridge(shell: Any) -> NotebookBridge | None:
+def open_bridge(shell: object) -> NotebookBridge | None:
     """Open (once per kernel) the bridge; None outside a kernel or on failure."""
     if shell is None or getattr(shell, "kernel", None) is None:
         return None
@@ -373,5 +385,5 @@ def open_bridge(shell: Any) -> NotebookBridge | None:
     except Exception:
         log.warning("penguin: the notebook bridge could not open", exc_info=True)
         return None
-    shell._penguin_bridge = bridge
+    setattr(shell, _BRIDGE_ATTR, bridge)
     return bridge

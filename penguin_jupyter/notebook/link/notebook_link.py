@@ -16,8 +16,8 @@ import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from ..kernel_shapes import JsonObject
 from ..transcript.cell_sources import set_cell_source_lookup
 from ..transcript.saved_images import SavedBundle
 from .cell_interrupts import RunningCells
@@ -31,6 +31,8 @@ from .notebook_file import (
 )
 from .notebook_place import PAGE_HELLO_WAIT_S, notebook_place, page_hello
 from .saved_notebook_cache import SAVED_NOTEBOOKS, SavedNotebookCache, SavedNotebookIndex
+
+_LINK_ATTR = "_penguin_notebook_link"  # where `%load_ext` keeps the link, on the shell
 
 
 @dataclass
@@ -57,7 +59,7 @@ class SavedLookup:
 class NotebookLink:
     """One kernel's view of its notebook (bridge when the frontend has the extension)."""
 
-    def __init__(self, shell: Any, bridge: NotebookBridge | None) -> None:
+    def __init__(self, shell: object, bridge: NotebookBridge | None) -> None:
         self.shell = shell
         self.bridge = bridge
         self.running = RunningCells()
@@ -66,7 +68,7 @@ class NotebookLink:
         self.sources: dict[str, str] = {}
         self.approved_sources: dict[str, str] = {}  # tool call id → the source its edit_cell card showed
         self.insert_lock = asyncio.Lock()
-        self.completed: dict[str, tuple[str, dict[str, Any]]] = {}  # cell id → (source hash, bundle)
+        self.completed: dict[str, tuple[str, JsonObject]] = {}  # cell id → (source hash, bundle)
         self._metadata_session: str | None = None
         self._located: str | None = None  # the saved notebook found by a running cell's id (see locate_by_cell)
         self.saved_notebooks: SavedNotebookCache = SAVED_NOTEBOOKS
@@ -114,10 +116,11 @@ class NotebookLink:
         if self.bridge is not None:  # requests go to the page that ran this cell
             self.bridge.follow_task(parent_session(self.shell))
 
-    def remember_sources(self, cells: list[dict[str, Any]]) -> None:
+    def remember_sources(self, cells: list[JsonObject]) -> None:
         for cell in cells:
-            if isinstance(cell.get("id"), str):
-                self.sources[cell["id"]] = str(cell.get("source", ""))
+            cell_id = cell.get("id")
+            if isinstance(cell_id, str):
+                self.sources[cell_id] = str(cell.get("source", ""))
 
     def known_source(self, cell_id: str) -> str | None:
         return self.sources.get(cell_id)
@@ -200,7 +203,7 @@ class NotebookLink:
         except NotebookFileError:
             return None
 
-    def remember_completed(self, cell_source: str, bundle: dict[str, Any]) -> None:
+    def remember_completed(self, cell_source: str, bundle: JsonObject) -> None:
         cell_id = current_cell_id(self.shell)
         if cell_id:
             self.completed[cell_id] = (source_hash(cell_source), bundle)
@@ -210,7 +213,7 @@ def source_hash(source: str) -> str:
     return hashlib.sha256(normalize_cell_source(source).encode()).hexdigest()
 
 
-def current_cell_id(shell: Any) -> str | None:
+def current_cell_id(shell: object) -> str | None:
     """The notebook cell id of the execution in progress (JupyterLab sends it; nbclient does not)."""
     kernel = getattr(shell, "kernel", None)
     try:
@@ -222,12 +225,12 @@ def current_cell_id(shell: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def link_of(shell: Any) -> NotebookLink | None:
-    link = getattr(shell, "_penguin_notebook_link", None) if shell is not None else None
+def link_of(shell: object) -> NotebookLink | None:
+    link = getattr(shell, _LINK_ATTR, None) if shell is not None else None
     return link if isinstance(link, NotebookLink) else None
 
 
-async def wait_page_hello(shell: Any, timeout_s: float = PAGE_HELLO_WAIT_S) -> Mapping[str, Any] | None:
+async def wait_page_hello(shell: object, timeout_s: float = PAGE_HELLO_WAIT_S) -> Mapping[str, object] | None:
     """The page's hello, waited for (bounded, once per kernel) when a notebook page sent the
     running cell and the host did not name the notebook (a remote kernel: Restart & Run All
     sends the cells right after `%load_ext`, before the page's hello is in); None when the host
@@ -243,14 +246,14 @@ async def wait_page_hello(shell: Any, timeout_s: float = PAGE_HELLO_WAIT_S) -> M
     return page_hello(shell)
 
 
-def open_link(shell: Any) -> NotebookLink | None:
+def open_link(shell: object) -> NotebookLink | None:
     """Create the kernel's NotebookLink (and open the bridge) once; None outside a kernel."""
     if shell is None or getattr(shell, "kernel", None) is None:
         return None
     link = link_of(shell)
     if link is None:
         link = NotebookLink(shell, open_bridge(shell))
-        shell._penguin_notebook_link = link
+        setattr(shell, _LINK_ATTR, link)
     elif link.bridge is None or link.bridge.closed:
         link.bridge = open_bridge(shell)
     return link

@@ -18,7 +18,6 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from .notebook_file import notebook_file_path
 
@@ -42,8 +41,8 @@ class NotebookPlace:
 
 
 def notebook_place(
-    user_ns: Mapping[str, Any] | None = None,
-    hello: Mapping[str, Any] | None = None,
+    user_ns: Mapping[str, object] | None = None,
+    hello: Mapping[str, object] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> NotebookPlace:
     """Where the notebook is: the host's name, else the page's hello, else `KERNEL_WORKING_DIR`."""
@@ -74,12 +73,12 @@ def notebook_place(
     return NotebookPlace()
 
 
-def _page_path(hello: Mapping[str, Any] | None) -> str:
+def _page_path(hello: Mapping[str, object] | None) -> str:
     value = hello.get("path") if hello else None
     return value.strip() if isinstance(value, str) else ""
 
 
-def _roots(hello: Mapping[str, Any] | None, env: Mapping[str, str]) -> list[str]:
+def _roots(hello: Mapping[str, object] | None, env: Mapping[str, str]) -> list[str]:
     """The folders the page's relative path is tried against: the deployment's mapping first
     (it was set on purpose), then the server's root as the page reports it."""
     roots = [env.get(name, "").strip() for name in NOTEBOOK_ROOT_VARS]
@@ -100,7 +99,7 @@ def _under(root: str, relative: str) -> str | None:
 # --- the page's hello: the one place that reads it -------------------------------------------------
 
 
-def page_hello(shell: Any) -> Mapping[str, Any] | None:
+def page_hello(shell: object) -> Mapping[str, object] | None:
     """The hello of the notebook page connected to this kernel (None when none is): its `path`
     (relative to the server's root) and `server_root` are what `notebook_place` reads."""
     from .frontend_bridge import current_hello

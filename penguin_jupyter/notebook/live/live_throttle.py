@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any
 
 MAX_UPDATES_PER_SECOND = 20
 MIN_INTERVAL_S = 1.0 / MAX_UPDATES_PER_SECOND
@@ -33,7 +32,7 @@ class ThrottledSetter:
 
     def __init__(
         self,
-        widget: Any,
+        widget: object,
         attr: str = "value",
         loop: asyncio.AbstractEventLoop | None = None,
         *,
@@ -48,7 +47,7 @@ class ThrottledSetter:
         self.ready = ready
         self._timer_at = 0.0
         self.sent_count = 0
-        self._pending: Any = None
+        self._pending: Callable[[], object] | None = None
         self._has_pending = False
         self._last_sent = 0.0
         self._timer: asyncio.TimerHandle | None = None
@@ -58,10 +57,10 @@ class ThrottledSetter:
         except RuntimeError:
             self._loop = None
 
-    def set(self, value: Any) -> None:
+    def set(self, value: object) -> None:
         self.set_lazy(lambda: value)
 
-    def set_lazy(self, make_value: Callable[[], Any]) -> None:
+    def set_lazy(self, make_value: Callable[[], object]) -> None:
         """Like `set`, but the value is computed only when it is actually sent."""
         self._pending = make_value
         self._has_pending = True
@@ -86,9 +85,10 @@ class ThrottledSetter:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if not self._has_pending:
+        make_value = self._pending
+        if not self._has_pending or make_value is None:
             return
-        make_value, self._pending, self._has_pending = self._pending, None, False
+        self._pending, self._has_pending = None, False
         self._last_sent = time.monotonic()
         self.sent_count += 1
         setattr(self.widget, self.attr, make_value())

@@ -37,10 +37,11 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any, ClassVar, TextIO
+from typing import ClassVar, TextIO
 
 from ...redaction import Redactor
 from ...seams.kernel import DISPLAY_CAPTURE, publish_problem
+from ..kernel_shapes import DisplayFormatter, DisplayPublisher
 from .display_no_fetch import no_fetch_bundle
 
 logger = logging.getLogger(__name__)
@@ -129,7 +130,7 @@ class _RoutingStream:
         if threading.get_ident() not in self._sinks:
             self._fallback.flush()
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         return getattr(self._fallback, name)
 
 
@@ -143,17 +144,17 @@ _lock = threading.RLock()
 class _Installed:
     """What the router put in place, to take out again: (owner, attribute, ours, what was there)."""
 
-    items: ClassVar[list[tuple[Any, str, Any, Any]]] = []
+    items: ClassVar[list[tuple[object, str, object, object]]] = []
 
     @classmethod
-    def put(cls, owner: Any, name: str, ours: Any) -> None:
+    def put(cls, owner: object, name: str, ours: object) -> None:
         missing = object()
         before = vars(owner).get(name, missing) if owner is not sys else getattr(sys, name)
         setattr(owner, name, ours)
         cls.items.append((owner, name, ours, before if before is not missing else None))
 
     @classmethod
-    def has(cls, owner: Any, name: str) -> bool:
+    def has(cls, owner: object, name: str) -> bool:
         return any(o is owner and n == name for o, n, _, _ in cls.items)
 
     @classmethod
@@ -191,14 +192,14 @@ def _install_streams() -> None:
             _Installed.put(sys, name, proxy)
 
 
-def _route_publisher(publisher: Any) -> None:
+def _route_publisher(publisher: DisplayPublisher) -> None:
     """Wrap `publisher.publish` (an instance attribute) so registered threads also feed their sink."""
     if _Installed.has(publisher, "publish"):
         return
     original = publisher.publish
 
     @functools.wraps(original)  # (its signature is the original's: checked as such again)
-    def publish(*args: Any, **kwargs: Any) -> Any:
+    def publish(*args: object, **kwargs: object) -> object:
         ident = threading.get_ident()
         sink = _display_sinks.get(ident)
         data = kwargs.get("data", args[0] if args else None)
@@ -226,8 +227,8 @@ def _route_publisher(publisher: Any) -> None:
 
 
 def _rewritten(
-    args: tuple[Any, ...], kwargs: dict[str, Any], data: dict[str, Any], redactor: Redactor | None
-) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    args: tuple[object, ...], kwargs: dict[str, object], data: dict[str, object], redactor: Redactor | None
+) -> tuple[tuple[object, ...], dict[str, object]]:
     """`publish`'s arguments with its bundle made fetch-free (display_no_fetch), then redacted."""
     in_kwargs = "metadata" in kwargs or len(args) < 2
     metadata = kwargs.get("metadata") if in_kwargs else args[1]
@@ -271,14 +272,14 @@ def redact_mimebundle(data: dict[str, object], redactor: Redactor) -> dict[str, 
     }
 
 
-def _route_formatter(formatter: Any) -> None:
+def _route_formatter(formatter: DisplayFormatter) -> None:
     """Wrap `formatter.format` so a registered thread's format sink sees each displayed object."""
     if _Installed.has(formatter, "format"):
         return
     original = formatter.format
 
     @functools.wraps(original)
-    def routed_format(obj: Any, *args: Any, **kwargs: Any) -> Any:
+    def routed_format(obj: object, *args: object, **kwargs: object) -> object:
         sink = _format_sinks.get(threading.get_ident())
         if sink is not None:
             try:

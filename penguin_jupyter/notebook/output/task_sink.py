@@ -36,11 +36,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ...redaction import Redactor
 from ...seams.kernel import SESSION_SEND, kernel_sessions, send_problem
+from ..kernel_shapes import JsonObject, MessageSession
 from ..live.live_holdback import SecretHoldBack
+
+Send = Callable[..., object]  # a Session's `send`, as the filter calls it
 
 _INSTALLED = "_penguin_task_sink"
 _BINARY_IMAGE = "image/"
@@ -78,7 +80,7 @@ class TaskSink:
 _tasks: OrderedDict[str, TaskSink] = OrderedDict()
 
 
-def open_task(kernel: Any, redactor: Redactor) -> TaskSink | None:
+def open_task(kernel: object, redactor: Redactor) -> TaskSink | None:
     """Register the request `kernel` is handling now as a Task's cell (None without a kernel).
     Raises `SinkUnavailable` when the kernel's `Session.send` cannot be wrapped and `redactor`
     has secrets to protect."""
@@ -99,7 +101,7 @@ def open_task(kernel: Any, redactor: Redactor) -> TaskSink | None:
     return sink
 
 
-def _msg_id(parent: Any) -> str:
+def _msg_id(parent: object) -> str:
     """The request id of a parent (a message, or its header)."""
     if not isinstance(parent, dict):
         return ""
@@ -107,7 +109,7 @@ def _msg_id(parent: Any) -> str:
     return str(header.get("msg_id", "") or "") if isinstance(header, dict) else ""
 
 
-def redact_published(value: Any, redactor: Redactor) -> Any:
+def redact_published(value: object, redactor: Redactor) -> object:
     """A copy of `value` (message content or metadata) with `redactor.markup` applied to every
     string and dict key; base64 images (`image/*` entries but SVG, `data:…;base64,` URLs) are left alone."""
     if isinstance(value, str):
@@ -129,9 +131,9 @@ def redact_published(value: Any, redactor: Redactor) -> Any:
 # --- the Session.send filter ---------------------------------------------------------------------
 
 
-def _install(kernel: Any) -> bool:
+def _install(kernel: object) -> bool:
     """Wrap `send` on each of the kernel's sessions (once); False when the seam is off."""
-    sessions = kernel_sessions(kernel)
+    sessions: list[MessageSession] = kernel_sessions(kernel)
     problems = [problem for problem in map(send_problem, sessions) if problem is not None]
     if not SESSION_SEND.verify(problems[0] if problems else None):
         return False
@@ -147,11 +149,11 @@ class _Tail:
     """Text of one stream held back, and how to send it: the call that would have sent it."""
 
     text: str
-    send: Callable[..., Any]
-    session: Any
-    socket: Any
-    ident: Any
-    parent: dict[str, Any]
+    send: Send
+    session: MessageSession
+    socket: object
+    ident: object
+    parent: JsonObject
 
 
 class _HeldTails:
@@ -190,20 +192,19 @@ class _HeldTails:
 _HELD = _HeldTails()
 
 
-def _redacting_send(original: Callable[..., Any], session: Any) -> Callable[..., Any]:
+def _redacting_send(original: Send, session: MessageSession) -> Send:
     def send(
-        stream: Any,
-        msg_or_type: Any,
-        content: Any = None,
-        parent: Any = None,
-        ident: Any = None,
-        buffers: Any = None,
+        stream: object,
+        msg_or_type: object,
+        content: object = None,
+        parent: object = None,
+        ident: object = None,
+        buffers: object = None,
         track: bool = False,
-        header: Any = None,
-        metadata: Any = None,
-    ) -> Any:
-        is_msg = isinstance(msg_or_type, dict)
-        parent_header = msg_or_type.get("parent_header") if is_msg else parent
+        header: object = None,
+        metadata: object = None,
+    ) -> object:
+        parent_header = msg_or_type.get("parent_header") if isinstance(msg_or_type, dict) else parent
         task = _tasks.get(_msg_id(parent_header))
         if task is not None and task.redactor and _shown_by_frontend(msg_or_type, content):
             if _message_type(msg_or_type) == "stream":
@@ -227,7 +228,7 @@ def _redacting_send(original: Callable[..., Any], session: Any) -> Callable[...,
     return send
 
 
-def _message_type(msg_or_type: Any) -> Any:
+def _message_type(msg_or_type: object) -> object:
     if isinstance(msg_or_type, dict):
         header = msg_or_type.get("header")
         return header.get("msg_type") if isinstance(header, dict) else None
@@ -236,14 +237,14 @@ def _message_type(msg_or_type: Any) -> Any:
 
 def _held_back(
     task: TaskSink,
-    msg_or_type: Any,
-    content: Any,
-    parent_header: Any,
-    original: Callable[..., Any],
-    session: Any,
-    socket: Any,
-    ident: Any,
-) -> tuple[Any, Any] | None:
+    msg_or_type: object,
+    content: object,
+    parent_header: object,
+    original: Send,
+    session: MessageSession,
+    socket: object,
+    ident: object,
+) -> tuple[object, object] | None:
     """A stream message's (msg_or_type, content) with the held tail before its text and any tail
     that could still grow into a secret held back; None when nothing of it may go yet."""
     body = msg_or_type.get("content") if isinstance(msg_or_type, dict) else content
@@ -260,7 +261,7 @@ def _held_back(
     return msg_or_type, body
 
 
-def _redacted(redactor: Redactor, msg_or_type: Any, content: Any, metadata: Any) -> tuple[Any, Any, Any]:
+def _redacted(redactor: Redactor, msg_or_type: object, content: object, metadata: object) -> tuple[object, object, object]:
     if isinstance(msg_or_type, dict):
         msg_or_type = dict(msg_or_type)
         for part in ("content", "metadata"):
@@ -272,7 +273,7 @@ def _redacted(redactor: Redactor, msg_or_type: Any, content: Any, metadata: Any)
     return msg_or_type, content, metadata
 
 
-def _shown_by_frontend(msg_or_type: Any, content: Any) -> bool:
+def _shown_by_frontend(msg_or_type: object, content: object) -> bool:
     """False for the messages of a comm that is not a widget's: the notebook bridge's requests
     (`link/`) edit the notebook itself, and a cell's own source must reach it as it is. A comm
     the kernel does not know is taken for a widget's (redacted)."""
@@ -285,11 +286,11 @@ def _shown_by_frontend(msg_or_type: Any, content: Any) -> bool:
     return target in (None, WIDGET_TARGET)
 
 
-def _comm_target(comm_id: Any) -> str | None:
+def _comm_target(comm_id: object) -> str | None:
     try:
         from comm import get_comm_manager
 
-        known = get_comm_manager().comms.get(comm_id)
+        known = get_comm_manager().comms.get(comm_id) if isinstance(comm_id, str) else None
     except Exception:  # no comm manager (not a kernel): nothing to tell apart
         return None
     return getattr(known, "target_name", None) if known is not None else None

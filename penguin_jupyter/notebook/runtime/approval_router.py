@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from ...environment.call_reasons import own_folders, touch_reason
 from ...environment.registry import declaration_of
@@ -339,7 +339,7 @@ class _Plan:
     sandboxed_by_rule: bool = False  # allowed by an `auto` rule: runs in the sandbox, no card
 
 
-def _arguments(tool_call: OmniMessage) -> dict[str, Any] | UnreadableArguments:
+def _arguments(tool_call: OmniMessage) -> dict[str, object] | UnreadableArguments:
     payload = tool_call.payload
     if not isinstance(payload, ToolCallPayload):
         return UnreadableArguments("are missing: not a tool call")

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+from collections.abc import Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...interfaces import AbortSignal
 from ...omni import ApprovalDecisionPayload, OmniMessage, SessionMetaPayload, TokenUsagePayload, user_text
 from ...seams import off_lines
 from ...state.approval_rules import RuleBook
+from ..kernel_shapes import JsonObject
 from ..kernel_tools.notebook_cells import cell_preview
 from ..link.notebook_link import current_cell_id, link_of
 from ..link.waits import wait_sliced
@@ -108,7 +110,7 @@ class Cell:
         self.record = CellRecord(prompt)
         self.lasting_notes: list[str] = []
         self.info_notes: list[str] = []  # shown above the live view once it is displayed
-        self.final: tuple[str, dict[str, Any]] | None = None  # (status, mimebundle) once shown
+        self.final: tuple[str, JsonObject] | None = None  # (status, mimebundle) once shown
         self._display: DisplayHandle | None = None
         self.undo_task: TaskJournal | None = None
         self.opened = False
@@ -396,7 +398,7 @@ class Cell:
         for note in self.lasting_notes:
             tell(self.redactor.text(note))
 
-    def _usage_with_cost(self) -> dict[str, Any] | None:
+    def _usage_with_cost(self) -> JsonObject | None:
         """The last request's token counts with what the Task cost, for the saved transcript."""
         usage = self.record.usage
         cost = task_cost(self.session.spend)
@@ -409,12 +411,13 @@ class Cell:
         """The transcript's Undo button now targets this Task (docs/undo.md)."""
         from ..undo.transcript_marks import TranscriptDisplay
 
-        if self.final is None:
+        bundle = self.final[1].get(TRANSCRIPT_MIME) if self.final is not None else None
+        if self.final is None or not isinstance(bundle, Mapping):
             return
         link = link_of(self.runtime.shell)
         shown = TranscriptDisplay(
             self._display,
-            with_saved_images(self.final[1][TRANSCRIPT_MIME], self.final[1].get("text/html")),
+            with_saved_images(bundle, self.final[1].get("text/html")),
             self.redactor,
             undo_task.cell_id,
             undo_task.task_id,

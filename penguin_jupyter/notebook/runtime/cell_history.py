@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import traceback
-from typing import Any
 
 from ...omni.markers import marker_block, quoted_data
 
@@ -31,13 +30,13 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit} more chars]"
 
 
-def running_count(shell: Any) -> int | None:
+def running_count(shell: object) -> int | None:
     """The execution count of the cell running now (IPython counted it when it started)."""
     count = getattr(shell, "execution_count", None)
     return count - 1 if isinstance(count, int) and count > 1 else None
 
 
-def _raw_source(shell: Any, count: int) -> str | None:
+def _raw_source(shell: object, count: int) -> str | None:
     history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
     if isinstance(history, list) and 0 < count < len(history):
         return str(history[count])
@@ -45,7 +44,7 @@ def _raw_source(shell: Any, count: int) -> str | None:
     return str(inputs[count]) if isinstance(inputs, list) and 0 < count < len(inputs) else None
 
 
-def _error(shell: Any, count: int) -> str | None:
+def _error(shell: object, count: int) -> str | None:
     """`Type: message` and the last traceback lines of the error cell `count` raised, if it did."""
     stored = getattr(getattr(shell, "history_manager", None), "exceptions", None)
     found = stored.get(count) if isinstance(stored, dict) else None
@@ -70,14 +69,14 @@ def plain_cell_id(value: object) -> str | None:
     return value if isinstance(value, str) and _CELL_ID.fullmatch(value) else None
 
 
-def _cell_id(shell: Any, count: int) -> str | None:
+def _cell_id(shell: object, count: int) -> str | None:
     last = getattr(shell, "last_execution_result", None)
     if getattr(last, "execution_count", None) != count:
         return None
     return plain_cell_id(getattr(getattr(last, "info", None), "cell_id", None))
 
 
-def previous_cell_text(shell: Any) -> str | None:
+def previous_cell_text(shell: object) -> str | None:
     """The cell executed just before the running one, bounded; None when there is none."""
     running = running_count(shell)
     if running is None or running < 2:
@@ -104,7 +103,7 @@ def previous_cell_text(shell: Any) -> str | None:
     return _cut("\n".join(parts), PREVIOUS_CELL_MAX)
 
 
-def task_context(shell: Any, running_cell_id: str | None) -> str:
+def task_context(shell: object, running_cell_id: str | None) -> str:
     """The block the model gets with a Task's prompt: which cell runs, which ran before it."""
     running = running_count(shell)
     shown_id = plain_cell_id(running_cell_id)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...state.errors import ConfigError
 from ..link.notebook_link import NotebookLink, SavedLookup, current_cell_id, link_of, wait_page_hello
@@ -55,7 +55,7 @@ class CellLine:
 class NotebookFacts:
     """What the notebook says at a cell's start (all None without a link, but the cell id)."""
 
-    hello: Mapping[str, Any] | None = None  # the page's hello, when the host did not name the notebook
+    hello: Mapping[str, object] | None = None  # the page's hello, when the host did not name the notebook
     saved: SavedBundle | None = None  # this unchanged cell's completed transcript, as saved
     unknown: str | None = None  # why the saved notebook could not be identified (a gateway kernel)
     remembered: str | None = None  # the session the notebook used last (asked in a fresh kernel only)
@@ -135,7 +135,7 @@ def _replayed(
     saved: SavedBundle,
     opts: CellOptions,
     namespace: dict[str, object],
-    hello: Mapping[str, Any] | None,
+    hello: Mapping[str, object] | None,
 ) -> bool:
     """Show the saved transcript (Run All reproduces without the model); False, with the line
     saying why, when it does not validate: the cell then asks the model as usual."""
@@ -147,7 +147,7 @@ def _replayed(
 
 
 def _workspace(
-    opts: CellOptions, namespace: dict[str, object], hello: Mapping[str, Any] | None
+    opts: CellOptions, namespace: dict[str, object], hello: Mapping[str, object] | None
 ) -> tuple[str, str | None]:
     workspace, why = choose_workspace(opts.workspace, namespace, hello=hello)
     if opts.workspace and not os.path.isdir(workspace):

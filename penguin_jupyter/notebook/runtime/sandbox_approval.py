@@ -34,7 +34,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ...environment.registry import declaration_of
 from ...environment.sandbox import (
@@ -139,7 +138,7 @@ def _shown(path: str) -> str:
     return "~" + path[len(home) :] if path == home or path.startswith(home + os.sep) else path
 
 
-def _arguments(tool_call: OmniMessage) -> dict[str, Any]:
+def _arguments(tool_call: OmniMessage) -> dict[str, object]:
     """The call's arguments (`omni.read_call_arguments`); unreadable ones are none (the tool
     refuses the call)."""
     payload = tool_call.payload
@@ -168,7 +167,7 @@ def _in_kernel(sandbox: CellSandbox | None, tool_call: OmniMessage) -> bool:
     return declaration.declared and (declaration.in_kernel or bool(declaration.roles.writes))
 
 
-def _asked_hosts(arguments: dict[str, Any]) -> tuple[HostRule, ...]:
+def _asked_hosts(arguments: dict[str, object]) -> tuple[HostRule, ...]:
     """The `network_hosts` the call names (a bad entry is left out: the tool refuses the call)."""
     raw = arguments.get("network_hosts")
     hosts: list[HostRule] = []
@@ -180,7 +179,7 @@ def _asked_hosts(arguments: dict[str, Any]) -> tuple[HostRule, ...]:
     return tuple(dict.fromkeys(hosts))
 
 
-def _unsandboxed(arguments: dict[str, Any]) -> bool:
+def _unsandboxed(arguments: dict[str, object]) -> bool:
     return arguments.get("unsandboxed") is True
 
 
@@ -218,7 +217,7 @@ def sandbox_refusal(sandbox: CellSandbox | None, tool_call: OmniMessage) -> str 
     return None
 
 
-def _kernel_refusal(kernel: KernelSandbox, arguments: dict[str, Any]) -> str | None:
+def _kernel_refusal(kernel: KernelSandbox, arguments: dict[str, object]) -> str | None:
     if _unsandboxed(arguments):
         return "denied: this kernel runs in the penguin sandbox, so nothing it starts can leave it (unsandboxed: true)"
     missing = not_covered(_asked_hosts(arguments), kernel.hosts)

@@ -12,7 +12,6 @@ See docs/notebook-runtime.md "Replay".
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from ...redaction import Redactor
 from ..transcript.replay_bundle import ReplayRefused, validate_replay_bundle
@@ -44,7 +43,7 @@ def unknown_notebook_line(why: str) -> str:
     )
 
 
-def rebuilt_transcript(bundle: Any, redactor: Redactor, images: Sequence[str] = ()) -> dict[str, Any]:
+def rebuilt_transcript(bundle: object, redactor: Redactor, images: Sequence[str] = ()) -> dict[str, object]:
     """The display mimebundle a replay shows for a saved `bundle` (its image references put back
     from `images` once the sizes allow); ReplayRefused (one line) when the bundle does not
     validate, or when rebuilding it nests too deeply or runs out of memory."""
@@ -79,7 +78,7 @@ def show_saved_transcript(saved: SavedBundle, redactor: Redactor) -> str | None:
     return None
 
 
-def transcript_bundle_of(mimebundle: dict[str, Any]) -> dict[str, Any] | None:
+def transcript_bundle_of(mimebundle: dict[str, object]) -> dict[str, object] | None:
     """The bundle inside a finished cell's display mimebundle (what the kernel remembers), its
     images back from the `text/html` (`with_saved_images`)."""
     bundle = with_saved_images(mimebundle.get(TRANSCRIPT_MIME), mimebundle.get("text/html"))

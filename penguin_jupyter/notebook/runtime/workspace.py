@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from ..link.notebook_place import SETTINGS_HINT, notebook_place
 
@@ -31,7 +30,7 @@ def choose_workspace(
     explicit: str | None,
     user_ns: Mapping[str, object] | None = None,
     environ: Mapping[str, str] | None = None,
-    hello: Mapping[str, Any] | None = None,
+    hello: Mapping[str, object] | None = None,
 ) -> tuple[str, str | None]:
     """Absolute workspace directory for this cell, and the one line saying why it is the
     kernel's current directory when a notebook was named that this kernel cannot see."""
@@ -56,7 +55,7 @@ def resolve_workspace(
     explicit: str | None,
     user_ns: Mapping[str, object] | None = None,
     environ: Mapping[str, str] | None = None,
-    hello: Mapping[str, Any] | None = None,
+    hello: Mapping[str, object] | None = None,
 ) -> str:
     """Absolute workspace directory for this cell."""
     return choose_workspace(explicit, user_ns, environ, hello)[0]

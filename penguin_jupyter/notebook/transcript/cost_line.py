@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from ...prices import format_usd
 
@@ -35,7 +35,7 @@ def task_cost(meter: SpendMeter | None) -> TaskCost | None:
     }
 
 
-def read_task_cost(value: Any) -> TaskCost | None:
+def read_task_cost(value: object) -> TaskCost | None:
     """A saved bundle's cost entry, checked (anything unusable: None)."""
     if not isinstance(value, Mapping):
         return None

@@ -10,9 +10,7 @@ LEGACY_CARD_ROLES); tests/browser/test_labextension_model.py keeps the two equal
 
 from __future__ import annotations
 
-from typing import Any
-
-LEGACY_CARD_ROLES: dict[str, dict[str, Any]] = {
+LEGACY_CARD_ROLES: dict[str, dict[str, object]] = {
     "read_file": {"headline": ["file_path"]},
     "edit_file": {
         "diff": {

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -56,12 +55,12 @@ class ReplayBundle:
 
     messages: list[OmniMessage]
     session: dict[str, str] = field(default_factory=dict)
-    usage: dict[str, Any] | None = None
+    usage: dict[str, object] | None = None
     decision_reasons: dict[str, str] = field(default_factory=dict)  # tool_call_id -> reason
-    tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool name -> card roles
+    tools: dict[str, dict[str, object]] = field(default_factory=dict)  # tool name -> card roles
 
 
-def validate_replay_bundle(data: Any, images: Sequence[str] = ()) -> ReplayBundle:
+def validate_replay_bundle(data: object, images: Sequence[str] = ()) -> ReplayBundle:
     """The checked content of a saved bundle, its `penguin:html-image:N` references put back from
     `images` (the rasters of the saved HTML) only once the sizes allow it; ReplayRefused (one
     line) when it is not exactly a version-1 bundle of a completed Task within the limits — also
@@ -74,7 +73,7 @@ def validate_replay_bundle(data: Any, images: Sequence[str] = ()) -> ReplayBundl
         raise ReplayRefused("the transcript is too large to check") from None
 
 
-def _validate(data: Any, images: Sequence[str]) -> ReplayBundle:
+def _validate(data: object, images: Sequence[str]) -> ReplayBundle:
     if not isinstance(data, Mapping):
         raise ReplayRefused(f"the transcript is not a JSON object (got {type(data).__name__})")
     unknown = sorted(str(key) for key in data if key not in BUNDLE_KEYS)
@@ -107,7 +106,7 @@ def _validate(data: Any, images: Sequence[str]) -> ReplayBundle:
     )
 
 
-def _session(value: Any) -> dict[str, str]:
+def _session(value: object) -> dict[str, str]:
     if not isinstance(value, Mapping):
         raise ReplayRefused("the transcript's session header is not an object")
     session: dict[str, str] = {}
@@ -121,7 +120,7 @@ def _session(value: Any) -> dict[str, str]:
     return session
 
 
-def _usage(value: Any) -> dict[str, Any] | None:
+def _usage(value: object) -> dict[str, object] | None:
     """The saved token counts, and what the Task cost when the bundle says (cost_line.TaskCost)."""
     if value is None:
         return None
@@ -132,7 +131,7 @@ def _usage(value: Any) -> dict[str, Any] | None:
     }:
         raise ReplayRefused("the transcript's usage is not {session, request} token counts (and a cost)")
     try:
-        usage: dict[str, Any] = {
+        usage: dict[str, object] = {
             key: TokenCounts.model_validate(value[key]).model_dump() for key in ("session", "request")
         }
     except ValidationError as exc:
@@ -145,7 +144,7 @@ def _usage(value: Any) -> dict[str, Any] | None:
     return usage
 
 
-def _messages(value: Any, reasons: dict[str, str]) -> list[OmniMessage]:
+def _messages(value: object, reasons: dict[str, str]) -> list[OmniMessage]:
     """The validated messages; each approval decision's saved reason goes into `reasons`."""
     if not isinstance(value, list):
         raise ReplayRefused("the transcript's messages are not a list")
@@ -164,12 +163,13 @@ def _messages(value: Any, reasons: dict[str, str]) -> list[OmniMessage]:
                 f"message {index} of the transcript is nested deeper than {MAX_ORIGIN_HOPS} subagents"
             )
         if isinstance(message.payload, ApprovalDecisionPayload):
-            _take_reason(item.get("payload") or {}, message.payload.tool_call_id, index, reasons)
+            payload = item.get("payload") if isinstance(item, Mapping) else None
+            _take_reason(payload if isinstance(payload, Mapping) else {}, message.payload.tool_call_id, index, reasons)
         messages.append(message)
     return messages
 
 
-def _take_reason(payload: Mapping[str, Any], tool_call_id: str, index: int, reasons: dict[str, str]) -> None:
+def _take_reason(payload: Mapping[str, object], tool_call_id: str, index: int, reasons: dict[str, str]) -> None:
     """An approval decision's `reason`, when it has one: plain text of bounded length."""
     if "reason" not in payload:
         return
@@ -181,10 +181,12 @@ def _take_reason(payload: Mapping[str, Any], tool_call_id: str, index: int, reas
         reasons[tool_call_id] = reason  # shown again as `decision_reason_text`, by `make_bundle`
 
 
-def _with_tool_names(item: Any) -> Any:
+def _with_tool_names(item: object) -> object:
     """Bundles saved before `make_bundle` left tool lists out kept a `tool_list_ready` event's
     tools by name only; the model needs a description, so each gets an empty one before validation."""
-    payload = item.get("payload") if isinstance(item, dict) else None
+    if not isinstance(item, dict):
+        return item
+    payload = item.get("payload")
     if not isinstance(payload, dict) or payload.get("type") != "tool_list_ready":
         return item
     tools = payload.get("tools")

@@ -17,16 +17,17 @@ import html
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import overload
 
 # A tool output's image is saved once, in the `text/html` (what GitHub and nbconvert show); the
 # JSON names it `penguin:html-image:N`, the N-th inline raster of that HTML (docs/notebook-runtime.md
 # "Saved size"). `with_saved_images` puts it back; the labextension does the same (render.ts).
 SAVED_IMAGE_REF = "penguin:html-image:"
+ImageOf = Callable[[object], object]  # an image (or its reference) -> what replaces it (None: left out)
 _HTML_IMAGE = re.compile(r'<img src="(data:image/(?:png|jpeg|jpg|gif|webp);base64,[A-Za-z0-9+/=]+)"', re.IGNORECASE)
 
 
-def html_images(markup: Any) -> list[str]:
+def html_images(markup: object) -> list[str]:
     """The inline rasters of a transcript's `text/html` (a string or nbformat's list of lines),
     in document order; anything else in it is ignored."""
     if isinstance(markup, list):
@@ -34,12 +35,12 @@ def html_images(markup: Any) -> list[str]:
     return [html.unescape(src) for src in _HTML_IMAGE.findall(markup)] if isinstance(markup, str) else []
 
 
-def _map_images(bundle: Mapping[str, Any], image: Any) -> dict[str, Any]:
+def _map_images(bundle: Mapping[str, object], image: ImageOf) -> dict[str, object]:
     """`bundle` with each tool output's image `i` replaced by `image(i)` (None: left out)."""
     messages = []
-    for message in bundle.get("messages") or []:
+    for message in _messages(bundle):
         payload = message.get("payload") if isinstance(message, Mapping) else None
-        if isinstance(payload, Mapping) and payload.get("type") == "tool_call_output":
+        if isinstance(message, Mapping) and isinstance(payload, Mapping) and payload.get("type") == "tool_call_output":
             images = payload.get("images")
             if isinstance(images, list) and images:
                 kept = [new for new in map(image, images) if new is not None]
@@ -48,7 +49,7 @@ def _map_images(bundle: Mapping[str, Any], image: Any) -> dict[str, Any]:
     return {**bundle, "messages": messages}
 
 
-def image_refs(bundle: Mapping[str, Any], markup: str) -> dict[str, Any]:
+def image_refs(bundle: Mapping[str, object], markup: str) -> dict[str, object]:
     """The JSON as saved: each tool output image that `markup` shows inline named by its index."""
     index: dict[str, int] = {}
     for number, src in enumerate(html_images(markup)):
@@ -61,12 +62,12 @@ class SavedBundle:
     """A transcript bundle as a notebook saved it (its image references not put back) and the
     inline rasters of the same output's `text/html`, which the references name."""
 
-    bundle: Any
+    bundle: object
     images: tuple[str, ...] = ()
 
 
-def _image_of(images: Sequence[str]) -> Callable[[Any], Any]:
-    def image(value: Any) -> Any:
+def _image_of(images: Sequence[str]) -> ImageOf:
+    def image(value: object) -> object:
         if not isinstance(value, str) or not value.startswith(SAVED_IMAGE_REF):
             return value
         number = value[len(SAVED_IMAGE_REF) :]
@@ -75,8 +76,13 @@ def _image_of(images: Sequence[str]) -> Callable[[Any], Any]:
     return image
 
 
-def _tool_output_images(bundle: Mapping[str, Any]) -> Iterator[Any]:
-    for message in bundle.get("messages") or []:
+def _messages(bundle: Mapping[str, object]) -> list[object]:
+    messages = bundle.get("messages")
+    return messages if isinstance(messages, list) else []
+
+
+def _tool_output_images(bundle: Mapping[str, object]) -> Iterator[object]:
+    for message in _messages(bundle):
         payload = message.get("payload") if isinstance(message, Mapping) else None
         if isinstance(payload, Mapping) and payload.get("type") == "tool_call_output":
             images = payload.get("images")
@@ -84,7 +90,7 @@ def _tool_output_images(bundle: Mapping[str, Any]) -> Iterator[Any]:
                 yield from images
 
 
-def image_load(bundle: Any, images: Sequence[str]) -> tuple[int, int]:
+def image_load(bundle: object, images: Sequence[str]) -> tuple[int, int]:
     """What putting `images` back into `bundle` would add, measured without doing it: (the
     number of references, the characters the bundle's JSON would grow by). Every reference
     counts its image's length: an image named 2,000 times is shown 2,000 times."""
@@ -96,11 +102,15 @@ def image_load(bundle: Any, images: Sequence[str]) -> tuple[int, int]:
         if isinstance(value, str) and value.startswith(SAVED_IMAGE_REF):
             count += 1
             found = image(value)
-            grown += (len(found) if found is not None else 0) - len(value)
+            grown += (len(found) if isinstance(found, str) else 0) - len(value)
     return count, grown
 
 
-def with_images(bundle: Any, images: Sequence[str]) -> Any:
+@overload
+def with_images(bundle: Mapping[str, object], images: Sequence[str]) -> Mapping[str, object]: ...
+@overload
+def with_images(bundle: object, images: Sequence[str]) -> object: ...
+def with_images(bundle: object, images: Sequence[str]) -> object:
     """`bundle` with its `penguin:html-image:N` references replaced by `images[N]`; a reference
     without its image is left out. Anything but a bundle with a message list comes back as it is."""
     if not isinstance(bundle, Mapping) or not isinstance(bundle.get("messages"), list):
@@ -108,7 +118,11 @@ def with_images(bundle: Any, images: Sequence[str]) -> Any:
     return _map_images(bundle, _image_of(images))
 
 
-def with_saved_images(bundle: Any, markup: Any) -> Any:
+@overload
+def with_saved_images(bundle: Mapping[str, object], markup: object) -> Mapping[str, object]: ...
+@overload
+def with_saved_images(bundle: object, markup: object) -> object: ...
+def with_saved_images(bundle: object, markup: object) -> object:
     """A saved bundle with its `penguin:html-image:N` references replaced by the rasters of its
     `text/html` `markup` (data, read by `html_images`); a reference without its image is left out.
     Anything but a bundle with a message list comes back as it is. For a bundle of this kernel's

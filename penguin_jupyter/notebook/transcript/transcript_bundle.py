@@ -15,15 +15,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+
+from pydantic import BaseModel
 
 from ...omni import STOP_REASONS, OmniMessage, to_dict
 from ...redaction import EMPTY, Redactor
+from ..kernel_shapes import JsonObject
+from .bundle_shape import TranscriptBundle
 from .cost_line import read_task_cost
 from .legacy_card_roles import LEGACY_CARD_ROLES
 from .long_prompts import saved_user_text
 from .saved_images import image_refs
-from .transcript_model import UNDECLARED_CARD, card_roles_of
+from .transcript_model import UNDECLARED_CARD, card_roles_of, payload_of
 from .visible_text import visible_controls
 
 TRANSCRIPT_MIME = "application/vnd.penguin.transcript+json"
@@ -41,7 +44,7 @@ MAX_UNDO_TEXT = 2000
 MAX_DECISION_REASON_CHARS = 500
 
 
-def _message_dict(message: Any) -> dict[str, Any] | None:
+def _message_dict(message: object) -> JsonObject | None:
     if isinstance(message, OmniMessage):
         data = to_dict(message)
     elif isinstance(message, Mapping):
@@ -53,9 +56,10 @@ def _message_dict(message: Any) -> dict[str, Any] | None:
             return None
     else:
         return None
-    if not isinstance(data, dict) or not isinstance(data.get("payload"), Mapping):
+    payload = data.get("payload") if isinstance(data, dict) else None
+    if not isinstance(payload, Mapping):
         return None
-    if str(data["payload"].get("type", "")).startswith("partial_"):
+    if str(payload.get("type", "")).startswith("partial_"):
         return None
     return data
 
@@ -67,21 +71,21 @@ def _message_dict(message: Any) -> dict[str, Any] | None:
 UNSHOWN_EVENTS = frozenset({"request_begin", "token_usage", "tool_list_ready"})
 
 
-def _shown(data: dict[str, Any]) -> bool:
-    payload = data["payload"]
+def _shown(data: JsonObject) -> bool:
+    payload = payload_of(data)
     kind = payload.get("type")
     if kind == "request_end":
         return payload.get("status") != "completed"
     return kind not in UNSHOWN_EVENTS
 
 
-def _as_saved(data: dict[str, Any]) -> dict[str, Any]:
+def _as_saved(data: JsonObject) -> JsonObject:
     """A message as a bundle keeps it. Opaque provider data (signatures, encrypted reasoning) is
     for the provider only: it stays in the trace and never reaches the notebook or the browser
     (docs/protocol.md "Fidelity"). A `stop_reason` of "completed" is the wire's default, so it is
     left out (every reader puts it back). A long user message keeps its head and a line saying
     what is left out (`long_prompts.saved_user_text`)."""
-    payload = data["payload"]
+    payload = payload_of(data)
     text = payload.get("text")
     if payload.get("type") == "text" and payload.get("role") == "user" and isinstance(text, str):
         kept_text = saved_user_text(text)
@@ -108,7 +112,7 @@ def decision_reason_text(reason: str) -> str:
     return line
 
 
-def _with_reason(data: dict[str, Any], reasons: Mapping[str, str]) -> dict[str, Any]:
+def _with_reason(data: JsonObject, reasons: Mapping[str, str]) -> JsonObject:
     payload = data.get("payload")
     if not reasons or not isinstance(payload, Mapping) or payload.get("type") != "approval_decision":
         return data
@@ -117,27 +121,30 @@ def _with_reason(data: dict[str, Any], reasons: Mapping[str, str]) -> dict[str, 
     return {**data, "payload": {**payload, "reason": reason}} if reason else data
 
 
-def _token_counts(value: Any) -> dict[str, int]:
-    if hasattr(value, "model_dump"):
-        value = value.model_dump()
+def _token_counts(value: object) -> dict[str, int]:
+    value = _dumped(value)
     source = value if isinstance(value, Mapping) else {}
     return {key: int(source.get(key) or 0) for key in TOKEN_KEYS}
 
 
-def _usage(value: Any) -> dict[str, Any] | None:
+def _dumped(value: object) -> object:
+    """A pydantic model as its dict (`model_dump`); anything else as it is."""
+    return value.model_dump() if isinstance(value, BaseModel) else value
+
+
+def _usage(value: object) -> JsonObject | None:
     """`{"session": counts, "request": counts}` and, when known, `"cost"` (cost_line.TaskCost:
     this Task's and this session's USD)."""
     if value is None:
         return None
     if isinstance(value, OmniMessage):
         value = value.payload
-    if hasattr(value, "model_dump"):
-        value = value.model_dump()
+    value = _dumped(value)
     if not isinstance(value, Mapping):
         raise ValueError(
             f"transcript usage must be a mapping with session/request counts, got {type(value).__name__}"
         )
-    usage: dict[str, Any] = {
+    usage: JsonObject = {
         "session": _token_counts(value.get("session")),
         "request": _token_counts(value.get("request")),
     }
@@ -147,7 +154,7 @@ def _usage(value: Any) -> dict[str, Any] | None:
     return usage
 
 
-def _session(info: Any) -> dict[str, Any]:
+def _session(info: object) -> dict[str, str]:
     if info is None:
         return {}
     source = info if isinstance(info, Mapping) else {key: getattr(info, key, None) for key in SESSION_KEYS}
@@ -155,7 +162,7 @@ def _session(info: Any) -> dict[str, Any]:
     return {key: str(value) for key, value in session.items()}
 
 
-def undo_state(value: Any) -> dict[str, str] | None:
+def undo_state(value: object) -> dict[str, str] | None:
     """The bundle's optional `undo` entry — `{task_id, state: available|blocked|undone, note}` —
     kept only as short strings (docs/undo.md "The Undo button")."""
     if not isinstance(value, Mapping) or value.get("state") not in UNDO_STATES:
@@ -167,22 +174,23 @@ CARD_ROLE_TEXTS = ("command", "workdir", "body", "cell")
 MAX_TOOLS = 1000
 
 
-def _tool_names(wire: Iterable[Mapping[str, Any]]) -> list[str]:
-    names = (m["payload"].get("name") for m in wire if m["payload"].get("type") == "tool_call")
+def _tool_names(wire: Iterable[Mapping[str, object]]) -> list[str]:
+    names = (payload_of(m).get("name") for m in wire if payload_of(m).get("type") == "tool_call")
     return list(dict.fromkeys(name for name in names if isinstance(name, str)))
 
 
-def card_roles(value: Any) -> dict[str, Any]:
+def card_roles(value: object) -> JsonObject:
     """One tool's card roles as a bundle keeps them (a stranger's bundle is data: anything but
     the known keys with the expected shapes is dropped)."""
     if not isinstance(value, Mapping):
         return dict(UNDECLARED_CARD)
-    roles: dict[str, Any] = {key: value[key] for key in CARD_ROLE_TEXTS if isinstance(value.get(key), str)}
+    roles: JsonObject = {key: value[key] for key in CARD_ROLE_TEXTS if isinstance(value.get(key), str)}
     diff = value.get("diff")
     if isinstance(diff, Mapping) and isinstance(diff.get("new"), str):
-        roles["diff"] = {key: diff[key] for key in ("old", "new", "path") if isinstance(diff.get(key), str)}
+        kept: JsonObject = {key: diff[key] for key in ("old", "new", "path") if isinstance(diff.get(key), str)}
         if isinstance(diff.get("notes"), Mapping):
-            roles["diff"]["notes"] = _card_notes(diff["notes"])
+            kept["notes"] = _card_notes(diff["notes"])
+        roles["diff"] = kept
     headline = value.get("headline")
     if isinstance(headline, list):
         roles["headline"] = [key for key in headline if isinstance(key, str)]
@@ -191,12 +199,12 @@ def card_roles(value: Any) -> dict[str, Any]:
     return roles
 
 
-def _card_notes(value: Mapping[Any, Any]) -> dict[str, str]:
+def _card_notes(value: Mapping[object, object]) -> dict[str, str]:
     return {str(argument): text for argument, text in value.items() if isinstance(argument, str) and isinstance(text, str)}
 
 
 
-def saved_tools(value: Any) -> dict[str, dict[str, Any]]:
+def saved_tools(value: object) -> dict[str, JsonObject]:
     """A saved bundle's `"tools"` as a reader uses them; a bundle saved before they were carried
     reads with the frozen legacy roles."""
     if not isinstance(value, Mapping):
@@ -205,16 +213,16 @@ def saved_tools(value: Any) -> dict[str, dict[str, Any]]:
 
 
 def make_bundle(
-    messages: Iterable[Any],
+    messages: Iterable[object],
     *,
-    session_info: Any,
+    session_info: object,
     status: str,
-    usage: Any = None,
+    usage: object = None,
     redactor: Redactor = EMPTY,
     decision_reasons: Mapping[str, str] | None = None,
-    undo: Mapping[str, Any] | None = None,
-    tools: Mapping[str, Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
+    undo: Mapping[str, object] | None = None,
+    tools: Mapping[str, Mapping[str, object]] | None = None,
+) -> TranscriptBundle:
     """The version-1 bundle of a Task: complete messages/events in stream order, no partials,
     none of the `UNSHOWN_EVENTS` nor completed `request_end`s, no fidelity, no default
     `stop_reason`.
@@ -239,20 +247,21 @@ def make_bundle(
         for data in map(_message_dict, messages)
         if data is not None and _shown(data)
     ]
-    bundle = {
-        "version": BUNDLE_VERSION,
-        "session": _session(session_info),
-        "status": status,
-        "usage": _usage(usage),
-        "messages": wire,
-        "tools": {name: dict(card_roles_of(name, tools)) for name in _tool_names(wire)},
-    }
-    if undo_state(undo) is not None:
-        bundle["undo"] = undo_state(undo)
+    bundle = TranscriptBundle(
+        version=BUNDLE_VERSION,
+        session=_session(session_info),
+        status=status,
+        usage=_usage(usage),
+        messages=wire,
+        tools={name: dict(card_roles_of(name, tools)) for name in _tool_names(wire)},
+    )
+    undone = undo_state(undo)
+    if undone is not None:
+        bundle["undo"] = undone
     return redactor.value(bundle)
 
 
-def read_bundle(data: Any) -> dict[str, Any]:
+def read_bundle(data: object) -> TranscriptBundle:
     """Normalize any bundle of version ≤ current (and best-effort newer ones) to the v1 shape.
 
     Missing keys get defaults; messages given as JSON lines are decoded; unusable messages are
@@ -273,22 +282,23 @@ def read_bundle(data: Any) -> dict[str, Any]:
     except ValueError:
         usage = None
     raw_messages = data.get("messages")
-    messages = [m for m in (_message_dict(x) for x in raw_messages or []) if m is not None]
-    normalized = {
-        "version": version,
-        "session": _session(data.get("session") if isinstance(data.get("session"), Mapping) else None),
-        "status": status if status in STOP_REASONS else "completed",
-        "usage": usage,
-        "messages": messages,
-        "tools": saved_tools(data.get("tools")),
-    }
+    listed = raw_messages if isinstance(raw_messages, list | tuple) else []
+    messages = [m for m in map(_message_dict, listed) if m is not None]
+    normalized = TranscriptBundle(
+        version=version,
+        session=_session(data.get("session") if isinstance(data.get("session"), Mapping) else None),
+        status=status if isinstance(status, str) and status in STOP_REASONS else "completed",
+        usage=usage,
+        messages=messages,
+        tools=saved_tools(data.get("tools")),
+    )
     undo = undo_state(data.get("undo"))
     if undo is not None:
         normalized["undo"] = undo
     return normalized
 
 
-def transcript_mimebundle(bundle: Any, *, redactor: Redactor = EMPTY) -> dict[str, Any]:
+def transcript_mimebundle(bundle: object, *, redactor: Redactor = EMPTY) -> JsonObject:
     """The display data of a bundle: the JSON (labextension), `text/html` and `text/plain`, with
     `redactor`'s secrets replaced (in the rendered markup also their HTML- and JSON-escaped forms).
     A tool output's image the HTML shows inline is saved there only: the JSON names it
@@ -307,16 +317,16 @@ def transcript_mimebundle(bundle: Any, *, redactor: Redactor = EMPTY) -> dict[st
 
 
 def static_transcript(
-    messages: Iterable[Any],
+    messages: Iterable[object],
     *,
-    session_info: Any,
+    session_info: object,
     status: str,
-    usage: Any = None,
+    usage: object = None,
     redactor: Redactor = EMPTY,
     decision_reasons: Mapping[str, str] | None = None,
-    undo: Mapping[str, Any] | None = None,
-    tools: Mapping[str, Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
+    undo: Mapping[str, object] | None = None,
+    tools: Mapping[str, Mapping[str, object]] | None = None,
+) -> JsonObject:
     """What a finished Task's cell shows: the bundle of `messages` (see `make_bundle`) as its
     display mimebundle, redacted and rendered through the no-fetch HTML. The one path for a live
     Task's end (runtime/cell.py) and a replayed saved transcript (runtime/saved_transcript.py)."""

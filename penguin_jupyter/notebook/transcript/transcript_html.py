@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping
-from typing import Any
 
+from .bundle_shape import TranscriptBundle
 from .cost_line import cost_text, read_task_cost
 from .long_prompts import fold
 from .markdown_html import compact_tables, markdown_html
@@ -69,7 +69,7 @@ def _sheet(markup: str) -> str:
     return "".join(rule for marker, rule in _RULES if marker in markup)
 
 
-def _e(text: Any) -> str:
+def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
@@ -177,10 +177,10 @@ def _block(block: Block) -> str:
     return ""
 
 
-def _usage(usage: Mapping[str, Any] | None) -> str:
+def _usage(usage: Mapping[str, object] | None) -> str:
     if not usage:
         return ""
-    session, request = usage.get("session") or {}, usage.get("request") or {}
+    session, request = _counts(usage.get("session")), _counts(usage.get("request"))
     cost = cost_text(read_task_cost(usage.get("cost")))
     return (
         f"<div class='pg-usage'>tokens: session {_e(session.get('total', 0))} total "
@@ -190,14 +190,18 @@ def _usage(usage: Mapping[str, Any] | None) -> str:
     )
 
 
-def _undone(undo: Any) -> str:
+def _counts(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _undone(undo: object) -> str:
     """The header's mark of a Task the user undid (docs/undo.md), with its report line."""
     if not isinstance(undo, Mapping) or undo.get("state") != "undone":
         return ""
     return f" · <span class='pg-undone'>undone</span><div class='pg-meta'>{_e(str(undo.get('note') or ''))}</div>"
 
 
-def render_html(bundle: Mapping[str, Any]) -> str:
+def render_html(bundle: TranscriptBundle) -> str:
     """The whole transcript of a normalized bundle (see `transcript_bundle.read_bundle`)."""
     session = bundle.get("session") or {}
     model = "/".join(str(session[k]) for k in ("provider", "model_id") if session.get(k)) or "unknown model"

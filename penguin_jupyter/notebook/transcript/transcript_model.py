@@ -21,7 +21,6 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from ...omni import OmniMessage, read_call_arguments, to_dict
 from .cell_sources import CellPreview, known_cell_source
@@ -32,9 +31,9 @@ MAX_TURNS_NOTICE = re.compile(r"^\[reached max turns \((-?\d+)\); stopping\]$")
 BUDGET_STOP_NOTICE = re.compile(r"^\[stopped before a model request: (.+)\]$", re.DOTALL)  # engine, docs/cost.md
 DETAIL_LIMIT = 200
 # The card roles of a tool nobody declared (an MCP server's): every argument, in full.
-UNDECLARED_CARD: Mapping[str, Any] = {"body": "*"}
+UNDECLARED_CARD: Mapping[str, object] = {"body": "*"}
 ALL_ARGUMENTS = "*"
-CardRoles = Mapping[str, Any]  # one tool's `ToolDeclaration.card_roles()`
+CardRoles = Mapping[str, object]  # one tool's `ToolDeclaration.card_roles()`
 ToolCards = Mapping[str, CardRoles]  # tool name -> its card roles (a saved bundle's "tools")
 
 # Event payloads that carry nothing a reader of a finished transcript needs.
@@ -96,7 +95,7 @@ class EventBlock:
     event: str
     text: str
     status: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, object] = field(default_factory=dict)
     kind: str = "event"
 
 
@@ -115,7 +114,7 @@ Block = TextBlock | ThinkingBlock | ImageBlock | ToolCard | EventBlock | Subagen
 # --- small public helpers (shared with the live widgets) ----------------------------------
 
 
-def session_label(session_id: Any) -> str:
+def session_label(session_id: object) -> str:
     """How headers name a session: ids already read `session-…`, so only others get the word."""
     text = str(session_id)
     return text if text.startswith("session-") else f"session {text}"
@@ -133,12 +132,12 @@ _REQUEST_LABELS = {
 }
 
 
-def request_label(status: Any) -> str:
+def request_label(status: object) -> str:
     """`request failed`, `unusable response`, … for a `request_end` status (lower case)."""
     return _REQUEST_LABELS.get(str(status), f"request {status}")
 
 
-def as_wire(message: Any) -> dict[str, Any]:
+def as_wire(message: object) -> dict[str, object]:
     """A wire dict for an OmniMessage or an already-decoded wire dict."""
     if isinstance(message, OmniMessage):
         return to_dict(message)
@@ -147,13 +146,13 @@ def as_wire(message: Any) -> dict[str, Any]:
     raise ValueError(f"transcript message must be an OmniMessage or a dict, got {type(message).__name__}")
 
 
-def _payload_of(tool_call: Any) -> dict[str, Any]:
+def _payload_of(tool_call: object) -> Mapping[str, object]:
     data = as_wire(tool_call)
     payload = data.get("payload")
     return dict(payload) if isinstance(payload, Mapping) else data
 
 
-def parse_arguments(arguments: Any) -> dict[str, Any] | None:
+def parse_arguments(arguments: object) -> dict[str, object] | None:
     """The tool-call arguments as an object (`tool_arguments.read_call_arguments`, the one
     parser), or None when they are not a JSON object."""
     value = read_call_arguments(dict(arguments) if isinstance(arguments, Mapping) else arguments)
@@ -171,7 +170,7 @@ def card_roles_of(name: str, tools: ToolCards | None = None) -> CardRoles:
     return roles if isinstance(roles, Mapping) else UNDECLARED_CARD
 
 
-def all_arguments_text(args: Mapping[str, Any]) -> str | None:
+def all_arguments_text(args: Mapping[str, object]) -> str | None:
     """Every argument but the call description, one `name: value` per line, strings as they are
     (multi-line kept), other values as JSON: what a card of a tool nobody declared shows."""
     lines = [
@@ -182,14 +181,14 @@ def all_arguments_text(args: Mapping[str, Any]) -> str | None:
     return "\n".join(lines) or None
 
 
-def _notes(notes: Any, args: Mapping[str, Any]) -> list[str]:
+def _notes(notes: object, args: Mapping[str, object]) -> list[str]:
     """The texts of `notes` (flag argument → text) whose flag is true in `args`."""
     if not isinstance(notes, Mapping):
         return []
     return [str(text) for argument, text in notes.items() if args.get(argument) is True]
 
 
-def _string_arg(args: Mapping[str, Any] | None, key: str) -> str | None:
+def _string_arg(args: Mapping[str, object] | None, key: str) -> str | None:
     value = (args or {}).get(key)
     return value if isinstance(value, str) else None
 
@@ -199,7 +198,7 @@ def _shorten(text: str, limit: int = DETAIL_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def tool_description(arguments: Any) -> str | None:
+def tool_description(arguments: object) -> str | None:
     """The model's one-sentence `description` argument, if any."""
     value = _string_arg(parse_arguments(arguments), "description")
     return value.strip() or None if value is not None else None
@@ -210,7 +209,7 @@ def _key(roles: CardRoles, role: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def tool_card_summary(tool_call: Any, roles: CardRoles | None = None) -> tuple[str, str]:
+def tool_card_summary(tool_call: object, roles: CardRoles | None = None) -> tuple[str, str]:
     """(title, detail) for a card header: the tool name and, on one line, its command (`$ cmd (in
     dir)`), else its `headline` arguments joined by ": " (a cell as `cell 3f2a…`), else every
     argument but the description as compact JSON.
@@ -234,7 +233,7 @@ def tool_card_summary(tool_call: Any, roles: CardRoles | None = None) -> tuple[s
             detail += f" (in {workdir})"
         return name, _shorten(detail + "".join(_notes(roles.get("notes"), args)))
     cell = _key(roles, "cell")
-    headline = [key for key in roles.get("headline") or [] if isinstance(key, str)]
+    headline = [key for key in _listed(roles.get("headline")) if isinstance(key, str)]
     values = [f"cell {value}" if key == cell else value for key in headline if (value := _string_arg(args, key))]
     if values:
         return name, _shorten(": ".join(values) + "".join(_notes(roles.get("notes"), args)))
@@ -242,7 +241,7 @@ def tool_card_summary(tool_call: Any, roles: CardRoles | None = None) -> tuple[s
     return name, _shorten(json.dumps(shown, ensure_ascii=False, separators=(",", ":"))) if shown else ""
 
 
-def call_body(name: str, arguments: Any, roles: CardRoles | None = None) -> str | None:
+def call_body(name: str, arguments: object, roles: CardRoles | None = None) -> str | None:
     """The whole text that says what the call does: the argument its roles name as its command
     or body (exec_command's `cmd`, run_python's `code`, insert_cell's `source`…), every argument
     for a tool nobody declared; None when its roles name none."""
@@ -257,7 +256,7 @@ def call_body(name: str, arguments: Any, roles: CardRoles | None = None) -> str 
 
 
 def approval_body(
-    name: str, arguments: Any, preview: CellPreview | None = None, roles: CardRoles | None = None
+    name: str, arguments: object, preview: CellPreview | None = None, roles: CardRoles | None = None
 ) -> str | None:
     """Everything a call will do, as an approval card shows it in full: a diff (against
     `preview`, the cell as the frontend holds it now, for a call that rewrites a cell), the
@@ -276,7 +275,7 @@ def approval_body(
 
 
 def diff_preview(
-    name: str, arguments: Any, current_source: str | None = None, roles: CardRoles | None = None
+    name: str, arguments: object, current_source: str | None = None, roles: CardRoles | None = None
 ) -> str | None:
     """A unified diff of what a call writes (its roles' `diff`); None for a call that writes no text.
 
@@ -354,7 +353,7 @@ class _Scope:
         return card_roles_of(name, self.tools)
 
 
-def _fill_call(card: ToolCard, payload: Mapping[str, Any], roles: CardRoles) -> None:
+def _fill_call(card: ToolCard, payload: Mapping[str, object], roles: CardRoles) -> None:
     name = str(payload.get("name") or "")
     arguments = payload.get("arguments", "")
     arguments = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
@@ -388,7 +387,7 @@ def _diff_in_output(roles: CardRoles) -> bool:
     return _key(roles, "cell") is not None and isinstance(roles.get("diff"), Mapping)
 
 
-def _retry_text(payload: Mapping[str, Any]) -> tuple[str, str]:
+def _retry_text(payload: Mapping[str, object]) -> tuple[str, str]:
     status = str(payload.get("status"))
     error = payload.get("error_message")
     attempt, wait_ms = payload.get("attempt"), payload.get("retry_in_ms")
@@ -402,7 +401,7 @@ def _retry_text(payload: Mapping[str, Any]) -> tuple[str, str]:
     return "request_error", head
 
 
-def _compaction_text(begin: Mapping[str, Any] | None, end: Mapping[str, Any] | None) -> str:
+def _compaction_text(begin: Mapping[str, object] | None, end: Mapping[str, object] | None) -> str:
     source = begin or end or {}
     text = f"Compaction ({source.get('reason')}, {source.get('mode')})"
     if begin is not None:
@@ -414,12 +413,13 @@ def _compaction_text(begin: Mapping[str, Any] | None, end: Mapping[str, Any] | N
     return text
 
 
-def _mcp_text(begin: Mapping[str, Any] | None, end: Mapping[str, Any] | None) -> str:
-    servers = (begin or {}).get("servers") or [r.get("server") for r in (end or {}).get("results", [])]
+def _mcp_text(begin: Mapping[str, object] | None, end: Mapping[str, object] | None) -> str:
+    results = [r for r in _listed((end or {}).get("results", [])) if isinstance(r, Mapping)]
+    servers = _listed((begin or {}).get("servers")) or [r.get("server") for r in results]
     text = "MCP connect: " + ", ".join(str(s) for s in servers)
     if end is not None:
         parts = []
-        for result in end.get("results", []):
+        for result in results:
             part = f"{result.get('server')} {result.get('status')} in {result.get('duration_ms')} ms"
             if result.get("tools") is not None:
                 part += f", {result.get('tools')} tools"
@@ -438,7 +438,7 @@ _PAIRED_EVENTS = {
 }
 
 
-def _add_event(scope: _Scope, payload: Mapping[str, Any]) -> None:
+def _add_event(scope: _Scope, payload: Mapping[str, object]) -> None:
     kind = payload.get("type")
     if kind in SILENT_EVENTS:
         return
@@ -461,7 +461,7 @@ def _add_event(scope: _Scope, payload: Mapping[str, Any]) -> None:
         scope.blocks.append(EventBlock("abort", text, "aborted", {"reason": reason}))
 
 
-def _add_paired_event(scope: _Scope, kind: str, payload: Mapping[str, Any]) -> None:
+def _add_paired_event(scope: _Scope, kind: str, payload: Mapping[str, object]) -> None:
     """`*_begin` opens one block; its `*_end` completes the same block (or stands alone)."""
     event, render = _PAIRED_EVENTS[kind]
     if kind.endswith("_begin"):
@@ -477,10 +477,11 @@ def _add_paired_event(scope: _Scope, kind: str, payload: Mapping[str, Any]) -> N
         block = opened
     block.details["end"] = dict(payload)
     block.status = str(payload.get("status"))
-    block.text = render(block.details.get("begin"), payload)
+    begin = block.details.get("begin")
+    block.text = render(begin if isinstance(begin, Mapping) else None, payload)
 
 
-def _add_model(scope: _Scope, payload: Mapping[str, Any]) -> None:
+def _add_model(scope: _Scope, payload: Mapping[str, object]) -> None:
     kind = payload.get("type")
     stop = str(payload.get("stop_reason") or "completed")
     if kind == "text":
@@ -500,7 +501,8 @@ def _add_model(scope: _Scope, payload: Mapping[str, Any]) -> None:
             ]
             scope.blocks.append(EventBlock("budget_stop", text, stop, {"reason": budget.group(1)}))
             return
-        scope.blocks.append(TextBlock(role, text, stop, payload.get("sender")))
+        sender = payload.get("sender")
+        scope.blocks.append(TextBlock(role, text, stop, sender if isinstance(sender, str) else None))
     elif kind == "thinking":
         scope.blocks.append(ThinkingBlock(str(payload.get("thinking", "")), stop))
     elif kind == "inline_thinking":
@@ -516,12 +518,12 @@ def _add_model(scope: _Scope, payload: Mapping[str, Any]) -> None:
     elif kind == "tool_call_output":
         card = scope.card_for(str(payload.get("tool_call_id", "")), wants="output")
         card.output = str(payload.get("output", ""))
-        card.images = [i for i in payload.get("images") or [] if isinstance(i, str)]
+        card.images = [i for i in _listed(payload.get("images")) if isinstance(i, str)]
         card.output_stop_reason = stop
         _take_edit_cell_diff(card, scope.roles(card.name))
 
 
-def edit_cell_result(cell_id: str, index: Any, old: str, new: str) -> str:
+def edit_cell_result(cell_id: str, index: object, old: str, new: str) -> str:
     """What `edit_cell` tells the model: one summary line, then the diff of the old and the new
     source (2 lines of context) or "(no change)". Static cards split it again."""
     lines = difflib.unified_diff(old.splitlines(), new.splitlines(), "before", "after", lineterm="", n=2)
@@ -552,7 +554,7 @@ def _take_edit_cell_diff(card: ToolCard, roles: CardRoles) -> None:
         card.output, card.diff = parts[0], visible_controls(parts[1])
 
 
-def build_blocks(messages: Iterable[Any], tools: ToolCards | None = None) -> list[Block]:
+def build_blocks(messages: Iterable[object], tools: ToolCards | None = None) -> list[Block]:
     """Group a Task's complete messages and events (wire dicts or OmniMessages) into blocks.
 
     Partials and unknown shapes are skipped; tool outputs and approval decisions join their call
@@ -577,8 +579,9 @@ def build_blocks(messages: Iterable[Any], tools: ToolCards | None = None) -> lis
         if data.get("type") == "session_meta":
             if isinstance(origin, list) and origin:
                 group = _owner_group(root, [str(hop) for hop in origin])
-                group.provider = payload.get("provider") or group.provider
-                group.model_id = payload.get("model_id") or group.model_id
+                provider, model_id = payload.get("provider"), payload.get("model_id")
+                group.provider = provider if isinstance(provider, str) and provider else group.provider
+                group.model_id = model_id if isinstance(model_id, str) and model_id else group.model_id
             continue
         if str(payload.get("type", "")).startswith("partial_"):
             continue
@@ -587,6 +590,17 @@ def build_blocks(messages: Iterable[Any], tools: ToolCards | None = None) -> lis
         elif data.get("type") == "model_msg":
             _add_model(scope, payload)
     return blocks
+
+
+def payload_of(data: Mapping[str, object]) -> Mapping[str, object]:
+    """A wire message's payload (empty when it has none)."""
+    payload = data.get("payload")
+    return payload if isinstance(payload, Mapping) else {}
+
+
+def _listed(value: object) -> list[object]:
+    """`value` when it is a list, else an empty one (a saved bundle is a stranger's data)."""
+    return value if isinstance(value, list) else []
 
 
 def _owner_group(root: _Scope, origin: list[str]) -> SubagentGroup:

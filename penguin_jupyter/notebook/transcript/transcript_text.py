@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
 
+from .bundle_shape import TranscriptBundle
 from .cost_line import cost_text, read_task_cost
 from .transcript_model import (
     Block,
@@ -33,7 +33,7 @@ def _walk(blocks: list[Block]) -> list[Block]:
     return flat
 
 
-def render_text(bundle: Mapping[str, Any]) -> str:
+def render_text(bundle: TranscriptBundle) -> str:
     """Summary lines of a normalized bundle (see `transcript_bundle.read_bundle`)."""
     session = bundle.get("session") or {}
     blocks = build_blocks(bundle.get("messages") or [], bundle.get("tools") or {})
@@ -60,8 +60,8 @@ def render_text(bundle: Mapping[str, Any]) -> str:
         reply = replies[-1].text.strip()
         lines.append("reply: " + (reply if len(reply) <= REPLY_LIMIT else reply[: REPLY_LIMIT - 1] + "…"))
     usage = bundle.get("usage") or {}
-    if usage.get("session"):
-        counts = usage["session"]
+    counts = usage.get("session")
+    if counts and isinstance(counts, Mapping):
         lines.append(f"tokens: {counts.get('total', 0)} total, {counts.get('output', 0)} output")
     cost = cost_text(read_task_cost(usage.get("cost")))
     if cost:

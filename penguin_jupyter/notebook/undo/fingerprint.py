@@ -6,7 +6,8 @@ columns and a fixed sample of `SAMPLE_POSITIONS` rows / elements; list, dict, se
 length and the identities of a bounded sample of items) — and "can it be put back?" — a copy
 taken before the Task when the object is at most `COPY_LIMIT_BYTES` (estimated without walking
 it). A change outside the sample of a large object goes unseen; that limit is documented in
-docs/undo.md "Changed in place". Libraries are recognised only when already imported.
+docs/undo.md "Changed in place". Libraries are recognised only when already imported, and
+read by duck typing (none ships types this package may rely on): only their helpers take `Any`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import sys
+from collections.abc import Collection, Sized
 from typing import Any
 
 SAMPLE_POSITIONS = 32
@@ -31,7 +33,7 @@ def _positions(length: int, count: int = SAMPLE_POSITIONS) -> list[int]:
     return sorted({round(i * step) for i in range(count)})
 
 
-def _digest(*parts: Any) -> str:
+def _digest(*parts: object) -> str:
     return hashlib.blake2b(repr(parts).encode("utf-8", "replace"), digest_size=16).hexdigest()
 
 
@@ -56,7 +58,7 @@ def _pandas_fingerprint(obj: Any) -> str:
 def _numpy_fingerprint(obj: Any) -> str:
     picked = obj.flat[_positions(obj.size)] if obj.size else None
     if picked is None:
-        sample: Any = b""
+        sample: object = b""
     elif obj.dtype == object:
         sample = [id(item) for item in picked]
     else:
@@ -72,7 +74,7 @@ def _polars_fingerprint(obj: Any) -> str:
     return _digest("polars", obj.shape, str(obj.dtype), obj.name, obj.gather(positions).to_list())
 
 
-def _container_fingerprint(obj: Any) -> str:
+def _container_fingerprint(obj: Collection[object]) -> str:
     if isinstance(obj, list | bytearray):
         positions = _positions(len(obj), MAX_SAMPLED_ITEMS)
         items = [obj[i] for i in positions]
@@ -87,14 +89,14 @@ def _container_fingerprint(obj: Any) -> str:
     return _digest(type(obj).__name__, len(obj))
 
 
-def tracked(obj: Any) -> bool:
+def tracked(obj: object) -> bool:
     """Whether `obj` is a kind whose in-place changes undo looks for."""
     if isinstance(obj, list | dict | set | bytearray):
         return True
     return _library_kind(obj) is not None
 
 
-def _library_kind(obj: Any) -> str | None:
+def _library_kind(obj: object) -> str | None:
     for module, names, kind in (
         ("pandas", ("DataFrame", "Series"), "pandas"),
         ("numpy", ("ndarray",), "numpy"),
@@ -107,7 +109,7 @@ def _library_kind(obj: Any) -> str | None:
     return None
 
 
-def fingerprint(obj: Any) -> str | None:
+def fingerprint(obj: object) -> str | None:
     """A short digest that changes when `obj` visibly changes (bounded cost); None if untracked or
     the object cannot be sampled."""
     try:
@@ -125,13 +127,16 @@ def fingerprint(obj: Any) -> str | None:
     return None
 
 
-def _estimated_bytes(obj: Any) -> int | None:
+def _estimated_bytes(obj: object) -> int | None:
     """Shallow size estimate without walking the data; None when it cannot be told cheaply."""
     if isinstance(obj, list | dict | set):
         return len(obj) * _ITEM_BYTES if len(obj) <= COPY_LIMIT_ITEMS else None
     if isinstance(obj, bytearray):
         return len(obj)
-    kind = _library_kind(obj)
+    return _library_bytes(obj, _library_kind(obj))
+
+
+def _library_bytes(obj: Any, kind: str | None) -> int | None:
     try:
         if kind == "numpy":
             return int(obj.nbytes) if obj.dtype != object else None
@@ -144,7 +149,7 @@ def _estimated_bytes(obj: Any) -> int | None:
     return None
 
 
-def copy_for_undo(obj: Any) -> Any | None:
+def copy_for_undo(obj: object) -> object | None:
     """A copy `obj` can be restored from, or None when it is above the copy limit (or uncopyable)."""
     size = _estimated_bytes(obj)
     if size is None or size > COPY_LIMIT_BYTES:
@@ -152,41 +157,48 @@ def copy_for_undo(obj: Any) -> Any | None:
     try:
         if isinstance(obj, list | dict | set | bytearray):
             return copy.copy(obj)  # the items themselves are kept by reference
-        kind = _library_kind(obj)
-        if kind == "polars":
-            return obj.clone()
-        return obj.copy()
+        return _library_copy(obj, _library_kind(obj))
     except Exception:
         return None
 
 
-def same_content(saved: Any, current: Any) -> bool:
+def _library_copy(obj: Any, kind: str | None) -> object:
+    return obj.clone() if kind == "polars" else obj.copy()
+
+
+def same_content(saved: object, current: object) -> bool:
     """Whether `current` still equals the copy taken before the Task (False when unsure)."""
     try:
         kind = _library_kind(current)
-        if kind in ("pandas", "polars"):
-            return bool(current.equals(saved))
-        if kind == "numpy":
-            import numpy
-
-            return bool(numpy.array_equal(saved, current, equal_nan=current.dtype.kind in "fc"))
-        if type(saved) is not type(current) or len(saved) != len(current):
+        if kind is not None:
+            return _library_same(saved, current, kind)
+        if type(saved) is not type(current) or not isinstance(saved, Sized) or not isinstance(current, Sized):
             return False
-        if isinstance(current, dict):
+        if len(saved) != len(current):
+            return False
+        if isinstance(current, dict) and isinstance(saved, dict):
             return all(k in saved and saved[k] is v for k, v in current.items())
-        if isinstance(current, list):
+        if isinstance(current, list) and isinstance(saved, list):
             return all(a is b for a, b in zip(saved, current, strict=True))
         return bool(saved == current)
     except Exception:
         return False
 
 
-def restore_in_place(saved: Any, current: Any) -> bool:
+def _library_same(saved: object, current: Any, kind: str) -> bool:
+    if kind == "numpy":
+        import numpy
+
+        return isinstance(saved, numpy.ndarray) and bool(numpy.array_equal(saved, current, equal_nan=current.dtype.kind in "fc"))
+    return bool(current.equals(saved))
+
+
+def restore_in_place(saved: object, current: object) -> bool:
     """Put a container's saved contents back into the same object (other references see it);
     False for kinds restored by rebinding the name to the copy instead."""
-    if isinstance(current, list | bytearray):
+    if (isinstance(current, list) and isinstance(saved, list)) or (isinstance(current, bytearray) and isinstance(saved, bytearray)):
         current[:] = saved
-    elif isinstance(current, dict | set):
+    elif (isinstance(current, dict) and isinstance(saved, dict)) or (isinstance(current, set) and isinstance(saved, set)):
         current.clear()
         current.update(saved)
     else:

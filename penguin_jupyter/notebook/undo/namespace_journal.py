@@ -13,7 +13,6 @@ the Task is left alone and reported. See docs/undo.md "Kernel variables".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from .fingerprint import copy_for_undo, fingerprint, restore_in_place, same_content, tracked
 
@@ -21,7 +20,7 @@ from .fingerprint import copy_for_undo, fingerprint, restore_in_place, same_cont
 _IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open"})
 
 
-def user_names(namespace: dict[str, Any]) -> list[str]:
+def user_names(namespace: dict[str, object]) -> list[str]:
     return [name for name in namespace if not name.startswith("_") and name not in _IPYTHON_NAMES]
 
 
@@ -34,21 +33,21 @@ class NamespaceReport:
 
 @dataclass
 class NamespaceBaseline:
-    objects: dict[str, Any]
+    objects: dict[str, object]
     prints: dict[str, str]
-    copies: dict[str, Any]
+    copies: dict[str, object]
     # filled by settle() at the Task's end
-    new: dict[str, Any] = field(default_factory=dict)
-    rebound: dict[str, Any] = field(default_factory=dict)  # name → the object the Task left
+    new: dict[str, object] = field(default_factory=dict)
+    rebound: dict[str, object] = field(default_factory=dict)  # name → the object the Task left
     deleted: list[str] = field(default_factory=list)
     mutated: list[str] = field(default_factory=list)
     settled: bool = False
 
     @classmethod
-    def take(cls, namespace: dict[str, Any]) -> NamespaceBaseline:
+    def take(cls, namespace: dict[str, object]) -> NamespaceBaseline:
         objects = {name: namespace[name] for name in user_names(namespace)}
         prints: dict[str, str] = {}
-        copies: dict[str, Any] = {}
+        copies: dict[str, object] = {}
         for name, obj in objects.items():
             if not tracked(obj):
                 continue
@@ -60,7 +59,7 @@ class NamespaceBaseline:
                 copies[name] = saved
         return cls(objects, prints, copies)
 
-    def settle(self, namespace: dict[str, Any]) -> None:
+    def settle(self, namespace: dict[str, object]) -> None:
         """Compare the namespace now (the Task's end) with the baseline."""
         current = {name: namespace[name] for name in user_names(namespace)}
         self.new = {name: obj for name, obj in current.items() if name not in self.objects}
@@ -75,7 +74,7 @@ class NamespaceBaseline:
         ]
         self.settled = True
 
-    def _changed(self, name: str, obj: Any) -> bool:
+    def _changed(self, name: str, obj: object) -> bool:
         if name in self.copies:
             return not same_content(self.copies[name], obj)
         before = self.prints.get(name)
@@ -85,7 +84,7 @@ class NamespaceBaseline:
     def changed(self) -> bool:
         return bool(self.new or self.rebound or self.deleted or self.mutated)
 
-    def restore(self, namespace: dict[str, Any]) -> NamespaceReport:
+    def restore(self, namespace: dict[str, object]) -> NamespaceReport:
         report = NamespaceReport()
         for name, left in self.new.items():
             if namespace.get(name, _MISSING) is left:
@@ -109,7 +108,7 @@ class NamespaceBaseline:
             self._restore_mutated(name, namespace, report)
         return report
 
-    def _restore_mutated(self, name: str, namespace: dict[str, Any], report: NamespaceReport) -> None:
+    def _restore_mutated(self, name: str, namespace: dict[str, object], report: NamespaceReport) -> None:
         obj = self.objects[name]
         if namespace.get(name, _MISSING) is not obj:
             report.not_restored.append((name, "changed again after the Task"))

@@ -13,8 +13,9 @@ frontend_bridge.py's; see docs/undo.md "The notebook".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
+from ..kernel_shapes import JsonObject
 from ..link.frontend_bridge import BridgeError
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ class CellChange:
     op: CellOp
     cell_id: str
     source: str | None = None  # edit: the source before
-    cell: dict[str, Any] | None = None  # delete / run: the cell as it was (nbformat-like)
+    cell: JsonObject | None = None  # delete / run: the cell as it was (nbformat-like)
     index: int | None = None  # delete: where it was
     label: str = ""  # how the user finds the cell: `cell_label` (its position and first line)
 
@@ -37,7 +38,7 @@ class CellChange:
 LABEL_LINE_CHARS = 40
 
 
-def cell_label(index: Any, source: Any) -> str:
+def cell_label(index: object, source: object) -> str:
     """`cell 7 “import pandas as pd”`: the cell's position (1-based, as a reader counts) and its
     first non-blank line, short — never the raw cell id, which nobody sees in the notebook."""
     where = f"cell {index + 1}" if isinstance(index, int) and not isinstance(index, bool) and index >= 0 else "cell"
@@ -52,7 +53,7 @@ def cell_label(index: Any, source: Any) -> str:
     return f"{where} “{first}”"
 
 
-def cell_source(cell: dict[str, Any] | None) -> str:
+def cell_source(cell: JsonObject | None) -> str:
     """The source of a cell as the frontend sent it (a string or nbformat's list of lines)."""
     source = (cell or {}).get("source", "")
     return "".join(source) if isinstance(source, list) else str(source)
@@ -104,7 +105,7 @@ async def _undo_one(change: CellChange, bridge: NotebookBridge) -> None:
         raise BridgeError("the cell was not read before the change")
 
 
-async def read_cell(bridge: NotebookBridge | None, cell_id: str) -> dict[str, Any] | None:
+async def read_cell(bridge: NotebookBridge | None, cell_id: str) -> JsonObject | None:
     """The whole cell as the frontend holds it now (before a delete or a run), None if it cannot say."""
     if bridge is None or not bridge.connected:
         return None

@@ -12,14 +12,17 @@ notebook keeps the mark. The Undo button itself is the labextension's (render.ts
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...redaction import Redactor
 from ..link.frontend_bridge import BridgeError
 from ..transcript.transcript_bundle import TRANSCRIPT_MIME, transcript_mimebundle
 
 if TYPE_CHECKING:
+    from IPython.display import DisplayHandle
+
     from ..link.frontend_bridge import NotebookBridge
 
 log = logging.getLogger(__name__)
@@ -28,13 +31,13 @@ MARK_TIMEOUT_S = 10.0
 
 @dataclass
 class TranscriptDisplay:
-    handle: Any  # IPython DisplayHandle (None where nothing was displayed by id)
-    bundle: dict[str, Any]
+    handle: DisplayHandle | None  # None where nothing was displayed by id
+    bundle: Mapping[str, object]
     redactor: Redactor
     cell_id: str | None
     task_id: str
 
-    def mimebundle(self, state: str, note: str = "") -> dict[str, Any]:
+    def mimebundle(self, state: str, note: str = "") -> dict[str, object]:
         self.bundle = {**self.bundle, "undo": {"task_id": self.task_id, "state": state, "note": note}}
         return transcript_mimebundle(self.bundle, redactor=self.redactor)
 

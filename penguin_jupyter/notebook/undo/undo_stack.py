@@ -19,7 +19,7 @@ import itertools
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...environment.file_journal import FILE_JOURNAL_KEY, FileJournal, FileRestore, open_file_journal
 from .namespace_journal import NamespaceBaseline, NamespaceReport
@@ -27,8 +27,10 @@ from .notebook_journal import CellChange, restore_cells
 from .undo_report import model_note, report_line
 
 if TYPE_CHECKING:
+    from ...omni import OmniMessage
     from ...session import Session
     from ..link.frontend_bridge import NotebookBridge
+    from .transcript_marks import TranscriptDisplay
 
 SHELL_ATTRIBUTE = "_penguin_undo"
 MAX_TASKS = 20  # Tasks remembered; an older one is forgotten and its references released
@@ -64,7 +66,7 @@ class TaskJournal:
             return True
         return self.files is not None and bool(self.files.entries(self.task_id))
     # the cell's transcript: updated when the Task's undo state changes (render.ts shows it)
-    transcript: Any = None  # TranscriptDisplay
+    transcript: TranscriptDisplay | None = None
 
 
 class UndoStack:
@@ -97,7 +99,7 @@ class UndoStack:
             extra[FILE_JOURNAL_KEY] = journal
         return journal
 
-    def before_namespace_change(self, namespace: dict[str, Any]) -> None:
+    def before_namespace_change(self, namespace: dict[str, object]) -> None:
         """Before the Task's first run_python / run_cell: the variables as they are."""
         task = self.current
         if task is not None and task.namespace is None:
@@ -107,7 +109,7 @@ class UndoStack:
         if self.current is not None:
             self.current.cells.append(change)
 
-    def end(self, namespace: dict[str, Any], commands: list[str]) -> TaskJournal | None:
+    def end(self, namespace: dict[str, object], commands: list[str]) -> TaskJournal | None:
         task, self.current = self.current, None
         if task is None:
             return None
@@ -160,7 +162,7 @@ class UndoStack:
         return task
 
     async def undo(
-        self, task: TaskJournal, namespace: dict[str, Any], bridge: NotebookBridge | None, session: Session | None
+        self, task: TaskJournal, namespace: dict[str, object], bridge: NotebookBridge | None, session: Session | None
     ) -> str:
         """Put `task`'s changes back; the report line (also kept on the task)."""
         cells = await restore_cells(task.cells, bridge)
@@ -184,12 +186,12 @@ class UndoStack:
             self.session_disposed(session_id)
 
 
-def undo_stack(shell: Any) -> UndoStack | None:
+def undo_stack(shell: object) -> UndoStack | None:
     stack = getattr(shell, SHELL_ATTRIBUTE, None) if shell is not None else None
     return stack if isinstance(stack, UndoStack) else None
 
 
-def ensure_undo_stack(shell: Any) -> UndoStack:
+def ensure_undo_stack(shell: object) -> UndoStack:
     stack = undo_stack(shell)
     if stack is None:
         stack = UndoStack()
@@ -199,7 +201,7 @@ def ensure_undo_stack(shell: Any) -> UndoStack:
     return stack
 
 
-def commands_of(messages: list[Any]) -> list[str]:
+def commands_of(messages: list[OmniMessage]) -> list[str]:
     """The shell commands a Task ran (the argument a tool declares as its `ShellCommand`, not
     those denied), from its recorded messages."""
     from ...environment.registry import declaration_of
