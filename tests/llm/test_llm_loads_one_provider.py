@@ -4,13 +4,8 @@ endpoint never imports anthropic or google-genai (together ~2.2 s of CPU at ever
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 from penguin_jupyter.testing import ScriptedModelServer
-from tests.support.paths import REPO_ROOT
+from tests.support.llm import run_script
 
 RUN = """
 import asyncio, json, sys
@@ -31,27 +26,8 @@ print(json.dumps({"status": outcome.status, "loaded": loaded, "bedrock": bedrock
 
 def _run(model_id: str, client_type: str = "", *, provider_root: bool = False) -> dict[str, object]:
     with ScriptedModelServer(["Hello."], model=model_id, api_key="sk-one") as server:
-        environ = dict(
-            os.environ,
-            PYTHONPATH=os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p),
-        )
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                RUN,
-                server.root_url if provider_root else server.url,
-                model_id,
-                client_type,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            env=environ,
-            cwd=REPO_ROOT,
-        )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+        url = server.root_url if provider_root else server.url
+        result, _ = run_script(RUN, url, model_id, client_type)
     return result
 
 

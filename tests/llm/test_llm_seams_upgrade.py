@@ -12,17 +12,14 @@ renamed copy of the installed package first on a subprocess's PYTHONPATH (tests/
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from penguin_jupyter.testing import ScriptedModelServer
-from tests.support.paths import REPO_ROOT
+from tests.support.llm import run_script
 from tests.support.upgrade import renamed_package
 
 pytestmark = pytest.mark.seams
@@ -46,19 +43,8 @@ print(json.dumps({"status": outcome.status, "seams": status_lines()}))
 
 
 def _run(server: ScriptedModelServer, site: Path | None, client_type: str = "openai-chat", **env: str) -> dict[str, Any]:
-    environ = dict(os.environ, **env)
-    environ["PYTHONPATH"] = os.pathsep.join(str(p) for p in (site, REPO_ROOT, environ.get("PYTHONPATH")) if p)
-    done = subprocess.run(
-        [sys.executable, "-c", RUN, server.url, KEY, client_type],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=environ,
-        cwd=REPO_ROOT,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    result["log"] = [line for line in done.stderr.splitlines() if line.startswith("LOG ")]
+    result, stderr = run_script(RUN, server.url, KEY, client_type, site=site, **env)
+    result["log"] = [line for line in stderr.splitlines() if line.startswith("LOG ")]
     return result
 
 

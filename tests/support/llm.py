@@ -107,3 +107,24 @@ async def collect(model, new_messages, **kwargs: Any) -> tuple[list[OmniMessage]
     outcomes = [i for i in items if isinstance(i, LLMOutcome)]
     assert len(outcomes) == 1 and isinstance(items[-1], LLMOutcome), items
     return items[:-1], items[-1]
+
+
+def run_script(script: str, *args: str, site: object = None, **env: str) -> tuple[dict[str, Any], str]:
+    """Run `python -c script args` in a fresh process (the repository, and `site` first when
+    given, on its path; `env` added to this environment); the JSON object its last stdout line
+    prints, and its stderr. Fails the test when the process fails."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.paths import REPO_ROOT
+
+    environ = dict(os.environ, **env)
+    environ["PYTHONPATH"] = os.pathsep.join(str(p) for p in (site, REPO_ROOT, environ.get("PYTHONPATH")) if p)
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=180, env=environ, cwd=REPO_ROOT
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result, done.stderr
