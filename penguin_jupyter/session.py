@@ -212,7 +212,7 @@ class Session:
         usable. Never raises: a failure is printed as one line."""
         try:
             self.environment.kill_all_commands()
-        except Exception as exc:
+        except Exception as exc:  # interrupt never throws: one log line
             log.warning("[penguin] could not kill running commands: %s", exc)
 
     # --- run -----------------------------------------------------------------------------------
@@ -360,7 +360,7 @@ class Session:
         """Best-effort write: any failure is kept by the writer (`recording_error`), never raised."""
         try:
             self._trace.write(msg)
-        except Exception:
+        except Exception:  # the trace writer keeps its own failure (recording_error)
             return False
         return True
 

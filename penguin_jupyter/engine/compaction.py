@@ -262,7 +262,7 @@ class Compactor:
                 except StopAsyncIteration:
                     outcome = LLMOutcome("failed", "LLM stream ended without an outcome")
                     break
-                except Exception as exc:
+                except Exception as exc:  # the model side's failure becomes the compaction's failed outcome, never a throw into the engine
                     item = LLMOutcome("failed", f"LLM stream raised: {exc}")
                 if isinstance(item, LLMOutcome):
                     outcome = item

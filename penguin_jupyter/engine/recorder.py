@@ -43,10 +43,10 @@ class Recorder:
                 for head in (self.session_meta, self.tool_list):
                     if head is not None:
                         self.sink.write(head)
-            except Exception as exc:
+            except Exception as exc:  # recording is best effort: a trace failure never stops the Task
                 log.warning("[trace] rotate failed: %s", exc)
         try:
             self.sink.write(msg)
-        except Exception as exc:
+        except Exception as exc:  # recording is best effort: a trace failure never stops the Task
             if not getattr(self.sink, "reports_failures", False):  # else the session tells the user once
                 log.warning("[trace] write failed: %s", exc)

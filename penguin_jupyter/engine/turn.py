@@ -249,7 +249,7 @@ class _Turn:
                     await self._on_model_item(item)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # the LLM boundary: whatever the model side raises is a failed outcome
             return LLMOutcome("failed", f"LLM stream raised: {exc}")
         return outcome_of_stream_end(None)
 
@@ -289,7 +289,7 @@ class _Turn:
             finished, decision = (
                 await unless_aborted(answer, self.signal) if inspect.isawaitable(answer) else (True, answer)
             )
-        except Exception as exc:
+        except Exception as exc:  # the Human boundary: an approve callback that throws denies
             log.warning("[penguin] approve callback threw: %s; denying.", exc)
             return None if self._aborted() else "deny"
         if not finished or self._aborted():
@@ -310,7 +310,7 @@ class _Turn:
                     produced = self._on_tool_message(out) or produced
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # the Environment boundary: whatever a tool raises closes out its call
             if produced:
                 log.warning("[penguin] environment raised after tool output: %s", exc)
             else:

@@ -233,7 +233,7 @@ async def _pump(
         state.result = ToolResult(stop_reason="failed", note=failure.note)
     except asyncio.CancelledError as exc:
         state.thrown = exc
-    except Exception as exc:
+    except Exception as exc:  # a tool's own failure is kept and closed out as its result
         state.thrown = exc
     finally:
         with contextlib.suppress(BaseException):

@@ -230,7 +230,7 @@ class Environment:
         if subagents is not None and hasattr(subagents, "dispose"):
             try:
                 subagents.dispose()
-            except Exception as exc:
+            except Exception as exc:  # dispose never throws: one log line, the rest still closes
                 log.warning("[penguin] disposing subagent sessions failed: %s", exc)
         if self._mcp is not None:
             self._close_mcp_soon()

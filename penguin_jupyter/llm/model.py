@@ -189,7 +189,7 @@ class GenerativeModel:
             self._client = open_provider(self.config, on_response=self._on_response)
         except UnsupportedModel:
             raise
-        except Exception as exc:
+        except Exception as exc:  # whatever the provider setup raises is reported as the first request's outcome
             self._client_error = exc
             return None
         self._client_error = None
@@ -352,7 +352,7 @@ class GenerativeModel:
         upstream_signal = AbortSignal()
         try:
             stream = self._open_stream(prepared.client, prepared.message, prepared.config, upstream_signal)
-        except Exception as exc:
+        except Exception as exc:  # the LLM boundary: whatever the SDK raises becomes an outcome
             return self._error_outcome(exc, signal)
         response = _ResponseSeen()
         token = _REQUEST_RESPONSE.set(response)
@@ -428,7 +428,7 @@ class GenerativeModel:
         except SHAPE_ERRORS as exc:  # a value of the wrong type inside the event
             ex.outcome = LLMOutcome("malformed", str(unreadable_event(event, exc)))
             return []
-        except Exception as exc:
+        except Exception as exc:  # the LLM boundary: whatever the SDK raises becomes an outcome
             ex.outcome = self._error_outcome(exc, ex.signal)
             return []
 

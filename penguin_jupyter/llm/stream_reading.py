@@ -116,7 +116,7 @@ def preview(event: object) -> str:
         dump = getattr(event, "model_dump", None)
         data = dump(mode="json", exclude_unset=True, warnings=False) if callable(dump) else event
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=repr)
-    except Exception:
+    except Exception:  # a preview of an unreadable event falls back to repr
         text = repr(event)
     return text if len(text) <= _PREVIEW_CHARS else text[: _PREVIEW_CHARS - 1] + "…"
 

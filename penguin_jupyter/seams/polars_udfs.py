@@ -90,7 +90,7 @@ def _check() -> str | None:
         warnings.simplefilter("ignore")
         try:
             frame.collect_schema()
-        except Exception:
+        except Exception:  # the probe's own failure is expected under the guard; whether it ran is the answer
             pass
     return "polars ran a Python function while resolving a schema under the guard" if ran else None
 

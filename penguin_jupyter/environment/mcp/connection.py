@@ -126,7 +126,7 @@ class McpConnection:
                         self._session = session
                         ready.set_result(tools)
                         await anyio.sleep_forever()
-        except Exception as exc:
+        except Exception as exc:  # whatever the MCP SDK or the server raises is the connect failure reported
             failure = exc
         except BaseException:  # a native cancellation of this task: unwind, report cancelled
             self._fail(ConnectCancelled("MCP connect cancelled"))

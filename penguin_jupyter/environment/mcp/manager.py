@@ -234,7 +234,7 @@ class McpManager:
             tools = await connection.open(self._workspace_dir)
         except ConnectCancelled:
             return _Cancelled(_elapsed_ms(started))
-        except Exception as exc:
+        except Exception as exc:  # one server's failure is its own line; the other servers and the session go on
             if connection.cancel_requested:
                 return _Cancelled(_elapsed_ms(started))
             detail = describe_error(exc)

@@ -73,7 +73,7 @@ def _pending_proposal(shell: KernelShell) -> str | None:
     manager = getattr(shell, "payload_manager", None)
     try:
         payloads = manager.read_payload() if manager is not None else []
-    except Exception:
+    except Exception:  # IPython's payload manager in any state: no proposal read
         return None
     for payload in payloads:
         if isinstance(payload, dict) and payload.get("source") == "set_next_input":

@@ -155,7 +155,7 @@ def describe_value(value: object) -> tuple[str, str | None]:
             markup = html_repr()
             if markup:
                 text = html_to_text(markup)
-        except Exception:
+        except Exception:  # a user object's broken _repr_html_ keeps the plain text
             pass
     return text, None
 
@@ -193,7 +193,7 @@ def _run_locked(code: str, namespace: dict[str, object], filename: str, outcome:
             outcome.interrupted = True
         except SyntaxError as exc:
             outcome.error = "".join(traceback.format_exception_only(type(exc), exc)).rstrip()
-        except BaseException as exc:
+        except BaseException as exc:  # the user's code: whatever it raises (SystemExit too) is the call's error
             outcome.error = _trimmed_traceback(exc, filename)
         finally:
             restore_show()
@@ -201,7 +201,7 @@ def _run_locked(code: str, namespace: dict[str, object], filename: str, outcome:
             outcome.images.extend(_collect_new_figures(before, outcome.displayed_figures))
         except RunPythonInterrupted:
             outcome.interrupted = True
-        except Exception as exc:
+        except Exception as exc:  # figure capture is extra: its failure is a note on the result
             outcome.error = (
                 outcome.error + "\n" if outcome.error else ""
             ) + f"[figure capture failed: {exc}]"

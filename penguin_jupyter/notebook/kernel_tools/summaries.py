@@ -91,7 +91,7 @@ def _family(value: object) -> Family | None:
         try:
             if family.match(value):
                 return family
-        except Exception:
+        except Exception:  # a family's match on a user object may raise anything: not that family
             continue
     return None
 
@@ -122,7 +122,7 @@ def _listing_row(name: str, value: object) -> str:
             kind, size, memory = family.listing(value)
         else:
             kind, size, memory = type(value).__name__, _generic_size(value), _generic_memory(value)
-    except Exception as exc:
+    except Exception as exc:  # a user object's library may raise anything: the listing says so
         kind, size, memory = type(value).__name__, f"(listing failed: {exc})"[:120], "?"
     return f"{name}\t{kind}\t{size}\t{memory}"
 
@@ -147,7 +147,7 @@ def _summary_unguarded(name: str, value: object) -> str:
             text = family.summary(name, value, budget)
             note = budget.note()
             return text + ("\n" + note if note else "")
-    except Exception as exc:
+    except Exception as exc:  # a user object's library may raise anything: the summary says so
         reason = " ".join(str(exc).split())[:300]  # one line, whatever the library raised
         return f"{name}: {type(value).__name__} (summary failed: {reason})\n{bounded_repr(value)}"
     size = _generic_size(value)

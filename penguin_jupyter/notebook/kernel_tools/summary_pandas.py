@@ -114,7 +114,7 @@ def series_summary(name: str, series: Any, budget: Budget) -> str:
         if series.dtype.kind in "iufb" and budget.allows("describe()"):
             lines.append("describe():" if positions is None else "describe() (sample):")
             lines.append(bounded_repr(sample.describe().round(4), 1500))
-    except Exception:
+    except Exception:  # describe() of a user's column may raise anything: the sample is still shown
         pass
     lines.append("first values:")
     lines.append(bounded_repr(series.head(SAMPLE_ROWS), 1500))

@@ -106,13 +106,13 @@ class NotebookBridge:
         for page in pages:
             try:
                 page.comm.close()
-            except Exception:
+            except Exception:  # closing a comm whose page is gone: nothing left to tell
                 pass
             self._page_gone(page)
         if self._announce is not None:
             try:
                 self._announce.close()
-            except Exception:
+            except Exception:  # closing a comm whose page is gone: nothing left to tell
                 pass
 
     def _on_page_open(self, comm: Comm, msg: JsonObject) -> None:
@@ -287,14 +287,14 @@ class NotebookBridge:
                 last_ping = now
                 try:
                     page.comm.send({"op": "ping"})
-                except Exception:
+                except Exception:  # a ping to a page that went away; the ack timeout tells
                     pass
 
     def _drop(self, page: Page) -> None:
         log.info("notebook page %s stopped answering: forgotten", page.hello.get("page_id"))
         try:
             page.comm.close()
-        except Exception:
+        except Exception:  # closing a comm whose page is gone: nothing left to tell
             pass
         self._page_gone(page)
 
@@ -343,7 +343,7 @@ def parent_session(shell: object) -> str:
     kernel = getattr(shell, "kernel", None)
     try:
         parent = kernel.get_parent() if kernel is not None else None
-    except Exception:
+    except Exception:  # a kernel without a parent message: no page session
         return ""
     header = parent.get("header") if isinstance(parent, dict) else None
     value = header.get("session") if isinstance(header, dict) else None
@@ -382,7 +382,7 @@ def open_bridge(shell: object) -> NotebookBridge | None:
     bridge = NotebookBridge()
     try:
         bridge.open()
-    except Exception:
+    except Exception:  # without the bridge the extension still works (headless tools); logged
         log.warning("penguin: the notebook bridge could not open", exc_info=True)
         return None
     setattr(shell, _BRIDGE_ATTR, bridge)

@@ -218,7 +218,7 @@ def current_cell_id(shell: object) -> str | None:
     kernel = getattr(shell, "kernel", None)
     try:
         parent = kernel.get_parent() if kernel is not None else None
-    except Exception:
+    except Exception:  # a kernel without a parent message: no cell id
         return None
     metadata = parent.get("metadata") if isinstance(parent, dict) else None
     value = metadata.get("cellId") if isinstance(metadata, dict) else None

@@ -284,7 +284,7 @@ def _route_formatter(formatter: DisplayFormatter) -> None:
         if sink is not None:
             try:
                 sink(obj)
-            except Exception as exc:
+            except Exception as exc:  # the capture is extra: the user's display still happens
                 logger.warning("display capture failed: %s", exc)
         return original(obj, *args, **kwargs)
 

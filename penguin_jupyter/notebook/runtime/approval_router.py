@@ -282,7 +282,7 @@ class ApprovalRouter:
                 self._state(tool_call, sandbox_statement(sandbox, grant))
             elif grant is None and (statement := kernel_statement(sandbox, tool_call)) is not None:
                 self._state(tool_call, statement)
-        except Exception as exc:
+        except Exception as exc:  # every check fails closed: a check that raises denies, with its reason
             self._remember(tool_call, f"denied: {_failure(exc)}")
             return "deny"
         return decision

@@ -267,7 +267,7 @@ class Cell:
             )
             async for msg in messages:
                 self._on_message(msg)
-        except Exception as exc:
+        except Exception as exc:  # the cell's boundary: a Task that throws ends as failed, said in one line
             self.record.failed = f"{type(exc).__name__}: {exc}"
             self.show_note(f"penguin: the task failed: {self.record.failed}")
         for seam_line in off_lines():  # a seam the Task found off (its model client's, run_python's)

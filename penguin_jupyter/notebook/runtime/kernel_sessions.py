@@ -162,7 +162,7 @@ class NotebookSessions:
         if self.session is not None:
             try:
                 self.session.dispose()
-            except Exception:
+            except Exception:  # dispose never throws: the old session is dropped either way
                 pass
             from ..undo.undo_stack import undo_stack
 
@@ -220,7 +220,7 @@ class NotebookSessions:
         try:
             agent = await self.get_agent()
             return agent.has_session(session_id)
-        except Exception:
+        except Exception:  # an unreadable data root: no such session
             return False
 
     async def resume(self, session_id: str) -> Session:

@@ -211,7 +211,7 @@ async def _sessions(runtime: KernelRuntime, arg: str | None) -> None:
     try:
         agent = await runtime.sessions.get_agent()
         listed = agent.list_sessions()
-    except Exception as exc:
+    except Exception as exc:  # a line command says what failed in one line, never a traceback
         tell(f"penguin: cannot list sessions: {exc}")
         return
     if not listed:
@@ -281,7 +281,7 @@ async def _usage(runtime: KernelRuntime, arg: str | None) -> None:
     if meter is None:  # no session yet: today's ledger and the budgets a new session would get
         try:
             meter = (await runtime.sessions.get_agent()).spend_meter()
-        except Exception as exc:
+        except Exception as exc:  # a line command says what failed in one line, never a traceback
             tell(f"penguin: cannot read today's spend: {exc}")
     for line in spend_lines(meter, runtime.sessions.budget_usd):
         print(line)
@@ -346,7 +346,7 @@ def _sandbox_line(runtime: KernelRuntime) -> str:
         )
     try:
         hosts = ", ".join(rule.text() for rule in runtime.sessions.sandbox_hosts()) or "none"
-    except Exception as exc:
+    except Exception as exc:  # a line command says what failed in one line, never a traceback
         hosts = f"unreadable ({one_line(exc)})"
     return f"sandbox: available ({support.bwrap}); allowed hosts ([sandbox] allowed_hosts): {hosts}"
 

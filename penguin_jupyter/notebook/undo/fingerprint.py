@@ -122,7 +122,7 @@ def fingerprint(obj: object) -> str | None:
             return _numpy_fingerprint(obj)
         if kind == "polars":
             return _polars_fingerprint(obj)
-    except Exception:
+    except Exception:  # a user object's library may raise anything: no fingerprint (undo says so)
         return None
     return None
 
@@ -144,7 +144,7 @@ def _library_bytes(obj: Any, kind: str | None) -> int | None:
             return int(obj.memory_usage(index=True, deep=False).sum()) if obj.ndim == 2 else int(obj.memory_usage(index=True, deep=False))
         if kind == "polars":
             return int(obj.estimated_size())
-    except Exception:
+    except Exception:  # a user object's library may raise anything: size unknown
         return None
     return None
 
@@ -158,7 +158,7 @@ def copy_for_undo(obj: object) -> object | None:
         if isinstance(obj, list | dict | set | bytearray):
             return copy.copy(obj)  # the items themselves are kept by reference
         return _library_copy(obj, _library_kind(obj))
-    except Exception:
+    except Exception:  # a user object's library may raise anything: no copy (undo says so)
         return None
 
 
@@ -181,7 +181,7 @@ def same_content(saved: object, current: object) -> bool:
         if isinstance(current, list) and isinstance(saved, list):
             return all(a is b for a, b in zip(saved, current, strict=True))
         return bool(saved == current)
-    except Exception:
+    except Exception:  # a user object's __eq__ may raise anything: not the same
         return False
 
 

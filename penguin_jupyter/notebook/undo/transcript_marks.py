@@ -48,7 +48,7 @@ class TranscriptDisplay:
         if self.handle is not None and by_display:
             try:
                 self.handle.update(data, raw=True)
-            except Exception as exc:
+            except Exception as exc:  # the undo mark is extra: logged, the undo itself stands
                 log.warning("[penguin] could not update the transcript: %s", exc)
         if bridge is not None and bridge.connected and self.cell_id:
             try:

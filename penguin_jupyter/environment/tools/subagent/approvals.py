@@ -36,7 +36,7 @@ class _WindowSink:
 async def _ask(approve: ApproveFn, call: OmniMessage) -> ApprovalDecision:
     try:
         return await approve(call)
-    except Exception:
+    except Exception:  # the Human boundary: an approve callback that throws denies
         return "deny"
 
 

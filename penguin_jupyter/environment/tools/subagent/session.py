@@ -183,7 +183,7 @@ class ManagedSubagentSession:
                 self._exit = SubagentExit("completed", "[subagent finished without a text answer]")
             else:
                 self._exit = SubagentExit("completed")
-        except Exception as exc:
+        except Exception as exc:  # the subagent's failure is its exit, reported to the parent
             self._exit = SubagentExit("failed", f"[subagent error: {exc}]")
         finally:
             self._running = False
@@ -196,7 +196,7 @@ class ManagedSubagentSession:
         if self._tap is not None:
             try:
                 self._tap(message)
-            except Exception as exc:
+            except Exception as exc:  # a listener's bug must not stop the subagent
                 log.warning("[penguin] subagent message listener failed: %s", exc)
         else:
             self._messages.append(message)
@@ -206,5 +206,5 @@ class ManagedSubagentSession:
         if watcher is not None and not self._killed:
             try:
                 watcher()
-            except Exception as exc:
+            except Exception as exc:  # a listener's bug must not stop the subagent
                 log.warning("[penguin] subagent completion report failed: %s", exc)

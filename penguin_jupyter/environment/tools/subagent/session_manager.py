@@ -184,7 +184,7 @@ class SubagentSessionManager:
     def _deliver(listener: MessageListener, message: OmniMessage) -> None:
         try:
             listener(message)
-        except Exception as exc:
+        except Exception as exc:  # a listener's bug must not stop the subagent
             log.warning("[penguin] background subagent message listener failed: %s", exc)
 
 
