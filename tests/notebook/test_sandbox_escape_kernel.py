@@ -20,13 +20,8 @@ user namespace. Each assertion fails without the sandbox (the same commands run 
 
 from __future__ import annotations
 
-import json
 import os
-import pwd
 import shutil
-import subprocess
-import sys
-import sysconfig
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -34,7 +29,7 @@ from typing import Any
 import pytest
 
 from penguin_jupyter.environment.sandbox import sandbox_support
-from tests.support.paths import REPO_ROOT
+from tests.support.ordinary_user import run_suite_as_ordinary_user
 from tests.support.sandbox_suite import run_suite, secrets_in
 
 pytestmark = [
@@ -42,7 +37,6 @@ pytestmark = [
     pytest.mark.skipif(not sandbox_support().available, reason=f"no sandbox here: {sandbox_support().reason}"),
 ]
 
-TEST_USER = "pjsandbox"
 
 
 def _assert_confined(observed: dict[str, Any]) -> None:
@@ -94,65 +88,6 @@ def test_escape_suite_in_a_real_kernel_with_approve_auto():
     _assert_confined(observed)
 
 
-def _python_for(user: str, base: Path) -> str | None:
-    """An interpreter `user` can run with this environment's packages: this one when it can reach
-    it, else the system's python of the same version with a venv whose .pth adds our packages."""
-    check = "import penguin_jupyter, ipykernel, jupyter_client"
-    if _runs_as(user, [sys.executable, "-c", check]):
-        return sys.executable
-    system = shutil.which("python3", path="/usr/bin:/bin")
-    if system is None:
-        return None
-    venv = base / "venv"
-    if subprocess.run(["runuser", "-u", user, "--", system, "-m", "venv", "--without-pip", str(venv)], check=False).returncode:
-        return None
-    python = str(venv / "bin" / "python")
-    purelib = subprocess.run(
-        ["runuser", "-u", user, "--", python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=False,
-    ).stdout.strip()  # fmt: skip
-    if not purelib:
-        return None
-    ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-    Path(purelib, "penguin-test-packages.pth").write_text("\n".join(sorted(ours)) + "\n")
-    return python if _runs_as(user, [python, "-c", check]) else None
-
-
-def _runs_as(user: str, argv: list[str]) -> bool:
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO_ROOT), "HOME": "/nonexistent"}
-    done = subprocess.run(["runuser", "-u", user, "--", "env", "-i", *(f"{k}={v}" for k, v in env.items()), *argv],
-                          capture_output=True, check=False, cwd="/")  # fmt: skip
-    return done.returncode == 0
-
-
 @pytest.mark.skipif(os.getuid() != 0, reason="already an ordinary user: the other test is this run")
 def test_escape_suite_as_an_ordinary_user_with_bwrap_in_a_user_namespace():
-    try:
-        account = pwd.getpwnam(TEST_USER)
-    except KeyError:
-        pytest.skip(f"no user {TEST_USER} (scripts/setup.sh creates it)")
-    base = _base()
-    try:
-        os.chown(base, account.pw_uid, account.pw_gid)
-        python = _python_for(TEST_USER, base)
-        if python is None:
-            pytest.skip(f"no Python that {TEST_USER} can run with this environment's packages")
-        bin_dir = os.path.dirname(python)
-        env = {
-            "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
-            "PYTHONPATH": str(REPO_ROOT),
-            "HOME": str(base),
-            "LANG": "C.UTF-8",
-        }
-        done = subprocess.run(
-            ["runuser", "-u", TEST_USER, "--", "env", "-i", *(f"{k}={v}" for k, v in env.items()),
-             python, "-m", "tests.support.sandbox_suite", str(base / "suite")],
-            capture_output=True, text=True, cwd=str(REPO_ROOT), timeout=900, check=False,
-        )  # fmt: skip
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("SUITE-RESULT ")]
-    assert lines, f"the suite did not finish as {TEST_USER}: {done.stderr[-3000:]}"
-    observed = json.loads(lines[-1].removeprefix("SUITE-RESULT "))
-    assert observed["user"] == account.pw_uid
-    _assert_confined(observed)
+    _assert_confined(run_suite_as_ordinary_user("tests.support.sandbox_suite", _base()))

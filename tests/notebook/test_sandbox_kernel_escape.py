@@ -27,11 +27,8 @@ they succeed: each assertion here can fail.
 
 from __future__ import annotations
 
-import json
 import os
-import pwd
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -39,8 +36,7 @@ from typing import Any
 import pytest
 
 from penguin_jupyter.environment.sandbox import sandbox_support
-from tests.notebook.test_sandbox_escape_kernel import TEST_USER, _python_for
-from tests.support.paths import REPO_ROOT
+from tests.support.ordinary_user import run_suite_as_ordinary_user
 from tests.support.sandbox_kernel_suite import _codes, run_kernel_suite
 from tests.support.sandbox_suite import CountingServer, _layout, secrets_in
 
@@ -120,34 +116,7 @@ def test_escape_suite_in_the_sandboxed_kernel_with_approve_auto():
 
 @pytest.mark.skipif(os.getuid() != 0, reason="already an ordinary user: the other test is this run")
 def test_escape_suite_in_the_sandboxed_kernel_as_an_ordinary_user():
-    try:
-        account = pwd.getpwnam(TEST_USER)
-    except KeyError:
-        pytest.skip(f"no user {TEST_USER} (scripts/setup.sh creates it)")
-    base = _base()
-    try:
-        os.chown(base, account.pw_uid, account.pw_gid)
-        python = _python_for(TEST_USER, base)
-        if python is None:
-            pytest.skip(f"no Python that {TEST_USER} can run with this environment's packages")
-        env = {
-            "PATH": f"{os.path.dirname(python)}:/usr/local/bin:/usr/bin:/bin",
-            "PYTHONPATH": str(REPO_ROOT),
-            "HOME": str(base),
-            "LANG": "C.UTF-8",
-        }
-        done = subprocess.run(
-            ["runuser", "-u", TEST_USER, "--", "env", "-i", *(f"{k}={v}" for k, v in env.items()),
-             python, "-m", "tests.support.sandbox_kernel_suite", str(base / "suite")],
-            capture_output=True, text=True, cwd=str(REPO_ROOT), timeout=900, check=False,
-        )  # fmt: skip
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("SUITE-RESULT ")]
-    assert lines, f"the suite did not finish as {TEST_USER}: {done.stderr[-3000:]}"
-    observed = json.loads(lines[-1].removeprefix("SUITE-RESULT "))
-    assert observed["user"] == account.pw_uid
-    _assert_confined(observed)
+    _assert_confined(run_suite_as_ordinary_user("tests.support.sandbox_kernel_suite", _base()))
 
 
 def test_the_same_code_escapes_a_normal_kernel():
