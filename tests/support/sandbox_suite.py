@@ -114,7 +114,9 @@ def _calls(port: int, python: str, layout: dict[str, Path], mark: str) -> list[t
         (
             "daemon",
             f"setsid sh -c 'while :; do date +%s%N > heartbeat.txt; echo x > $HOME/daemon-wrote; sleep 0.2{mark}; done' "
-            f">/dev/null 2>&1 < /dev/null & (sleep {DAEMON_SECONDS.format(mark)} &) ; sleep 1; echo started",
+            f">/dev/null 2>&1 < /dev/null & (sleep {DAEMON_SECONDS.format(mark)} &) ; "
+            # the daemon has beaten at least once (a loaded machine may take more than a second)
+            "for i in $(seq 100); do [ -s heartbeat.txt ] && break; sleep 0.1; done; sleep 0.5; echo started",
         ),
         ("symlink", f"ln -s {home}/.ssh/id_rsa key_link; cat key_link; ln -s {home} home_link; echo x > home_link/via-link.txt"),
         ("fsmonitor", "git status --short"),
