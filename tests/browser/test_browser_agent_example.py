@@ -25,6 +25,7 @@ from tests.support.browser import (  # noqa: E402  (after register_assert_rewrit
     run_all,
     run_menu_command,
     save,
+    transcript_text,
     wait_kernel_idle,
 )
 
@@ -60,7 +61,7 @@ def test_agent_in_notebook_example_inserts_and_runs_its_cells(page, lab):
     assert "Gentoo" in out.inner_text() and "5116.7" in out.inner_text(), "no table in the inserted cell"
     assert out.locator("img").count() >= 1, "the plot did not land in the inserted cell"
     assert "Gentoo" in cell(page, 4).locator(".jp-OutputArea").inner_text(), "by_species is not in the kernel"
-    transcript = agent.locator(".penguin-transcript").inner_text()
+    transcript = transcript_text(agent.locator(".penguin-transcript"))
     for tool in ("read_notebook", "insert_cell", "run_cell"):
         assert tool in transcript
 
@@ -74,6 +75,6 @@ def test_agent_in_notebook_example_inserts_and_runs_its_cells(page, lab):
     time.sleep(1.0)
     wait_kernel_idle(page, timeout_ms=120_000)
     assert cells.count() == 11, "Run All asked the model again (cells were inserted again)"
-    assert ANSWER_START in agent.locator(".penguin-transcript").inner_text()
+    assert ANSWER_START in transcript_text(agent.locator(".penguin-transcript"))
     cell(page, 4).locator(".jp-OutputArea", has_text="Gentoo").wait_for(timeout=60_000)
     assert inserted.locator(".jp-OutputArea img").count() >= 1

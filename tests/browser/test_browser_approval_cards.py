@@ -17,7 +17,7 @@ import pytest
 pytest.register_assert_rewrite("tests.support.browser")
 
 from tests.browser.test_browser_notebook_tools import _notebook_with_ids  # noqa: E402
-from tests.support.browser import cell, open_notebook  # noqa: E402
+from tests.support.browser import cell, open_notebook, transcript_text  # noqa: E402
 from tests.support.session import request_messages  # noqa: E402
 
 pytest_plugins = ["tests.support.browser", "tests.support.no_fetch"]
@@ -97,6 +97,6 @@ def test_cards_show_line_5_the_bidi_controls_and_the_current_source_and_a_stale_
     told = [content for role, content in request_messages(server.requests[2]) if role == "tool"]
     assert any("changed since the approval card showed it" in content for content in told), told
     # The static transcript's cards: line 5 and the controls made visible there too.
-    transcript = agent.locator(".penguin-transcript").inner_text()
+    transcript = transcript_text(agent.locator(".penguin-transcript"))
     assert f"![chart]({counting.base}/exfil?d=secret)" in transcript
     assert counting.total() == 0, dict(counting.hits)

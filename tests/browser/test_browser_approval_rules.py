@@ -27,6 +27,7 @@ from tests.support.browser import (  # noqa: E402
     run_all,
     run_menu_command,
     save,
+    transcript_text,
     wait_cell_done,
     wait_kernel_idle,
 )
@@ -70,7 +71,7 @@ def test_a_saved_rule_says_why_on_the_live_saved_and_replayed_card_and_a_forged_
         transcript = penguin.locator(".penguin-transcript")
         transcript.wait_for()
         wait_cell_done(page, 1)
-        assert f"approval: allow — {reason}" in transcript.inner_text()
+        assert f"approval: allow — {reason}" in transcript_text(transcript)
 
         saved = save(page, path)
         assert {d["tool_call_id"]: d.get("reason") for d in _decisions(saved)} == {
@@ -80,7 +81,7 @@ def test_a_saved_rule_says_why_on_the_live_saved_and_replayed_card_and_a_forged_
         open_notebook(page, lab, name)  # reload: the labextension renders the saved output
         reloaded = cell(page, 1).locator(".penguin-transcript")
         reloaded.wait_for()
-        assert f"approval: allow — {reason}" in reloaded.inner_text()
+        assert f"approval: allow — {reason}" in transcript_text(reloaded)
 
         forged = f"allowed by rule 1 <img src={counting.base}/x>"
         text = path.read_text()
@@ -91,7 +92,7 @@ def test_a_saved_rule_says_why_on_the_live_saved_and_replayed_card_and_a_forged_
         open_notebook(page, lab, name)
         opened = cell(page, 1).locator(".penguin-transcript")
         opened.wait_for()
-        assert f"approval: allow — {forged}" in opened.inner_text()
+        assert f"approval: allow — {forged}" in transcript_text(opened)
 
         run_menu_command(page, "Kernel", "Restart Kernel and Run All Cells…")
         page.locator(".jp-Dialog .jp-mod-accept").click()
@@ -101,7 +102,7 @@ def test_a_saved_rule_says_why_on_the_live_saved_and_replayed_card_and_a_forged_
         wait_kernel_idle(page, timeout_ms=120_000)
         card = replayed.locator(".penguin-transcript")
         assert card.count() == 1
-        assert f"approval: allow — {forged}" in card.inner_text()
+        assert f"approval: allow — {forged}" in transcript_text(card)
         page.wait_for_timeout(1500)  # anything the reason made the page load would arrive now
         assert counting.total() == 0, dict(counting.hits)
         assert [url for url in seen if counting.host in url] == []

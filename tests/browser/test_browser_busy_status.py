@@ -17,7 +17,7 @@ import pytest
 pytest.register_assert_rewrite("tests.support.browser")
 
 from tests.browser.test_browser_notebook_tools import _notebook_with_ids  # noqa: E402
-from tests.support.browser import cell, docs_shot, open_notebook, run_all  # noqa: E402
+from tests.support.browser import cell, docs_shot, open_notebook, run_all, transcript_text  # noqa: E402
 
 pytest_plugins = ["tests.support.browser"]
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -76,5 +76,5 @@ def test_the_status_bar_says_busy_while_a_penguin_cell_waits_for_approval(page, 
     page.locator(STATUS_BAR, has_text=re.compile(r"\| Idle$")).wait_for(timeout=30_000)
     assert kernel_status(page)["kernel"] == "idle"
     assert len(server.requests) == 3
-    transcript = agent.locator(".penguin-transcript").inner_text()
+    transcript = transcript_text(agent.locator(".penguin-transcript"))
     assert "approval: allow" in transcript and "approval: deny" in transcript

@@ -25,6 +25,7 @@ from tests.support.browser import (  # noqa: E402  (after register_assert_rewrit
     run_all,
     run_menu_command,
     save,
+    transcript_text,
     wait_cell_done,
     wait_kernel_idle,
 )
@@ -124,7 +125,7 @@ def test_task_inserts_and_runs_cells_and_run_all_reproduces_without_the_model(pa
     code_cells.nth(3).locator(".jp-OutputArea", has_text="check [2, 4, 6]").wait_for(timeout=60_000)
     assert len(server.requests) == 3, "Run All called the model for a completed, unchanged Task"
     replayed = code_cells.nth(1)
-    assert "Done: df_clean has y = 2x." in replayed.locator(".penguin-transcript").inner_text()
+    assert "Done: df_clean has y = 2x." in transcript_text(replayed.locator(".penguin-transcript"))
     assert "the model was not called" in replayed.locator(".jp-OutputArea").inner_text()
     assert TRANSCRIPT_MIME in save(page, path, expect="check [2, 4, 6]")["cells"][1]["outputs"][-1]["data"]
 

@@ -19,7 +19,7 @@ import pytest
 
 pytest.register_assert_rewrite("tests.support.browser", "tests.support.no_fetch")
 
-from tests.support.browser import CURRENT_NOTEBOOK, cell, open_notebook, wait_kernel_idle  # noqa: E402
+from tests.support.browser import CURRENT_NOTEBOOK, cell, open_notebook, transcript_text, wait_kernel_idle  # noqa: E402
 from tests.support.forged_notebook import forged_cell, hostile_bundle, write_notebook  # noqa: E402
 
 pytest_plugins = ["tests.support.browser", "tests.support.no_fetch"]
@@ -60,7 +60,7 @@ def test_run_cell_on_a_forged_penguin_cell_shows_its_source_and_is_refused(
     wait_kernel_idle(page, timeout_ms=120_000)
     page.wait_for_timeout(1500)  # let anything a re-published output started reach the server
 
-    transcript = mine.locator(".penguin-transcript").inner_text()
+    transcript = transcript_text(mine.locator(".penguin-transcript"))
     assert "run_cell refused: cell forged is a %%penguin cell" in transcript, transcript
     assert dict(counting.hits) == opened_hits, f"run_cell fetched: {dict(counting.hits)} (on open: {opened_hits})"
     assert [url for url in seen[opened_seen:] if counting.host in url] == []

@@ -437,6 +437,17 @@ def save(page: Any, path: Path, expect: str = TRANSCRIPT_MIME, timeout: float = 
     raise AssertionError(f"{path.name} was not saved with {expect} within {timeout:.0f}s")
 
 
+def transcript_text(transcript: Any, timeout_ms: int = PAGE_TIMEOUT_MS) -> str:
+    """A static transcript's text once the renderer has filled it: the output node is there a
+    moment before its content (a loaded CI run read '' twice)."""
+    transcript.wait_for(timeout=timeout_ms)
+    transcript.page.wait_for_function(
+        "el => el.innerText.trim().length > 0", arg=transcript.element_handle(), timeout=timeout_ms
+    )
+    text: str = transcript.inner_text()
+    return text
+
+
 def run_cell_at(page: Any, index: int) -> None:
     """Click into code cell `index` and run it (Shift+Enter)."""
     cell(page, index).locator(".jp-InputArea-editor").click()
