@@ -49,7 +49,6 @@ from __future__ import annotations
 import bisect
 import inspect
 import operator
-import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
@@ -60,6 +59,7 @@ from ..seams.llm_sdk import (
     claude_on_bedrock,
     conversion_function,
     installed_conversion,
+    loaded_class,
     replace_conversion,
 )
 from .loop_slices import run_in_slices
@@ -287,9 +287,8 @@ def _incremental_for(function: object) -> Callable[..., _KeptConversion] | None:
     if function is None:
         return None
     for (module_name, class_name), make in _INCREMENTAL.items():
-        module = sys.modules.get(module_name)
-        client_class = getattr(module, class_name, None) if module is not None else None
-        if isinstance(client_class, type) and class_conversion(client_class) is function:
+        client_class = loaded_class(module_name, class_name)
+        if client_class is not None and class_conversion(client_class) is function:
             return make
     return None
 

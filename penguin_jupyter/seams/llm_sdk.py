@@ -281,11 +281,18 @@ CONVERSION = declare(
 _CLAUDE_MODULE = "agenthub.claude5.client"
 
 
+def loaded_class(module_name: str, class_name: str) -> type[Any] | None:
+    """Class `class_name` of module `module_name` when that module is imported already, else None
+    (never imports it: a provider's SDK is loaded only for a client of that provider)."""
+    module = sys.modules.get(module_name)
+    found = getattr(module, class_name, None) if module is not None else None
+    return found if isinstance(found, type) else None
+
+
 def _check_claude_bedrock() -> str | None:
-    module = sys.modules.get(_CLAUDE_MODULE)  # checked once a Claude client is in use: importing
-    if module is None:  # it loads anthropic (~1.6 s of CPU) in a kernel that talks to no Claude
+    claude = loaded_class(_CLAUDE_MODULE, "Claude5Client")  # checked once a Claude client is in
+    if claude is None:  # use: importing it loads anthropic (~1.6 s of CPU) in a kernel that talks to no Claude
         raise NotInUse("no Claude client in this process")
-    claude = module.Claude5Client
     if not callable(getattr(claude, _CONVERSION, None)):
         return f"agenthub's Claude5Client has no {_CONVERSION}"
     if "_use_bedrock" not in claude.__init__.__code__.co_names:
@@ -328,9 +335,8 @@ def installed_conversion(routed: Any) -> Any:
 
 def claude_on_bedrock(routed: Any) -> bool:
     """Whether `routed` is agenthub's Claude client talking to Bedrock (`bedrock://` base URL)."""
-    module = sys.modules.get(_CLAUDE_MODULE)
-    claude = getattr(module, "Claude5Client", None) if module is not None else None
-    if isinstance(claude, type) and isinstance(routed, claude) and not CLAUDE_BEDROCK.enabled():
+    claude = loaded_class(_CLAUDE_MODULE, "Claude5Client")
+    if claude is not None and isinstance(routed, claude) and not CLAUDE_BEDROCK.enabled():
         return True  # where it talks cannot be told: convert whole, as on Bedrock
     return getattr(routed, "_use_bedrock", False) is True
 
@@ -506,12 +512,11 @@ COPY_AND_PREPARE = declare(
 def replace_copy_and_prepare(sdk: Any, make: Callable[[Any], Any], hook_type: type) -> bool:
     """Give one anthropic SDK client object `make(its _copy_and_prepare)`; False when the seam is
     off, `sdk` is not an anthropic client or already has the hook."""
-    anthropic = sys.modules.get("anthropic")
-    if anthropic is None:  # no anthropic client exists before anthropic is imported (and it is
-        return False  # not imported for the other providers: ~1.6 s of CPU)
-    AsyncAnthropic = anthropic.AsyncAnthropic
+    # no anthropic client exists before anthropic is imported (and it is not imported for the
+    # other providers: ~1.6 s of CPU)
+    async_anthropic = loaded_class("anthropic", "AsyncAnthropic")
     prepare = getattr(sdk, "_copy_and_prepare", None)
-    if not isinstance(sdk, AsyncAnthropic) or prepare is None or isinstance(prepare, hook_type):
+    if async_anthropic is None or not isinstance(sdk, async_anthropic) or prepare is None or isinstance(prepare, hook_type):
         return False
     if not COPY_AND_PREPARE.enabled():
         return False
