@@ -30,6 +30,7 @@ from tests.support.sandbox_suite import (
     _decisions,
     _layout,
     _outputs,
+    observe_marks,
 )
 
 
@@ -189,31 +190,18 @@ def run_kernel_suite(base: Path) -> dict[str, Any]:
     finally:
         counting.close()
     observed["hits"] = list(counting.hits)
-    observed["files"] = {
-        name: (path.exists() or path.is_symlink())
-        for name, path in {
-            "inside": workspace / "inside.txt",
-            "home_pwned": home / "pwned.txt",
-            "startup": home / ".ipython" / "profile_default" / "startup" / "00-evil.py",
-            "hook": workspace / ".git" / "hooks" / "pre-commit",
-            "daemon_wrote": home / "daemon-wrote",
-            "via_link": home / "via-link.txt",
-            "fsmonitor_ran": home / "fsmonitor-ran",
-            "kube_ran": home / "kube-ran",
+    observe_marks(
+        observed,
+        workspace,
+        home,
+        {
             "command": workspace / "command.txt",
             "command_pwned": home / "command-pwned.txt",
-            "outside_ok": workspace / "outside-ok",
             "user_cell": home / "user-cell.txt",
             "wf_home": home / "wf.txt",
             "wf_hook": workspace / ".git" / "hooks" / "post-checkout",
-        }.items()
-    }
-    observed["git_config"] = (workspace / ".git" / "config").read_text()
-    observed["authorized_keys"] = (home / ".ssh" / "authorized_keys").read_text()
-    observed["leaks"] = {
-        name: (workspace / f"{name}-leak.txt").read_text() if (workspace / f"{name}-leak.txt").exists() else None
-        for name in ("fsmonitor", "kube")
-    }
+        },
+    )
     traces = data / "default_project" / "agents" / "default_agent" / "traces"
     observed["traces"] = sorted(str(p.relative_to(traces)) for p in traces.rglob("*.jsonl"))
     observed["published_has_outputs"] = any("WROTE" in p.read_text() or "written" in p.read_text() for p in traces.rglob("session-2*.jsonl"))

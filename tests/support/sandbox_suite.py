@@ -266,29 +266,37 @@ def run_suite(base: Path) -> dict[str, Any]:
     finally:
         counting.close()
     observed["hits"] = list(counting.hits)
-    observed["files"] = {
-        name: (path.exists() or path.is_symlink())
-        for name, path in {
-            "inside": workspace / "inside.txt",
-            "home_pwned": home / "pwned.txt",
-            "startup": home / ".ipython" / "profile_default" / "startup" / "00-evil.py",
-            "hook": workspace / ".git" / "hooks" / "pre-commit",
-            "daemon_wrote": home / "daemon-wrote",
-            "via_link": home / "via-link.txt",
-            "fsmonitor_ran": home / "fsmonitor-ran",
-            "kube_ran": home / "kube-ran",
-            "outside_ok": workspace / "outside-ok",
-            "child_inside": workspace / "child-inside.txt",
-            "child_pwned": home / "child-pwned.txt",
-        }.items()
+    observe_marks(
+        observed,
+        workspace,
+        home,
+        {"child_inside": workspace / "child-inside.txt", "child_pwned": home / "child-pwned.txt"},
+    )
+    return observed
+
+
+def observe_marks(observed: dict[str, Any], workspace: Path, home: Path, extra: dict[str, Path]) -> None:
+    """What the escape attempts left behind, after the Task: which marks exist (the ones every
+    suite plants, plus `extra`), the workspace's git config, authorized_keys and the leak files."""
+    marks = {
+        "inside": workspace / "inside.txt",
+        "home_pwned": home / "pwned.txt",
+        "startup": home / ".ipython" / "profile_default" / "startup" / "00-evil.py",
+        "hook": workspace / ".git" / "hooks" / "pre-commit",
+        "daemon_wrote": home / "daemon-wrote",
+        "via_link": home / "via-link.txt",
+        "fsmonitor_ran": home / "fsmonitor-ran",
+        "kube_ran": home / "kube-ran",
+        "outside_ok": workspace / "outside-ok",
+        **extra,
     }
+    observed["files"] = {name: (path.exists() or path.is_symlink()) for name, path in marks.items()}
     observed["git_config"] = (workspace / ".git" / "config").read_text()
     observed["authorized_keys"] = (home / ".ssh" / "authorized_keys").read_text()
     observed["leaks"] = {
         name: (workspace / f"{name}-leak.txt").read_text() if (workspace / f"{name}-leak.txt").exists() else None
         for name in ("fsmonitor", "kube")
     }
-    return observed
 
 
 def secrets_in(text: str) -> list[str]:
