@@ -50,8 +50,11 @@ class _Surface:
         pass
 
 
-async def clicks(entries: list[dict[str, Any]], mode: str, workspace: str) -> int:
-    """The cards a human answers (Approve each) for every tool call of the script."""
+async def clicks(
+    entries: list[dict[str, Any]], mode: str, workspace: str, support: SandboxSupport | None = None
+) -> int:
+    """The cards a human answers (Approve each) for every tool call of the script; `support`: the
+    sandbox the commands run in (default: bwrap, available)."""
     permissions = _permissions()
     asked: list[str] = []
 
@@ -65,7 +68,7 @@ async def clicks(entries: list[dict[str, Any]], mode: str, workspace: str) -> in
         permission_of=permissions.get,
         asker=CellAsker(channel="stdin", surface=_Surface(), input_fn=answer),  # type: ignore[arg-type]
         workspace_dir=workspace,
-        sandbox=CellSandbox(SandboxSupport(True, "", "/usr/bin/bwrap"), SandboxGrants()),
+        sandbox=CellSandbox(support or SandboxSupport(True, "", "/usr/bin/bwrap"), SandboxGrants()),
     )
     router = ApprovalRouter(lambda: approval)
     for entry in entries:

@@ -15,45 +15,21 @@ from typing import Any
 
 import pytest
 
-from penguin_jupyter.environment.sandbox import SandboxGrants, SandboxSupport, parse_hosts, sandbox_support
+from penguin_jupyter.environment.sandbox import SandboxSupport, parse_hosts, sandbox_support
 from penguin_jupyter.environment.sandbox.enclosing import KernelSandbox
-from penguin_jupyter.notebook.runtime.approval import CellAsker
-from penguin_jupyter.notebook.runtime.approval_router import ApprovalRouter, CellApproval
-from penguin_jupyter.notebook.runtime.sandbox_approval import CellSandbox
-from penguin_jupyter.omni import tool_call
 from penguin_jupyter.testing import explore_entries
 from penguin_jupyter.testing.notebook_tools_script import notebook_tools_entries
-from tests.notebook.test_sandbox_clicks import DEMO_SCRIPT, _permissions, _Surface
+from tests.notebook.test_sandbox_clicks import DEMO_SCRIPT, clicks
 from tests.support.kernel import KernelHarness, kernel_env
 from tests.support.paths import REPO_ROOT
 from tests.support.sandbox_kernel import KERNEL_NAME, declare_kernel_tools, sandbox_spec_manager
 
 
 async def kernel_clicks(entries: list[dict[str, Any]], workspace: str) -> int:
+    """The cards under `auto` when the kernel itself runs in the sandbox."""
     declare_kernel_tools()
-    permissions = _permissions()
-    asked: list[str] = []
-
-    def answer(prompt: str) -> str:
-        asked.append(prompt)
-        return "y"
-
     kernel = KernelSandbox(workspace, parse_hosts(["api.openai.com"]))
-    approval = CellApproval(
-        mode="auto",
-        always_allowed=set(),
-        permission_of=permissions.get,
-        asker=CellAsker(channel="stdin", surface=_Surface(), input_fn=answer),  # type: ignore[arg-type]
-        workspace_dir=workspace,
-        sandbox=CellSandbox(SandboxSupport(True, "", "", kernel), SandboxGrants()),
-    )
-    router = ApprovalRouter(lambda: approval)
-    for entry in entries:
-        if entry.get("unless_tools"):  # the headless path: in JupyterLab the page tools are offered
-            continue
-        for call in entry.get("tool_calls", []):
-            assert await router.decide(approval, tool_call(call["name"], call["arguments"], call["id"])) == "allow"
-    return len(asked)
+    return await clicks(entries, "auto", workspace, SandboxSupport(True, "", "", kernel))
 
 
 async def test_clicks_for_the_examples_in_the_sandboxed_kernel(tmp_path):
