@@ -133,7 +133,16 @@ def _private_roots() -> list[Path]:
     return [_home() / ".penguin", *data_roots()]
 
 
-def _credential_files(workspace_dir: str | None) -> Iterator[tuple[Path, str]]:
+def _credential_files(workspace_dir: str | None, fixed: bool = True) -> Iterator[tuple[Path, str]]:
+    """`fixed=False`: only those in the workspace."""
+    if fixed:
+        yield from _home_credential_files()
+    if workspace_dir:
+        for env_file in Path(workspace_dir).glob(".env*"):
+            yield env_file, f"the workspace's {env_file.name}"
+
+
+def _home_credential_files() -> Iterator[tuple[Path, str]]:
     home = _home()
     for name in _CREDENTIAL_NAMES:
         yield home / name, f"~/{name}"
@@ -148,9 +157,6 @@ def _credential_files(workspace_dir: str | None) -> Iterator[tuple[Path, str]]:
     for path in os.environ.get(SECRET_FILES_ENV, "").split(os.pathsep):
         if path:
             yield Path(path), _shown(os.path.abspath(path))
-    if workspace_dir:
-        for env_file in Path(workspace_dir).glob(".env*"):
-            yield env_file, f"the workspace's {env_file.name}"
 
 
 def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
@@ -285,9 +291,28 @@ def credential_locations(workspace_dir: str | None) -> list[Path]:
     the credential folders, the named files in the home folder and at the workspace's top, the
     registered ones, and every penguin data root with `~/.penguin`. Locations, not identities:
     a hard link elsewhere is not among them."""
-    locations = [folder for folder, _ in _credential_dirs()]
-    locations += [file for file, _ in _credential_files(workspace_dir)]
+    locations = list(_fixed_locations())
+    locations += [file for file, _ in _credential_files(workspace_dir, fixed=False)]
     if workspace_dir:
         locations += [Path(workspace_dir) / name for name in _CREDENTIAL_NAMES]
-    locations += _private_roots()
     return list(dict.fromkeys(locations))
+
+
+_fixed_memo: tuple[object, tuple[Path, ...]] | None = None
+
+
+def _fixed_locations() -> tuple[Path, ...]:
+    """The locations that do not depend on a workspace, built again only when what they are
+    built from changed (the environment, the registered files and roots): a sandbox asks for
+    them before every command."""
+    global _fixed_memo
+    key = (tuple(os.environ.items()), tuple(_registered.items()), tuple(_registered_roots))
+    memo = _fixed_memo
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    locations = [folder for folder, _ in _credential_dirs()]
+    locations += [file for file, _ in _credential_files(None)]
+    locations += _private_roots()
+    fixed = tuple(dict.fromkeys(locations))
+    _fixed_memo = (key, fixed)
+    return fixed

@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -36,41 +35,10 @@ from penguin_jupyter.environment.sandbox import (
 from penguin_jupyter.interfaces import EnvironmentServices, MCPServerConfig, ToolExecutionRequest
 from penguin_jupyter.omni import tool_call
 from tests.support.mcp import FIXTURE_SERVER
+from tests.support.sandbox_env import SECRET, make_env, run
 from tests.support.sandbox_suite import CountingServer
 
 pytestmark = pytest.mark.skipif(not sandbox_support().available, reason=f"no sandbox here: {sandbox_support().reason}")
-
-SECRET = "SANDBOX-TEST-SECRET-4242"
-
-
-@pytest.fixture
-def home(monkeypatch):
-    """A home folder outside /tmp (the sandbox's /tmp is its own) with credentials in it."""
-    folder = Path(tempfile.mkdtemp(prefix="pj-sandbox-home-", dir="/var/tmp"))
-    (folder / ".ssh").mkdir()
-    (folder / ".ssh" / "id_rsa").write_text(SECRET)
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.setenv("PENGUIN_HOME", str(folder / ".penguin" / "data"))
-    yield folder
-    subprocess.run(["rm", "-rf", str(folder)], check=False)
-
-
-def make_env(workspace: Path | str, *, sandboxed: bool = True, **config: object) -> Environment:
-    """An Environment whose commands run in the sandbox (a ledger without grants: fail closed,
-    sandboxed) or, with `sandboxed=False`, as they always did."""
-    sandbox = SandboxConfig(grants=SandboxGrants(), **config) if sandboxed else SandboxConfig()  # type: ignore[arg-type]
-    services = EnvironmentServices(extra={"sandbox": sandbox})
-    return Environment(EnvironmentConfig(workspace_dir=str(workspace), tool_config=ToolConfig(), services=services))
-
-
-async def run(env: Environment, call_id: str = "c1", **arguments: object) -> str:
-    request = ToolExecutionRequest(tool_call=tool_call("exec_command", json.dumps(arguments), call_id))
-    output = ""
-    async for msg in env.execute_tool(request):
-        if msg.type == "model_msg":
-            output = msg.payload.output
-    return output
-
 
 def _attempts(home: Path, port: int) -> str:
     return (

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import os
 import secrets
+import shutil
 import threading
 import time
 import weakref
@@ -83,11 +85,15 @@ class CommandSessionManager:
         env = build_child_env(self.vault, policy)
         env[OWNER_ENV_VAR] = self.owner_token
         launch = None
+        child = None
         if plan is not None and plan.sandboxed:
             if self.sandbox is None or plan.refusal is not None:
                 raise RuntimeError(plan.refusal or "no sandbox configured for this environment")
-            launch = self.sandbox.launch(["bash", "-lc", cmd], cwd, env, plan)
-        session = CommandSession(cmd, cwd, env, launch)
+            argv = [_bash(env), "-lc", cmd]
+            child = self.sandbox.warm_start(argv, cwd, env, plan, _warm_host_env())
+            if child is None:
+                launch = self.sandbox.launch(argv, cwd, env, plan)
+        session = CommandSession(cmd, cwd, env, launch, child)
         self._live = {s for s in self._live if not s.exited}
         self._live.add(session)
         return session
@@ -193,6 +199,18 @@ class CommandSessionManager:
         for session in list(self._live) + list(self._sessions.values()):
             with contextlib.suppress(Exception):
                 session.hard_kill()
+
+
+def _bash(env: dict[str, str]) -> str:
+    """bash by its path, found on the command's PATH: a warm sandbox starts a command with no
+    search of its own."""
+    return shutil.which("bash", path=env.get("PATH")) or "/bin/bash"
+
+
+def _warm_host_env() -> dict[str, str]:
+    """A warm sandbox's own environment: this process's owner marker (its watchdog ends the
+    sandbox if this process dies), never a generation's (an interrupt ends commands, not it)."""
+    return {OWNER_ENV_VAR: f"{process_prefix()}sandbox", "PATH": os.defpath}
 
 
 @atexit.register

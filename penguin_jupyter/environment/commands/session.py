@@ -1,11 +1,12 @@
 """One command session: a `bash -lc` child in its own process group, read through pipes.
 
 Owns the bounded unread-output buffer (1 MiB chars, oldest dropped with a marker), completion
-on the foreground shell's exit (not pipe EOF), the SIGTERM-then-SIGKILL group kill, and the
-async `collect(yield_ms)` window. A sandboxed session (`launch`, environment/sandbox/) runs the
-same `bash -lc` under bwrap: the child is bwrap, whose group a kill ends (the whole sandbox dies
-with it); an interrupt and a kill's first SIGTERM go to the command's own group inside. Threads do the blocking I/O so a session works from any event
-loop (the notebook may drive successive runs from different loops).
+on the foreground shell's exit (not pipe EOF), the SIGTERM-then-SIGKILL kill, and the async
+`collect(yield_ms)` window. Which process that is and how it is signalled is the child's
+(`child.py`): started here, as it is or under a per-command bwrap (`launch`), or started
+already in the session's warm sandbox (`environment/sandbox/warm.py`). Threads do the blocking
+I/O so a session works from any event loop (the notebook may drive successive runs from
+different loops).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import codecs
 import contextlib
 import os
 import signal as signal_module
-import subprocess
 import threading
 import time
 from collections import deque
@@ -24,6 +24,7 @@ from typing import IO
 
 from ...interfaces import AbortSignal, unless_aborted
 from ..sandbox.launch import ProcessLaunch
+from .child import CommandChild, PopenChild
 
 OUTPUT_BUFFER_CAP = 1024 * 1024
 POST_EXIT_DRAIN_S = 0.05
@@ -41,9 +42,17 @@ def signal_name(number: int) -> str:
 
 
 class CommandSession:
-    def __init__(self, cmd: str, cwd: str, env: dict[str, str], launch: ProcessLaunch | None = None):
+    def __init__(
+        self,
+        cmd: str,
+        cwd: str,
+        env: dict[str, str],
+        launch: ProcessLaunch | None = None,
+        child: CommandChild | None = None,
+    ):
+        """`launch`: start it under a per-command bwrap; `child`: it was started already (in a
+        session's warm sandbox)."""
         self.cmd = cmd
-        self.launch = launch
         self.sandbox_notes: list[str] = []  # what the sandbox reports once the command ended
         self._lock = threading.Lock()
         self._chunks: deque[str] = deque()
@@ -59,29 +68,11 @@ class CommandSession:
         self._on_settled: Callable[[CommandSession], None] | None = None
         self.last_output_at = time.monotonic()
         self.last_used = time.monotonic()
-        try:
-            self.proc = subprocess.Popen(
-                launch.argv if launch is not None else ["bash", "-lc", cmd],
-                cwd=cwd,
-                env=launch.env if launch is not None else env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                bufsize=0,
-                pass_fds=launch.pass_fds if launch is not None else (),
-            )
-        except BaseException:
-            if launch is not None:
-                launch.started()
-                launch.close()
-            raise
-        if launch is not None:
-            launch.started()
-        self.pid = self.proc.pid
+        self.child: CommandChild = child if child is not None else PopenChild(["bash", "-lc", cmd], cwd, env, launch)
+        self.pid = self.child.pid
         self._readers = [
-            threading.Thread(target=self._read_pipe, args=(self.proc.stdout,), daemon=True),
-            threading.Thread(target=self._read_pipe, args=(self.proc.stderr,), daemon=True),
+            threading.Thread(target=self._read_pipe, args=(self.child.stdout,), daemon=True),
+            threading.Thread(target=self._read_pipe, args=(self.child.stderr,), daemon=True),
         ]
         for reader in self._readers:
             reader.start()
@@ -117,7 +108,9 @@ class CommandSession:
 
     # --- threads ---------------------------------------------------------------------------
 
-    def _read_pipe(self, pipe: IO[bytes]) -> None:
+    def _read_pipe(self, pipe: IO[bytes] | None) -> None:
+        if pipe is None:
+            return
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         fd = pipe.fileno()
         try:
@@ -159,13 +152,12 @@ class CommandSession:
         self._wake()
 
     def _wait_exit(self) -> None:
-        code = self.proc.wait()
+        code = self.child.wait()
         if code < 0:
             self.exit_signal = signal_name(-code)
         else:
             self.exit_code = code
-        if self.launch is not None:
-            self.sandbox_notes = self.launch.close()
+        self.sandbox_notes = self.child.close()
         self._exited.set()
         self._wake()
         callback = self._on_settled
@@ -225,7 +217,7 @@ class CommandSession:
 
     def write(self, chars: str) -> None:
         """Write to stdin on a worker thread; errors (closed stdin) are ignored."""
-        stdin = self.proc.stdin
+        stdin = self.child.stdin
         if stdin is None:
             return
         data = chars.encode("utf-8", "replace")
@@ -237,36 +229,23 @@ class CommandSession:
 
         threading.Thread(target=write, daemon=True).start()
 
-    def _signal_group(self, sig: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, sig)
-
-    def _signal_command(self, sig: int, wait: bool) -> None:
-        """`sig` to the command's own group: inside the sandbox when there is one (its init's
-        group), else the child's group."""
-        group = self.launch.inner_group(wait) if self.launch is not None and not self.exited else None
-        if group is None:
-            self._signal_group(sig)
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(group, sig)
-
     def interrupt(self) -> None:
-        self._signal_command(signal_module.SIGINT, wait=True)
+        self.child.signal_command(signal_module.SIGINT, wait=True, ended=self.exited)
 
     def kill(self) -> None:
-        """SIGTERM to the process group, unconditional SIGKILL after the grace; idempotent."""
+        """SIGTERM to the command's group, SIGKILL to everything it started after the grace;
+        idempotent."""
         if self._killed:
             return
         self._killed = True
-        self._signal_command(signal_module.SIGTERM, wait=False)
-        self._kill_timer = threading.Timer(KILL_GRACE_S, self._signal_group, args=(signal_module.SIGKILL,))
+        self.child.signal_command(signal_module.SIGTERM, wait=False, ended=self.exited)
+        self._kill_timer = threading.Timer(KILL_GRACE_S, self.child.kill_everything)
         self._kill_timer.daemon = True
         self._kill_timer.start()
 
     def hard_kill(self) -> None:
         self._killed = True
-        self._signal_group(signal_module.SIGKILL)
+        self.child.kill_everything()
 
     # --- async collection --------------------------------------------------------------------
 

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -29,10 +31,13 @@ from .enclosing import KernelSandbox, kernel_sandbox
 from .grants import CommandCall, SandboxGrant, SandboxGrants
 from .hosts import BadHost, HostRule, not_covered, parse_hosts
 from .launch import KernelLaunch, ProcessLaunch, SandboxLaunch
-from .mounts import filesystem_view
+from .mounts import filesystem_view, git_must_not_appear
 from .proxy import HostProxy
 from .seccomp import program_for
 from .support import sandbox_support
+from .warm import WarmChild, WarmSandbox, WarmSandboxError
+
+log = logging.getLogger(__name__)
 
 SANDBOX_NOTE = "[sandboxed: writes only in the workspace and /tmp; network: {network}]"
 SERVER_FILTER_FD = 9
@@ -78,6 +83,9 @@ class CommandSandbox:
         self.workspace_dir = workspace_dir
         self._root: str | None = None
         self._sockets = itertools.count(1)
+        self._warm: WarmSandbox | None = None
+        self._warm_lock = threading.Lock()
+        self._warm_failed = False
 
     @property
     def required(self) -> bool:
@@ -138,6 +146,44 @@ class CommandSandbox:
             workspace=self.workspace_dir,
         )
 
+    def warm_start(
+        self,
+        command: Sequence[str],
+        cwd: str | None,
+        env: Mapping[str, str],
+        plan: SandboxPlan,
+        host_env: Mapping[str, str],
+    ) -> WarmChild | None:
+        """`command` started in this Environment's warm sandbox (`warm.py`: one bwrap for the
+        session, not one per command), or None when it needs its own bwrap: network hosts (its
+        proxy and notes are its own), or no warm sandbox can start (the per-command bwrap then
+        reports why). The warm sandbox is replaced when the view a command would get changed
+        (a credential file appeared, a `.git` was made): it never holds an older view."""
+        if plan.in_kernel or plan.hosts or not plan.sandboxed or plan.refusal is not None:
+            return None
+        support = sandbox_support()
+        root = self._private_root()
+        view = filesystem_view(self.workspace_dir, os.path.join(root, "tmp"), os.path.join(root, "empty"))
+        watch = git_must_not_appear(self.workspace_dir)
+        with self._warm_lock:
+            warm = self._warm
+            if warm is not None and (not warm.usable or warm.view != view):
+                warm.retire()
+                warm = self._warm = None
+            if warm is None:
+                if self._warm_failed:
+                    return None
+                try:
+                    warm = self._warm = WarmSandbox(support.bwrap, view, host_env)
+                except WarmSandboxError as exc:
+                    self._warm_failed = True
+                    log.info("penguin: no warm sandbox (%s); each command gets its own", exc)
+                    return None
+        try:
+            return warm.start(command, cwd, env, watch)
+        except WarmSandboxError:
+            return None
+
     def server_launch(
         self, command: Sequence[str], cwd: str | None, env: Mapping[str, str], hosts: tuple[HostRule, ...]
     ) -> ServerLaunch:
@@ -180,6 +226,10 @@ class CommandSandbox:
         return self._root
 
     def dispose(self) -> None:
+        with self._warm_lock:
+            warm, self._warm = self._warm, None
+        if warm is not None:
+            warm.close()
         root, self._root = self._root, None
         if root is not None:
             with contextlib.suppress(OSError):

@@ -15,14 +15,13 @@ import contextlib
 import json
 import os
 import select
-import shutil
 import time
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from .bwrap import PROXY_VARIABLES, bwrap_argv, proxy_environment
 from .hosts import HostRule
-from .mounts import FilesystemView, git_must_not_appear
+from .mounts import FilesystemView, git_must_not_appear, remove_planted
 from .proxy import HostProxy
 from .seccomp import program_for
 
@@ -158,14 +157,5 @@ class SandboxLaunch:
             with contextlib.suppress(OSError):
                 os.close(self._info_read)
             self._info_read = -1
-        for path in self._watch:
-            if os.path.lexists(path):
-                with contextlib.suppress(OSError):
-                    if os.path.isdir(path) and not os.path.islink(path):
-                        shutil.rmtree(path)
-                    else:
-                        os.unlink(path)
-                notes.append(
-                    f"[sandbox: removed {path}, which the command created (it points git elsewhere)]"
-                )
+        notes += remove_planted(self._watch)
         return notes

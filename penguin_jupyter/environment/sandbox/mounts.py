@@ -20,9 +20,11 @@ with which namespaces is `bwrap.py`'s.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
 import os
+import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,6 +125,20 @@ def git_must_not_appear(workspace: str) -> list[str]:
         if os.path.isdir(dot_git) and not os.path.islink(dot_git) and not os.path.lexists(commondir):
             found.append(commondir)
     return found
+
+
+def remove_planted(paths: list[str]) -> list[str]:
+    """Remove what a command created at the paths `git_must_not_appear` named; a note for each."""
+    notes = []
+    for path in paths:
+        if os.path.lexists(path):
+            with contextlib.suppress(OSError):
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path)
+                else:
+                    os.unlink(path)
+            notes.append(f"[sandbox: removed {path}, which the command created (it points git elsewhere)]")
+    return notes
 
 
 def _repos(ws: str) -> list[str]:

@@ -1,0 +1,189 @@
+"""The warm sandbox (environment/sandbox/warm.py, warm_host.py): one bwrap per Environment that
+its commands start inside, with the guarantees a bwrap per command gave.
+
+Real bubblewrap, real commands through the Environment. Commands share one PID namespace (its
+inode tells sandboxes apart); a credential file that appears afterwards is still hidden (the
+view is checked before every command, a changed one gets a new sandbox); what a command leaves
+behind (`setsid`, a double fork, a cleared environment) ends with it while another command keeps
+running; a command that kills its keeper ends, and what it left with it; the sandbox outlives the
+thread that started it; a command too large for the socket gets its own bwrap; keepers cannot be
+read; dispose ends the sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from penguin_jupyter.environment.commands.owner_marker import can_scan
+from penguin_jupyter.environment.sandbox import sandbox_support
+from tests.support.sandbox_env import make_env, run
+
+pytestmark = [
+    pytest.mark.skipif(not sandbox_support().available, reason=f"no sandbox here: {sandbox_support().reason}"),
+    pytest.mark.skipif(not can_scan(), reason="process scans need Linux /proc"),
+]
+
+NAMESPACE = "readlink /proc/self/ns/pid"
+AWS_SECRET = "AWS-WARM-SECRET-5772156"
+
+
+def _namespace(output: str) -> str:
+    line = output.splitlines()[0]
+    assert line.startswith("pid:["), output
+    return line
+
+
+async def _settled(env) -> str:  # type: ignore[no-untyped-def]
+    """Run commands until two in a row share a sandbox: a folder without `.git` gets its
+    placeholders from the first views (bwrap makes their mount points), each a new view."""
+    last = ""
+    for _ in range(5):
+        current = _namespace(await run(env, cmd=NAMESPACE))
+        if current == last:
+            return current
+        last = current
+    raise AssertionError("the view never settled")
+
+
+def _alive(needle: str) -> list[str]:
+    out = subprocess.run(["ps", "-ww", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if needle in line and line.split()[1][:1] != "Z" and "ps -eo" not in line]
+
+
+def _wait(predicate, timeout_s: float = 15.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return bool(predicate())
+
+
+async def test_commands_share_one_sandbox_and_a_credential_that_appears_later_stays_hidden(home, tmp_path):
+    env = make_env(tmp_path)
+    try:
+        first = await _settled(env)
+        second = _namespace(await run(env, cmd=NAMESPACE))
+        (home / ".aws").mkdir()
+        (home / ".aws" / "credentials").write_text(AWS_SECRET)
+        after = await run(env, cmd=f"{NAMESPACE}; cat ~/.aws/credentials; echo done")
+    finally:
+        env.dispose()
+    host = os.readlink("/proc/self/ns/pid")
+    assert first == second != host
+    assert AWS_SECRET not in after and "done" in after, after
+    assert _namespace(after) != first  # a new view: a new sandbox
+
+
+async def test_what_a_command_leaves_behind_ends_with_it_while_another_keeps_running(home, tmp_path):
+    tag = f"31.{os.getpid() % 1000:03d}"
+    env = make_env(tmp_path)
+    try:
+        running = await run(env, cmd=f"sleep 6{tag}", yield_time_ms=300)
+        assert "process_id" in running
+        left = await run(
+            env,
+            cmd=f"(setsid sleep 7{tag}1 > /dev/null 2>&1 &); (env -i /bin/sleep 7{tag}2 > /dev/null 2>&1 &); "
+            f"nohup sleep 7{tag}3 > /dev/null 2>&1 & echo started",
+        )
+        assert "started" in left
+        assert _wait(lambda: not _alive(f"sleep 7{tag}")), _alive(f"sleep 7{tag}")
+        assert _alive(f"sleep 6{tag}")  # the other command runs on, in the same sandbox
+    finally:
+        env.dispose()
+    assert _wait(lambda: not _alive(f"sleep 6{tag}")), _alive(f"sleep 6{tag}")
+
+
+async def test_a_command_that_kills_its_keeper_ends_and_what_it_left_with_it(home, tmp_path):
+    tag = f"32.{os.getpid() % 1000:03d}"
+    env = make_env(tmp_path)
+    try:
+        before = await _settled(env)
+        killed = await run(env, cmd=f"(sleep 8{tag} &); kill -9 $PPID; sleep 8{tag}")
+        assert "terminated by signal SIGKILL" in killed, killed
+        assert _wait(lambda: not _alive(f"sleep 8{tag}")), _alive(f"sleep 8{tag}")
+        assert _namespace(await run(env, cmd=NAMESPACE)) == before  # the sandbox itself goes on
+    finally:
+        env.dispose()
+
+
+async def test_the_sandbox_outlives_the_thread_that_started_it(home, tmp_path):
+    env = make_env(tmp_path)
+    seen: list[str] = []
+    try:
+
+        def in_a_thread() -> None:  # a cell's thread: it ends long before the session does
+            seen.append(asyncio.run(_settled(env)))
+
+        thread = threading.Thread(target=in_a_thread)
+        thread.start()
+        await asyncio.to_thread(thread.join)
+        time.sleep(0.3)  # bwrap's parent-death signal would have come by now
+        later = await run(env, cmd=NAMESPACE)
+    finally:
+        env.dispose()
+    assert _namespace(later) == seen[0]
+
+
+async def test_a_command_too_large_for_the_socket_runs_in_its_own_sandbox(home, tmp_path, monkeypatch):
+    monkeypatch.setenv("PJ_LARGE_VALUE", "y" * 100_000)  # with the command, more than a message holds
+    env = make_env(tmp_path)
+    try:
+        warm = await _settled(env)
+        filler = "x" * 120_000  # one argument's limit is 128 KiB
+        large = await run(env, cmd=f": '{filler}'; {NAMESPACE}; touch {home}/escaped 2>&1")
+    finally:
+        env.dispose()
+    assert _namespace(large) != warm
+    assert "Read-only file system" in large and not (home / "escaped").exists()
+
+
+async def test_a_command_cannot_read_its_keeper_or_the_host(home, tmp_path):
+    env = make_env(tmp_path)
+    try:
+        out = await run(env, cmd="cat /proc/$PPID/environ; echo; cat /proc/2/environ; echo end")
+    finally:
+        env.dispose()
+    assert out.count("Permission denied") == 2 and "PENGUIN_OWNER" not in out, out
+
+
+async def test_dispose_ends_the_sandbox(home, tmp_path):
+    env = make_env(tmp_path)
+    try:
+        await run(env, cmd="true")
+        assert _alive(str(tmp_path))  # bwrap's command line names the workspace
+    finally:
+        env.dispose()
+    assert _wait(lambda: not _alive(str(tmp_path))), _alive(str(tmp_path))
+
+
+def test_the_host_script_is_standalone() -> None:
+    """warm_host.py runs inside the sandbox as `python -I -S`: stdlib only, no package import."""
+    source = (Path(__file__).parents[2] / "penguin_jupyter" / "environment" / "sandbox" / "warm_host.py").read_text()
+    assert "penguin_jupyter" not in source.split('"""', 2)[2]
+
+
+async def test_an_ended_command_signals_no_group_that_may_be_someone_elses(tmp_path, monkeypatch):
+    """Once a command's first process is reaped its number is free: killing the ended session
+    signals its group only while members are left in it (a new process may own the number)."""
+    from penguin_jupyter.environment.commands.child import PopenChild
+
+    child = PopenChild(["bash", "-c", "true"], str(tmp_path), dict(os.environ), None)
+    child.wait()
+    sent: list[tuple[int, int]] = []
+    monkeypatch.setattr(os, "killpg", lambda group, sig: sent.append((group, sig)))
+    child.signal_command(15, wait=False, ended=True)
+    child.kill_everything()
+    assert sent == []
+    left = PopenChild(["bash", "-c", "sleep 30 & exit 0"], str(tmp_path), dict(os.environ), None)
+    left.wait()
+    left.kill_everything()  # the background sleep still holds the group: it gets the signal
+    assert sent == [(left.pid, 9)]
+    monkeypatch.undo()
+    left.kill_everything()
