@@ -21,7 +21,6 @@ from collections.abc import Collection
 JS_EXTENSION = "@jupyterlab/javascript-extension"
 JS_PLUGIN = f"{JS_EXTENSION}:factory"
 CSP_HEADER = "Content-Security-Policy"
-FIX = f"docs/security.md \"The sandboxed kernel\": a {CSP_HEADER} and `jupyter labextension disable {JS_EXTENSION}`"
 
 # each fetch directive and what it falls back to when absent (CSP level 3)
 _FALLBACKS = {
@@ -56,7 +55,7 @@ def judge(policy: object, disabled_extensions: Collection[str]) -> str | None:
     reason = policy_reason(policy)
     if reason is None and not {JS_EXTENSION, JS_PLUGIN} & set(disabled_extensions):
         reason = f"{JS_EXTENSION} is enabled (it runs application/javascript outputs)"
-    return None if reason is None else f"{reason}; see {FIX}"
+    return reason
 
 
 def policy_reason(policy: object) -> str | None:

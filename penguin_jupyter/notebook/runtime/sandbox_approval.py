@@ -70,7 +70,8 @@ KERNEL_NOTE = (
 OPEN_BROWSER_KERNEL_NOTE = (
     "penguin: this kernel runs in the penguin sandbox, and so do your own cells (writes: {workspace} and "
     "/tmp; network: {network}); but its JupyterLab is not known to be hardened ({reason}), so under "
-    "--approve auto run_python and the notebook tools still ask (commands and file writes do not)"
+    "--approve auto run_python and the notebook tools still ask (commands and file writes do not); "
+    'to harden it: docs/security.md "The sandboxed kernel"'
 )
 OPEN_BROWSER_REASON = (
     "asked: this kernel's JupyterLab is not known to be hardened ({reason}), and what {tool} shows "
