@@ -24,7 +24,12 @@ from penguin_jupyter.testing.notebook_tools_script import notebook_tools_entries
 from tests.notebook.test_sandbox_clicks import DEMO_SCRIPT, clicks
 from tests.support.kernel import KernelHarness, kernel_env
 from tests.support.paths import REPO_ROOT
-from tests.support.sandbox_kernel import KERNEL_NAME, declare_kernel_tools, hardened_server, sandbox_spec_manager
+from tests.support.sandbox_kernel import (
+    KERNEL_NAME,
+    declare_kernel_tools,
+    hardened_server,
+    sandbox_spec_manager,
+)
 
 
 async def kernel_clicks(entries: list[dict[str, Any]], workspace: str, browser_open: str = "") -> int:
