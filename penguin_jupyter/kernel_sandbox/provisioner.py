@@ -7,8 +7,14 @@ kernel is refused with one line that JupyterLab shows in its "Error Starting Ker
 a user who picked the sandbox never gets a kernel outside it; and the client's connection is
 switched to `transport: ipc` in a private folder, so the server talks to the kernel's Unix
 sockets directly (`sockets.py` links them) instead of through the launcher's TCP relay. A kill
-gives the launcher a moment to clean up (SIGTERM, then SIGKILL). The rest is `LocalProvisioner`'s: the launcher (`launcher.py`) is the kernel process it starts,
-signals and waits for.
+gives the launcher a moment to clean up (SIGTERM, then SIGKILL). It also judges the server it
+runs in, at every start: the Jupyter `ServerApp` up its `parent` chain (KernelManager →
+MultiKernelManager → ServerApp), that server's Content-Security-Policy header and the page
+config it serves, judged by `browser_judge.py`; the verdict goes into the kernel's start
+environment (`BROWSER_VARIABLE`: `hardened`, or `open: <why>`), overwriting any inherited value.
+No ServerApp (the Kernel Gateway, a bare KernelManager) or anything that cannot be read is
+`open`. The rest is `LocalProvisioner`'s: the launcher (`launcher.py`) is the kernel process it
+starts, signals and waits for.
 """
 
 from __future__ import annotations
@@ -24,9 +30,12 @@ from typing import Any
 
 from jupyter_client.provisioning import LocalProvisioner
 
+from ..environment.sandbox.enclosing import BROWSER_HARDENED, BROWSER_VARIABLE
+from .browser_judge import CSP_HEADER, judge
 from .launcher import refusal_line, refusal_reason
 
 KILL_GRACE_S = 3.0
+PARENTS_SEARCHED = 4  # the provisioner's parent is the KernelManager; the ServerApp is two above
 
 
 class SandboxProvisioner(LocalProvisioner):
@@ -43,6 +52,7 @@ class SandboxProvisioner(LocalProvisioner):
             manager.transport = "ipc"
             manager.ip = os.path.join(self._ipc_folder, "k")
         result: dict[str, Any] = await super().pre_launch(**kwargs)
+        result["env"][BROWSER_VARIABLE] = browser_verdict(self.parent)
         return result
 
     async def kill(self, restart: bool = False) -> None:
@@ -62,3 +72,44 @@ class SandboxProvisioner(LocalProvisioner):
         if not restart and self._ipc_folder is not None:
             shutil.rmtree(self._ipc_folder, ignore_errors=True)
             self._ipc_folder = None
+
+
+def browser_verdict(manager: object) -> str:
+    """`hardened`, or `open: <why>`, for the Jupyter server above `manager` (every failure to
+    read it is `open`, one line)."""
+    try:
+        from jupyter_server.serverapp import ServerApp
+    except ImportError:
+        return "open: no Jupyter server in the process that started the kernel"
+    server, owner = None, manager
+    for _ in range(PARENTS_SEARCHED):
+        owner = getattr(owner, "parent", None)
+        if isinstance(owner, ServerApp):
+            server = owner
+            break
+    if server is None:
+        return "open: the kernel was not started by a Jupyter server (a gateway, or a bare client), so its browser is unknown"
+    try:
+        reason = judge(_policy(server), _disabled_extensions())
+    except Exception as exc:  # every check fails closed: whatever cannot be read is open
+        reason = f"the server's page settings could not be read ({type(exc).__name__}: {exc})"
+    return BROWSER_HARDENED if reason is None else "open: " + " ".join(reason.split())
+
+
+def _policy(server: Any) -> object:
+    """The Content-Security-Policy header the server's pages carry (jupyter_server sends the one
+    in its web app's `headers` setting, from `ServerApp.tornado_settings`)."""
+    web_app = getattr(server, "web_app", None)
+    settings = web_app.settings if web_app is not None else server.tornado_settings
+    headers = settings.get("headers") or {}
+    return headers.get(CSP_HEADER) if isinstance(headers, dict) else object()
+
+
+def _disabled_extensions() -> list[str]:
+    """The extensions the page config of this process's Jupyter paths disables (what `jupyter
+    labextension disable` writes to labconfig/page_config.json)."""
+    from jupyter_core.paths import jupyter_path
+    from jupyterlab_server.config import get_page_config
+
+    disabled = get_page_config(jupyter_path("labextensions")).get("disabledExtensions") or []
+    return [name for name in disabled if isinstance(name, str)]

@@ -30,8 +30,8 @@ import pytest
 pytest.register_assert_rewrite("tests.support.browser")
 
 from penguin_jupyter.environment.sandbox import sandbox_support  # noqa: E402  (after register_assert_rewrite)
-from tests.support.browser import JupyterLab, cell, open_notebook, require_chromium, run_all, wait_cell_done  # noqa: E402
-from tests.support.sandbox_kernel import KERNEL_NAME, KERNELS_DIR, installed, provisioner_path  # noqa: E402
+from tests.support.browser import JupyterLab, cell, open_notebook, require_chromium, run_all  # noqa: E402
+from tests.support.sandbox_kernel import HARDENED_CSP, KERNEL_NAME, KERNELS_DIR, installed, provisioner_path  # noqa: E402
 from tests.support.sandbox_suite import CountingServer  # noqa: E402
 
 pytest_plugins = ["tests.support.browser"]
@@ -51,15 +51,11 @@ CODE = (
 )
 
 
-HARDENED_CSP = (
-    "default-src 'self' 'unsafe-eval' data: blob:; style-src 'self' 'unsafe-inline'; "
-    "img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'self'"
-)
 BYPASS = (
     "from IPython import get_ipython\n"
     "kernel = get_ipython().kernel\n"
     "html = \"<script>window.__pwned = 1</script><img src=x onerror='window.__pwned = 2'>"
-    "<img src='http://127.0.0.1:{port}/img'>\"\n"
+    "<script src='data:text/javascript,window.__pwned = 4'></script><img src='http://127.0.0.1:{port}/img'>\"\n"
     "content = {{'data': {{'text/html': html, 'application/javascript': 'window.__pwned = 3'}}, 'metadata': {{}}, 'transient': {{}}}}\n"
     "kernel.session.send(kernel.iopub_socket, 'display_data', content, parent=kernel.get_parent())\n"
     "print('published')"
@@ -151,8 +147,9 @@ def test_the_launcher_shows_the_sandboxed_kernel_and_a_penguin_cell_runs_in_it(s
     cards.first.wait_for()
     assert cards.count() >= 2  # a notebook and a console
 
-    pwned, hits, text = _run_the_cell(page, sandbox_lab)
+    pwned, hits, text, cards = _run_the_cell(page, sandbox_lab)
     assert pwned is None and hits == [], (pwned, hits)
+    assert cards == 0  # its provisioner judged this server hardened: auto asks nothing
     assert "Done in the sandbox." in text
     assert "penguin: this kernel runs in the penguin sandbox, and so do your own cells" in text
     assert "in the sandboxed kernel" in text and "home: Read-only file system" in text
@@ -164,16 +161,18 @@ def test_the_launcher_shows_the_sandboxed_kernel_and_a_penguin_cell_runs_in_it(s
 
 
 def test_without_the_hardening_the_same_outputs_run_and_fetch(unhardened_page, unhardened_lab):
-    """The control: the kernel's walls do not cover the browser; only the hardening does."""
-    pwned, hits, text = _run_the_cell(unhardened_page, unhardened_lab)
+    """The control: the kernel's walls do not cover the browser; only the hardening does. Its
+    provisioner sees no Content-Security-Policy, so each run_python asks (Approve is clicked)."""
+    pwned, hits, text, cards = _run_the_cell(unhardened_page, unhardened_lab)
+    assert cards == 2 and "kernel: sandboxed, browser not hardened" in text
     assert "Done in the sandbox." in text and "home: Read-only file system" in text
     assert pwned is not None or hits, "the bypass neither ran nor loaded without the hardening"
 
 
-def _run_the_cell(page: Any, lab: SandboxLab) -> tuple[object, list[object], str]:
+def _run_the_cell(page: Any, lab: SandboxLab) -> tuple[object, list[object], str, int]:
     """Run a `%%penguin --approve auto` cell in the sandboxed kernel whose `run_python` writes,
-    then publishes around the no-fetch filter; what the page ran, what the counting server got,
-    and the cell's output text."""
+    then publishes around the no-fetch filter (Approve clicked on any card); what the page ran,
+    what the counting server got, the cell's output text and the cards clicked."""
     from penguin_jupyter.testing import ScriptedModelServer
 
     counting = CountingServer()
@@ -190,15 +189,33 @@ def _run_the_cell(page: Any, lab: SandboxLab) -> tuple[object, list[object], str
         open_notebook(page, lab, "sandboxed.ipynb")
         assert page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-KernelName").inner_text() == "Python 3 (penguin sandbox)"
         run_all(page)
-        cell(page, 1).locator(".widget-html-content", has_text="kernel: sandboxed").first.wait_for()  # the live header
-        transcript = cell(page, 1).locator(".penguin-transcript")
-        transcript.wait_for()
-        wait_cell_done(page, 1)
-        text = cell(page, 1).locator(".jp-Cell-outputArea").text_content() or ""  # folded cards too
+        header = cell(page, 1).locator(".widget-html-content", has_text="kernel: sandboxed").first  # the live header
+        header.wait_for()
+        header_text = header.inner_text()
+        cards = _approve_until_done(page, 1)
+        cell(page, 1).locator(".penguin-transcript").wait_for()
+        text = header_text + "\n" + (cell(page, 1).locator(".jp-Cell-outputArea").text_content() or "")  # folded cards too
         time.sleep(1.0)  # an image or a script would have loaded by now
         pwned = page.evaluate("window.__pwned")
         hits = list(counting.hits)
     finally:
         server.stop()
         counting.close()
-    return pwned, hits, text
+    return pwned, hits, text, cards
+
+
+def _approve_until_done(page: Any, index: int, timeout_s: float = 120.0) -> int:
+    """Click Approve on each card the cell shows until it is done; how many were clicked."""
+    clicked = 0
+    deadline = time.monotonic() + timeout_s
+    prompt = cell(page, index).locator(".jp-InputArea-prompt").filter(has_text=re.compile(r"\[\d+\]"))
+    while prompt.count() == 0:
+        assert time.monotonic() < deadline, "the cell did not finish"
+        approve = cell(page, index).get_by_role("button", name="Approve")
+        if approve.count() and approve.first.is_enabled():
+            approve.first.click()
+            clicked += 1
+            approve.first.wait_for(state="detached")
+        else:
+            page.wait_for_timeout(200)
+    return clicked

@@ -5,7 +5,9 @@ kernel, while the same calls still ask in a normal kernel; a subagent and a read
 workspace still ask; a command asking to leave the kernel's sandbox or
 for a host it was not started with is denied without a card, in every mode; the first cell says
 once that the user's cells are confined, and a kernel whose walls are not all up says so and
-is treated as not sandboxed."""
+is treated as not sandboxed. Behind a JupyterLab its provisioner did not judge hardened,
+`run_python` and the notebook tools that edit or run keep their card under `auto` (saying why),
+while commands, file writes and reads stay as in a hardened one, and the first cell says so."""
 
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ class Surface:
         pass
 
 
-def _cell(mode: str, workspace: str, *, kernel: bool = True):  # type: ignore[no-untyped-def]
+def _cell(mode: str, workspace: str, *, kernel: bool = True, browser_open: str = ""):  # type: ignore[no-untyped-def]
     declare_kernel_tools()
     prompts: list[str] = []
 
@@ -43,7 +45,7 @@ def _cell(mode: str, workspace: str, *, kernel: bool = True):  # type: ignore[no
         prompts.append(prompt)
         return "n"
 
-    support = SandboxSupport(True, "", "", KernelSandbox(workspace, HOSTS)) if kernel else SandboxSupport(True, "", "/usr/bin/bwrap")
+    support = SandboxSupport(True, "", "", KernelSandbox(workspace, HOSTS, browser_open=browser_open)) if kernel else SandboxSupport(True, "", "/usr/bin/bwrap")
     approval = CellApproval(
         mode=mode,
         always_allowed=set(),
@@ -118,8 +120,59 @@ async def test_a_command_cannot_ask_its_way_out_of_the_kernels_sandbox(tmp_path,
     assert await router.decide(approval, near) == ("deny" if mode == "ask" else "allow")  # ask asks (n); the others allow
 
 
+OPEN = "its pages have no Content-Security-Policy"
+
+
+@pytest.mark.parametrize(("name", "arguments"), KERNEL_CALLS)
+async def test_behind_a_browser_not_hardened_kernel_tools_ask_under_auto_saying_why(tmp_path, name, arguments):
+    router, approval, prompts = _cell("auto", str(tmp_path), browser_open=OPEN)
+    assert await router.decide(approval, tool_call(name, arguments, "k1")) == "deny"  # asked; the human said n
+    assert len(prompts) == 1
+    assert router.take_reason("k1") is None  # a click decided it
+    # nobody to ask (no cell running): denied, with the reason
+    headless = ApprovalRouter(lambda: None)
+    assert await headless.decide(approval, tool_call(name, arguments, "k2")) == "deny"
+    reason = headless.take_reason("k2") or ""
+    assert reason.startswith("denied: this kernel's JupyterLab is not known to be hardened (its pages have no")
+    assert reason.endswith("no cell is running to ask") and len(prompts) == 1
+
+
+async def test_behind_a_browser_not_hardened_commands_writes_and_reads_stay_without_a_card(tmp_path):
+    """What the sandbox holds and what renders only through the kernel tools: a command, a file
+    write (a file JupyterLab opens renders untrusted), the notebook read and a read."""
+    router, approval, prompts = _cell("auto", str(tmp_path), browser_open=OPEN)
+    calls = [
+        tool_call("exec_command", {"cmd": "ls"}, "c1"),
+        tool_call("write_file", {"file_path": "notes.md", "content": "x"}, "w1"),
+        tool_call("read_notebook", {}, "n1"),
+        tool_call("read_file", {"file_path": "notes.md"}, "r1"),
+    ]
+    for call in calls:
+        assert await router.decide(approval, call) == "allow"
+    assert prompts == []
+    assert router.take_reason("w1") == f"allowed by the cell's mode (auto); {IN_KERNEL}"
+    approval.always_allowed.add("run_python")  # "Always allow" still works, as in a normal kernel
+    assert await router.decide(approval, tool_call(*KERNEL_CALLS[0], "k1")) == "allow" and prompts == []
+
+
+async def test_behind_a_browser_not_hardened_the_first_cell_says_so_and_how_to_fix_it(monkeypatch, tmp_path):
+    kernel = KernelSandbox(str(tmp_path), HOSTS, browser_open=OPEN)
+    monkeypatch.setattr(sandbox_approval, "kernel_sandbox", lambda: kernel)
+    monkeypatch.setattr(support_module, "_support", SandboxSupport(True, "", "", kernel))
+    announced: set[str] = set()
+    mode, sandbox, note = cell_sandbox("auto", "", SandboxGrants(), lambda: (), announced)
+    assert mode == "auto" and sandbox.kernel is kernel
+    assert note == (
+        f"penguin: this kernel runs in the penguin sandbox, and so do your own cells (writes: {tmp_path} and /tmp; "
+        f"network: 127.0.0.1:8123); but its JupyterLab is not known to be hardened ({OPEN}), so under "
+        "--approve auto run_python and the notebook tools still ask (commands and file writes do not); "
+        'to harden it: docs/security.md "The sandboxed kernel"'
+    )
+    assert cell_sandbox("auto", "", SandboxGrants(), lambda: (), announced)[2] is None  # once per kernel
+
+
 async def test_the_first_cell_says_once_that_the_users_cells_are_confined(monkeypatch, tmp_path):
-    kernel = KernelSandbox(str(tmp_path), HOSTS)
+    kernel = KernelSandbox(str(tmp_path), HOSTS, browser_open="")
     monkeypatch.setattr(sandbox_approval, "kernel_sandbox", lambda: kernel)
     monkeypatch.setattr(support_module, "_support", SandboxSupport(True, "", "", kernel))
     announced: set[str] = set()

@@ -1,9 +1,11 @@
 """How many clicks a data scientist makes in the sandboxed kernel ("Python 3 (penguin sandbox)"):
 the examples' scripted tool calls (as in test_sandbox_clicks.py, which counts `ask` and `auto`
 in a normal kernel) routed through the real approval router under `--approve auto` in a kernel
-that runs in the sandbox, where `run_python` and the notebook tools need no card either. The
-counts are the third column of docs/security.md "Clicks"; `examples/explore-data.ipynb` is also
-run whole in real kernels (its own demo model inside the kernel) and its cards counted."""
+that runs in the sandbox, where `run_python` and the notebook tools need no card either behind a
+hardened JupyterLab, and keep it behind one its provisioner did not judge hardened. The counts
+are the last two columns of docs/security.md "Clicks"; `examples/explore-data.ipynb` is also run
+whole in real kernels (its own demo model inside the kernel; the sandboxed one's provisioner
+under a hardened ServerApp) and its cards counted."""
 
 from __future__ import annotations
 
@@ -22,13 +24,19 @@ from penguin_jupyter.testing.notebook_tools_script import notebook_tools_entries
 from tests.notebook.test_sandbox_clicks import DEMO_SCRIPT, clicks
 from tests.support.kernel import KernelHarness, kernel_env
 from tests.support.paths import REPO_ROOT
-from tests.support.sandbox_kernel import KERNEL_NAME, declare_kernel_tools, sandbox_spec_manager
+from tests.support.sandbox_kernel import (
+    KERNEL_NAME,
+    declare_kernel_tools,
+    hardened_server,
+    sandbox_spec_manager,
+)
 
 
-async def kernel_clicks(entries: list[dict[str, Any]], workspace: str) -> int:
-    """The cards under `auto` when the kernel itself runs in the sandbox."""
+async def kernel_clicks(entries: list[dict[str, Any]], workspace: str, browser_open: str = "") -> int:
+    """The cards under `auto` when the kernel itself runs in the sandbox (its browser hardened
+    unless `browser_open` says why not)."""
     declare_kernel_tools()
-    kernel = KernelSandbox(workspace, parse_hosts(["api.openai.com"]))
+    kernel = KernelSandbox(workspace, parse_hosts(["api.openai.com"]), browser_open=browser_open)
     return await clicks(entries, "auto", workspace, SandboxSupport(True, "", "", kernel))
 
 
@@ -40,6 +48,18 @@ async def test_clicks_for_the_examples_in_the_sandboxed_kernel(tmp_path):
         "quickstart demo": await kernel_clicks(json.loads(DEMO_SCRIPT.read_text()), str(tmp_path)),
     }
     assert counts == {"explore-data": 0, "agent-in-notebook": 0, "quickstart demo": 0}
+
+
+async def test_clicks_for_the_examples_in_the_sandboxed_kernel_behind_a_browser_not_hardened(tmp_path):
+    """The kernel tools that edit or run ask as in a normal kernel; commands and writes do not."""
+    (tmp_path / "sales.csv").write_text("month,revenue\n")
+    why = "its pages have no Content-Security-Policy"
+    counts = {
+        "explore-data": await kernel_clicks(explore_entries(), str(tmp_path), why),
+        "agent-in-notebook": await kernel_clicks(notebook_tools_entries(), str(tmp_path), why),
+        "quickstart demo": await kernel_clicks(json.loads(DEMO_SCRIPT.read_text()), str(tmp_path), why),
+    }
+    assert counts == {"explore-data": 2, "agent-in-notebook": 3, "quickstart demo": 0}
 
 
 def _explore_cells() -> list[str]:
@@ -66,8 +86,12 @@ def _run_explore(kernel_name: str, mode: str) -> tuple[int, str]:
     base = Path(tempfile.mkdtemp(prefix="pj-clicks-", dir="/var/tmp"))
     try:
         shutil.copytree(REPO_ROOT / "examples" / "data", base / "data")
-        extra = {"kernel_name": KERNEL_NAME, "spec_manager": sandbox_spec_manager()} if kernel_name == KERNEL_NAME else {}
-        harness = KernelHarness(str(base), kernel_env({"JPY_SESSION_NAME": str(base / "explore-data.ipynb")}), **extra)
+        env = kernel_env({"JPY_SESSION_NAME": str(base / "explore-data.ipynb")})
+        if kernel_name == KERNEL_NAME:
+            with hardened_server() as server:  # the provisioner judges the browser when the kernel starts
+                harness = KernelHarness(str(base), env, kernel_name=KERNEL_NAME, spec_manager=sandbox_spec_manager(), parent=server)
+        else:
+            harness = KernelHarness(str(base), env)
         cards: list[str] = []
         answer = ""
         try:

@@ -92,6 +92,7 @@ def _assert_confined(observed: dict[str, Any]) -> None:
     assert "kernel: sandboxed" in observed["widget_texts"]
     assert observed["first_stderr"].count("this kernel runs in the penguin sandbox, and so do your own cells") == 1
     assert "sandbox: this kernel runs in it, your own cells too" in observed["config"]
+    assert "browser: hardened" in observed["config"]  # its provisioner judged the (hardened) server
     # published, cleaned up
     assert "2020/01/01/session-other.jsonl" in observed["traces"] and len(observed["traces"]) == 2
     assert observed["published_has_outputs"] and observed["slices_left"] == []

@@ -104,11 +104,19 @@ del _penguin_open_widgets"""
 
 class KernelHarness:
     def __init__(
-        self, cwd: str, env: dict[str, str] | None = None, *, kernel_name: str = "python3", spec_manager: Any = None
+        self,
+        cwd: str,
+        env: dict[str, str] | None = None,
+        *,
+        kernel_name: str = "python3",
+        spec_manager: Any = None,
+        parent: Any = None,
     ) -> None:
         # IPC sockets: no TCP port races with other kernels started concurrently on this machine.
         self._sockets = tempfile.mkdtemp(prefix="pjk-")
-        extra = {"kernel_spec_manager": spec_manager} if spec_manager is not None else {}
+        extra: dict[str, Any] = {"kernel_spec_manager": spec_manager} if spec_manager is not None else {}
+        if parent is not None:  # e.g. the Jupyter server a provisioner judges (sandbox_kernel.hardened_server)
+            extra["parent"] = parent
         self.km = KernelManager(kernel_name=kernel_name, transport="ipc", ip=os.path.join(self._sockets, "k"), **extra)
         self.km.start_kernel(cwd=cwd, env=env if env is not None else kernel_env())
         self.kc = self.km.client()

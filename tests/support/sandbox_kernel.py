@@ -5,12 +5,20 @@ Owns `sandbox_spec_manager()` (a KernelSpecManager that finds this checkout's ke
 `penguin-sandbox` provisioner for this process when the installed package does not declare it
 yet: an editable install made before the entry point existed), and `provisioner_path()`: a
 folder to put on a child process's PYTHONPATH that declares the entry point the same way (a
-jupyter server in a browser test).
+jupyter server in a browser test), and `hardened_server()`: a Jupyter ServerApp (not started)
+whose pages carry the Content-Security-Policy docs/security.md gives, with the page config of
+this process's Jupyter paths disabling the JavaScript renderer — the parent a KernelManager
+needs for the provisioner to judge its browser hardened.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
@@ -23,6 +31,11 @@ KERNEL_NAME = "penguin-sandbox"
 KERNELS_DIR = REPO_ROOT / "penguin_jupyter" / "kernel_sandbox" / "kernels"
 GROUP = "jupyter_client.kernel_provisioners"
 VALUE = "penguin_jupyter.kernel_sandbox.provisioner:SandboxProvisioner"
+HARDENED_CSP = (
+    "default-src 'self' 'unsafe-eval' data: blob:; script-src 'self' 'unsafe-eval' blob:; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'self'"
+)
+JS_EXTENSION = "@jupyterlab/javascript-extension"
 
 
 def installed() -> bool:
@@ -68,3 +81,28 @@ def declare_kernel_tools() -> None:
         declare(registration.declaration)
     for declaration in (READ_NOTEBOOK, INSERT_CELL, EDIT_CELL, RUN_CELL, DELETE_CELL):
         declare(declaration)
+
+
+@contextmanager
+def hardened_server(csp: str | None = HARDENED_CSP, *, disable_javascript: bool = True) -> Iterator[object]:
+    """A ServerApp with `csp` in its headers, this process's Jupyter config folder (JUPYTER_CONFIG_DIR,
+    restored after) holding a labconfig/page_config.json that disables the JavaScript renderer
+    (or not)."""
+    from jupyter_server.serverapp import ServerApp
+
+    folder = tempfile.mkdtemp(prefix="pj-jupyter-config-")
+    labconfig = os.path.join(folder, "labconfig")
+    os.mkdir(labconfig)
+    disabled = {JS_EXTENSION: True} if disable_javascript else {}
+    with open(os.path.join(labconfig, "page_config.json"), "w") as handle:
+        json.dump({"disabledExtensions": disabled}, handle)
+    before = os.environ.get("JUPYTER_CONFIG_DIR")
+    os.environ["JUPYTER_CONFIG_DIR"] = folder
+    try:
+        yield ServerApp(tornado_settings={"headers": {"Content-Security-Policy": csp}} if csp is not None else {})
+    finally:
+        if before is None:
+            os.environ.pop("JUPYTER_CONFIG_DIR", None)
+        else:
+            os.environ["JUPYTER_CONFIG_DIR"] = before
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,5 +1,6 @@
 """The escape suite of the sandboxed kernel: "Python 3 (penguin sandbox)" started through its
-kernelspec with jupyter_client's KernelManager, `--approve auto`, the scripted model calling
+kernelspec with jupyter_client's KernelManager under a hardened (unstarted) Jupyter server,
+`--approve auto`, the scripted model calling
 `run_python` with hostile code (and `write_file` outside, `exec_command` once inside and once
 asking to leave).
 
@@ -118,7 +119,7 @@ def run_kernel_suite(base: Path) -> dict[str, Any]:
 
     from penguin_jupyter.testing import ScriptedModelServer
     from tests.support.kernel import KernelHarness, kernel_env
-    from tests.support.sandbox_kernel import KERNEL_NAME, sandbox_spec_manager
+    from tests.support.sandbox_kernel import KERNEL_NAME, hardened_server, sandbox_spec_manager
     from tests.support.session import configure_model
 
     counting = CountingServer()
@@ -144,7 +145,10 @@ def run_kernel_suite(base: Path) -> dict[str, Any]:
         with ScriptedModelServer(script) as server:
             configure_model(data, server)
             started = time.monotonic()
-            harness = KernelHarness(str(workspace), kernel_env(env), kernel_name=KERNEL_NAME, spec_manager=sandbox_spec_manager())
+            with hardened_server() as jupyter:  # its provisioner judges the browser hardened: auto asks nothing
+                harness = KernelHarness(
+                    str(workspace), kernel_env(env), kernel_name=KERNEL_NAME, spec_manager=sandbox_spec_manager(), parent=jupyter
+                )
             observed["start_s"] = round(time.monotonic() - started, 2)
             observed["transport"] = harness.km.transport
             try:

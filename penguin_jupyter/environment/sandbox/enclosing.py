@@ -7,6 +7,9 @@ Owns the marker the kernel's launcher (`penguin_jupyter/kernel_sandbox/`) binds 
 read-only mount, the process has no capabilities and no_new_privs, every thread runs under the
 seccomp filter, and the network namespace has nothing but loopback. Anything short of that is a
 `problem` (one line), and the harness then treats the kernel as not sandboxed. Also owns
+`browser_open`, the provisioner's verdict on the browser that shows the kernel's outputs
+(`BROWSER_VARIABLE`, read from the environment the kernel was started with, which its own code
+cannot change: `process_start`); absent or unreadable, the browser is taken as not hardened. Also owns
 `confine_kernel()`: the seccomp filter (`seccomp.py`) loaded on every thread of the process at
 once (TSYNC), called once the kernel has bound its sockets (which the filter's `AF_UNIX` rule
 would refuse) and before any code of the user or the model runs. Answers are kept for the life
@@ -24,6 +27,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...process_start import start_environment_value
 from .hosts import BadHost, HostRule, parse_hosts
 from .seccomp import program_for
 
@@ -34,6 +38,9 @@ _SECCOMP_SYSCALL = {"x86_64": 317, "aarch64": 277}
 _SECCOMP_SET_MODE_FILTER = 1
 _SECCOMP_FILTER_FLAG_TSYNC = 1
 _PR_SET_NO_NEW_PRIVS = 38
+BROWSER_VARIABLE = "PENGUIN_SANDBOX_BROWSER"  # "hardened", or "open: <why>" (kernel_sandbox/browser_judge.py)
+BROWSER_HARDENED = "hardened"
+BROWSER_UNKNOWN = "the kernel was not started by its provisioner, so nothing judged the server"
 
 
 @dataclass(frozen=True)
@@ -41,10 +48,15 @@ class KernelSandbox:
     workspace: str  # where the kernel may write (with its private /tmp)
     hosts: tuple[HostRule, ...]  # the model endpoints and allowed hosts its proxy lets through
     problem: str = ""  # set: the marker is there but a wall is not up (one line why)
+    browser_open: str = BROWSER_UNKNOWN  # why its outputs' browser may not be hardened; "" when it is
 
     @property
     def confined(self) -> bool:
         return not self.problem
+
+    @property
+    def browser_hardened(self) -> bool:
+        return not self.browser_open
 
     def network_text(self) -> str:
         return ", ".join(rule.text() for rule in self.hosts) or "none"
@@ -81,7 +93,16 @@ def _read(marker: Path) -> KernelSandbox | None:
             raise ValueError("unknown version")
     except (ValueError, KeyError, TypeError, BadHost) as exc:
         return KernelSandbox("", (), f"its marker {marker} is not one this version writes ({exc})")
-    return KernelSandbox(workspace, hosts, _walls_down(marker))
+    return KernelSandbox(workspace, hosts, _walls_down(marker), browser_verdict(start_environment_value(BROWSER_VARIABLE)))
+
+
+def browser_verdict(value: str | None) -> str:
+    """Why the browser may not be hardened ("" when the provisioner said it is), from what the
+    kernel was started with (None: that cannot be read)."""
+    if value == BROWSER_HARDENED:
+        return ""
+    reason = (value or "").removeprefix("open: ").strip()
+    return reason if value and value.startswith("open: ") and reason else BROWSER_UNKNOWN
 
 
 def _walls_down(marker: Path) -> str:

@@ -50,6 +50,7 @@ from .sandbox_approval import (
     auto_allows,
     give_grant,
     kernel_statement,
+    open_browser_reason,
     rule_sandbox_reason,
     runs_sandboxed,
     sandbox_reason,
@@ -263,6 +264,8 @@ class ApprovalRouter:
             return _Plan(auto, self._auto_reason(launcher, tool_call, auto))
         # a saved allow rule could not change what a matching rule already says: no offer then
         offer = self._offer(launcher, tool_call) if a_cell_can_ask and verdict is None else None
+        if launcher.mode == "auto" and not (uncovered or reason):
+            reason = open_browser_reason(launcher.sandbox, tool_call)  # the card says why auto asks
         return _Plan(None, uncovered or reason, offer=offer)
 
     async def decide(self, launcher: CellApproval, tool_call: OmniMessage) -> ApprovalDecision:

@@ -142,7 +142,7 @@ class Cell:
             "trace_path": str(session.trace_path or ""),
         }
         if sandbox.kernel is not None:  # "Python 3 (penguin sandbox)": the header says so
-            self.info["kernel"] = "sandboxed"
+            self.info["kernel"] = "sandboxed" if sandbox.kernel.browser_hardened else "sandboxed, browser not hardened"
         runtime.open_sink(self)  # before the first widget: its state is published redacted too
         self.view = self._make_view()
         # ipykernel reads an output's parent (its cell) from a ContextVar: this cell's context,

@@ -340,9 +340,15 @@ def _sandbox_line(runtime: KernelRuntime) -> str:
     if not support.available:
         return f"sandbox: cannot start here ({support.reason}); --approve auto acts as ask"
     if support.kernel is not None:
+        kernel = support.kernel
+        browser = (
+            "hardened"
+            if kernel.browser_hardened
+            else f"not hardened ({kernel.browser_open}): under auto, run_python and the notebook tools ask"
+        )
         return (
-            f"sandbox: this kernel runs in it, your own cells too (writes: {support.kernel.workspace} and /tmp; "
-            f"network: {support.kernel.network_text()})"
+            f"sandbox: this kernel runs in it, your own cells too (writes: {kernel.workspace} and /tmp; "
+            f"network: {kernel.network_text()}); browser: {browser}"
         )
     try:
         hosts = ", ".join(rule.text() for rule in runtime.sessions.sandbox_hosts()) or "none"

@@ -23,6 +23,12 @@ the sandbox does not allow, wherever the path leads when it is written), every c
 the kernel's sandbox (in any mode), a command that asks to leave it or to reach a host the
 kernel was not started with is denied without a card (nothing could grant it), and the first
 cell says, once, that the kernel and the user's own cells are confined (`kernel_note`).
+What those tools show renders live in the user's JupyterLab, outside the sandbox: unless the
+kernel's provisioner judged that JupyterLab hardened (`KernelSandbox.browser_hardened`), `auto`
+keeps `run_python`'s and the notebook tools' cards as in a normal kernel (`sandbox_reason` says
+why), and the first cell's line says so and how to harden it. Commands and file writes stay
+without a card there: what they produce reaches the page only through those tools (a written
+file JupyterLab opens is rendered untrusted), and the sandbox holds them either way.
 
 Which tool runs a command, writes files or acts only in the kernel is read from its declaration
 (the `ShellCommand` and `WritesPath` roles, `in_kernel`). The rest of the policy (rules, modes,
@@ -60,6 +66,16 @@ KERNEL_NOTE = (
     "penguin: this kernel runs in the penguin sandbox, and so do your own cells: they can write only "
     "{workspace} and /tmp, cannot read your credentials (~/.ssh, ~/.aws, …) or other sessions, and "
     "reach only {network}; under --approve auto, run_python, notebook edits and file writes need no card"
+)
+OPEN_BROWSER_KERNEL_NOTE = (
+    "penguin: this kernel runs in the penguin sandbox, and so do your own cells (writes: {workspace} and "
+    "/tmp; network: {network}); but its JupyterLab is not known to be hardened ({reason}), so under "
+    "--approve auto run_python and the notebook tools still ask (commands and file writes do not); "
+    'to harden it: docs/security.md "The sandboxed kernel"'
+)
+OPEN_BROWSER_REASON = (
+    "asked: this kernel's JupyterLab is not known to be hardened ({reason}), and what {tool} shows "
+    "would run in your page there"
 )
 BROKEN_KERNEL_NOTE = (
     "penguin: this kernel was started in the penguin sandbox, but {problem}: it is treated as not "
@@ -123,8 +139,12 @@ def kernel_note(announced: set[str]) -> str | None:
     kernel = kernel_sandbox()
     if kernel is None:
         return None
-    if kernel.confined:
+    if kernel.confined and kernel.browser_hardened:
         note = KERNEL_NOTE.format(workspace=_shown(kernel.workspace), network=kernel.network_text())
+    elif kernel.confined:
+        note = OPEN_BROWSER_KERNEL_NOTE.format(
+            workspace=_shown(kernel.workspace), network=kernel.network_text(), reason=kernel.browser_open
+        )
     else:
         note = BROKEN_KERNEL_NOTE.format(problem=kernel.problem)
     shown = None if note in announced else note
@@ -165,6 +185,20 @@ def _in_kernel(sandbox: CellSandbox | None, tool_call: OmniMessage) -> bool:
         return False
     declaration = declaration_of(payload.name)
     return declaration.declared and (declaration.in_kernel or bool(declaration.roles.writes))
+
+
+def open_browser_reason(sandbox: CellSandbox | None, tool_call: OmniMessage) -> str | None:
+    """Why `auto` asks about a kernel tool that may change what renders live (not a read:
+    `run_python`, the notebook edits and runs) in a sandboxed kernel whose JupyterLab is not known
+    to be hardened (the card says it; the decision is `auto_allows`'), or None."""
+    payload = tool_call.payload
+    kernel = sandbox.kernel if sandbox is not None else None
+    if kernel is None or kernel.browser_hardened or not isinstance(payload, ToolCallPayload):
+        return None
+    declaration = declaration_of(payload.name)
+    if not declaration.in_kernel or declaration.permission == "r":
+        return None
+    return OPEN_BROWSER_REASON.format(reason=kernel.browser_open, tool=payload.name)
 
 
 def _asked_hosts(arguments: dict[str, object]) -> tuple[HostRule, ...]:
@@ -249,7 +283,7 @@ def auto_allows(
     sandbox: CellSandbox | None, tool_call: OmniMessage, permission_of: Callable[[str], Permission | None]
 ) -> bool:
     """What `auto` allows with no card once `sandbox_reason` found nothing to ask about."""
-    if _in_kernel(sandbox, tool_call):
+    if _in_kernel(sandbox, tool_call) and open_browser_reason(sandbox, tool_call) is None:
         return True
     if is_command(tool_call):
         return sandbox is not None and sandbox.support.available
