@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .browser_judge import SCRIPT_GUARD as MODULE
+
 GUARD_SETTING = "penguin_scripts_from_static_files_only"
-MODULE = "penguin_jupyter.kernel_sandbox.script_guard"
 # what a fetch that will run as code says (Fetch's request destinations)
 SCRIPT_DESTINATIONS = frozenset({"script", "worker", "sharedworker", "serviceworker", "audioworklet", "paintworklet", "xslt"})
 
