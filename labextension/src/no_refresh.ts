@@ -31,8 +31,9 @@ function neutralize(node: unknown): void {
       node.removeAttribute('http-equiv');
     }
     if (node.firstElementChild !== null) {
-      for (const meta of Array.from(node.getElementsByTagName('meta'))) {
-        meta.removeAttribute('http-equiv');
+      const metas = node.getElementsByTagName('meta'); // live, and cached by the browser
+      for (let i = 0; i < metas.length; i++) {
+        metas[i].removeAttribute('http-equiv');
       }
     }
   } else if (node instanceof DocumentFragment) {

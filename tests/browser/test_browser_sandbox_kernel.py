@@ -211,7 +211,7 @@ def _run_the_cell(page: Any, lab: SandboxLab) -> tuple[object, list[object], str
         header.wait_for()
         header_text = header.inner_text()
         cards = _approve_until_done(page, 1)
-        cell(page, 1).locator(".penguin-transcript").wait_for()
+        cell(page, 1).locator(".penguin-transcript", has_text="Done in the sandbox.").wait_for(timeout=15_000)
         text = header_text + "\n" + (cell(page, 1).locator(".jp-Cell-outputArea").text_content() or "")  # folded cards too
         time.sleep(1.0)  # an image or a script would have loaded by now
         pwned = page.evaluate("window.__pwned")
