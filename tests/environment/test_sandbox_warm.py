@@ -169,21 +169,25 @@ def test_the_host_script_is_standalone() -> None:
     assert "penguin_jupyter" not in source.split('"""', 2)[2]
 
 
-async def test_an_ended_command_signals_no_group_that_may_be_someone_elses(tmp_path, monkeypatch):
-    """Once a command's first process is reaped its number is free: killing the ended session
-    signals its group only while members are left in it (a new process may own the number)."""
-    from penguin_jupyter.environment.commands.child import PopenChild
+async def test_a_reaped_commands_number_is_signalled_late_only_for_its_own_processes(tmp_path, monkeypatch):
+    """Once a command's first process is reaped its number is free: right after (its clean-up,
+    the kill's grace) its group is signalled; later only its own marked processes in that group
+    are, never a group that may be someone else's by now."""
+    from penguin_jupyter.environment.commands import child as child_module
+    from penguin_jupyter.environment.commands.owner_marker import OWNER_ENV_VAR, new_owner_token
 
-    child = PopenChild(["bash", "-c", "true"], str(tmp_path), dict(os.environ), None)
-    child.wait()
-    sent: list[tuple[int, int]] = []
-    monkeypatch.setattr(os, "killpg", lambda group, sig: sent.append((group, sig)))
-    child.signal_command(15, wait=False, ended=True)
-    child.kill_everything()
-    assert sent == []
-    left = PopenChild(["bash", "-c", "sleep 30 & exit 0"], str(tmp_path), dict(os.environ), None)
-    left.wait()
-    left.kill_everything()  # the background sleep still holds the group: it gets the signal
-    assert sent == [(left.pid, 9)]
-    monkeypatch.undo()
-    left.kill_everything()
+    marker = new_owner_token()
+    env = {**os.environ, OWNER_ENV_VAR: marker}
+    ended = child_module.PopenChild(["bash", "-c", "sleep 30 & exit 0"], str(tmp_path), env, None)
+    ended.wait()
+    real_killpg = os.killpg
+    groups: list[tuple[int, int]] = []
+    monkeypatch.setattr(os, "killpg", lambda group, sig: groups.append((group, sig)))
+    ended.signal_command(15, wait=False, ended=True)
+    assert groups == [(ended.pid, 15)]  # right after the reap: the group is still ours
+    monkeypatch.setattr(child_module, "NUMBER_KEPT_S", 0.0)
+    groups.clear()
+    ended.kill_everything()
+    assert groups == []  # later: never the group as such...
+    monkeypatch.setattr(os, "killpg", real_killpg)
+    assert _wait(lambda: not child_module.marked_pids(marker))  # ...but its own sleep, by its marker
