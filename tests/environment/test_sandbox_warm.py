@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ import pytest
 
 from penguin_jupyter.environment.commands.owner_marker import can_scan
 from penguin_jupyter.environment.sandbox import sandbox_support
+from tests.support.processes import alive, wait_until
 from tests.support.sandbox_env import make_env, run
 
 pytestmark = [
@@ -51,20 +51,6 @@ async def _settled(env) -> str:  # type: ignore[no-untyped-def]
     raise AssertionError("the view never settled")
 
 
-def _alive(needle: str) -> list[str]:
-    out = subprocess.run(["ps", "-ww", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if needle in line and line.split()[1][:1] != "Z" and "ps -eo" not in line]
-
-
-def _wait(predicate, timeout_s: float = 15.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return bool(predicate())
-
-
 async def test_commands_share_one_sandbox_and_a_credential_that_appears_later_stays_hidden(home, tmp_path):
     env = make_env(tmp_path)
     try:
@@ -89,15 +75,15 @@ async def test_what_a_command_leaves_behind_ends_with_it_while_another_keeps_run
         assert "process_id" in running
         left = await run(
             env,
-            cmd=f"(setsid sleep 7{tag}1 > /dev/null 2>&1 &); (env -i /bin/sleep 7{tag}2 > /dev/null 2>&1 &); "
+            cmd=f"(setsid sleep 7{tag}1 > /dev/null 2>&1 &); (env -i sleep 7{tag}2 > /dev/null 2>&1 &); "
             f"nohup sleep 7{tag}3 > /dev/null 2>&1 & echo started",
         )
         assert "started" in left
-        assert _wait(lambda: not _alive(f"sleep 7{tag}")), _alive(f"sleep 7{tag}")
-        assert _alive(f"sleep 6{tag}")  # the other command runs on, in the same sandbox
+        assert wait_until(lambda: not alive(f"sleep 7{tag}")), alive(f"sleep 7{tag}")
+        assert alive(f"sleep 6{tag}")  # the other command runs on, in the same sandbox
     finally:
         env.dispose()
-    assert _wait(lambda: not _alive(f"sleep 6{tag}")), _alive(f"sleep 6{tag}")
+    assert wait_until(lambda: not alive(f"sleep 6{tag}")), alive(f"sleep 6{tag}")
 
 
 async def test_a_command_that_kills_its_keeper_ends_and_what_it_left_with_it(home, tmp_path):
@@ -107,7 +93,7 @@ async def test_a_command_that_kills_its_keeper_ends_and_what_it_left_with_it(hom
         before = await _settled(env)
         killed = await run(env, cmd=f"(sleep 8{tag} &); kill -9 $PPID; sleep 8{tag}")
         assert "terminated by signal SIGKILL" in killed, killed
-        assert _wait(lambda: not _alive(f"sleep 8{tag}")), _alive(f"sleep 8{tag}")
+        assert wait_until(lambda: not alive(f"sleep 8{tag}")), alive(f"sleep 8{tag}")
         assert _namespace(await run(env, cmd=NAMESPACE)) == before  # the sandbox itself goes on
     finally:
         env.dispose()
@@ -157,10 +143,10 @@ async def test_dispose_ends_the_sandbox(home, tmp_path):
     env = make_env(tmp_path)
     try:
         await run(env, cmd="true")
-        assert _alive(str(tmp_path))  # bwrap's command line names the workspace
+        assert alive(sandbox_support().bwrap, containing=str(tmp_path))  # bwrap's command line names the workspace
     finally:
         env.dispose()
-    assert _wait(lambda: not _alive(str(tmp_path))), _alive(str(tmp_path))
+    assert wait_until(lambda: not alive(sandbox_support().bwrap, containing=str(tmp_path)))
 
 
 def test_the_host_script_is_standalone() -> None:
@@ -190,4 +176,4 @@ async def test_a_reaped_commands_number_is_signalled_late_only_for_its_own_proce
     ended.kill_everything()
     assert groups == []  # later: never the group as such...
     monkeypatch.setattr(os, "killpg", real_killpg)
-    assert _wait(lambda: not child_module.marked_pids(marker))  # ...but its own sleep, by its marker
+    assert wait_until(lambda: not child_module.marked_pids(marker))  # ...but its own sleep, by its marker
