@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
+import signal
 import threading
 import time
 from pathlib import Path
@@ -177,3 +179,35 @@ async def test_a_reaped_commands_number_is_signalled_late_only_for_its_own_proce
     assert groups == []  # later: never the group as such...
     monkeypatch.setattr(os, "killpg", real_killpg)
     assert wait_until(lambda: not child_module.marked_pids(marker))  # ...but its own sleep, by its marker
+
+
+def test_a_forked_child_starts_its_own_warm_sandbox(home, tmp_path):
+    """A kernel forked (multiprocessing's fork) has none of its parent's threads: its first
+    sandboxed command must not wait forever for the parent's starter thread."""
+    env = make_env(tmp_path)
+    try:
+        asyncio.run(run(env, cmd="true"))  # the starter thread exists in this process now
+        other = make_env(tmp_path / "child")
+        (tmp_path / "child").mkdir()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child reports through the pipe
+            try:
+                out = asyncio.run(run(other, cmd="echo from-the-child"))
+                os.write(write, out.encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        deadline = time.monotonic() + 30
+        chunks = b""
+        while (left := deadline - time.monotonic()) > 0 and select.select([read], [], [], left)[0]:
+            if not (chunk := os.read(read, 4096)):
+                break
+            chunks += chunk
+        os.close(read)
+        os.kill(pid, signal.SIGKILL)  # gone already, or stuck: it must not outlive the test
+        os.waitpid(pid, 0)
+        other.dispose()
+    finally:
+        env.dispose()
+    assert "from-the-child" in chunks.decode(), chunks
