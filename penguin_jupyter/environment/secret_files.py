@@ -138,8 +138,12 @@ def _credential_files(workspace_dir: str | None, fixed: bool = True) -> Iterator
     if fixed:
         yield from _home_credential_files()
     if workspace_dir:
-        for env_file in Path(workspace_dir).glob(".env*"):
-            yield env_file, f"the workspace's {env_file.name}"
+        try:
+            names = [entry.name for entry in os.scandir(workspace_dir) if entry.name.startswith(".env")]
+        except OSError:
+            names = []
+        for name in names:
+            yield Path(workspace_dir) / name, f"the workspace's {name}"
 
 
 def _home_credential_files() -> Iterator[tuple[Path, str]]:

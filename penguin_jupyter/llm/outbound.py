@@ -34,6 +34,7 @@ from ..omni import (
     ToolCallOutputPayload,
     ToolCallPayload,
     fidelity_for_provider,
+    model_role,
     read_call_arguments,
 )
 from .tool_call_ids import strip_tool_call_id_suffix
@@ -113,18 +114,17 @@ def to_content_item(msg: OmniMessage) -> ContentItem:
                 type="tool_result", text=p.output, images=list(p.images), tool_call_id=tool_call_id
             )
         return ToolResultContentItem(type="tool_result", text=p.output, tool_call_id=tool_call_id)
-    kind = getattr(p, "type", None) or msg.type
-    raise ValueError(f"stream_generate accepts only complete model messages, got {kind!r}")
+    raise ValueError(f"stream_generate accepts only complete model messages, got {msg.kind!r}")
 
 
 def merge_to_uni_message(messages: list[OmniMessage]) -> UniMessage:
     """One gateway message from same-role complete messages; ValueError on empty or mixed input."""
     if not messages:
         raise ValueError(EMPTY_INPUT_ERROR)
-    role = getattr(messages[0].payload, "role", None)
+    role = model_role(messages[0])
     items: list[ContentItem] = []
     for msg in messages:
-        if getattr(msg.payload, "role", None) != role:
+        if model_role(msg) != role:
             raise ValueError(MIXED_ROLES_ERROR)
         items.append(to_content_item(msg))
     if role not in ("user", "assistant"):
@@ -137,7 +137,7 @@ def group_history(history: list[OmniMessage]) -> list[UniMessage]:
     groups: list[list[OmniMessage]] = []
     current_role: str | None = None
     for msg in history:
-        role = getattr(msg.payload, "role", None)
+        role = model_role(msg)
         if role not in ("user", "assistant"):
             raise ValueError(f"set_history accepts only complete model messages, got {msg.type!r}")
         if role != current_role:

@@ -47,6 +47,7 @@ from .guards import (
     is_model_message,
     is_partial_payload,
     is_session_meta,
+    model_role,
     payload_as,
     payload_of,
 )

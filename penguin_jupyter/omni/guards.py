@@ -10,7 +10,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from .models import COMPLETE_MODEL_PAYLOADS, PARTIAL_PAYLOADS, OmniMessage
+from .models import COMPLETE_MODEL_PAYLOADS, PARTIAL_PAYLOADS, OmniMessage, Role
 
 P = TypeVar("P", bound=BaseModel)
 
@@ -48,6 +48,11 @@ def is_partial_payload(msg: OmniMessage) -> bool:
 
 def is_complete_model_message(msg: OmniMessage) -> bool:
     return isinstance(msg.payload, COMPLETE_MODEL_PAYLOADS)
+
+
+def model_role(msg: OmniMessage) -> Role | None:
+    """Who said a complete model message (`user` or `assistant`); None for anything else."""
+    return msg.payload.role if isinstance(msg.payload, COMPLETE_MODEL_PAYLOADS) else None
 
 
 def is_event(msg: OmniMessage, payload_type: str) -> bool:

@@ -34,7 +34,8 @@ from penguin_jupyter.interfaces import (
 )
 from penguin_jupyter.omni import partial_text, tool_call
 from tests.support.env import assert_well_framed, final, make_env, run_call, tool_entry
-from tests.support.mcp import FIXTURE_TOOLS, fixture_children, fixture_entry, wait_until
+from tests.support.mcp import FIXTURE_TOOLS, fixture_children, fixture_entry
+from tests.support.processes import wait_until
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 24
 

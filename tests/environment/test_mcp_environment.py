@@ -9,7 +9,8 @@ import os
 from penguin_jupyter.environment import Environment, EnvironmentConfig, ToolConfig
 from penguin_jupyter.interfaces import AbortSignal, MCPServerConfig, ToolExecutionRequest
 from penguin_jupyter.omni import OmniMessage, tool_call
-from tests.support.mcp import FIXTURE_TOOLS, fixture_children, fixture_entry, wait_until
+from tests.support.mcp import FIXTURE_TOOLS, fixture_children, fixture_entry
+from tests.support.processes import wait_until
 
 
 def make_env(workspace, *entries: MCPServerConfig, vault: dict[str, str] | None = None) -> Environment:

@@ -15,7 +15,8 @@ from penguin_jupyter.environment.types import (
 )
 from penguin_jupyter.interfaces import AbortSignal, MCPServerConfig
 from penguin_jupyter.omni import OmniMessage
-from tests.support.mcp import FIXTURE_TOOLS, fixture_children, fixture_entry, remote_fixture, wait_until
+from tests.support.mcp import FIXTURE_TOOLS, fixture_children, fixture_entry, remote_fixture
+from tests.support.processes import wait_until
 
 
 async def run_tool(manager: McpManager, name: str, args: dict, signal: AbortSignal | None = None):

@@ -14,8 +14,9 @@ from penguin_jupyter.omni import user_text
 from penguin_jupyter.state import paths
 from penguin_jupyter.testing import ScriptedModelServer
 from penguin_jupyter.trace import read_trace
-from tests.support.mcp import fixture_children, fixture_entry, wait_until
+from tests.support.mcp import fixture_children, fixture_entry
 from tests.support.policy import policy_named
+from tests.support.processes import wait_until
 from tests.support.session import collect, configure_model, kinds
 
 

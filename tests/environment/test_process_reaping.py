@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from penguin_jupyter.environment.commands.owner_marker import OWNER_ENV_VAR, can
 from penguin_jupyter.omni import user_text
 from penguin_jupyter.testing import ScriptedModelServer
 from tests.support.kernel import KernelHarness, kernel_env
+from tests.support.processes import alive, wait_until
 from tests.support.session import allow, collect, configure_child_model, configure_model
 
 pytestmark = pytest.mark.skipif(not can_scan(), reason="process reaping by marker needs Linux /proc")
@@ -34,24 +34,6 @@ def _escapers(tag: str) -> str:
     )
 
 
-def _alive(tag: str) -> list[str]:
-    out = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
-    return [
-        line
-        for line in out.splitlines()
-        if f"sleep 3{tag}" in line and "ps -eo" not in line and line.split()[1][:1] != "Z"
-    ]
-
-
-def _wait_until(predicate, timeout_s: float = 60.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return predicate()
-
-
 async def _await_until(predicate, timeout_s: float = 60.0) -> bool:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -62,7 +44,7 @@ async def _await_until(predicate, timeout_s: float = 60.0) -> bool:  # type: ign
 
 
 def _cleanup(tag: str) -> None:
-    for line in _alive(tag):
+    for line in alive(f"sleep 3{tag}"):
         try:
             os.kill(int(line.split()[0]), signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -91,12 +73,12 @@ async def test_setsid_and_double_forked_daemons_are_gone_after_aclose(tmp_path: 
             configure_model(agent.root, server)
             session = await agent.create_session(workspace_dir=workspace)
             await collect(session.run([user_text("start daemons")], approve=allow))
-            assert _wait_until(lambda: len(_alive(tag)) == 3), _alive(tag)
+            assert wait_until(lambda: len(alive(f"sleep 3{tag}")) == 3), alive(f"sleep 3{tag}")
             token = session.environment.command_sessions.owner_token
             assert len(marked_pids(token)) >= 3
             await session.aclose()
             # aclose returns once the reaping is done: nothing is left, no polling needed.
-            assert _alive(tag) == []
+            assert alive(f"sleep 3{tag}") == []
     finally:
         _cleanup(tag)
 
@@ -123,9 +105,9 @@ def test_escaped_daemons_are_reaped_by_penguin_new_in_a_kernel(tmp_path: Path) -
             assert kernel.execute("%load_ext penguin_jupyter").reply["content"]["status"] == "ok"
             ran = kernel.execute("%%penguin --approve allow-all\nstart daemons", timeout=120)
             assert ran.reply["content"]["status"] == "ok", ran.stderr
-            assert _wait_until(lambda: len(_alive(tag)) == 3), _alive(tag)
+            assert wait_until(lambda: len(alive(f"sleep 3{tag}")) == 3), alive(f"sleep 3{tag}")
             assert kernel.execute("%penguin new").reply["content"]["status"] == "ok"
-            assert _wait_until(lambda: _alive(tag) == []), _alive(tag)
+            assert wait_until(lambda: alive(f"sleep 3{tag}") == []), alive(f"sleep 3{tag}")
         finally:
             kernel.close()
             _cleanup(tag)
@@ -144,10 +126,10 @@ def test_a_sigkilled_kernel_leaves_no_orphan_commands(tmp_path: Path) -> None:
             assert kernel.execute("%load_ext penguin_jupyter").reply["content"]["status"] == "ok"
             kernel.kc.execute("%%penguin --approve allow-all\nrun it")
             # Mid-command: the foreground sleep and both escaped daemons are running.
-            assert _wait_until(lambda: len(_alive(tag)) == 3, timeout_s=120), _alive(tag)
+            assert wait_until(lambda: len(alive(f"sleep 3{tag}")) == 3, timeout_s=120), alive(f"sleep 3{tag}")
             assert len(_carrying_marker(tag)) == 3
             os.kill(kernel.km.provisioner.pid, signal.SIGKILL)  # type: ignore[union-attr]
-            assert _wait_until(lambda: _alive(tag) == []), _alive(tag)
+            assert wait_until(lambda: alive(f"sleep 3{tag}") == []), alive(f"sleep 3{tag}")
         finally:
             kernel.close()
             _cleanup(tag)
@@ -155,7 +137,7 @@ def test_a_sigkilled_kernel_leaves_no_orphan_commands(tmp_path: Path) -> None:
 
 def _carrying_marker(tag: str) -> list[int]:
     """Pids of the tagged sleeps whose environment carries the owner marker."""
-    pids = [int(line.split()[0]) for line in _alive(tag)]
+    pids = [int(line.split()[0]) for line in alive(f"sleep 3{tag}")]
     marker = f"{OWNER_ENV_VAR}=".encode()
     return [pid for pid in pids if marker in Path(f"/proc/{pid}/environ").read_bytes()]
 
@@ -191,16 +173,16 @@ async def test_a_background_subagents_escaped_daemons_are_gone_after_the_parents
             parent = await agent.create_session(workspace_dir=workspace)
             await collect(parent.run([user_text("delegate")], approve=allow))
             # The background child runs on this loop: wait without blocking it.
-            assert await _await_until(lambda: len(_alive(tag)) == 3), _alive(tag)
+            assert await _await_until(lambda: len(alive(f"sleep 3{tag}")) == 3), alive(f"sleep 3{tag}")
             await parent.aclose()
-            assert _alive(tag) == []
+            assert alive(f"sleep 3{tag}") == []
     finally:
         _cleanup(tag)
 
 
 def _spawn_and_wait(manager: CommandSessionManager, cmd: str, tag: str) -> None:
     manager.spawn(cmd, "/")
-    assert _wait_until(lambda: len(_alive(tag)) >= 1), _alive(tag)
+    assert wait_until(lambda: len(alive(f"sleep 3{tag}")) >= 1), alive(f"sleep 3{tag}")
 
 
 def test_a_daemon_ignoring_sigterm_is_killed_after_the_grace() -> None:
@@ -210,7 +192,7 @@ def test_a_daemon_ignoring_sigterm_is_killed_after_the_grace() -> None:
         _spawn_and_wait(manager, f"setsid sh -c \"trap '' TERM; sleep 3{tag}1\" > /dev/null 2>&1 &", tag)
         manager.dispose()
         manager.wait_reaped()
-        assert _alive(tag) == []
+        assert alive(f"sleep 3{tag}") == []
     finally:
         _cleanup(tag)
 
@@ -224,11 +206,11 @@ def test_a_command_started_right_after_kill_all_is_not_caught_by_its_sweep() -> 
         manager.kill_all()  # e.g. an interrupt: the session goes on
         assert manager.owner_token != old_token
         manager.spawn(f"setsid sleep 3{tag}2 > /dev/null 2>&1 &", "/")
-        assert _wait_until(lambda: any(line.endswith(f"3{tag}2") for line in _alive(tag))), _alive(tag)
+        assert wait_until(lambda: any(line.endswith(f"3{tag}2") for line in alive(f"sleep 3{tag}"))), alive(f"sleep 3{tag}")
         manager.wait_reaped()
-        assert [line.split()[-1] for line in _alive(tag)] == [f"3{tag}2"]
+        assert [line.split()[-1] for line in alive(f"sleep 3{tag}")] == [f"3{tag}2"]
         manager.dispose()
         manager.wait_reaped()
-        assert _alive(tag) == []
+        assert alive(f"sleep 3{tag}") == []
     finally:
         _cleanup(tag)

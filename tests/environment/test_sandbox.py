@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -35,6 +34,7 @@ from penguin_jupyter.environment.sandbox import (
 from penguin_jupyter.interfaces import EnvironmentServices, MCPServerConfig, ToolExecutionRequest
 from penguin_jupyter.omni import tool_call
 from tests.support.mcp import FIXTURE_SERVER
+from tests.support.processes import alive, wait_until
 from tests.support.sandbox_env import SECRET, make_env, run
 from tests.support.sandbox_suite import CountingServer
 
@@ -150,28 +150,14 @@ def test_nothing_in_the_sandbox_outlives_its_owner_killed_outright(home, tmp_pat
     )  # fmt: skip
     try:
         assert owner.stdout is not None and owner.stdout.readline().strip() == "ready"
-        assert _wait(lambda: len(_alive(tag)) == 3), _alive(tag)
+        assert wait_until(lambda: len(alive(f"sleep 3{tag}")) == 3), alive(f"sleep 3{tag}")
         owner.kill()
         owner.wait()
-        assert _wait(lambda: not _alive(tag)), _alive(tag)
+        assert wait_until(lambda: not alive(f"sleep 3{tag}")), alive(f"sleep 3{tag}")
     finally:
         owner.kill()
-        for line in _alive(tag):
+        for line in alive(f"sleep 3{tag}"):
             os.kill(int(line.split()[0]), signal.SIGKILL)
-
-
-def _alive(tag: str) -> list[str]:
-    out = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if f"sleep 3{tag}" in line and line.split()[1][:1] != "Z"]
-
-
-def _wait(predicate, timeout_s: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return bool(predicate())
 
 
 def test_a_required_sandbox_refuses_unsandboxed_runs_and_says_when_it_cannot_start(monkeypatch, tmp_path):

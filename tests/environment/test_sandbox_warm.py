@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
+import select
+import signal
 import threading
 import time
 from pathlib import Path
@@ -22,6 +23,7 @@ import pytest
 
 from penguin_jupyter.environment.commands.owner_marker import can_scan
 from penguin_jupyter.environment.sandbox import sandbox_support
+from tests.support.processes import alive, wait_until
 from tests.support.sandbox_env import make_env, run
 
 pytestmark = [
@@ -51,20 +53,6 @@ async def _settled(env) -> str:  # type: ignore[no-untyped-def]
     raise AssertionError("the view never settled")
 
 
-def _alive(needle: str) -> list[str]:
-    out = subprocess.run(["ps", "-ww", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if needle in line and line.split()[1][:1] != "Z" and "ps -eo" not in line]
-
-
-def _wait(predicate, timeout_s: float = 15.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return bool(predicate())
-
-
 async def test_commands_share_one_sandbox_and_a_credential_that_appears_later_stays_hidden(home, tmp_path):
     env = make_env(tmp_path)
     try:
@@ -89,15 +77,15 @@ async def test_what_a_command_leaves_behind_ends_with_it_while_another_keeps_run
         assert "process_id" in running
         left = await run(
             env,
-            cmd=f"(setsid sleep 7{tag}1 > /dev/null 2>&1 &); (env -i /bin/sleep 7{tag}2 > /dev/null 2>&1 &); "
+            cmd=f"(setsid sleep 7{tag}1 > /dev/null 2>&1 &); (env -i sleep 7{tag}2 > /dev/null 2>&1 &); "
             f"nohup sleep 7{tag}3 > /dev/null 2>&1 & echo started",
         )
         assert "started" in left
-        assert _wait(lambda: not _alive(f"sleep 7{tag}")), _alive(f"sleep 7{tag}")
-        assert _alive(f"sleep 6{tag}")  # the other command runs on, in the same sandbox
+        assert wait_until(lambda: not alive(f"sleep 7{tag}")), alive(f"sleep 7{tag}")
+        assert alive(f"sleep 6{tag}")  # the other command runs on, in the same sandbox
     finally:
         env.dispose()
-    assert _wait(lambda: not _alive(f"sleep 6{tag}")), _alive(f"sleep 6{tag}")
+    assert wait_until(lambda: not alive(f"sleep 6{tag}")), alive(f"sleep 6{tag}")
 
 
 async def test_a_command_that_kills_its_keeper_ends_and_what_it_left_with_it(home, tmp_path):
@@ -107,7 +95,7 @@ async def test_a_command_that_kills_its_keeper_ends_and_what_it_left_with_it(hom
         before = await _settled(env)
         killed = await run(env, cmd=f"(sleep 8{tag} &); kill -9 $PPID; sleep 8{tag}")
         assert "terminated by signal SIGKILL" in killed, killed
-        assert _wait(lambda: not _alive(f"sleep 8{tag}")), _alive(f"sleep 8{tag}")
+        assert wait_until(lambda: not alive(f"sleep 8{tag}")), alive(f"sleep 8{tag}")
         assert _namespace(await run(env, cmd=NAMESPACE)) == before  # the sandbox itself goes on
     finally:
         env.dispose()
@@ -157,10 +145,10 @@ async def test_dispose_ends_the_sandbox(home, tmp_path):
     env = make_env(tmp_path)
     try:
         await run(env, cmd="true")
-        assert _alive(str(tmp_path))  # bwrap's command line names the workspace
+        assert alive(sandbox_support().bwrap, containing=str(tmp_path))  # bwrap's command line names the workspace
     finally:
         env.dispose()
-    assert _wait(lambda: not _alive(str(tmp_path))), _alive(str(tmp_path))
+    assert wait_until(lambda: not alive(sandbox_support().bwrap, containing=str(tmp_path)))
 
 
 def test_the_host_script_is_standalone() -> None:
@@ -169,21 +157,57 @@ def test_the_host_script_is_standalone() -> None:
     assert "penguin_jupyter" not in source.split('"""', 2)[2]
 
 
-async def test_an_ended_command_signals_no_group_that_may_be_someone_elses(tmp_path, monkeypatch):
-    """Once a command's first process is reaped its number is free: killing the ended session
-    signals its group only while members are left in it (a new process may own the number)."""
-    from penguin_jupyter.environment.commands.child import PopenChild
+async def test_a_reaped_commands_number_is_signalled_late_only_for_its_own_processes(tmp_path, monkeypatch):
+    """Once a command's first process is reaped its number is free: right after (its clean-up,
+    the kill's grace) its group is signalled; later only its own marked processes in that group
+    are, never a group that may be someone else's by now."""
+    from penguin_jupyter.environment.commands import child as child_module
+    from penguin_jupyter.environment.commands.owner_marker import OWNER_ENV_VAR, new_owner_token
 
-    child = PopenChild(["bash", "-c", "true"], str(tmp_path), dict(os.environ), None)
-    child.wait()
-    sent: list[tuple[int, int]] = []
-    monkeypatch.setattr(os, "killpg", lambda group, sig: sent.append((group, sig)))
-    child.signal_command(15, wait=False, ended=True)
-    child.kill_everything()
-    assert sent == []
-    left = PopenChild(["bash", "-c", "sleep 30 & exit 0"], str(tmp_path), dict(os.environ), None)
-    left.wait()
-    left.kill_everything()  # the background sleep still holds the group: it gets the signal
-    assert sent == [(left.pid, 9)]
-    monkeypatch.undo()
-    left.kill_everything()
+    marker = new_owner_token()
+    env = {**os.environ, OWNER_ENV_VAR: marker}
+    ended = child_module.PopenChild(["bash", "-c", "sleep 30 & exit 0"], str(tmp_path), env, None)
+    ended.wait()
+    real_killpg = os.killpg
+    groups: list[tuple[int, int]] = []
+    monkeypatch.setattr(os, "killpg", lambda group, sig: groups.append((group, sig)))
+    ended.signal_command(15, wait=False, ended=True)
+    assert groups == [(ended.pid, 15)]  # right after the reap: the group is still ours
+    monkeypatch.setattr(child_module, "NUMBER_KEPT_S", 0.0)
+    groups.clear()
+    ended.kill_everything()
+    assert groups == []  # later: never the group as such...
+    monkeypatch.setattr(os, "killpg", real_killpg)
+    assert wait_until(lambda: not child_module.marked_pids(marker))  # ...but its own sleep, by its marker
+
+
+def test_a_forked_child_starts_its_own_warm_sandbox(home, tmp_path):
+    """A kernel forked (multiprocessing's fork) has none of its parent's threads: its first
+    sandboxed command must not wait forever for the parent's starter thread."""
+    env = make_env(tmp_path)
+    try:
+        asyncio.run(run(env, cmd="true"))  # the starter thread exists in this process now
+        other = make_env(tmp_path / "child")
+        (tmp_path / "child").mkdir()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child reports through the pipe
+            try:
+                out = asyncio.run(run(other, cmd="echo from-the-child"))
+                os.write(write, out.encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        deadline = time.monotonic() + 30
+        chunks = b""
+        while (left := deadline - time.monotonic()) > 0 and select.select([read], [], [], left)[0]:
+            if not (chunk := os.read(read, 4096)):
+                break
+            chunks += chunk
+        os.close(read)
+        os.kill(pid, signal.SIGKILL)  # gone already, or stuck: it must not outlive the test
+        os.waitpid(pid, 0)
+        other.dispose()
+    finally:
+        env.dispose()
+    assert "from-the-child" in chunks.decode(), chunks

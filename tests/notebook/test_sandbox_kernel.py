@@ -107,3 +107,24 @@ def test_the_installed_package_lists_the_kernelspec():
     )  # fmt: skip
     specs = json.loads(listed.stdout)["kernelspecs"]
     assert specs[KERNEL_NAME]["spec"]["display_name"] == "Python 3 (penguin sandbox)"
+
+
+@pytest.mark.kernel
+@pytest.mark.skipif(not sandbox_support().available, reason=f"no sandbox here: {sandbox_support().reason}")
+def test_a_model_key_in_a_hidden_dotenv_is_not_offered_and_the_cell_says_why():
+    """The sandboxed kernel hides a folder's `.env` like every credential file: its model key
+    never reaches the kernel, and the no-model text says so instead of offering `.env`."""
+    workspace = Path(tempfile.mkdtemp(prefix="pj-dotenv-", dir="/var/tmp"))
+    (workspace / ".env").write_text("OPENAI_API_KEY=sk-hidden-0123456789abcdef\n")
+    env = kernel_env({"JPY_SESSION_NAME": str(workspace / "a.ipynb")})
+    harness = KernelHarness(str(workspace), env, kernel_name=KERNEL_NAME, spec_manager=sandbox_spec_manager())
+    try:
+        harness.execute("%load_ext penguin_jupyter")
+        result = harness.execute("%%penguin\nhello", timeout=90)
+    finally:
+        harness.close()
+        subprocess.run(["rm", "-rf", str(workspace)], check=False)
+    text = result.stderr
+    assert text.startswith("penguin: no model yet"), text
+    assert "the .env next to this notebook is hidden from this sandboxed kernel" in text
+    assert "put it in a .env file" not in text and "sk-hidden" not in text

@@ -8,13 +8,13 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from penguin_jupyter.interfaces import MCPServerConfig
 from tests.support.paths import MCP_FIXTURE_SERVER
+from tests.support.processes import wait_until
 
 FIXTURE_SERVER = MCP_FIXTURE_SERVER
 FIXTURE_TOOLS = [
@@ -52,15 +52,6 @@ def fixture_children() -> list[int]:
         if ppid == me and state != "Z" and FIXTURE_SERVER.encode() in cmdline:
             found.append(int(entry))
     return found
-
-
-def wait_until(predicate: Any, timeout_s: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 def free_port() -> int:

@@ -14,10 +14,16 @@ import contextlib
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Sequence
 from typing import IO, Protocol
 
 from ..sandbox.launch import ProcessLaunch
+from .owner_marker import OWNER_ENV_VAR, marked_pids
+
+# How long after a reap a process number surely still names our group (the kernel hands numbers
+# out in order, and the range goes round in minutes at the busiest).
+NUMBER_KEPT_S = 5.0
 
 
 class CommandChild(Protocol):
@@ -48,6 +54,8 @@ class CommandChild(Protocol):
 class PopenChild:
     def __init__(self, argv: Sequence[str], cwd: str, env: dict[str, str], launch: ProcessLaunch | None) -> None:
         self.launch = launch
+        self._marker = env.get(OWNER_ENV_VAR)
+        self._reaped_at: float | None = None
         try:
             self._proc = subprocess.Popen(
                 launch.argv if launch is not None else list(argv),
@@ -73,7 +81,9 @@ class PopenChild:
         self.stderr = self._proc.stderr
 
     def wait(self) -> int:
-        return self._proc.wait()
+        code = self._proc.wait()
+        self._reaped_at = time.monotonic()
+        return code
 
     def signal_command(self, sig: int, wait: bool, ended: bool) -> None:
         if ended and self.launch is not None:
@@ -86,33 +96,23 @@ class PopenChild:
         self._signal(self.pid, signal.SIGKILL)
 
     def _signal(self, group: int, sig: int) -> None:
-        """`sig` to `group`, unless the group may be someone else's by now: once our child is
-        reaped its number is free, and only members left in the group keep a new process from
-        taking it (a shell's background children: they get the signal)."""
-        if group == self.pid and self._proc.returncode is not None and not group_has_members(group):
+        """`sig` to `group`. Once our child is reaped its number is free again: while the group
+        has members (a shell's background children) nobody can take it, but once they are gone a
+        new process may — and a kernel or another sandbox leads its own group. Numbers come back
+        only after the whole range went round, so right after the reap (a command's own
+        clean-up, the kill's grace) the group is still ours; later, only this command's own
+        processes (its owner marker) still in that group get the signal."""
+        reaped = self._reaped_at
+        if group != self.pid or reaped is None or time.monotonic() - reaped < NUMBER_KEPT_S:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, sig)
             return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(group, sig)
+        if self._marker is None:
+            return
+        for pid in marked_pids(self._marker):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                if os.getpgid(pid) == group:
+                    os.kill(pid, sig)
 
     def close(self) -> list[str]:
         return self.launch.close() if self.launch is not None else []
-
-
-def group_has_members(group: int) -> bool:
-    """Whether any process is in process group `group` (Linux /proc; elsewhere: assume so)."""
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return True
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and fields[2] == str(group).encode():
-            return True
-    return False

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import secrets
 import shutil
@@ -203,8 +204,16 @@ class CommandSessionManager:
 
 def _bash(env: dict[str, str]) -> str:
     """bash by its path, found on the command's PATH: a warm sandbox starts a command with no
-    search of its own."""
-    return shutil.which("bash", path=env.get("PATH")) or "/bin/bash"
+    search of its own (remembered per PATH whose folders are all absolute)."""
+    path = env.get("PATH")
+    if path is not None and not all(os.path.isabs(folder) for folder in path.split(os.pathsep) if folder):
+        return shutil.which("bash", path=path) or "/bin/bash"
+    return _bash_on(path)
+
+
+@functools.lru_cache(maxsize=8)
+def _bash_on(path: str | None) -> str:
+    return shutil.which("bash", path=path) or "/bin/bash"
 
 
 def _warm_host_env() -> dict[str, str]:

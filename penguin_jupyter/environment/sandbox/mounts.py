@@ -27,7 +27,6 @@ import os
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..secret_files import credential_locations
 
@@ -73,7 +72,8 @@ def _within(path: str, folder: str) -> bool:
 
 
 def _depth(path: str) -> int:
-    return len(Path(path).parts)
+    """How many components an absolute, normalized path has (`/` is one): what orders mounts."""
+    return path.rstrip("/").count("/") + 1
 
 
 def _real(path: str | os.PathLike[str]) -> str:

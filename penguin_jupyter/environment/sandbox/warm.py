@@ -78,6 +78,9 @@ class WarmSandbox:
                     start_new_session=True,
                 )
             )
+        except OSError as exc:
+            self._socket.close()
+            raise WarmSandboxError(f"bwrap did not start ({exc})") from exc
         finally:
             inside.close()
             os.close(filter_read)
@@ -246,6 +249,17 @@ class WarmChild:
 
 _starter_lock = threading.Lock()
 _starter_jobs: queue.SimpleQueue[tuple[Callable[[], object], Future[object]]] | None = None
+
+
+def _forget_starter() -> None:
+    """A forked child has none of its parent's threads (and maybe a lock one of them held): it
+    starts its own starter."""
+    global _starter_jobs, _starter_lock
+    _starter_jobs = None
+    _starter_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_starter)
 
 
 def _on_lasting_thread(job: Callable[[], _T]) -> _T:

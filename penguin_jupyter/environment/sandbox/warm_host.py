@@ -6,9 +6,9 @@ socket is a `SOCK_SEQPACKET` pair end: each message is one command — JSON `{"a
 "cwd"}` with five file descriptors (stdin, stdout, stderr, a control pipe the kernel writes
 `signal N` lines to, a status pipe this side writes `pid N` and `exit N` lines to).
 
-The host process keeps one spare *keeper* forked ahead (so no fork is on a command's path): the
-spare waits on the socket, takes one command, tells the host (which forks the next spare),
-becomes a child subreaper, and spawns the command (`posix_spawn`: a new session, the given
+The host process keeps two spare *keepers* forked ahead (so no fork is on a command's path, even
+for commands sent back to back): a spare waits on the socket (already a child subreaper), takes
+one command, tells the host (which forks a replacement while the command runs) and spawns it (`posix_spawn`: a new session, the given
 environment, folder and descriptors, default signal handling). When the command's first process
 ends, the keeper kills everything left that descends from it — a `setsid` or double-forked
 daemon is reparented to the keeper, not to anything older — then writes `exit N`. The host is a
@@ -34,6 +34,7 @@ PR_SET_CHILD_SUBREAPER = 36
 MAX_REQUEST = 256 * 1024
 FDS_PER_REQUEST = 5
 SOCKET_CLOSED_EXIT = 3
+SPARES = 2
 
 
 def _prctl(option: int, value: int) -> None:
@@ -194,7 +195,7 @@ def _wait_for_command(sock: socket.socket, taken: int) -> None:
             for fd in fds:
                 os.close(fd)
             continue
-        _write(taken, "t")
+        _write(taken, f"{os.getpid()}\n")
         os.close(taken)
         sock.close()
         _keep(request, list(fds))
@@ -204,9 +205,8 @@ def _wait_for_command(sock: socket.socket, taken: int) -> None:
 
 
 class _Host:
-    """The sandbox's first process: a spare keeper waiting whenever no command runs (forked
-    when the last one ended, or when a command arrives while others run: a fork never competes
-    with a lone command for the CPU), orphans killed."""
+    """The sandbox's first process: `SPARES` keepers waiting for commands (one taken is
+    replaced at once, so the next command never waits for a fork), orphans killed."""
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
@@ -218,33 +218,34 @@ class _Host:
         signal.set_wakeup_fd(self.wake_write, warn_on_full_buffer=False)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is for a command's group only
         self.busy: set[int] = set()  # keepers running a command
-        self.spare = 0  # the keeper waiting for the next command, 0 when none
-        self.poller = select.poll()
+        self.spares: set[int] = set()  # keepers waiting for one
 
-    def fork_spare(self) -> None:
-        pid = os.fork()
-        if pid == 0:
-            for fd in (self.taken_read, self.wake_read, self.wake_write):
-                os.close(fd)
-            _wait_for_command(self.sock, self.taken_write)
-        self.spare = pid
-        self.poller.modify(self.sock, select.POLLRDHUP)
-
-    def spare_taken(self) -> None:
-        """No spare now: a command arriving before the next one is forked wakes the host."""
-        self.busy.add(self.spare)
-        self.spare = 0
-        self.poller.modify(self.sock, select.POLLRDHUP | select.POLLIN)
+    def fork_spares(self) -> None:
+        while len(self.spares) < SPARES:
+            pid = os.fork()
+            if pid == 0:
+                for fd in (self.taken_read, self.wake_read, self.wake_write):
+                    os.close(fd)
+                _wait_for_command(self.sock, self.taken_write)
+            self.spares.add(pid)
 
     def take(self) -> None:
-        """A spare that took a command said so before its command could end: read that before
-        reaping, so a keeper that already ended is never taken for a killed spare."""
-        try:
-            said = os.read(self.taken_read, 64)
-        except BlockingIOError:
-            return
-        if said and self.spare:
-            self.spare_taken()
+        """Each spare that took a command said so (its pid) before its command could end: read
+        that before reaping, so a keeper that already ended is never taken for a killed spare."""
+        said = b""
+        while True:
+            try:
+                chunk = os.read(self.taken_read, 4096)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            said += chunk
+        for word in said.split():
+            pid = int(word) if word.isdigit() else 0
+            if pid in self.spares:
+                self.spares.discard(pid)
+                self.busy.add(pid)
 
     def reap(self) -> None:
         keeper_ended = False
@@ -255,36 +256,32 @@ class _Host:
                 break
             if pid == 0:
                 break
-            if pid == self.spare:
+            if pid in self.spares:
                 if os.waitstatus_to_exitcode(wait_status) == SOCKET_CLOSED_EXIT:
                     os._exit(0)  # the kernel closed the socket
-                self.spare = 0  # killed while waiting: another one waits instead
+                self.spares.discard(pid)  # killed while waiting: another one waits instead
             elif pid in self.busy:
                 self.busy.discard(pid)
                 keeper_ended = True
         if keeper_ended:  # what a killed keeper left behind was reparented here
-            _kill_descendants(skip=frozenset({*self.busy, self.spare} - {0}))
-        if not self.spare and not self.busy:
-            self.fork_spare()
+            _kill_descendants(skip=frozenset(self.busy | self.spares))
 
     def run(self) -> None:
-        self.poller.register(self.taken_read, select.POLLIN)
-        self.poller.register(self.wake_read, select.POLLIN)
-        self.poller.register(self.sock, select.POLLRDHUP)
+        poller = select.poll()
+        poller.register(self.taken_read, select.POLLIN)
+        poller.register(self.wake_read, select.POLLIN)
+        poller.register(self.sock, select.POLLRDHUP)
         self.sock.send(b'{"ready": true}')
-        self.fork_spare()
+        self.fork_spares()
         hangup = select.POLLRDHUP | select.POLLHUP | select.POLLERR
         while True:
             try:
-                events = self.poller.poll()
+                events = poller.poll()
             except InterruptedError:
                 continue
-            pending = False
             for fd, mask in events:
-                if fd == self.sock.fileno():
-                    if mask & hangup:
-                        os._exit(0)  # the kernel is gone: bwrap's init ends everything with this process
-                    pending = bool(mask & select.POLLIN)
+                if fd == self.sock.fileno() and mask & hangup:
+                    os._exit(0)  # the kernel is gone: bwrap's init ends everything with this process
                 if fd == self.wake_read:
                     try:
                         os.read(self.wake_read, 4096)
@@ -292,8 +289,7 @@ class _Host:
                         pass
             self.take()
             self.reap()
-            if pending and not self.spare:
-                self.fork_spare()
+            self.fork_spares()
 
 
 def main() -> None:

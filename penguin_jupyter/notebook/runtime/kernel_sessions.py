@@ -17,12 +17,14 @@ sessions is the Agent's job; settings of one cell live on the cell (`cell.py`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ...environment.sandbox import HostRule, SandboxGrants
-from ...state.dotenv import workspace_credentials
+from ...environment.sandbox.enclosing import kernel_sandbox
+from ...state.dotenv import DOTENV_NAME, workspace_credentials
 from ...state.errors import NoModelConfiguredError
 
 if TYPE_CHECKING:
@@ -36,14 +38,33 @@ if TYPE_CHECKING:
 
 MAX_SUBAGENT_METAS = 64
 
-def no_model_text() -> str:
+def no_model_text(workspace: str | None = None) -> str:
     """What a cell says when no model is configured and no provider key is set: the three ways
-    on, the config path once (docs/state.md "A key is enough")."""
+    on, the config path once (docs/state.md "A key is enough"). In a sandboxed kernel a `.env`
+    next to the notebook is hidden like every credential file, so it is not offered — and if
+    there is one, the text says why its key was not used."""
+    kernel = kernel_sandbox()
+    if kernel is not None and kernel.confined:
+        hidden = workspace is not None and os.path.lexists(os.path.join(workspace, DOTENV_NAME))
+        key = (
+            "  • a provider key exported before Jupyter starts: export OPENAI_API_KEY=… (or "
+            "ANTHROPIC_API_KEY, GEMINI_API_KEY, …); "
+            + (
+                "the .env next to this notebook is hidden from this sandboxed kernel, as every "
+                "credential file is, so its key was not used\n"
+                if hidden
+                else "a .env next to the notebook is hidden from this sandboxed kernel\n"
+            )
+        )
+    else:
+        key = (
+            "  • a provider key: export OPENAI_API_KEY=… (or ANTHROPIC_API_KEY, GEMINI_API_KEY, …), "
+            "or put it in a .env file next to the notebook\n"
+        )
     return (
         "penguin: no model yet, so nothing was run. Any one of these is enough:\n"
-        "  • a provider key: export OPENAI_API_KEY=… (or ANTHROPIC_API_KEY, GEMINI_API_KEY, …), "
-        "or put it in a .env file next to the notebook\n"
-        "  • try it offline: %penguin demo (a scripted model, no key)\n"
+        + key
+        + "  • try it offline: %penguin demo (a scripted model, no key)\n"
         f"  • a model entry in {config_path_text()} (%penguin help)"
     )
 
@@ -191,7 +212,7 @@ class NotebookSessions:
                 raise SessionStartError(
                     f"penguin: could not start a session: {one_line(exc)}{_unchanged(self.session)}"
                 ) from None
-            raise SessionStartError(no_model_text()) from None
+            raise SessionStartError(no_model_text(workspace)) from None
         except Exception as exc:
             raise SessionStartError(
                 f"penguin: could not start a session: {one_line(exc)}{_unchanged(self.session)}"
