@@ -32,8 +32,8 @@ import pytest
 pytest.register_assert_rewrite("tests.support.browser")
 
 from penguin_jupyter.environment.sandbox import sandbox_support  # noqa: E402  (after register_assert_rewrite)
-from tests.support.browser import JupyterLab, cell, open_notebook, require_chromium, run_all  # noqa: E402
 from penguin_jupyter.kernel_sandbox.browser_judge import SCRIPT_GUARD  # noqa: E402
+from tests.support.browser import JupyterLab, cell, open_notebook, require_chromium, run_all  # noqa: E402
 from tests.support.sandbox_kernel import HARDENED_CSP, KERNEL_NAME, KERNELS_DIR, installed, provisioner_path  # noqa: E402
 from tests.support.sandbox_suite import CountingServer  # noqa: E402
 
