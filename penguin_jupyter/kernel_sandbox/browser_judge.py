@@ -6,9 +6,12 @@ extensions in, `None` (hardened) or the one line why not out. Hardened means: th
 no script in but the server's own files — no `'unsafe-inline'`, no `'nonce-…'` (a fixed header's
 nonce is known to any output), no `'strict-dynamic'`, no `data:` (a `<script src="data:…">` is
 inline script) — and no fetch directive lets anything load from another host (a host, `*`, a
-scheme such as `https:`, or no directive at all); and `@jupyterlab/javascript-extension` (which
-evaluates `application/javascript` outputs) is disabled. A source this module does not know is
-not hardened. Reading the server (its headers, its page config) is the provisioner's
+scheme such as `https:`, or no directive at all); `@jupyterlab/javascript-extension` (which
+evaluates `application/javascript` outputs) is disabled; the server hands out scripts only from
+its static files (`script_guard.py`: else `script-src 'self'` runs a `/files/x.js` the kernel
+wrote); and penguin's labextension, with its guard against `<meta http-equiv="refresh">` (which
+no CSP directive stops: labextension/src/no_refresh.ts), is installed and not disabled. A
+source this module does not know is not hardened. Reading the server (its headers, its page config) is the provisioner's
 (`provisioner.py`); what the kernel does with the verdict is the notebook's
 (`notebook/runtime/sandbox_approval.py`).
 """
@@ -21,6 +24,9 @@ from collections.abc import Collection
 JS_EXTENSION = "@jupyterlab/javascript-extension"
 JS_PLUGIN = f"{JS_EXTENSION}:factory"
 CSP_HEADER = "Content-Security-Policy"
+LABEXTENSION = "penguin-jupyter"
+NO_REFRESH_PLUGIN = f"{LABEXTENSION}:no-declarative-refresh"  # labextension/src/no_refresh.ts
+SCRIPT_GUARD = "penguin_jupyter.kernel_sandbox.script_guard"  # the server extension (script_guard.py)
 
 # each fetch directive and what it falls back to when absent (CSP level 3)
 _FALLBACKS = {
@@ -49,12 +55,23 @@ _NOT_IN_SCRIPT = {
 }
 
 
-def judge(policy: object, disabled_extensions: Collection[str]) -> str | None:
-    """None when a page with this policy and these disabled extensions is hardened, else why not
-    (one line)."""
+def judge(
+    policy: object, disabled_extensions: Collection[str], *, script_guard: bool, page_guards: Collection[str]
+) -> str | None:
+    """None when a page with this policy and these disabled extensions, served by a server whose
+    script guard is loaded (or not), with penguin's labextension declaring `page_guards`
+    (package.json `penguin.pageGuards`; empty when it is not installed), is hardened, else why
+    not (one line)."""
+    disabled = set(disabled_extensions)
     reason = policy_reason(policy)
-    if reason is None and not {JS_EXTENSION, JS_PLUGIN} & set(disabled_extensions):
+    if reason is None and not {JS_EXTENSION, JS_PLUGIN} & disabled:
         reason = f"{JS_EXTENSION} is enabled (it runs application/javascript outputs)"
+    if reason is None and script_guard is not True:
+        reason = f"it serves the notebook folder's files as scripts (load the server extension {SCRIPT_GUARD})"
+    if reason is None and NO_REFRESH_PLUGIN not in page_guards:
+        reason = f"penguin's labextension with {NO_REFRESH_PLUGIN} is not installed (an output's meta refresh navigates the page)"
+    if reason is None and {LABEXTENSION, NO_REFRESH_PLUGIN} & disabled:
+        reason = f"{NO_REFRESH_PLUGIN} is disabled (an output's meta refresh navigates the page)"
     return reason
 
 

@@ -10,7 +10,8 @@ sockets directly (`sockets.py` links them) instead of through the launcher's TCP
 gives the launcher a moment to clean up (SIGTERM, then SIGKILL). It also judges the server it
 runs in, at every start: the Jupyter `ServerApp` up its `parent` chain (KernelManager →
 MultiKernelManager → ServerApp), that server's Content-Security-Policy header and the page
-config it serves, judged by `browser_judge.py`; the verdict goes into the kernel's start
+config it serves, whether its script guard is loaded (`script_guard.py`) and which guards
+penguin's labextension declares, judged by `browser_judge.py`; the verdict goes into the kernel's start
 environment (`BROWSER_VARIABLE`: `hardened`, or `open: <why>`), overwriting any inherited value.
 No ServerApp (the Kernel Gateway, a bare KernelManager) or anything that cannot be read is
 `open`. The rest is `LocalProvisioner`'s: the launcher (`launcher.py`) is the kernel process it
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -31,8 +33,9 @@ from typing import Any
 from jupyter_client.provisioning import LocalProvisioner
 
 from ..environment.sandbox.enclosing import BROWSER_HARDENED, BROWSER_VARIABLE
-from .browser_judge import CSP_HEADER, judge
+from .browser_judge import CSP_HEADER, LABEXTENSION, SCRIPT_GUARD, judge
 from .launcher import refusal_line, refusal_reason
+from .script_guard import GUARD_SETTING
 
 KILL_GRACE_S = 3.0
 PARENTS_SEARCHED = 4  # the provisioner's parent is the KernelManager; the ServerApp is two above
@@ -90,7 +93,7 @@ def browser_verdict(manager: object) -> str:
     if server is None:
         return "open: the kernel was not started by a Jupyter server (a gateway, or a bare client), so its browser is unknown"
     try:
-        reason = judge(_policy(server), _disabled_extensions())
+        reason = judge(_policy(server), _disabled_extensions(), script_guard=_script_guard(server), page_guards=_page_guards())
     except Exception as exc:  # every check fails closed: whatever cannot be read is open
         reason = f"the server's page settings could not be read ({type(exc).__name__}: {exc})"
     return BROWSER_HARDENED if reason is None else "open: " + " ".join(reason.split())
@@ -103,6 +106,30 @@ def _policy(server: Any) -> object:
     settings = web_app.settings if web_app is not None else server.tornado_settings
     headers = settings.get("headers") or {}
     return headers.get(CSP_HEADER) if isinstance(headers, dict) else object()
+
+
+def _script_guard(server: Any) -> bool:
+    """Whether the server's script guard is loaded (`script_guard.py` marks its web app); a
+    server not started yet has no web app: whether its config enables the guard."""
+    web_app = getattr(server, "web_app", None)
+    if web_app is not None:
+        return web_app.settings.get(GUARD_SETTING) is True
+    return server.jpserver_extensions.get(SCRIPT_GUARD) is True
+
+
+def _page_guards() -> list[str]:
+    """The guards penguin's labextension declares (its package.json's `penguin.pageGuards`), as
+    the first of this process's labextension folders that holds it is what the pages load; none
+    when it is not installed."""
+    from jupyter_core.paths import jupyter_path
+    from jupyterlab_server.config import get_federated_extensions
+
+    found = get_federated_extensions(jupyter_path("labextensions")).get(LABEXTENSION)
+    if found is None:
+        return []
+    with open(os.path.join(found["ext_path"], "package.json"), encoding="utf-8") as handle:
+        declared = (json.load(handle).get("penguin") or {}).get("pageGuards") or []
+    return [name for name in declared if isinstance(name, str)]
 
 
 def _disabled_extensions() -> list[str]:

@@ -5,10 +5,12 @@ package's would be), and a notebook using it runs a `%%penguin --approve auto` c
 says it ran in the sandboxed kernel — the server talking to the kernel over its Unix sockets.
 
 The server is the hardened JupyterLab the docs give ("Your browser is outside the sandbox"): its
-Content-Security-Policy and the JavaScript renderer disabled. There, what the kernel publishes
-around the no-fetch filter (ipykernel's session directly: an inline script, an `onerror`
-handler, `application/javascript`, a remote image) neither runs nor loads, while penguin's live
-widgets and transcript work. The control (`test_without_the_hardening_the_same_outputs_run_and_fetch`)
+Content-Security-Policy, the JavaScript renderer disabled, penguin's script guard loaded and its
+labextension's meta refresh guard on. There, what the kernel publishes around the no-fetch
+filter (ipykernel's session directly: an inline script, an `onerror` handler,
+`application/javascript`, a `data:` script, a script it wrote in the notebook's folder
+(`/files/…`), a remote image, a `<meta http-equiv="refresh">` to the counting server) neither
+runs, loads nor navigates, while penguin's live widgets and transcript work. The control (`test_without_the_hardening_the_same_outputs_run_and_fetch`)
 runs the same cell in the same JupyterLab without the hardening: there the script runs or the
 counting server gets the image, so the hardened test's "neither runs nor loads" can fail."""
 
@@ -30,6 +32,7 @@ import pytest
 pytest.register_assert_rewrite("tests.support.browser")
 
 from penguin_jupyter.environment.sandbox import sandbox_support  # noqa: E402  (after register_assert_rewrite)
+from penguin_jupyter.kernel_sandbox.browser_judge import SCRIPT_GUARD  # noqa: E402
 from tests.support.browser import JupyterLab, cell, open_notebook, require_chromium, run_all  # noqa: E402
 from tests.support.sandbox_kernel import HARDENED_CSP, KERNEL_NAME, KERNELS_DIR, installed, provisioner_path  # noqa: E402
 from tests.support.sandbox_suite import CountingServer  # noqa: E402
@@ -54,8 +57,10 @@ CODE = (
 BYPASS = (
     "from IPython import get_ipython\n"
     "kernel = get_ipython().kernel\n"
+    "open('pj-own.js', 'w').write('window.__pwned = 5')\n"
     "html = \"<script>window.__pwned = 1</script><img src=x onerror='window.__pwned = 2'>"
-    "<script src='data:text/javascript,window.__pwned = 4'></script><img src='http://127.0.0.1:{port}/img'>\"\n"
+    "<script src='data:text/javascript,window.__pwned = 4'></script><img src='http://127.0.0.1:{port}/img'>"
+    "<script src='/files/pj-own.js'></script><meta http-equiv='refresh' content='0;url=http://127.0.0.1:{port}/refresh?d=1'>\"\n"
     "content = {{'data': {{'text/html': html, 'application/javascript': 'window.__pwned = 3'}}, 'metadata': {{}}, 'transient': {{}}}}\n"
     "kernel.session.send(kernel.iopub_socket, 'display_data', content, parent=kernel.get_parent())\n"
     "print('published')"
@@ -64,11 +69,13 @@ BYPASS = (
 
 class SandboxLab(JupyterLab):
     """JupyterLab with the sandboxed kernelspec on its data path and its provisioner importable;
-    hardened (docs: a Content-Security-Policy, no JavaScript renderer) unless told otherwise."""
+    hardened (docs: a Content-Security-Policy, no JavaScript renderer, the script guard; the
+    labextension's meta refresh guard is on in both) unless told otherwise."""
 
     def __init__(self, base: Path, hardened: bool = True) -> None:
         csp = f'--ServerApp.tornado_settings={{"headers": {{"Content-Security-Policy": "{HARDENED_CSP}"}}}}'
-        super().__init__(base, extra_args=(csp,) if hardened else ())
+        guard = f"--ServerApp.jpserver_extensions={SCRIPT_GUARD}=True"
+        super().__init__(base, extra_args=(csp, guard) if hardened else ())
         self.hardened = hardened
 
     def env(self) -> dict[str, str]:
@@ -172,10 +179,21 @@ def test_without_the_hardening_the_same_outputs_run_and_fetch(unhardened_page, u
 def _run_the_cell(page: Any, lab: SandboxLab) -> tuple[object, list[object], str, int]:
     """Run a `%%penguin --approve auto` cell in the sandboxed kernel whose `run_python` writes,
     then publishes around the no-fetch filter (Approve clicked on any card); what the page ran,
-    what the counting server got, the cell's output text and the cards clicked."""
+    what the counting server got or the page set out to navigate to (stopped in the browser,
+    so the page stays), the cell's output text and the cards clicked."""
     from penguin_jupyter.testing import ScriptedModelServer
 
     counting = CountingServer()
+    navigations: list[str] = []
+
+    def stop_navigation(route: Any) -> None:
+        if route.request.is_navigation_request():
+            navigations.append(route.request.url)
+            route.abort("aborted")  # no error page: the page stays where it was
+        else:
+            route.continue_()
+
+    page.route(f"http://127.0.0.1:{counting.port}/**", stop_navigation)
     server = ScriptedModelServer(
         [
             {"tool_calls": [{"name": "run_python", "id": "call_py", "arguments": {"code": CODE}}], "delay_ms": 300},
@@ -193,11 +211,11 @@ def _run_the_cell(page: Any, lab: SandboxLab) -> tuple[object, list[object], str
         header.wait_for()
         header_text = header.inner_text()
         cards = _approve_until_done(page, 1)
-        cell(page, 1).locator(".penguin-transcript").wait_for()
+        cell(page, 1).locator(".penguin-transcript", has_text="Done in the sandbox.").wait_for(timeout=15_000)
         text = header_text + "\n" + (cell(page, 1).locator(".jp-Cell-outputArea").text_content() or "")  # folded cards too
         time.sleep(1.0)  # an image or a script would have loaded by now
         pwned = page.evaluate("window.__pwned")
-        hits = list(counting.hits)
+        hits = [*counting.hits, *navigations]
     finally:
         server.stop()
         counting.close()

@@ -6,9 +6,10 @@ Owns `sandbox_spec_manager()` (a KernelSpecManager that finds this checkout's ke
 yet: an editable install made before the entry point existed), and `provisioner_path()`: a
 folder to put on a child process's PYTHONPATH that declares the entry point the same way (a
 jupyter server in a browser test), and `hardened_server()`: a Jupyter ServerApp (not started)
-whose pages carry the Content-Security-Policy docs/security.md gives, with the page config of
-this process's Jupyter paths disabling the JavaScript renderer — the parent a KernelManager
-needs for the provisioner to judge its browser hardened.
+whose pages carry the Content-Security-Policy docs/security.md gives, with penguin's script
+guard enabled, the page config of this process's Jupyter paths disabling the JavaScript renderer
+and this checkout's labextension (its meta refresh guard) on the data path — the parent a
+KernelManager needs for the provisioner to judge its browser hardened.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.provisioning.factory import KernelProvisionerFactory
 
+from penguin_jupyter.kernel_sandbox.browser_judge import LABEXTENSION, SCRIPT_GUARD
 from tests.support.paths import REPO_ROOT
 
 KERNEL_NAME = "penguin-sandbox"
@@ -36,6 +38,7 @@ HARDENED_CSP = (
     "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'self'"
 )
 JS_EXTENSION = "@jupyterlab/javascript-extension"
+BUILT_LABEXTENSION = REPO_ROOT / "penguin_jupyter" / "labextension"
 
 
 def installed() -> bool:
@@ -84,25 +87,39 @@ def declare_kernel_tools() -> None:
 
 
 @contextmanager
-def hardened_server(csp: str | None = HARDENED_CSP, *, disable_javascript: bool = True) -> Iterator[object]:
-    """A ServerApp with `csp` in its headers, this process's Jupyter config folder (JUPYTER_CONFIG_DIR,
-    restored after) holding a labconfig/page_config.json that disables the JavaScript renderer
-    (or not)."""
+def hardened_server(
+    csp: str | None = HARDENED_CSP, *, disable_javascript: bool = True, script_guard: bool = True, page_guard: bool = True
+) -> Iterator[object]:
+    """A ServerApp with `csp` in its headers and penguin's script guard enabled in its config (or
+    not), this process's Jupyter config folder (JUPYTER_CONFIG_DIR, restored after) holding a
+    labconfig/page_config.json that disables the JavaScript renderer (or not), and its data path
+    (JUPYTER_PATH, restored after) holding this checkout's built labextension, its meta refresh
+    guard enabled (or the labextension disabled in the page config)."""
     from jupyter_server.serverapp import ServerApp
 
     folder = tempfile.mkdtemp(prefix="pj-jupyter-config-")
     labconfig = os.path.join(folder, "labconfig")
     os.mkdir(labconfig)
     disabled = {JS_EXTENSION: True} if disable_javascript else {}
+    if not page_guard:
+        disabled[LABEXTENSION] = True
     with open(os.path.join(labconfig, "page_config.json"), "w") as handle:
         json.dump({"disabledExtensions": disabled}, handle)
-    before = os.environ.get("JUPYTER_CONFIG_DIR")
+    labextensions = Path(folder) / "data" / "labextensions"
+    labextensions.mkdir(parents=True)
+    (labextensions / LABEXTENSION).symlink_to(BUILT_LABEXTENSION, target_is_directory=True)
+    before = {name: os.environ.get(name) for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_PATH")}
     os.environ["JUPYTER_CONFIG_DIR"] = folder
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(labextensions.parent), before["JUPYTER_PATH"]) if p)
     try:
-        yield ServerApp(tornado_settings={"headers": {"Content-Security-Policy": csp}} if csp is not None else {})
+        yield ServerApp(
+            tornado_settings={"headers": {"Content-Security-Policy": csp}} if csp is not None else {},
+            jpserver_extensions={SCRIPT_GUARD: True} if script_guard else {},
+        )
     finally:
-        if before is None:
-            os.environ.pop("JUPYTER_CONFIG_DIR", None)
-        else:
-            os.environ["JUPYTER_CONFIG_DIR"] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         shutil.rmtree(folder, ignore_errors=True)
