@@ -23,8 +23,8 @@ FENCED = ("seams", "testing")  # the seams; the scripted server is this project'
 BY_NAME = ("getattr", "setattr", "hasattr", "delattr")
 
 
-# IPython's rich display protocol (`_repr_html_`, …) is public despite its underscore.
-_PUBLIC = re.compile(r"^_repr_\w+_$|^_penguin")
+# IPython's rich display protocol (`_repr_html_`, …) and `os._exit` are public despite their underscore.
+_PUBLIC = re.compile(r"^_repr_\w+_$|^_penguin|^_exit$")
 
 
 def _private(name: str) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..seams.tornado_routing import HANDLER_CLASS, refuse_routes
 from .browser_judge import SCRIPT_GUARD as MODULE
 
 GUARD_SETTING = "penguin_scripts_from_static_files_only"
@@ -31,26 +32,27 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
-    guard(serverapp.web_app)
-    serverapp.log.info("penguin: scripts only from the server's static files (%s)", MODULE)
+    if guard(serverapp.web_app):
+        serverapp.log.info("penguin: scripts only from the server's static files (%s)", MODULE)
+    else:
+        serverapp.log.warning(
+            "penguin: the script guard cannot be installed (%s); this server is not judged hardened",
+            HANDLER_CLASS.reason or "tornado.handler_class is off",
+        )
 
 
-def guard(web_app: Any) -> None:
-    """Refuse script-like requests to anything but static files, on this tornado Application."""
-    from tornado import web
-
+def guard(web_app: Any) -> bool:
+    """Refuse script-like requests to anything but static files, on this tornado Application;
+    False when it cannot be installed (the seam `tornado.handler_class` is off): the app is not
+    marked, so the server is not judged hardened."""
     if web_app.settings.get(GUARD_SETTING) is True:
-        return
-    find_handler = web_app.find_handler
-
-    def guarded(request: Any, **kwargs: Any) -> Any:
-        delegate = find_handler(request, **kwargs)
-        if runs_as_script(request.headers.get("Sec-Fetch-Dest")) and not serves_static(getattr(delegate, "handler_class", None)):
-            return web_app.get_handler_delegate(request, web.ErrorHandler, {"status_code": 403})
-        return delegate
-
-    web_app.find_handler = guarded
-    web_app.settings[GUARD_SETTING] = True
+        return True
+    installed = refuse_routes(
+        web_app, lambda request, handler: runs_as_script(request.headers.get("Sec-Fetch-Dest")) and not serves_static(handler)
+    )
+    if installed:
+        web_app.settings[GUARD_SETTING] = True
+    return installed
 
 
 def runs_as_script(destination: str | None) -> bool:

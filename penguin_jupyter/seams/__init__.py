@@ -5,7 +5,7 @@ Owns the `Seam` record and the registry of all of them: what each relies on, whi
 the check that runs on the user's machine before its first use, whether it is on and why, and
 what happens when it is off. The code that touches each internal lives in the module that
 declares it (`llm_sdk`, `kernel`, `threads`, `polars_udfs`, `matplotlib_show`, `task_heap`,
-`dask_clients`); the
+`dask_clients`, `tornado_routing`); the
 callers elsewhere use only that module's functions. Leaves to the callers what they do when a
 seam is off (each says it in `when_off`).
 
@@ -58,7 +58,16 @@ Kind = Literal["fast path", "rule", "protection"]
 SWITCH = "PENGUIN_SDK_INTERNALS"
 _OFF_VALUES = ("off", "0", "false", "no")
 # Every module of this package that declares seams (`%penguin status` imports them all).
-SEAM_MODULES = ("llm_sdk", "kernel", "threads", "polars_udfs", "matplotlib_show", "task_heap", "dask_clients")
+SEAM_MODULES = (
+    "llm_sdk",
+    "kernel",
+    "threads",
+    "polars_udfs",
+    "matplotlib_show",
+    "task_heap",
+    "dask_clients",
+    "tornado_routing",
+)
 
 
 def internals_allowed(environ: Mapping[str, str] | None = None) -> bool:

@@ -200,3 +200,19 @@ def test_the_kernel_believes_only_the_provisioners_hardened():
     assert browser_verdict("open: its pages have no Content-Security-Policy") == "its pages have no Content-Security-Policy"
     for value in (None, "", "Hardened", "yes", "open:", "open: "):  # absent, unreadable, anything else
         assert browser_verdict(value) == BROWSER_UNKNOWN
+
+
+def test_when_tornado_moves_the_guard_is_not_installed_and_the_server_is_not_hardened(monkeypatch):
+    """The seam `tornado.handler_class` off (tornado no longer says which handler serves a
+    request): nothing is installed, the app is not marked, the provisioner's judge says open."""
+    from penguin_jupyter.kernel_sandbox.script_guard import GUARD_SETTING, guard
+    from penguin_jupyter.seams.tornado_routing import HANDLER_CLASS
+
+    monkeypatch.setattr(HANDLER_CLASS, "on", False)
+    monkeypatch.setattr(HANDLER_CLASS, "reason", "tornado's find_handler no longer says which handler class serves a request")
+    app = _tornado_app()
+    assert guard(app) is False
+    assert GUARD_SETTING not in app.settings
+    assert _served_by(app, "/files/evil.js", "script") == "AuthenticatedFileHandler"  # routing untouched
+    reason = judge(STRICT, [JS_EXTENSION], script_guard=bool(app.settings.get(GUARD_SETTING)), page_guards=[NO_REFRESH_PLUGIN])
+    assert reason is not None and "script_guard" in reason
