@@ -211,3 +211,33 @@ def test_a_forked_child_starts_its_own_warm_sandbox(home, tmp_path):
     finally:
         env.dispose()
     assert "from-the-child" in chunks.decode(), chunks
+
+
+def test_a_kill_after_the_command_ended_writes_nothing_to_a_reused_descriptor(home, tmp_path):
+    """A finished command's kill timer fires a second later: its control pipe is closed by then
+    and the number may be another file's (here: the next pipe made). Nothing may be written to it
+    (it was: a later command's output began with `signal 9`)."""
+    from penguin_jupyter.environment.sandbox.command_sandbox import CommandSandbox, SandboxConfig, SandboxPlan
+
+    sandbox = CommandSandbox(SandboxConfig(), str(tmp_path))
+    try:
+        child = sandbox.warm_start(["/bin/true"], str(tmp_path), dict(os.environ), SandboxPlan(True), {"PATH": os.defpath})
+        assert child is not None
+        assert child.wait() == 0
+        for pipe in (child.stdin, child.stdout, child.stderr):
+            assert pipe is not None
+            pipe.close()
+        number = child._control  # the control pipe's number, reused below by another file
+        child.close()
+        read, write = os.pipe()
+        os.dup2(write, number)
+        try:
+            child.kill_everything()
+            child.signal_command(signal.SIGTERM, wait=False, ended=False)
+            os.close(number)
+            os.close(write)
+            assert os.read(read, 100) == b""
+        finally:
+            os.close(read)
+    finally:
+        sandbox.dispose()

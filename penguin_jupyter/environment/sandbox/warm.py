@@ -1,5 +1,5 @@
 """A session's warm sandbox: one bwrap that the session's commands start inside, instead of one
-bwrap per command (docs/security.md "Sandbox", benchmarks/README.md "The sandbox's cost").
+bwrap per command (docs/security.md "Sandbox"; the figures: the sandbox's cost in benchmarks/README.md).
 
 Owns `WarmSandbox` — the bwrap process running `warm_host.py` (the same view, namespaces and
 seccomp filter a per-command sandbox gets), the socket it takes commands on, whether it still
@@ -177,6 +177,7 @@ class WarmChild:
         self._watch = watch
         self._returncode: int | None = None
         self._released = False
+        self._control_lock = threading.Lock()
         pipes = [os.pipe() for _ in range(5)]  # stdin, stdout, stderr, control, status
         (stdin_r, stdin_w), (out_r, out_w), (err_r, err_w), (ctl_r, ctl_w), (st_r, st_w) = pipes
         inside = (stdin_r, out_w, err_w, ctl_r, st_w)
@@ -225,20 +226,25 @@ class WarmChild:
 
     def signal_command(self, sig: int, wait: bool, ended: bool) -> None:
         """`sig` to the command's process group, by its keeper (which also ends everything left
-        once the command's first process ended: nothing to do then)."""
-        if ended:
+        once the command's first process ended: nothing to do then). Never after `close()`: the
+        control pipe's number may be another file's by then (a kill's timer fires a second later)."""
+        if ended or self._returncode is not None:
             return
-        with contextlib.suppress(OSError):
-            os.write(self._control, f"signal {int(sig)}\n".encode())
+        with self._control_lock:
+            if self._control >= 0:
+                with contextlib.suppress(OSError):
+                    os.write(self._control, f"signal {int(sig)}\n".encode())
 
     def kill_everything(self) -> None:
         self.signal_command(signal.SIGKILL, wait=False, ended=False)
 
     def close(self) -> list[str]:
-        if self._released:
-            return []
-        self._released = True
-        for fd in (self._control, self._status):
+        with self._control_lock:
+            if self._released:
+                return []
+            self._released = True
+            control, self._control = self._control, -1
+        for fd in (control, self._status):
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._sandbox.release()
