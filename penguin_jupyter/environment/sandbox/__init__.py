@@ -6,7 +6,8 @@ are hidden; write the workspace and a private /tmp; `.git` config and hooks, `.p
 bwrap, no capabilities); `seccomp.py` closes Unix sockets; `proxy.py` (outside) and `inner.py`
 (inside) let allowed hosts through. `support.py` says whether it can start here; `grants.py`
 carries the approval layer's decision to the spawn; `command_sandbox.py` turns both into a
-`SandboxPlan` and a `SandboxLaunch` (`launch.py`) for each process. Any argv can be wrapped:
+`SandboxPlan` and, per process, a start in the session's warm sandbox (`warm.py`, `warm_host.py`
+inside) or a `SandboxLaunch` (`launch.py`) of its own. Any argv can be wrapped:
 a command, an MCP server, a kernel (`kernel_sandbox/`, docs "The sandboxed kernel"); `enclosing.py` is the kernel's side.
 """
 

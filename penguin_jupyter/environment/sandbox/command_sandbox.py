@@ -7,8 +7,10 @@ one line why it does not run) and `CommandSandbox`, which also wraps long-lived 
 (`server_launch`: an MCP stdio server, for a spawner that passes no file descriptors): `plan()` reads the grant the approval layer
 gave the call (`grants.py`) — with a ledger present a call without one runs sandboxed (fail
 closed), without a ledger (the Python API without a host) it runs as it always did — and a
-required sandbox wins over everything; `launch()` builds the `SandboxLaunch`; `dispose()`
-removes the private temporary folder. Whether a sandbox can start at all is `support.py`'s. In
+required sandbox wins over everything; `warm_start()` starts a command in the Environment's
+warm sandbox (`warm.py`: one bwrap per session, replaced when the view changes) and
+`launch()` builds a per-command `SandboxLaunch` for what it does not take (network hosts);
+`dispose()` ends the warm sandbox and removes the private temporary folder. Whether a sandbox can start at all is `support.py`'s. In
 a sandboxed kernel (`enclosing.py`) every command runs as it is, inside the kernel's sandbox
 (no nested bwrap): it cannot leave it (`unsandboxed: true` is refused) nor reach a host the
 kernel was not started with.
