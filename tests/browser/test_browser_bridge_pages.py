@@ -69,6 +69,27 @@ def _open_second(windows, server, name: str):
     return window
 
 
+def _kernel_of(server, notebook: str) -> str:
+    for session in server.api("GET", "/api/sessions"):
+        if session.get("path") == notebook and session.get("kernel"):
+            return str(session["kernel"]["id"])
+    raise AssertionError(f"no kernel for {notebook}")
+
+
+def _wait_connections(server, notebook: str, kernel: str, count: int, timeout_s: float = 60.0) -> None:
+    """Until `count` pages are connected to `kernel`, still the notebook's kernel."""
+    deadline = time.monotonic() + timeout_s
+    seen: dict = {}
+    while time.monotonic() < deadline:
+        current = _kernel_of(server, notebook)
+        assert current == kernel, f"JupyterLab gave {notebook} a new kernel ({kernel} -> {current})"
+        seen = server.api("GET", f"/api/kernels/{kernel}")
+        if seen.get("connections", 0) >= count:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{count} pages never connected to the kernel of {notebook}: {seen}")
+
+
 def _wait_load_ext(page) -> None:
     run_cell_at(page, 0)
     wait_cell_done(page, 0)
@@ -165,7 +186,12 @@ def test_a_late_joiner_takes_over_when_the_first_page_closes(page, lab, scripted
     lab.write_notebook("late.ipynb", "%%penguin --approve allow-all\nAdd a title")
     open_notebook(page, lab, "late.ipynb")
     _wait_load_ext(page)
+    kernel = _kernel_of(lab, "late.ipynb")
     late = _open_second(windows, lab, "late.ipynb")
+    # Both pages on the kernel before the first closes: closed while the second was still
+    # connecting, JupyterLab once gave the second page a new kernel (CI, twice in ~7 runs), one
+    # where `%load_ext` never ran — not the scenario under test.
+    _wait_connections(lab, "late.ipynb", kernel, 2)
     page.close()
 
     started = time.monotonic()
