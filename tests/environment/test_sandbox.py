@@ -35,7 +35,7 @@ from penguin_jupyter.interfaces import EnvironmentServices, MCPServerConfig, Too
 from penguin_jupyter.omni import tool_call
 from tests.support.mcp import FIXTURE_SERVER
 from tests.support.processes import alive, wait_until
-from tests.support.sandbox_env import SECRET, make_env, run
+from tests.support.sandbox_env import SECRET, make_env, run, run_once
 from tests.support.sandbox_suite import CountingServer
 
 pytestmark = pytest.mark.skipif(not sandbox_support().available, reason=f"no sandbox here: {sandbox_support().reason}")
@@ -199,22 +199,14 @@ async def test_a_home_folder_workspace_keeps_its_own_entries_read_only(home):
 
 
 async def test_a_folder_without_git_cannot_become_a_repository_whose_hooks_run_later(home, tmp_path):
-    env = make_env(tmp_path)
-    try:
-        out = await run(env, cmd="git init -q . 2>&1; mkdir -p .git/hooks 2>&1; ls -A .git")
-    finally:
-        env.dispose()
+    out = await run_once(tmp_path, cmd="git init -q . 2>&1; mkdir -p .git/hooks 2>&1; ls -A .git")
     assert (tmp_path / ".git").is_dir() and list((tmp_path / ".git").iterdir()) == []  # the empty placeholder
     assert "Read-only file system" in out
 
 
 async def test_a_planted_commondir_is_removed_and_named(home, tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    env = make_env(tmp_path)
-    try:
-        out = await run(env, cmd="echo ../elsewhere > .git/commondir")
-    finally:
-        env.dispose()
+    out = await run_once(tmp_path, cmd="echo ../elsewhere > .git/commondir")
     assert not (tmp_path / ".git" / "commondir").exists()
     assert f"[sandbox: removed {os.path.realpath(tmp_path)}/.git/commondir" in out
 

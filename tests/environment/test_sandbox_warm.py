@@ -24,7 +24,7 @@ import pytest
 from penguin_jupyter.environment.commands.owner_marker import can_scan
 from penguin_jupyter.environment.sandbox import sandbox_support
 from tests.support.processes import alive, wait_until
-from tests.support.sandbox_env import make_env, run
+from tests.support.sandbox_env import make_env, run, run_once
 
 pytestmark = [
     pytest.mark.skipif(not sandbox_support().available, reason=f"no sandbox here: {sandbox_support().reason}"),
@@ -133,11 +133,7 @@ async def test_a_command_too_large_for_the_socket_runs_in_its_own_sandbox(home, 
 
 
 async def test_a_command_cannot_read_its_keeper_or_the_host(home, tmp_path):
-    env = make_env(tmp_path)
-    try:
-        out = await run(env, cmd="cat /proc/$PPID/environ; echo; cat /proc/2/environ; echo end")
-    finally:
-        env.dispose()
+    out = await run_once(tmp_path, cmd="cat /proc/$PPID/environ; echo; cat /proc/2/environ; echo end")
     assert out.count("Permission denied") == 2 and "PENGUIN_OWNER" not in out, out
 
 

@@ -32,3 +32,12 @@ async def run(env: Environment, call_id: str = "c1", **arguments: object) -> str
         if msg.type == "model_msg":
             output = msg.payload.output
     return output
+
+
+async def run_once(workspace: Path | str, **arguments: object) -> str:
+    """One `exec_command` in a fresh sandboxed Environment, disposed afterwards."""
+    env = make_env(workspace)
+    try:
+        return await run(env, **arguments)
+    finally:
+        env.dispose()
