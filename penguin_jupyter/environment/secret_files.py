@@ -133,17 +133,21 @@ def _private_roots() -> list[Path]:
     return [_home() / ".penguin", *data_roots()]
 
 
-def _credential_files(workspace_dir: str | None, fixed: bool = True) -> Iterator[tuple[Path, str]]:
-    """`fixed=False`: only those in the workspace."""
-    if fixed:
-        yield from _home_credential_files()
-    if workspace_dir:
-        try:
-            names = [entry.name for entry in os.scandir(workspace_dir) if entry.name.startswith(".env")]
-        except OSError:
-            names = []
-        for name in names:
-            yield Path(workspace_dir) / name, f"the workspace's {name}"
+def _credential_files(workspace_dir: str | None) -> Iterator[tuple[Path, str]]:
+    yield from _home_credential_files()
+    yield from _workspace_env_files(workspace_dir)
+
+
+def _workspace_env_files(workspace_dir: str | None) -> Iterator[tuple[Path, str]]:
+    """The workspace's `.env*` files."""
+    if not workspace_dir:
+        return
+    try:
+        names = [entry.name for entry in os.scandir(workspace_dir) if entry.name.startswith(".env")]
+    except OSError:
+        names = []
+    for name in names:
+        yield Path(workspace_dir) / name, f"the workspace's {name}"
 
 
 def _home_credential_files() -> Iterator[tuple[Path, str]]:
@@ -296,7 +300,7 @@ def credential_locations(workspace_dir: str | None) -> list[Path]:
     registered ones, and every penguin data root with `~/.penguin`. Locations, not identities:
     a hard link elsewhere is not among them."""
     locations = list(_fixed_locations())
-    locations += [file for file, _ in _credential_files(workspace_dir, fixed=False)]
+    locations += [file for file, _ in _workspace_env_files(workspace_dir)]
     if workspace_dir:
         locations += [Path(workspace_dir) / name for name in _CREDENTIAL_NAMES]
     return list(dict.fromkeys(locations))
@@ -315,7 +319,7 @@ def _fixed_locations() -> tuple[Path, ...]:
     if memo is not None and memo[0] == key:
         return memo[1]
     locations = [folder for folder, _ in _credential_dirs()]
-    locations += [file for file, _ in _credential_files(None)]
+    locations += [file for file, _ in _home_credential_files()]
     locations += _private_roots()
     fixed = tuple(dict.fromkeys(locations))
     _fixed_memo = (key, fixed)

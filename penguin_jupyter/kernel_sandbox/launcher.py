@@ -147,7 +147,6 @@ class KernelRun:
             cwd=self.workspace,
             hosts=hosts,
             proxy_socket=os.path.join(private, "proxy.sock") if hosts else None,
-            workspace=self.workspace,
             command_loads_filter=True,
             through_proxy=_loopback_names(hosts),
         )

@@ -15,7 +15,7 @@ a kernel (docs/security.md "The sandboxed kernel"). The mounts are `mounts.py`'s
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .mounts import FilesystemView
@@ -63,15 +63,20 @@ def bwrap_argv(
     return [*argv, "--", *inner, *command]
 
 
-def proxy_environment(has_hosts: bool, through_proxy: Sequence[str] = ()) -> dict[str, str]:
-    """The proxy variables a sandboxed process gets: the bridge's URL with allowed hosts, else
-    none (any inherited proxy setting is removed: nothing outside is reachable anyway). The
-    sandbox's own loopback stays direct, except the names in `through_proxy` (a model endpoint
-    on this machine, which only the proxy can reach)."""
+def sandbox_environment(
+    env: Mapping[str, str], has_hosts: bool, through_proxy: Sequence[str] = ()
+) -> dict[str, str]:
+    """The environment a sandboxed process gets from `env`: `TMPDIR` its private /tmp, every
+    inherited proxy setting removed (nothing outside is reachable anyway) and, with allowed
+    hosts, the bridge's URL as the proxy. The sandbox's own loopback stays direct, except the
+    names in `through_proxy` (a model endpoint on this machine, which only the proxy can reach)."""
+    clean = {k: v for k, v in env.items() if k.upper() not in PROXY_VARIABLES}
+    clean["TMPDIR"] = "/tmp"
     if not has_hosts:
-        return {}
+        return clean
     local = ",".join(name for name in ("localhost", "127.0.0.1", "::1") if name not in through_proxy)
     return {
+        **clean,
         "HTTP_PROXY": PROXY_URL,
         "HTTPS_PROXY": PROXY_URL,
         "http_proxy": PROXY_URL,

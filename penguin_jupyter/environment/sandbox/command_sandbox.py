@@ -28,12 +28,12 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .bwrap import PROXY_VARIABLES, bwrap_argv, proxy_environment
+from .bwrap import bwrap_argv, sandbox_environment
 from .enclosing import KernelSandbox, kernel_sandbox
 from .grants import CommandCall, SandboxGrant, SandboxGrants
 from .hosts import BadHost, HostRule, not_covered, parse_hosts
 from .launch import KernelLaunch, ProcessLaunch, SandboxLaunch
-from .mounts import filesystem_view, git_must_not_appear
+from .mounts import filesystem_view
 from .proxy import HostProxy
 from .seccomp import program_for
 from .support import sandbox_support
@@ -145,7 +145,6 @@ class CommandSandbox:
             cwd=cwd,
             hosts=plan.hosts,
             proxy_socket=socket_path,
-            workspace=self.workspace_dir,
         )
 
     def warm_start(
@@ -166,7 +165,6 @@ class CommandSandbox:
         support = sandbox_support()
         root = self._private_root()
         view = filesystem_view(self.workspace_dir, os.path.join(root, "tmp"), os.path.join(root, "empty"))
-        watch = git_must_not_appear(self.workspace_dir)
         with self._warm_lock:
             warm = self._warm
             if warm is not None and (not warm.usable or warm.view != view):
@@ -182,7 +180,7 @@ class CommandSandbox:
                     log.info("penguin: no warm sandbox (%s); each command gets its own", exc)
                     return None
         try:
-            return warm.start(command, cwd, env, watch)
+            return warm.start(command, cwd, env, list(view.must_not_appear))
         except WarmSandboxError:
             return None
 
@@ -216,8 +214,7 @@ class CommandSandbox:
             proxy.start()
         argv = bwrap_argv(support.bwrap, view, command, seccomp_fd=SERVER_FILTER_FD, proxy_socket=socket_path, cwd=cwd)
         wrapped = ["/bin/sh", "-c", f'exec "$@" {SERVER_FILTER_FD}<"$0"', filter_path, *argv]
-        clean = {k: v for k, v in env.items() if k.upper() not in PROXY_VARIABLES}
-        return ServerLaunch(wrapped, {**clean, **proxy_environment(proxy is not None), "TMPDIR": "/tmp"}, proxy)
+        return ServerLaunch(wrapped, sandbox_environment(env, proxy is not None), proxy)
 
     def _private_root(self) -> str:
         if self._root is None or not os.path.isdir(self._root):

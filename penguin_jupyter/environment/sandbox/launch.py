@@ -19,9 +19,9 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from .bwrap import PROXY_VARIABLES, bwrap_argv, proxy_environment
+from .bwrap import bwrap_argv, sandbox_environment
 from .hosts import HostRule
-from .mounts import FilesystemView, git_must_not_appear, remove_planted
+from .mounts import FilesystemView, remove_planted
 from .proxy import HostProxy
 from .seccomp import program_for
 
@@ -76,7 +76,6 @@ class SandboxLaunch:
         cwd: str | None,
         hosts: tuple[HostRule, ...],
         proxy_socket: str | None,
-        workspace: str,
         command_loads_filter: bool = False,
         through_proxy: Sequence[str] = (),
     ) -> None:
@@ -107,11 +106,10 @@ class SandboxLaunch:
             proxy_socket=proxy_socket if self.proxy is not None else None,
             cwd=cwd,
         )
-        clean = {k: v for k, v in env.items() if k.upper() not in PROXY_VARIABLES}
-        self.env = {**clean, **proxy_environment(self.proxy is not None, through_proxy), "TMPDIR": "/tmp"}
+        self.env = sandbox_environment(env, self.proxy is not None, through_proxy)
         self.pass_fds: tuple[int, ...] = tuple(fd for fd in (self._filter_read, self._info_write) if fd >= 0)
         self.hosts = hosts
-        self._watch = git_must_not_appear(workspace)
+        self._watch = list(view.must_not_appear)
         self._closed = False
 
     def started(self) -> None:

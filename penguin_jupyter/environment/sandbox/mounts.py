@@ -65,6 +65,7 @@ class FilesystemView:
     writable: tuple[str, ...]
     hidden: tuple[str, ...]
     protected: tuple[str, ...]
+    must_not_appear: tuple[str, ...] = ()  # removed after a command that made one (`remove_planted`)
 
 
 def _within(path: str, folder: str) -> bool:
@@ -112,14 +113,13 @@ def _git_protected(repo: str) -> tuple[list[str], list[str], list[str]]:
     return present, folders, files
 
 
-def git_must_not_appear(workspace: str) -> list[str]:
+def _must_not_appear(repos: list[str]) -> list[str]:
     """Entries a sandboxed command must not create in the workspace's repositories and no
     placeholder can hold (git fails on an empty one): a main repository's `.git/commondir`,
     which would point git at configuration elsewhere. The command's runner removes one that
-    appeared and says so."""
-    ws = _real(workspace)
+    appeared and says so (`remove_planted`)."""
     found = []
-    for repo in _repos(ws):
+    for repo in repos:
         dot_git = os.path.join(repo, ".git")
         commondir = os.path.join(dot_git, "commondir")
         if os.path.isdir(dot_git) and not os.path.islink(dot_git) and not os.path.lexists(commondir):
@@ -128,7 +128,7 @@ def git_must_not_appear(workspace: str) -> list[str]:
 
 
 def remove_planted(paths: list[str]) -> list[str]:
-    """Remove what a command created at the paths `git_must_not_appear` named; a note for each."""
+    """Remove what a command created at the paths a view's `must_not_appear` names; a note for each."""
     notes = []
     for path in paths:
         if os.path.lexists(path):
@@ -206,7 +206,8 @@ def filesystem_view(
             sealed.append(real)
         else:
             ops.append((_depth(real), _HIDE, ["--ro-bind", empty_file, real]))
-    _protect_workspace(ws, home_real, empty_file, ops, protected, sealed)
+    repos = _repos(ws)
+    _protect_workspace(ws, repos, home_real, empty_file, ops, protected, sealed)
     ops.sort(key=lambda op: (op[0], op[1]))
     base = ["--ro-bind", "/", "/", "--dev", "/dev", *_gpu_devices(), "--proc", "/proc", "--tmpfs", "/run"]
     base += ["--bind", private_tmp, "/tmp"]
@@ -214,15 +215,21 @@ def filesystem_view(
     # mount point made in them first.
     args = base + [arg for _, _, op_args in ops for arg in op_args]
     args += [arg for path in sealed for arg in ("--remount-ro", path)]
-    return FilesystemView(tuple(args), tuple(writable), tuple(hidden), tuple(protected))
+    return FilesystemView(tuple(args), tuple(writable), tuple(hidden), tuple(protected), tuple(_must_not_appear(repos)))
 
 
 def _protect_workspace(
-    ws: str, home_real: str, empty_file: str, ops: list[tuple[int, int, list[str]]], protected: list[str], sealed: list[str]
+    ws: str,
+    repos: list[str],
+    home_real: str,
+    empty_file: str,
+    ops: list[tuple[int, int, list[str]]],
+    protected: list[str],
+    sealed: list[str],
 ) -> None:
-    """The read-only parts of the workspace: its repositories' `.git` entries, `.penguin/`, and an
-    empty `.git` where there is none."""
-    for repo in _repos(ws):
+    """The read-only parts of the workspace: its repositories' (`repos`) `.git` entries,
+    `.penguin/`, and an empty `.git` where there is none."""
+    for repo in repos:
         present, folders, files = _git_protected(repo)
         for path in present:
             protected.append(path)

@@ -33,7 +33,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, TypeVar
 
-from .bwrap import PROXY_VARIABLES, bwrap_argv
+from .bwrap import bwrap_argv, sandbox_environment
 from .mounts import FilesystemView, remove_planted
 from .seccomp import program_for
 
@@ -112,8 +112,8 @@ class WarmSandbox:
 
     def start(self, argv: Sequence[str], cwd: str | None, env: Mapping[str, str], watch: list[str]) -> WarmChild:
         """Start `argv` inside; raises WarmSandboxError when the sandbox cannot take it."""
-        clean = {k: v for k, v in env.items() if k.upper() not in PROXY_VARIABLES}
-        request = json.dumps({"argv": list(argv), "env": {**clean, "TMPDIR": "/tmp"}, "cwd": cwd or ""}).encode()
+        environment = sandbox_environment(env, has_hosts=False)
+        request = json.dumps({"argv": list(argv), "env": environment, "cwd": cwd or ""}).encode()
         if len(request) > MAX_REQUEST:
             raise WarmSandboxError("the command is too large for the warm sandbox")
         if not self.usable:

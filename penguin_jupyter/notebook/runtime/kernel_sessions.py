@@ -43,28 +43,24 @@ def no_model_text(workspace: str | None = None) -> str:
     on, the config path once (docs/state.md "A key is enough"). In a sandboxed kernel a `.env`
     next to the notebook is hidden like every credential file, so it is not offered — and if
     there is one, the text says why its key was not used."""
+    export = "export OPENAI_API_KEY=… (or ANTHROPIC_API_KEY, GEMINI_API_KEY, …)"
     kernel = kernel_sandbox()
-    if kernel is not None and kernel.confined:
-        hidden = workspace is not None and os.path.lexists(os.path.join(workspace, DOTENV_NAME))
+    if kernel is None or not kernel.confined:
+        key = f"a provider key: {export}, or put it in a .env file next to the notebook"
+    elif workspace is not None and os.path.lexists(os.path.join(workspace, DOTENV_NAME)):
         key = (
-            "  • a provider key exported before Jupyter starts: export OPENAI_API_KEY=… (or "
-            "ANTHROPIC_API_KEY, GEMINI_API_KEY, …); "
-            + (
-                "the .env next to this notebook is hidden from this sandboxed kernel, as every "
-                "credential file is, so its key was not used\n"
-                if hidden
-                else "a .env next to the notebook is hidden from this sandboxed kernel\n"
-            )
+            f"a provider key exported before Jupyter starts: {export}; the .env next to this notebook "
+            "is hidden from this sandboxed kernel, as every credential file is, so its key was not used"
         )
     else:
         key = (
-            "  • a provider key: export OPENAI_API_KEY=… (or ANTHROPIC_API_KEY, GEMINI_API_KEY, …), "
-            "or put it in a .env file next to the notebook\n"
+            f"a provider key exported before Jupyter starts: {export}; a .env next to the notebook is "
+            "hidden from this sandboxed kernel"
         )
     return (
         "penguin: no model yet, so nothing was run. Any one of these is enough:\n"
-        + key
-        + "  • try it offline: %penguin demo (a scripted model, no key)\n"
+        f"  • {key}\n"
+        "  • try it offline: %penguin demo (a scripted model, no key)\n"
         f"  • a model entry in {config_path_text()} (%penguin help)"
     )
 
