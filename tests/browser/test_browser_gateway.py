@@ -141,7 +141,10 @@ def test_remote_kernel_uses_the_notebooks_folder_and_run_all_reproduces_without_
     assert str(folder) in first_tools and "penguins.csv" in first_tools, first_tools
     assert "rows 3" in _tool_texts(server.requests[2]), "run_cell's outputs did not reach the model"
     inserted = page.locator(f"{CURRENT_NOTEBOOK} .jp-CodeCell").nth(2)
-    assert "rows 3" in inserted.locator(".jp-OutputArea").inner_text()
+    # The bridge answered from the cell's model; the page renders it on its own schedule, and the
+    # cell sits below a tall transcript, where JupyterLab's content-visibility may skip it.
+    inserted.scroll_into_view_if_needed()
+    expect(inserted.locator(".jp-OutputArea")).to_contain_text("rows 3", timeout=15_000)
     # The kernel really is remote-like: its own working directory is the gateway's, not the folder.
     assert f"kernel cwd {folder}" not in inserted.locator(".jp-OutputArea").inner_text()
     assert str(folder) in output_text(page, 1), "the header does not name the notebook's folder"
