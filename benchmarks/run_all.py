@@ -24,6 +24,7 @@ SCRIPTS = [
     "bench_undo.py",
     "bench_notebook_context.py",
     "bench_browser_soak.py",
+    "bench_page_guard.py",
 ]
 
 
