@@ -87,7 +87,7 @@ def path_rules(workspace: str) -> None:
         allow = [Rule("allow", "write_file", path=f"out{n}/*", source="p") for n in range(count)]
         book = RuleBook(project=[*deny, *allow, Rule("allow", "write_file", path="notes/*", source="p")])
         arguments = {"file_path": "notes/a.md", "content": "x"}
-        rows.append([count, _median_ms(lambda book=book: book.judge("write_file", arguments, workspace), 200)])
+        rows.append([count, _median_ms(lambda book=book, arguments=arguments: book.judge("write_file", arguments, workspace), 200)])
     print_table(
         "path rules: judge one write_file call against N deny and N allow path rules (median ms)",
         ["rules of each", "judge"],

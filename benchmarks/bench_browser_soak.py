@@ -82,10 +82,7 @@ KERNEL_PROBE = """async () => {
 
 
 class SoakLab(JupyterLab):
-    """The browser tests' JupyterLab, with the app exposed in the page for the probe and, when
-    asked, the notebook's `windowingMode` set as a user would in Settings ▸ Notebook."""
-
-    windowing: str | None = None
+    """The browser tests' JupyterLab, with the app exposed in the page for the probe."""
 
     def _prepare(self) -> None:
         super()._prepare()
@@ -93,12 +90,6 @@ class SoakLab(JupyterLab):
         settings = json.loads(config.read_text())
         settings["exposeAppInBrowser"] = True
         config.write_text(json.dumps(settings))
-        if self.windowing:
-            tracker = self.home / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
-            path = tracker / "tracker.jupyterlab-settings"
-            user = json.loads(path.read_text())
-            user["windowingMode"] = self.windowing
-            path.write_text(json.dumps(user))
 
 
 def script(cells: int) -> list[dict[str, Any]]:
@@ -205,8 +196,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory(prefix="bench-soak-") as base, ScriptedModelServer(script(args.cells), log_requests=False) as server:
-        lab = SoakLab(Path(base))
-        lab.windowing = args.windowing
+        lab = SoakLab(Path(base), windowing=args.windowing)  # None: JupyterLab's default
         lab.start()
         try:
             lab.use_model_server(server)

@@ -55,9 +55,9 @@ from _common import (  # noqa: E402
 )
 
 from penguin_jupyter import create_agent, omni  # noqa: E402
-from penguin_jupyter.seams.task_heap import TASK_HEAP  # noqa: E402
 from penguin_jupyter.interfaces import GenerativeModelParameters  # noqa: E402
 from penguin_jupyter.llm import GenerativeModel, GenerativeModelConfig  # noqa: E402
+from penguin_jupyter.seams.task_heap import TASK_HEAP  # noqa: E402
 
 TURNS = 2000
 WARMUP = 100

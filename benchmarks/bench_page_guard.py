@@ -91,7 +91,7 @@ CELL_SOURCE_LENGTH = (
 
 
 class GuardLab(JupyterLab):
-    """The browser tests' JupyterLab with windowing off and, when asked, the page guard disabled."""
+    """The browser tests' JupyterLab (every cell rendered) with, when asked, the page guard disabled."""
 
     guard: bool = True
 
@@ -102,11 +102,6 @@ class GuardLab(JupyterLab):
         if not self.guard:
             settings["disabledExtensions"][GUARD_PLUGIN] = True
         config.write_text(json.dumps(settings))
-        tracker = self.home / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
-        path = tracker / "tracker.jupyterlab-settings"
-        user = json.loads(path.read_text())
-        user["windowingMode"] = "none"
-        path.write_text(json.dumps(user))
 
 
 def write_notebook(lab: JupyterLab, cells: int) -> None:
@@ -169,7 +164,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-guard-") as base:
         labs = {}
         for guard in (True, False):
-            lab = GuardLab(Path(base) / ("on" if guard else "off"))
+            lab = GuardLab(Path(base) / ("on" if guard else "off"), windowing="none")
             lab.guard = guard
             labs[guard] = lab.start()
             write_notebook(lab, args.cells)

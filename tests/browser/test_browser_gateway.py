@@ -50,7 +50,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterLab]:
     """This module's JupyterLab: its kernels run on a kernel gateway (overrides the plugin's)."""
     require_chromium()
     base = tmp_path_factory.mktemp("gateway-lab")
-    server = JupyterLab(base / "lab")
+    server = JupyterLab(base / "lab", windowing=None)  # JupyterLab's default windowing, covered here
     gateway = KernelGateway(base, server.penguin_home, server.home).start()  # shares the data root
     server.extra_args = list(gateway.lab_args())
     try:

@@ -94,9 +94,19 @@ class JupyterLab:
     """`jupyter lab` in its own process group, on a random loopback port with a token."""
 
     def __init__(
-        self, base: Path, extra_args: tuple[str, ...] = (), rtc: bool = False, frontend: str = "lab"
+        self,
+        base: Path,
+        extra_args: tuple[str, ...] = (),
+        rtc: bool = False,
+        frontend: str = "lab",
+        windowing: str | None = "none",
     ) -> None:
         self.base = base
+        # The notebook's windowingMode. JupyterLab's default, "contentVisibility", styles cells
+        # `content-visibility: auto`, and Chromium's innerText of such a cell off screen is ''
+        # (measured): a test reading an inserted cell's text would see nothing when it sits below
+        # a tall transcript. The tests render every cell; None keeps JupyterLab's default.
+        self.windowing = windowing
         self.frontend = frontend  # "lab" (JupyterLab) or "notebook" (Notebook 7, the `notebook` package)
         self.extra_args = list(extra_args)  # e.g. --gateway-url (tests/support/gateway.py)
         self.rtc = rtc  # real-time collaboration (jupyter-collaboration), off unless asked for
@@ -144,7 +154,10 @@ class JupyterLab:
         # The notebook names its kernel: start it without the "Select Kernel" dialog.
         tracker = self.home / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
         tracker.mkdir(parents=True, exist_ok=True)
-        (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"autoStartDefaultKernel": True}))
+        settings: dict[str, object] = {"autoStartDefaultKernel": True}
+        if self.windowing is not None:
+            settings["windowingMode"] = self.windowing
+        (tracker / "tracker.jupyterlab-settings").write_text(json.dumps(settings))
 
     def start(self, timeout: float = 90.0) -> JupyterLab:
         self._prepare()
