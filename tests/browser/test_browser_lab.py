@@ -30,6 +30,7 @@ from tests.support.browser import (  # noqa: E402  (after register_assert_rewrit
     run_all,
     save,
     screenshot,
+    transcript_text,
     wait_cell_done,
     wait_kernel_idle,
 )
@@ -114,7 +115,7 @@ def test_approve_streams_runs_the_tool_and_survives_save_and_reload(page, lab, s
     transcript = cell(page, 1).locator(".penguin-transcript")
     transcript.wait_for()
     wait_cell_done(page, 1)
-    final = transcript.inner_text()
+    final = transcript_text(transcript)
     assert "wrote-hello.txt" in final
     assert "Created hello.txt in the notebook folder." in final
     assert "approval: allow" in final
@@ -136,7 +137,7 @@ def test_approve_streams_runs_the_tool_and_survives_save_and_reload(page, lab, s
     page.locator(".jp-DirListing-item", has_text="approve.ipynb").wait_for()
     assert cell(page, 1).locator(".penguin-transcript-html").count() == 0, "HTML fallback used"
     assert cell(page, 1).locator(".jupyter-widgets").count() == 0, "a live widget was saved"
-    text = reloaded.inner_text()
+    text = transcript_text(reloaded)
     assert "Created hello.txt in the notebook folder." in text and "wrote-hello.txt" in text
     card = reloaded.locator(".penguin-tool-card")
     assert card.count() == 1
@@ -169,7 +170,7 @@ def test_deny_reaches_the_model_and_the_page(page, lab, scripted):
     wait_cell_done(page, 1)
     assert server.wait_for_requests(2, timeout=10)
     assert ("tool", "Tool call denied by user.") in request_messages(server.requests[1])
-    text = transcript.inner_text()
+    text = transcript_text(transcript)
     assert "approval: deny" in text
     assert "Tool call denied by user." in text
     assert "Understood, I did not create denied.txt." in text
@@ -203,7 +204,7 @@ def test_always_allow_carries_to_the_next_cell_of_the_same_session(page, lab, sc
     second.wait_for()
     wait_cell_done(page, 2)
     assert cell(page, 2).get_by_role("button", name="Approve").count() == 0
-    assert "Wrote b.txt." in second.inner_text()
+    assert "Wrote b.txt." in transcript_text(second)
     assert (lab.root_dir / "a.txt").read_text() == "a" and (lab.root_dir / "b.txt").read_text() == "b"
     assert len(server.requests) == 4
     sent = typed_messages(server.requests[2])

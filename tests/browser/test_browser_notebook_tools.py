@@ -111,7 +111,7 @@ def test_task_inserts_and_runs_cells_and_run_all_reproduces_without_the_model(pa
 
     assert len(server.requests) == 3
     assert "rows 3" in _tool_texts(server.requests[2]), "the next request lacks run_cell's outputs"
-    assert "Done: df_clean has y = 2x." in transcript.inner_text()
+    assert "Done: df_clean has y = 2x." in transcript_text(transcript)
 
     notebook = save(page, path)
     assert notebook["metadata"]["penguin"]["session_id"].startswith("session-")

@@ -74,12 +74,14 @@ def _codes(port: int, layout: dict[str, Path], mark: str = "000000") -> list[tup
         (
             "daemon",
             "import os, subprocess, sys, time\n"
-            "subprocess.Popen(\"setsid sh -c 'while :; do date +%s%N > heartbeat.txt; echo x > $HOME/daemon-wrote; "
+            # each beat replaces its file whole: a reader never sees it truncated and not yet written
+            "subprocess.Popen(\"setsid sh -c 'while :; do date +%s%N > beat.tmp; mv -f beat.tmp heartbeat.txt; echo x > $HOME/daemon-wrote; "
             f"sleep 0.2{mark}; done' >/dev/null 2>&1 < /dev/null & (sleep {DAEMON_SECONDS.format(mark)} &)\", shell=True)\n"
             "if os.fork() == 0:\n"
             "    os.setsid()\n"
             "    if os.fork() == 0:\n"
-            "        beat = 'import time\\nwhile True:\\n    open(\"heartbeat-py.txt\", \"w\").write(str(time.time()))\\n"
+            "        beat = 'import os, time\\nwhile True:\\n    open(\"beat-py.tmp\", \"w\").write(str(time.time()))\\n"
+            "    os.replace(\"beat-py.tmp\", \"heartbeat-py.txt\")\\n"
             f"    time.sleep(0.2{mark})'\n"
             "        os.execv(sys.executable, [sys.executable, '-c', beat])\n"
             "    os._exit(0)\n"

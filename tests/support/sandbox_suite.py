@@ -113,7 +113,8 @@ def _calls(port: int, python: str, layout: dict[str, Path], mark: str) -> list[t
         ("network", f"{fetch.format('direct')}; curl -s -m 3 http://127.0.0.1:{port}/curl; echo"),
         (
             "daemon",
-            f"setsid sh -c 'while :; do date +%s%N > heartbeat.txt; echo x > $HOME/daemon-wrote; sleep 0.2{mark}; done' "
+            # each beat replaces the file whole (a reader never sees it truncated and not yet written)
+            f"setsid sh -c 'while :; do date +%s%N > beat.tmp; mv -f beat.tmp heartbeat.txt; echo x > $HOME/daemon-wrote; sleep 0.2{mark}; done' "
             f">/dev/null 2>&1 < /dev/null & (sleep {DAEMON_SECONDS.format(mark)} &) ; "
             # the daemon has beaten at least once (a loaded machine may take more than a second)
             "for i in $(seq 100); do [ -s heartbeat.txt ] && break; sleep 0.1; done; sleep 0.5; echo started",
