@@ -5,10 +5,9 @@
 #   1. the fast tests (not browser) in .venv on three pytest-xdist workers, while mypy runs and
 #      the security tests run again with every third-party-internal fast path off
 #      (PENGUIN_SDK_INTERNALS=off);
-#   2. the browser tests and the package's own build tests (marker `install`) in .venv on two
-#      workers (each its own JupyterLab and chromium, a test file per worker), while the tests of
-#      what a library version changes (LOWEST_PATHS below) run again in .venv-lowest, every
-#      library at its lower bound.
+#   2. the browser tests and the package's own build tests (marker `install`) in .venv, one at a
+#      time (one JupyterLab, one chromium), while the tests of what a library version changes
+#      (LOWEST_PATHS below) run again in .venv-lowest, every library at its lower bound.
 # With arguments, only `pytest "$@"` runs in .venv (after the static checks). PENGUIN_TYPECHECK=0
 # skips mypy and ruff. Each step prints its elapsed time; pytest's "no tests collected" (exit 5)
 # counts as a pass. docs/ci.md explains the split and its figures.
@@ -71,17 +70,15 @@ wait "$lowest_setup"; lowest_setup_rc=$?
 [ "$lowest_setup_rc" -eq 0 ] || { tail -20 "$LOGS/setup-lowest.log"; echo "could not set up .venv-lowest"; }
 step "pass 1 done (fast: $fast, static checks: $static_rc)"
 
-# The browser tests mostly wait on a page: two workers, each with its own JupyterLab and chromium
-# and a test file at a time, took 331 s instead of 471 s alone and still left about half of the
-# two cores idle (docs/ci.md); beside them one process runs the lowest-versions tests.
-BROWSER_WORKERS=${PENGUIN_BROWSER_WORKERS:-2}
-step "pass 2: browser and install tests ($BROWSER_WORKERS workers); beside them, the lowest-versions tests"
+# Beside the browser tests (one JupyterLab, one chromium, mostly waiting on the page), one process
+# runs the lowest-versions tests.
+step "pass 2: browser and install tests; beside them, the lowest-versions tests"
 lowest=1
 if [ "$lowest_setup_rc" -eq 0 ]; then
   .venv-lowest/bin/python -m pytest -q -p no:cacheprovider -m "$LOWEST" "${LOWEST_PATHS[@]}" > "$LOGS/lowest.log" 2>&1 &
   lowest_pid=$!
 fi
-"${PYTEST[@]}" -m "browser or install" -n "$BROWSER_WORKERS" --dist loadfile
+"${PYTEST[@]}" -m "browser or install"
 browser=$?
 step "browser and install tests done ($browser)"
 if [ "$lowest_setup_rc" -eq 0 ]; then
