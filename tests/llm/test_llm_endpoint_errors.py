@@ -165,11 +165,12 @@ async def test_interrupt_ends_a_silent_wait_at_once(silent_server: SilentServer)
 
 
 async def test_headers_count_as_the_answer_a_slow_first_chunk_is_the_idle_timers() -> None:
-    # the server sends its headers at once, then stalls 0.6 s before the first chunk: longer than
-    # the 0.2 s first-response window, shorter than the idle timer
-    entry = {"text": ["late"], "fault": {"kind": "stall", "after": 0, "seconds": 0.6}}
+    # the server sends its headers at once, then stalls 3 s before the first chunk: longer than
+    # the 1 s first-response window, shorter than the idle timer (a 0.2 s window was missed by the
+    # headers themselves on a loaded CI machine)
+    entry = {"text": ["late"], "fault": {"kind": "stall", "after": 0, "seconds": 3.0}}
     with ScriptedModelServer([entry]) as server:
-        model = scripted_model(server, connect_timeout_ms=200, request_timeout_ms=10_000)
+        model = scripted_model(server, connect_timeout_ms=1_000, request_timeout_ms=10_000)
         messages, outcome = await collect(model, [user_text("hi")])
     assert outcome == LLMOutcome("completed")
     assert any(getattr(m.payload, "text", None) == "late" for m in messages)
