@@ -180,7 +180,7 @@ class CommandSandbox:
                     log.info("penguin: no warm sandbox (%s); each command gets its own", exc)
                     return None
         try:
-            return warm.start(command, cwd, env, list(view.must_not_appear))
+            return warm.start(command, cwd, env)
         except WarmSandboxError:
             return None
 

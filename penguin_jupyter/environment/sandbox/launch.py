@@ -109,7 +109,7 @@ class SandboxLaunch:
         self.env = sandbox_environment(env, self.proxy is not None, through_proxy)
         self.pass_fds: tuple[int, ...] = tuple(fd for fd in (self._filter_read, self._info_write) if fd >= 0)
         self.hosts = hosts
-        self._watch = list(view.must_not_appear)
+        self._watch = view.must_not_appear
         self._closed = False
 
     def started(self) -> None:

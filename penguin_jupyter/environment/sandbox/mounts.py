@@ -127,7 +127,7 @@ def _must_not_appear(repos: list[str]) -> list[str]:
     return found
 
 
-def remove_planted(paths: list[str]) -> list[str]:
+def remove_planted(paths: Iterable[str]) -> list[str]:
     """Remove what a command created at the paths a view's `must_not_appear` names; a note for each."""
     notes = []
     for path in paths:

@@ -110,8 +110,10 @@ class WarmSandbox:
         with self._lock:
             return not (self._retired or self._closed) and self._process.poll() is None
 
-    def start(self, argv: Sequence[str], cwd: str | None, env: Mapping[str, str], watch: list[str]) -> WarmChild:
-        """Start `argv` inside; raises WarmSandboxError when the sandbox cannot take it."""
+    def start(self, argv: Sequence[str], cwd: str | None, env: Mapping[str, str]) -> WarmChild:
+        """Start `argv` inside; raises WarmSandboxError when the sandbox cannot take it. What the
+        command must not create is its view's (`must_not_appear`): a sandbox runs only commands
+        whose view is its own."""
         environment = sandbox_environment(env, has_hosts=False)
         request = json.dumps({"argv": list(argv), "env": environment, "cwd": cwd or ""}).encode()
         if len(request) > MAX_REQUEST:
@@ -121,7 +123,7 @@ class WarmSandbox:
         with self._lock:
             self._running += 1
         try:
-            return WarmChild(self, request, watch)
+            return WarmChild(self, request)
         except BaseException:
             self.release()
             raise
@@ -172,9 +174,8 @@ class WarmSandbox:
 class WarmChild:
     """One command in a warm sandbox. Its keeper (inside) holds the other ends of the pipes."""
 
-    def __init__(self, sandbox: WarmSandbox, request: bytes, watch: list[str]) -> None:
+    def __init__(self, sandbox: WarmSandbox, request: bytes) -> None:
         self._sandbox = sandbox
-        self._watch = watch
         self._returncode: int | None = None
         self._released = False
         self._control_lock = threading.Lock()
@@ -248,7 +249,7 @@ class WarmChild:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._sandbox.release()
-        return remove_planted(self._watch)
+        return remove_planted(self._sandbox.view.must_not_appear)
 
 
 # --- one long-lived thread starts every warm sandbox ---------------------------------------
