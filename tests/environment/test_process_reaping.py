@@ -214,3 +214,34 @@ def test_a_command_started_right_after_kill_all_is_not_caught_by_its_sweep() -> 
         assert alive(f"sleep 3{tag}") == []
     finally:
         _cleanup(tag)
+
+
+def test_a_forked_child_that_ran_a_command_and_exited_leaves_the_parents_commands_alone() -> None:
+    """A fork (multiprocessing's fork, a forked kernel) that runs a command gets a watchdog of its
+    own; when the fork exits, that watchdog reaps what the fork started — not the parent's running
+    commands. (With the parent's token kept in the fork it did: a later command of the parent's
+    was killed.)"""
+    tag = "07.6"
+    manager = CommandSessionManager()
+    try:
+        _spawn_and_wait(manager, f"setsid sleep 3{tag}1 > /dev/null 2>&1 &", tag)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child only runs a command and leaves
+            try:
+                child = CommandSessionManager()
+                child.spawn(f"setsid sleep 3{tag}2 > /dev/null 2>&1 &", "/")
+                deadline = time.monotonic() + 30
+                while not any(line.endswith(f"3{tag}2") for line in alive(f"sleep 3{tag}")) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        # the fork's watchdog saw its owner go and reaped: the fork's sleep ends, the parent's stays
+        assert wait_until(lambda: not any(line.endswith(f"3{tag}2") for line in alive(f"sleep 3{tag}"))), alive(f"sleep 3{tag}")
+        time.sleep(1.5)  # past the watchdog's grace and rescan
+        assert [line.split()[-1] for line in alive(f"sleep 3{tag}")] == [f"3{tag}1"]
+        manager.dispose()
+        manager.wait_reaped()
+        assert alive(f"sleep 3{tag}") == []
+    finally:
+        _cleanup(tag)

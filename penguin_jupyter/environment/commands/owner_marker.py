@@ -133,8 +133,11 @@ def ensure_watchdog() -> None:
 
 
 def _forget_watchdog_in_child() -> None:
-    """A fork of the owner must not keep the watchdog's pipe open (its EOF means owner death)."""
-    global _watchdog
+    """A fork of the owner must not keep the watchdog's pipe open (its EOF means owner death), and
+    is an owner of its own: a new process token, so that its watchdog and its exit reap only what
+    it started, never the parent's commands (which carry the parent's token)."""
+    global _watchdog, PROCESS_TOKEN
+    PROCESS_TOKEN = secrets.token_hex(8)
     watchdog = _watchdog
     if watchdog is not None and watchdog.stdin is not None:
         with contextlib.suppress(OSError, ValueError):
